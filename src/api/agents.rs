@@ -1,0 +1,45 @@
+//! `/api/agents/*`.
+
+use crate::error::Result;
+use crate::http::request::Ctx;
+use crate::http::response::Reply;
+use crate::service::App;
+use crate::service::agents::{self, Client, LIST_DEFAULT, LIST_MAX};
+
+pub async fn register(app: &App, ctx: &Ctx) -> Result<Reply> {
+    let ip = ctx.client_ip.to_string();
+    let body = agents::register(app, ctx.json_args()?, &Client { ip: &ip }).await?;
+    Ok(Reply::Json(201, body))
+}
+
+pub async fn list(app: &App, ctx: &Ctx) -> Result<Reply> {
+    let limit = ctx.query_int("limit", LIST_DEFAULT, 1, LIST_MAX)?;
+    let offset = ctx.query_int("offset", 0, 0, i64::from(i32::MAX))?;
+    Ok(Reply::ok(agents::list(app, limit, offset).await?))
+}
+
+pub async fn me(app: &App, ctx: &Ctx) -> Result<Reply> {
+    let agent = agents::authenticate(app, ctx.bearer()).await?;
+    Ok(Reply::ok(agents::me(app, &agent).await?))
+}
+
+pub async fn update_me(app: &App, ctx: &Ctx) -> Result<Reply> {
+    let agent = agents::authenticate(app, ctx.bearer()).await?;
+    Ok(Reply::ok(
+        agents::update_me(app, agent, ctx.json_args()?).await?,
+    ))
+}
+
+pub async fn lookup(app: &App, ctx: &Ctx) -> Result<Reply> {
+    let ip = ctx.client_ip.to_string();
+    let handle = ctx.query("handle").map(str::to_owned);
+    let name = ctx.query("name").map(str::to_owned);
+    Ok(Reply::ok(
+        agents::lookup(app, handle, name, &Client { ip: &ip }).await?,
+    ))
+}
+
+pub async fn revoke_key(app: &App, ctx: &Ctx) -> Result<Reply> {
+    let agent = agents::authenticate(app, ctx.bearer()).await?;
+    Ok(Reply::ok(agents::revoke_key(app, &agent).await?))
+}

@@ -1,0 +1,37 @@
+//! REST handlers: small functions that read a [`Ctx`], call the service layer and shape a
+//! [`Reply`]. Business rules live in `service`, never here.
+
+mod agents;
+mod operator;
+mod system;
+
+use crate::error::Result;
+use crate::http::request::Ctx;
+use crate::http::response::Reply;
+use crate::http::router::Route;
+use crate::service::App;
+
+/// Calls the handler of `route`.
+///
+/// # Errors
+/// Whatever the handler returns; mapped to HTTP by `http::response::error`.
+pub async fn dispatch(app: &App, route: Route, ctx: &Ctx) -> Result<Reply> {
+    match route {
+        Route::Healthz => Ok(system::healthz()),
+        Route::Readyz => system::readyz(app).await,
+        Route::LlmsTxt | Route::ApiLlmsTxt => Ok(system::llms_txt()),
+        Route::OpenApi => Ok(system::openapi()),
+        Route::SigningKey => Ok(system::signing_key(app)),
+        Route::VerifyReceipt => system::verify_receipt(app, ctx),
+        Route::RegisterAgent => agents::register(app, ctx).await,
+        Route::ListAgents => agents::list(app, ctx).await,
+        Route::GetMe => agents::me(app, ctx).await,
+        Route::UpdateMe => agents::update_me(app, ctx).await,
+        Route::LookupAgents => agents::lookup(app, ctx).await,
+        Route::RevokeKey => agents::revoke_key(app, ctx).await,
+        Route::OperatorGetProvenance => operator::get_provenance(app, ctx),
+        Route::OperatorUpdateProvenance => operator::update_provenance(app, ctx).await,
+        Route::OperatorBindChair => operator::bind_chair(app, ctx).await,
+        Route::OperatorUnbindChair => operator::unbind_chair(app, ctx).await,
+    }
+}

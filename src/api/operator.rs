@@ -1,0 +1,28 @@
+//! `/api/operator/*`: operator-only settings, authenticated with `DATA/operator.key`.
+
+use crate::error::Result;
+use crate::http::request::Ctx;
+use crate::http::response::Reply;
+use crate::service::{App, agents, provenance};
+
+pub fn get_provenance(app: &App, ctx: &Ctx) -> Result<Reply> {
+    app.authenticate_operator(ctx.bearer())?;
+    Ok(Reply::ok(provenance::current(app)))
+}
+
+pub async fn update_provenance(app: &App, ctx: &Ctx) -> Result<Reply> {
+    app.authenticate_operator(ctx.bearer())?;
+    Ok(Reply::ok(provenance::update(app, ctx.json_args()?).await?))
+}
+
+pub async fn bind_chair(app: &App, ctx: &Ctx) -> Result<Reply> {
+    app.authenticate_operator(ctx.bearer())?;
+    Ok(Reply::ok(
+        agents::bind_chair_request(app, ctx.json_args()?).await?,
+    ))
+}
+
+pub async fn unbind_chair(app: &App, ctx: &Ctx) -> Result<Reply> {
+    app.authenticate_operator(ctx.bearer())?;
+    Ok(Reply::ok(agents::unbind_chair(app).await?))
+}

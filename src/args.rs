@@ -1,0 +1,208 @@
+//! Typed reading of JSON objects (REST bodies and MCP tool arguments alike), with errors that
+//! name the field. Integer fields accept integral numbers such as `5.0`.
+
+use serde_json::{Map, Value};
+
+use crate::error::{Error, Result};
+
+/// A JSON object being read field by field.
+pub struct Args {
+    map: Map<String, Value>,
+}
+
+/// A field of a PATCH-like request: absent (keep), null (clear) or a value (set).
+#[derive(Debug, PartialEq)]
+pub enum Patch<T> {
+    Keep,
+    Clear,
+    Set(T),
+}
+
+impl Args {
+    /// Wraps a parsed body; anything but an object is refused.
+    ///
+    /// # Errors
+    /// `INVALID_ARGUMENT` when `value` is not an object.
+    pub fn from_value(value: Value) -> Result<Args> {
+        match value {
+            Value::Object(map) => Ok(Args { map }),
+            _ => Err(Error::invalid("the request body must be a JSON object")),
+        }
+    }
+
+    /// An empty object (for requests without a body).
+    pub fn empty() -> Args {
+        Args { map: Map::new() }
+    }
+
+    /// Refuses members not in `allowed`, so a misspelt field is an error, not a silent no-op.
+    ///
+    /// # Errors
+    /// `INVALID_ARGUMENT` naming the first unknown member.
+    pub fn deny_unknown(&self, allowed: &[&str]) -> Result<()> {
+        match self.map.keys().find(|key| !allowed.contains(&key.as_str())) {
+            Some(key) => Err(Error::invalid(format!(
+                "unknown field `{key}`; accepted fields: {}",
+                allowed.join(", ")
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    /// A required string of 1..=`max_chars` characters (surrounding whitespace trimmed).
+    ///
+    /// # Errors
+    /// Missing, not a string, empty or too long.
+    pub fn req_str(&self, name: &str, max_chars: usize) -> Result<String> {
+        match self.opt_str(name, max_chars)? {
+            Some(text) => Ok(text),
+            None => Err(Error::invalid(format!("`{name}` is required"))),
+        }
+    }
+
+    /// An optional string; `null` counts as absent.
+    ///
+    /// # Errors
+    /// Not a string, empty or too long.
+    pub fn opt_str(&self, name: &str, max_chars: usize) -> Result<Option<String>> {
+        match self.map.get(name) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(text)) => check_text(name, text, max_chars).map(Some),
+            Some(_) => Err(Error::invalid(format!("`{name}` must be a string"))),
+        }
+    }
+
+    /// A string that may be set, cleared with `null`, or left out.
+    ///
+    /// # Errors
+    /// Not a string or null, empty or too long.
+    pub fn patch_str(&self, name: &str, max_chars: usize) -> Result<Patch<String>> {
+        match self.map.get(name) {
+            None => Ok(Patch::Keep),
+            Some(Value::Null) => Ok(Patch::Clear),
+            Some(Value::String(text)) => check_text(name, text, max_chars).map(Patch::Set),
+            Some(_) => Err(Error::invalid(format!("`{name}` must be a string or null"))),
+        }
+    }
+
+    /// An optional integer in `min..=max`; integral floats such as `5.0` are accepted.
+    ///
+    /// # Errors
+    /// Not an integral number, or out of range.
+    pub fn opt_int(&self, name: &str, min: i64, max: i64) -> Result<Option<i64>> {
+        match self.map.get(name) {
+            None | Some(Value::Null) => Ok(None),
+            Some(value) => int_in_range(name, value, min, max).map(Some),
+        }
+    }
+
+    /// An optional boolean.
+    ///
+    /// # Errors
+    /// Not a boolean.
+    pub fn opt_bool(&self, name: &str) -> Result<Option<bool>> {
+        match self.map.get(name) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Bool(flag)) => Ok(Some(*flag)),
+            Some(_) => Err(Error::invalid(format!("`{name}` must be a boolean"))),
+        }
+    }
+
+    /// The raw member, if present.
+    pub fn get(&self, name: &str) -> Option<&Value> {
+        self.map.get(name)
+    }
+}
+
+/// Reads an integer from a JSON number, accepting integral floats (`5.0`) and refusing
+/// fractions and values outside `min..=max`.
+///
+/// # Errors
+/// `INVALID_ARGUMENT` naming `name`.
+pub fn int_in_range(name: &str, value: &Value, min: i64, max: i64) -> Result<i64> {
+    let out_of_range =
+        || Error::invalid(format!("`{name}` must be an integer from {min} to {max}"));
+    let Value::Number(number) = value else {
+        return Err(out_of_range());
+    };
+    let integer = if let Some(i) = number.as_i64() {
+        i
+    } else {
+        let float = number.as_f64().ok_or_else(out_of_range)?;
+        if float.fract() != 0.0 || float < min as f64 || float > max as f64 {
+            return Err(out_of_range());
+        }
+        float as i64
+    };
+    if integer < min || integer > max {
+        return Err(out_of_range());
+    }
+    Ok(integer)
+}
+
+fn check_text(name: &str, text: &str, max_chars: usize) -> Result<String> {
+    let trimmed = text.trim();
+    if trimmed.is_empty() {
+        return Err(Error::invalid(format!("`{name}` must not be empty")));
+    }
+    if trimmed.chars().count() > max_chars {
+        return Err(Error::invalid(format!(
+            "`{name}` must be at most {max_chars} characters"
+        )));
+    }
+    if trimmed.chars().any(|c| c.is_control()) {
+        return Err(Error::invalid(format!(
+            "`{name}` must not contain control characters"
+        )));
+    }
+    Ok(trimmed.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn args(value: Value) -> Args {
+        Args::from_value(value).unwrap()
+    }
+
+    #[test]
+    fn integers_accept_integral_floats_only() {
+        let a = args(json!({"a": 5.0, "b": 5.5, "c": "5", "d": 7}));
+        assert_eq!(a.opt_int("a", 0, 10).unwrap(), Some(5));
+        assert!(a.opt_int("b", 0, 10).is_err());
+        assert!(a.opt_int("c", 0, 10).is_err());
+        assert!(a.opt_int("d", 0, 5).is_err());
+        assert_eq!(a.opt_int("missing", 0, 5).unwrap(), None);
+    }
+
+    #[test]
+    fn strings_are_trimmed_bounded_and_named_in_errors() {
+        let a = args(json!({"name": "  bob ", "long": "xxxx", "n": 3, "blank": " "}));
+        assert_eq!(a.req_str("name", 10).unwrap(), "bob");
+        assert!(
+            a.req_str("long", 3)
+                .unwrap_err()
+                .to_string()
+                .contains("`long`")
+        );
+        assert!(a.req_str("n", 3).unwrap_err().to_string().contains("`n`"));
+        assert!(a.req_str("blank", 3).is_err());
+        assert!(
+            a.req_str("absent", 3)
+                .unwrap_err()
+                .to_string()
+                .contains("required")
+        );
+    }
+
+    #[test]
+    fn patch_distinguishes_absent_null_and_value() {
+        let a = args(json!({"x": null, "y": "v"}));
+        assert_eq!(a.patch_str("x", 5).unwrap(), Patch::Clear);
+        assert_eq!(a.patch_str("y", 5).unwrap(), Patch::Set("v".into()));
+        assert_eq!(a.patch_str("z", 5).unwrap(), Patch::Keep);
+        assert!(a.deny_unknown(&["x"]).is_err());
+    }
+}

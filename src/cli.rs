@@ -1,0 +1,369 @@
+//! The command line. Every flag can also come from an environment variable `BOURSE_<FLAG>`;
+//! a flag given on the command line wins over the environment.
+
+use std::io::{Read, Write};
+use std::net::{IpAddr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::{Args as ClapArgs, Parser, Subcommand};
+use rusqlite::{Connection, OpenFlags};
+use serde_json::Value;
+
+use crate::clock::{SystemClock, rfc3339};
+use crate::config::{Config, DEFAULT_MAX_BODY_BYTES, LogFormat};
+use crate::crypto::keys::{Keyring, PublicKeyRecord};
+use crate::service::{DataDir, agents, receipts};
+use crate::store::{APPLICATION_ID, Store};
+
+#[derive(Parser)]
+#[command(
+    name = "bourse",
+    version,
+    about = "Self-hostable marketplace and messaging rail for software agents"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the HTTP server.
+    Serve(ServeArgs),
+    /// Manage the signing keys.
+    Keys {
+        #[command(subcommand)]
+        action: KeysAction,
+    },
+    /// Write a consistent copy of the database while the server runs.
+    Backup {
+        #[command(flatten)]
+        data: DataArg,
+        /// Where to write the copy (must not exist).
+        out: PathBuf,
+    },
+    /// Verify a signed JSON document offline (exit 0 valid, 1 invalid).
+    Verify(VerifyArgs),
+    /// Manage the operator's chair agent.
+    Chair {
+        #[command(subcommand)]
+        action: ChairAction,
+    },
+}
+
+#[derive(Subcommand)]
+enum KeysAction {
+    /// Make a new signing key current; earlier public keys stay resolvable. Restart `serve` to
+    /// start signing with it.
+    Rotate {
+        #[command(flatten)]
+        data: DataArg,
+    },
+}
+
+#[derive(Subcommand)]
+enum ChairAction {
+    /// Bind the agent with this handle as the operator's chair (verified on lookup).
+    Bind {
+        /// The agent's handle, e.g. A-7KQ2M9XD.
+        handle: String,
+        #[command(flatten)]
+        data: DataArg,
+    },
+}
+
+#[derive(ClapArgs)]
+struct DataArg {
+    /// Data directory: bourse.db, signing.key, operator.key.
+    #[arg(long, env = "BOURSE_DATA", default_value = "./bourse-data")]
+    data: PathBuf,
+}
+
+#[derive(ClapArgs)]
+struct ServeArgs {
+    /// Address to listen on; port 0 picks a free port.
+    #[arg(long, env = "BOURSE_LISTEN", default_value = "127.0.0.1:8080")]
+    listen: SocketAddr,
+    #[command(flatten)]
+    data: DataArg,
+    /// Base URL used in every URL the server hands out [default: http://<bound address>].
+    #[arg(long, env = "BOURSE_PUBLIC_URL", value_parser = parse_public_url)]
+    public_url: Option<String>,
+    /// Log format on stderr.
+    #[arg(long, env = "BOURSE_LOG_FORMAT", value_enum, default_value = "text")]
+    log_format: LogFormat,
+    /// Proxy address whose X-Forwarded-For is trusted for the client IP (repeat or comma-separate).
+    #[arg(long, env = "BOURSE_TRUSTED_PROXY", value_delimiter = ',')]
+    trusted_proxy: Vec<IpAddr>,
+    /// Seconds to drain in-flight requests on SIGINT/SIGTERM.
+    #[arg(long, env = "BOURSE_SHUTDOWN_GRACE", default_value_t = 10)]
+    shutdown_grace: u64,
+    /// Largest accepted request body in bytes.
+    #[arg(long, env = "BOURSE_MAX_BODY_BYTES", default_value_t = DEFAULT_MAX_BODY_BYTES)]
+    max_body_bytes: usize,
+}
+
+#[derive(ClapArgs)]
+struct VerifyArgs {
+    /// The signed JSON document (`-` for stdin): a receipt with a top-level `signature`, a
+    /// response with `provenance.receipt`, or `{"receipt": …, "payload": …}`.
+    file: PathBuf,
+    /// Verify against this Ed25519 public key (unpadded base64url).
+    #[arg(long, conflicts_with_all = ["data", "url"])]
+    public_key: Option<String>,
+    /// Verify against the keys in DIR/signing.key.
+    #[arg(long, conflicts_with = "url")]
+    data: Option<PathBuf>,
+    /// Fetch the keys from a running server's /api/signing-key.
+    #[arg(long)]
+    url: Option<String>,
+}
+
+fn parse_public_url(text: &str) -> Result<String, String> {
+    let ok = (text.starts_with("http://") || text.starts_with("https://"))
+        && text
+            .split("://")
+            .nth(1)
+            .is_some_and(|rest| !rest.is_empty())
+        && !text.contains(char::is_whitespace);
+    if ok {
+        Ok(text.trim_end_matches('/').to_owned())
+    } else {
+        Err("must be an http:// or https:// URL".into())
+    }
+}
+
+/// Entry point of the binary.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Serve(args) => serve(args),
+        Command::Keys {
+            action: KeysAction::Rotate { data },
+        } => rotate_keys(&data.data),
+        Command::Backup { data, out } => backup(&data.data, &out),
+        Command::Verify(args) => return verify(args),
+        Command::Chair {
+            action: ChairAction::Bind { handle, data },
+        } => bind_chair(&data.data, &handle),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("bourse: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn serve(args: ServeArgs) -> Result<(), String> {
+    init_logging(args.log_format);
+    let config = Config {
+        listen: args.listen,
+        data_dir: args.data.data,
+        public_url: args.public_url,
+        trusted_proxies: args.trusted_proxy,
+        shutdown_grace: Duration::from_secs(args.shutdown_grace),
+        max_body_bytes: args.max_body_bytes,
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the runtime: {e}"))?;
+    runtime.block_on(async {
+        let server = crate::bind(&config, Arc::new(SystemClock)).await?;
+        let addr = server.local_addr().map_err(|e| e.to_string())?;
+        let mut stdout = std::io::stdout().lock();
+        writeln!(stdout, "bourse listening on http://{addr}").map_err(|e| e.to_string())?;
+        stdout.flush().map_err(|e| e.to_string())?;
+        drop(stdout);
+        tracing::info!(%addr, data = %config.data_dir.display(), "serving");
+        server.run(crate::server::shutdown_signal()).await;
+        Ok(())
+    })
+}
+
+fn init_logging(format: LogFormat) {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("BOURSE_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(filter);
+    match format {
+        LogFormat::Json => builder.json().init(),
+        LogFormat::Text => builder.init(),
+    }
+}
+
+fn rotate_keys(data: &Path) -> Result<(), String> {
+    let path = DataDir(data.to_owned()).signing_key();
+    let mut keyring = Keyring::load(&path)?;
+    let old = keyring.current().key_id.clone();
+    keyring.rotate(&rfc3339(jiff::Timestamp::now()));
+    keyring.save(&path)?;
+    println!(
+        "rotated signing key {old} -> {}; restart `bourse serve` to sign with it",
+        keyring.current().key_id
+    );
+    Ok(())
+}
+
+fn backup(data: &Path, out: &Path) -> Result<(), String> {
+    let database = DataDir(data.to_owned()).database();
+    if !database.exists() {
+        return Err(format!("no database at {}", database.display()));
+    }
+    if out.exists() {
+        return Err(format!(
+            "{} already exists; choose a new file",
+            out.display()
+        ));
+    }
+    let conn = Connection::open_with_flags(&database, OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .map_err(|e| format!("cannot open {}: {e}", database.display()))?;
+    conn.busy_timeout(Duration::from_secs(10))
+        .map_err(|e| e.to_string())?;
+    let application_id: i32 = conn
+        .query_row("PRAGMA application_id", [], |r| r.get(0))
+        .map_err(|e| e.to_string())?;
+    if application_id != APPLICATION_ID {
+        return Err(format!("{} is not a bourse database", database.display()));
+    }
+    let target = out.to_str().ok_or("the output path must be UTF-8")?;
+    conn.execute("VACUUM INTO ?1", [target])
+        .map_err(|e| format!("backup failed: {e}"))?;
+    let size = std::fs::metadata(out).map(|m| m.len()).unwrap_or(0);
+    println!("backup written to {} ({size} bytes)", out.display());
+    Ok(())
+}
+
+fn bind_chair(data: &Path, handle: &str) -> Result<(), String> {
+    let database = DataDir(data.to_owned()).database();
+    if !database.exists() {
+        return Err(format!(
+            "no database at {}; start `bourse serve` once first",
+            database.display()
+        ));
+    }
+    let store = Store::open(&database).map_err(|e| e.to_string())?;
+    let bound = agents::bind_chair(&store, handle, &rfc3339(jiff::Timestamp::now()))
+        .map_err(|e| e.to_string())?;
+    println!("{bound}");
+    Ok(())
+}
+
+fn verify(args: VerifyArgs) -> ExitCode {
+    match verify_file(&args) {
+        Ok(verdict) => {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&verdict).expect("verdict serializes")
+            );
+            if verdict.valid {
+                return ExitCode::SUCCESS;
+            }
+            eprintln!("invalid: {}", verdict.reason.unwrap_or_default());
+        }
+        Err(message) => eprintln!("invalid: {message}"),
+    }
+    ExitCode::from(1)
+}
+
+fn verify_file(args: &VerifyArgs) -> Result<crate::crypto::receipt::Verdict, String> {
+    let mut text = String::new();
+    if args.file.as_os_str() == "-" {
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .map_err(|e| e.to_string())?;
+    } else {
+        text = std::fs::read_to_string(&args.file)
+            .map_err(|e| format!("cannot read {}: {e}", args.file.display()))?;
+    }
+    let keys = key_source(args)?;
+    let resolve = |key_id: &str| -> Option<(PublicKeyRecord, bool)> {
+        match &keys {
+            KeySource::Single(public_key) => Some((
+                PublicKeyRecord {
+                    key_id: key_id.to_owned(),
+                    public_key: public_key.clone(),
+                    created_at: String::new(),
+                    retired_at: None,
+                },
+                true,
+            )),
+            KeySource::Ring { current, all } => all
+                .iter()
+                .find(|r| r.key_id == key_id)
+                .map(|r| (r.clone(), &r.key_id == current)),
+        }
+    };
+    let document = wrap_document(&text)?;
+    receipts::verify_request(&document, resolve).map_err(|e| e.to_string())
+}
+
+/// A file holding a bare signed document is wrapped as `{"signed": …}`; a file already in the
+/// `{receipt, payload}` form is passed through.
+fn wrap_document(text: &str) -> Result<String, String> {
+    let value =
+        crate::crypto::jcs::parse_strict(text).map_err(|e| format!("not valid JSON: {e}"))?;
+    let is_pair = value.get("receipt").is_some() && value.get("payload").is_some();
+    if is_pair || value.get("signed").is_some() {
+        Ok(text.to_owned())
+    } else {
+        Ok(format!("{{\"signed\":{text}}}"))
+    }
+}
+
+enum KeySource {
+    Single(String),
+    Ring {
+        current: String,
+        all: Vec<PublicKeyRecord>,
+    },
+}
+
+fn key_source(args: &VerifyArgs) -> Result<KeySource, String> {
+    if let Some(public_key) = &args.public_key {
+        return Ok(KeySource::Single(public_key.clone()));
+    }
+    if let Some(data) = &args.data {
+        let keyring = Keyring::load(&DataDir(data.clone()).signing_key())?;
+        let all = std::iter::once(keyring.current().clone())
+            .chain(keyring.previous().iter().cloned())
+            .collect();
+        return Ok(KeySource::Ring {
+            current: keyring.current().key_id.clone(),
+            all,
+        });
+    }
+    let base = args
+        .url
+        .as_deref()
+        .ok_or("say which key verifies: --public-key, --data or --url")?;
+    let url = format!("{}/api/signing-key", base.trim_end_matches('/'));
+    let document: Value = ureq::get(&url)
+        .call()
+        .map_err(|e| format!("cannot fetch {url}: {e}"))?
+        .body_mut()
+        .read_to_string()
+        .ok()
+        .and_then(|text| serde_json::from_str(&text).ok())
+        .ok_or_else(|| format!("{url} did not answer JSON"))?;
+    let current: PublicKeyRecord = serde_json::from_value(document.clone())
+        .map_err(|e| format!("{url} is not a signing-key document: {e}"))?;
+    let previous: Vec<PublicKeyRecord> = serde_json::from_value(
+        document
+            .get("previousKeys")
+            .cloned()
+            .unwrap_or(Value::Array(vec![])),
+    )
+    .map_err(|e| format!("{url}: bad previousKeys: {e}"))?;
+    let current_id = current.key_id.clone();
+    Ok(KeySource::Ring {
+        current: current_id,
+        all: std::iter::once(current).chain(previous).collect(),
+    })
+}

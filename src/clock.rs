@@ -1,0 +1,58 @@
+//! Time, injectable so tests move it instead of sleeping.
+
+use std::sync::Mutex;
+
+use jiff::{SignedDuration, Timestamp};
+
+/// A source of the current time.
+pub trait Clock: Send + Sync {
+    /// Now, as a UTC timestamp.
+    fn now(&self) -> Timestamp;
+}
+
+/// The operating system's clock.
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> Timestamp {
+        Timestamp::now()
+    }
+}
+
+/// A clock that moves only when told to (tests).
+pub struct ManualClock(Mutex<Timestamp>);
+
+impl ManualClock {
+    /// Starts at `start`.
+    pub fn new(start: Timestamp) -> ManualClock {
+        ManualClock(Mutex::new(start))
+    }
+
+    /// Moves the clock forward.
+    pub fn advance(&self, by: SignedDuration) {
+        let mut now = self.0.lock().expect("clock lock");
+        *now = now.checked_add(by).expect("clock stays in range");
+    }
+}
+
+impl Clock for ManualClock {
+    fn now(&self) -> Timestamp {
+        *self.0.lock().expect("clock lock")
+    }
+}
+
+/// RFC 3339 UTC with milliseconds and a `Z`, the one timestamp format we emit.
+pub fn rfc3339(at: Timestamp) -> String {
+    at.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc3339_always_has_millis_and_z() {
+        let at: Timestamp = "2026-11-21T04:00:00Z".parse().unwrap();
+        assert_eq!(rfc3339(at), "2026-11-21T04:00:00.000Z");
+    }
+}

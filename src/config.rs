@@ -1,0 +1,47 @@
+//! Server configuration: a plain struct built by the CLI (flags > `BOURSE_*` env > defaults)
+//! or directly by tests. No global state, so several servers can run in one process.
+
+use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// How access and server logs are written to stderr.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+/// Everything `serve` needs.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Address to bind; port 0 picks a free port.
+    pub listen: SocketAddr,
+    /// Data directory (database, signing key, operator key).
+    pub data_dir: PathBuf,
+    /// Base of every URL handed out; derived from the bound address when `None`.
+    pub public_url: Option<String>,
+    /// Peers whose `X-Forwarded-For` header is believed.
+    pub trusted_proxies: Vec<IpAddr>,
+    /// Longest drain of in-flight requests on shutdown.
+    pub shutdown_grace: Duration,
+    /// Largest accepted request body in bytes.
+    pub max_body_bytes: usize,
+}
+
+impl Config {
+    /// Defaults for a data directory, listening on an ephemeral loopback port (tests).
+    pub fn for_tests(data_dir: PathBuf) -> Config {
+        Config {
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            data_dir,
+            public_url: None,
+            trusted_proxies: Vec::new(),
+            shutdown_grace: Duration::from_secs(10),
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+        }
+    }
+}
+
+/// 1 MiB: generous for JSON metadata, small enough to refuse abuse cheaply.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 1 << 20;

@@ -1,0 +1,225 @@
+//! RFC 8785 (JCS) canonical JSON and the strict parser used for objects received from outside.
+//!
+//! Serialization is delegated to `serde_json_canonicalizer`, which formats numbers by the
+//! ECMAScript rule (`1.0` → `1`, `1e16` → `10000000000000000`) and sorts members by UTF-16 code
+//! units. Parsing is ours: `serde_json` silently keeps the last of duplicate members, so
+//! [`parse_strict`] uses its own visitor that refuses them, and refuses integers outside
+//! ±(2^53−1), which would not survive the trip through an IEEE double.
+
+use std::fmt;
+
+use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
+use serde_json::{Map, Number, Value};
+use sha2::{Digest, Sha256};
+
+/// The largest integer that JCS (IEEE double) represents exactly.
+pub const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
+
+/// Canonical bytes of `value` (RFC 8785).
+pub fn canonicalize(value: &Value) -> Vec<u8> {
+    // Serializing a `Value` cannot fail except on non-finite floats, which `Value` cannot hold.
+    serde_json_canonicalizer::to_vec(value).expect("a serde_json::Value always canonicalizes")
+}
+
+/// `"sha256:" + lowercase hex` of the canonical bytes of `value`.
+pub fn digest(value: &Value) -> String {
+    sha256_prefixed(&canonicalize(value))
+}
+
+/// `"sha256:" + lowercase hex` of `bytes`.
+pub fn sha256_prefixed(bytes: &[u8]) -> String {
+    let hash = Sha256::digest(bytes);
+    let mut out = String::with_capacity(71);
+    out.push_str("sha256:");
+    for byte in hash {
+        out.push(char::from(HEX[usize::from(byte >> 4)]));
+        out.push(char::from(HEX[usize::from(byte & 0x0f)]));
+    }
+    out
+}
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// Parses JSON text the way a verifier must: duplicate member names, lone surrogates,
+/// non-finite numbers and integers outside ±(2^53−1) are errors.
+///
+/// # Errors
+/// A human-readable reason, suitable for a 400 message or the CLI's stderr.
+pub fn parse_strict(text: &str) -> Result<Value, String> {
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    let value = StrictValue
+        .deserialize(&mut deserializer)
+        .map_err(|error| error.to_string())?;
+    deserializer.end().map_err(|error| error.to_string())?;
+    Ok(value)
+}
+
+/// Checks a value built in-process (not parsed) for numbers JCS cannot carry exactly.
+///
+/// # Errors
+/// Names the first offending integer.
+pub fn check_strict(value: &Value) -> Result<(), String> {
+    match value {
+        Value::Number(number) => check_number(number),
+        Value::Array(items) => items.iter().try_for_each(check_strict),
+        Value::Object(map) => map.values().try_for_each(check_strict),
+        _ => Ok(()),
+    }
+}
+
+fn check_number(number: &Number) -> Result<(), String> {
+    if let Some(unsigned) = number.as_u64() {
+        if unsigned > MAX_SAFE_INTEGER {
+            return Err(format!("integer {unsigned} is outside ±(2^53−1)"));
+        }
+    } else if let Some(signed) = number.as_i64()
+        && signed.unsigned_abs() > MAX_SAFE_INTEGER
+    {
+        return Err(format!("integer {signed} is outside ±(2^53−1)"));
+    }
+    Ok(())
+}
+
+struct StrictValue;
+
+impl<'de> DeserializeSeed<'de> for StrictValue {
+    type Value = Value;
+
+    fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for StrictValue {
+    type Value = Value;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+        formatter.write_str("a JSON value")
+    }
+
+    fn visit_bool<E: de::Error>(self, value: bool) -> Result<Value, E> {
+        Ok(Value::Bool(value))
+    }
+
+    fn visit_i64<E: de::Error>(self, value: i64) -> Result<Value, E> {
+        let number = Number::from(value);
+        check_number(&number).map_err(E::custom)?;
+        Ok(Value::Number(number))
+    }
+
+    fn visit_u64<E: de::Error>(self, value: u64) -> Result<Value, E> {
+        let number = Number::from(value);
+        check_number(&number).map_err(E::custom)?;
+        Ok(Value::Number(number))
+    }
+
+    fn visit_f64<E: de::Error>(self, value: f64) -> Result<Value, E> {
+        Number::from_f64(value)
+            .map(Value::Number)
+            .ok_or_else(|| E::custom("non-finite numbers are not JSON"))
+    }
+
+    fn visit_str<E: de::Error>(self, value: &str) -> Result<Value, E> {
+        Ok(Value::String(value.to_owned()))
+    }
+
+    fn visit_string<E: de::Error>(self, value: String) -> Result<Value, E> {
+        Ok(Value::String(value))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element_seed(StrictValue)? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Value, A::Error> {
+        let mut map = Map::new();
+        while let Some(key) = access.next_key::<String>()? {
+            if map.contains_key(&key) {
+                return Err(de::Error::custom(format!("duplicate member name {key:?}")));
+            }
+            let value = access.next_value_seed(StrictValue)?;
+            map.insert(key, value);
+        }
+        Ok(Value::Object(map))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vectors() -> Value {
+        let text = include_str!("../../tests/data/jcs_vectors.json");
+        serde_json::from_str(text).unwrap()
+    }
+
+    fn hex(bytes: &[u8]) -> String {
+        bytes.iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    #[test]
+    fn valid_vectors_canonicalize_to_the_expected_bytes() {
+        let vectors = vectors();
+        for case in vectors["valid"].as_array().unwrap() {
+            let name = case["name"].as_str().unwrap();
+            let mut value = parse_strict(case["input"].as_str().unwrap()).unwrap();
+            if let Value::Object(map) = &mut value {
+                map.shift_remove("signature");
+            }
+            let bytes = canonicalize(&value);
+            assert_eq!(
+                hex(&bytes),
+                case["canonical_hex"].as_str().unwrap(),
+                "{name}"
+            );
+            assert_eq!(digest(&value), case["digest"].as_str().unwrap(), "{name}");
+        }
+    }
+
+    #[test]
+    fn reject_vectors_fail_except_floats_which_full_jcs_accepts() {
+        let vectors = vectors();
+        for case in vectors["reject"].as_array().unwrap() {
+            let name = case["name"].as_str().unwrap();
+            let input = case["input"].as_str().unwrap();
+            let reason = case["reason"].as_str().unwrap();
+            let parsed = parse_strict(input);
+            if matches!(reason, "non-integer" | "-0") {
+                assert!(parsed.is_ok(), "{name}: full JCS accepts {input}");
+            } else {
+                assert!(
+                    parsed.is_err(),
+                    "{name}: {input} must be refused ({reason})"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn float_vectors_follow_the_ecmascript_rule() {
+        let vectors = vectors();
+        for case in vectors["floats_full_jcs"].as_array().unwrap() {
+            let input = case["value_repr"].as_str().unwrap();
+            let value = parse_strict(input).unwrap();
+            let bytes = canonicalize(&value);
+            assert_eq!(
+                std::str::from_utf8(&bytes).unwrap(),
+                case["jcs"].as_str().unwrap()
+            );
+        }
+    }
+
+    #[test]
+    fn check_strict_refuses_unsafe_integers_built_in_process() {
+        assert!(check_strict(&serde_json::json!({"a": [1u64 << 53]})).is_err());
+        assert!(check_strict(&serde_json::json!({"a": [MAX_SAFE_INTEGER]})).is_ok());
+    }
+}

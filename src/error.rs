@@ -1,0 +1,130 @@
+//! The one error type. Every failure a request can meet is a variant here; `http::response`
+//! maps it to a status and the JSON body `{"error":{"code","message","status"}}` in one place.
+
+use std::fmt;
+
+/// Result with the crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong, grouped by what the client should do about it.
+#[derive(Debug)]
+pub enum Error {
+    /// The body is not JSON (400 `INVALID_JSON`).
+    InvalidJson(String),
+    /// A field is missing, of the wrong type or out of range (400 `INVALID_ARGUMENT`).
+    InvalidArgument(String),
+    /// Missing, unknown or revoked credential (401 `UNAUTHENTICATED`).
+    Unauthenticated(String),
+    /// Authenticated but not allowed (403 with its own code).
+    Forbidden { code: &'static str, message: String },
+    /// No such resource or path (404 `NOT_FOUND`).
+    NotFound(String),
+    /// Known path, wrong method (405 `METHOD_NOT_ALLOWED`, with `Allow`).
+    MethodNotAllowed { allow: Vec<&'static str> },
+    /// The request conflicts with current state (409 with its own code).
+    Conflict { code: &'static str, message: String },
+    /// The body exceeds the cap (413 `PAYLOAD_TOO_LARGE`).
+    PayloadTooLarge { limit: usize },
+    /// Well-formed but refused by a business rule (422 with its own code).
+    Unprocessable { code: &'static str, message: String },
+    /// Too many requests (429 `RATE_LIMITED`, with `Retry-After`).
+    RateLimited {
+        retry_after_secs: u64,
+        message: String,
+    },
+    /// Temporarily unable to answer (503 with its own code).
+    Unavailable { code: &'static str, message: String },
+    /// A bug or an I/O failure (500 `INTERNAL`); the detail is logged, never sent.
+    Internal(String),
+}
+
+impl Error {
+    /// HTTP status code.
+    pub fn status(&self) -> u16 {
+        match self {
+            Error::InvalidJson(_) | Error::InvalidArgument(_) => 400,
+            Error::Unauthenticated(_) => 401,
+            Error::Forbidden { .. } => 403,
+            Error::NotFound(_) => 404,
+            Error::MethodNotAllowed { .. } => 405,
+            Error::Conflict { .. } => 409,
+            Error::PayloadTooLarge { .. } => 413,
+            Error::Unprocessable { .. } => 422,
+            Error::RateLimited { .. } => 429,
+            Error::Unavailable { .. } => 503,
+            Error::Internal(_) => 500,
+        }
+    }
+
+    /// Stable UPPER_SNAKE code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Error::InvalidJson(_) => "INVALID_JSON",
+            Error::InvalidArgument(_) => "INVALID_ARGUMENT",
+            Error::Unauthenticated(_) => "UNAUTHENTICATED",
+            Error::NotFound(_) => "NOT_FOUND",
+            Error::MethodNotAllowed { .. } => "METHOD_NOT_ALLOWED",
+            Error::PayloadTooLarge { .. } => "PAYLOAD_TOO_LARGE",
+            Error::RateLimited { .. } => "RATE_LIMITED",
+            Error::Internal(_) => "INTERNAL",
+            Error::Forbidden { code, .. }
+            | Error::Conflict { code, .. }
+            | Error::Unprocessable { code, .. }
+            | Error::Unavailable { code, .. } => code,
+        }
+    }
+
+    /// The message a client may see (internal detail is withheld).
+    pub fn public_message(&self) -> String {
+        match self {
+            Error::Internal(_) => "internal error; quote the request id when reporting it".into(),
+            other => other.to_string(),
+        }
+    }
+
+    /// Shorthand for [`Error::InvalidArgument`].
+    pub fn invalid(message: impl Into<String>) -> Error {
+        Error::InvalidArgument(message.into())
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::InvalidJson(m)
+            | Error::InvalidArgument(m)
+            | Error::Unauthenticated(m)
+            | Error::NotFound(m)
+            | Error::Internal(m) => f.write_str(m),
+            Error::Forbidden { message, .. }
+            | Error::Conflict { message, .. }
+            | Error::Unprocessable { message, .. }
+            | Error::RateLimited { message, .. }
+            | Error::Unavailable { message, .. } => f.write_str(message),
+            Error::MethodNotAllowed { allow } => {
+                write!(
+                    f,
+                    "method not allowed; this path accepts {}",
+                    allow.join(", ")
+                )
+            }
+            Error::PayloadTooLarge { limit } => {
+                write!(f, "request body exceeds the limit of {limit} bytes")
+            }
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl From<rusqlite::Error> for Error {
+    fn from(error: rusqlite::Error) -> Error {
+        Error::Internal(format!("database: {error}"))
+    }
+}
+
+impl From<r2d2::Error> for Error {
+    fn from(error: r2d2::Error) -> Error {
+        Error::Internal(format!("database pool: {error}"))
+    }
+}

@@ -1,0 +1,164 @@
+//! HTTP: routing, request reading, response writing, access logs. Only this module and
+//! `server` see hyper's `Request`/`Response`; handlers in `api` get a [`request::Ctx`].
+
+pub mod assets;
+pub mod request;
+pub mod response;
+pub mod router;
+
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use http_body_util::{BodyExt, Limited};
+use hyper::body::{Bytes, Incoming};
+use hyper::{Request, Response};
+use serde_json::Value;
+
+use crate::error::Error;
+use crate::service::{App, provenance};
+use request::Ctx;
+use response::{Body, Reply};
+
+/// Per-server HTTP settings.
+pub struct HttpSettings {
+    /// Largest accepted request body.
+    pub max_body_bytes: usize,
+    /// Peers whose `X-Forwarded-For` is believed.
+    pub trusted_proxies: Vec<IpAddr>,
+}
+
+static REQUEST_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+fn next_request_id() -> String {
+    let n = REQUEST_COUNTER.fetch_add(1, Ordering::Relaxed);
+    let prefix = *PROCESS_PREFIX;
+    format!("req_{prefix:08x}{n:08x}")
+}
+
+static PROCESS_PREFIX: std::sync::LazyLock<u32> =
+    std::sync::LazyLock::new(|| u32::from_le_bytes(crate::crypto::random_bytes::<4>()));
+
+/// Serves one request: never fails, every error becomes a JSON error response.
+pub async fn handle(
+    app: Arc<App>,
+    settings: Arc<HttpSettings>,
+    request: Request<Incoming>,
+    peer: SocketAddr,
+) -> Result<Response<Body>, std::convert::Infallible> {
+    let started = Instant::now();
+    let request_id = next_request_id();
+    let method = request.method().as_str().to_owned();
+    let target = request::redacted_target(request.uri().path(), request.uri().query());
+    let client_ip = client_ip(&request, peer.ip(), &settings.trusted_proxies);
+
+    let response = match serve(&app, &settings, request, client_ip, &request_id).await {
+        Ok(response) => response,
+        Err(error) => {
+            if error.status() >= 500 {
+                tracing::error!(request_id, %error, "request failed");
+            }
+            response::error(&error, &request_id)
+        }
+    };
+    tracing::info!(
+        target: "access",
+        request_id,
+        method,
+        target,
+        status = response.status().as_u16(),
+        client = %client_ip,
+        micros = started.elapsed().as_micros() as u64,
+    );
+    Ok(response)
+}
+
+async fn serve(
+    app: &App,
+    settings: &HttpSettings,
+    request: Request<Incoming>,
+    client_ip: IpAddr,
+    request_id: &str,
+) -> Result<Response<Body>, Error> {
+    let matched = router::resolve(request.method().as_str(), request.uri().path())?;
+    let (parts, body) = request.into_parts();
+    let limit = settings.max_body_bytes;
+    let declared = parts
+        .headers
+        .get(hyper::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|length| length > limit as u64) {
+        return Err(Error::PayloadTooLarge { limit });
+    }
+    let body: Bytes = match Limited::new(body, limit).collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(error) if error.is::<http_body_util::LengthLimitError>() => {
+            return Err(Error::PayloadTooLarge { limit });
+        }
+        Err(error) => {
+            return Err(Error::InvalidArgument(format!(
+                "could not read the body: {error}"
+            )));
+        }
+    };
+    let ctx = Ctx {
+        method: parts.method.as_str().to_owned(),
+        path: parts.uri.path().to_owned(),
+        query: request::parse_query(parts.uri.query()),
+        headers: parts.headers,
+        body,
+        client_ip,
+        request_id: request_id.to_owned(),
+        params: matched.params,
+    };
+    let reply = crate::api::dispatch(app, matched.route, &ctx).await?;
+    Ok(match reply {
+        Reply::Json(status, Value::Object(body)) if (200..300).contains(&status) => {
+            let signed = provenance::sign_response(app, body);
+            response::json(status, &Value::Object(signed), request_id)
+        }
+        Reply::Json(status, value) => response::json(status, &value, request_id),
+        Reply::Bytes(content_type, bytes) => response::build(200, content_type, bytes, request_id),
+    })
+}
+
+/// The peer address, or for a trusted proxy the right-most untrusted `X-Forwarded-For` entry.
+fn client_ip<B>(request: &Request<B>, peer: IpAddr, trusted: &[IpAddr]) -> IpAddr {
+    if !trusted.contains(&peer) {
+        return peer;
+    }
+    let forwarded = request
+        .headers()
+        .get_all("x-forwarded-for")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .filter_map(|entry| entry.trim().parse::<IpAddr>().ok())
+        .collect::<Vec<_>>();
+    forwarded
+        .into_iter()
+        .rev()
+        .find(|ip| !trusted.contains(ip))
+        .unwrap_or(peer)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn forwarded_for_is_read_only_from_trusted_proxies() {
+        let request = Request::builder()
+            .header("x-forwarded-for", "9.9.9.9, 1.1.1.1, 10.0.0.2")
+            .body(())
+            .unwrap();
+        let proxy: IpAddr = "10.0.0.2".parse().unwrap();
+        assert_eq!(client_ip(&request, proxy, &[]), proxy);
+        assert_eq!(
+            client_ip(&request, proxy, &[proxy]),
+            "1.1.1.1".parse::<IpAddr>().unwrap()
+        );
+    }
+}

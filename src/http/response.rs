@@ -1,0 +1,80 @@
+//! Turning handler results into HTTP responses. The error body is produced here and only here.
+
+use http_body_util::Full;
+use hyper::body::Bytes;
+use hyper::header::{self, HeaderValue};
+use hyper::{Response, StatusCode};
+use serde_json::{Value, json};
+
+use crate::error::Error;
+
+/// The body type of every response.
+pub type Body = Full<Bytes>;
+
+/// What a handler returns on success.
+pub enum Reply {
+    /// JSON; objects with a 2xx status get the signed provenance block.
+    Json(u16, Value),
+    /// Raw bytes with a content type (embedded documents).
+    Bytes(&'static str, Bytes),
+}
+
+impl Reply {
+    /// 200 with JSON.
+    pub fn ok(value: Value) -> Reply {
+        Reply::Json(200, value)
+    }
+}
+
+/// Builds a response with the request id header.
+pub fn build(status: u16, content_type: &str, body: Bytes, request_id: &str) -> Response<Body> {
+    let mut response = Response::new(Full::new(body));
+    *response.status_mut() =
+        StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_str(content_type).expect("static content type"),
+    );
+    if let Ok(value) = HeaderValue::from_str(request_id) {
+        headers.insert("x-request-id", value);
+    }
+    response
+}
+
+/// JSON response.
+pub fn json(status: u16, value: &Value, request_id: &str) -> Response<Body> {
+    let bytes = serde_json::to_vec(value).expect("a Value always serializes");
+    build(status, "application/json", Bytes::from(bytes), request_id)
+}
+
+/// The one mapping from [`Error`] to an HTTP response:
+/// `{"error":{"code","message","status"}}` plus `WWW-Authenticate`, `Allow` or `Retry-After`.
+pub fn error(error: &Error, request_id: &str) -> Response<Body> {
+    let status = error.status();
+    let mut body = json!({
+        "error": { "code": error.code(), "message": error.public_message(), "status": status }
+    });
+    if status >= 500 {
+        body["error"]["requestId"] = request_id.into();
+    }
+    let mut response = json(status, &body, request_id);
+    let headers = response.headers_mut();
+    match error {
+        Error::Unauthenticated(_) => {
+            headers.insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        Error::MethodNotAllowed { allow } => {
+            if let Ok(value) = HeaderValue::from_str(&allow.join(", ")) {
+                headers.insert(header::ALLOW, value);
+            }
+        }
+        Error::RateLimited {
+            retry_after_secs, ..
+        } => {
+            headers.insert(header::RETRY_AFTER, HeaderValue::from(*retry_after_secs));
+        }
+        _ => {}
+    }
+    response
+}

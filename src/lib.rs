@@ -1,0 +1,67 @@
+//! bourse: a self-hostable, single-binary marketplace and messaging rail for software agents,
+//! over one SQLite file, with Ed25519-signed receipts verifiable offline.
+//!
+//! # Layout
+//! - [`cli`]: the command line (`serve`, `keys rotate`, `backup`, `verify`, `chair bind`).
+//! - [`config`]: the server configuration struct.
+//! - [`server`]: accept loop and graceful shutdown.
+//! - [`http`]: routing, request reading, response and error mapping, embedded assets.
+//! - `api`: REST handlers, thin adapters over [`service`].
+//! - [`service`]: business rules (agents, receipts, provenance, rate limits).
+//! - [`store`]: SQLite schema, migrations and synchronous queries.
+//! - [`crypto`]: canonical JSON, keys and signatures (no I/O beyond the keyfile).
+//! - [`args`]: typed reading of JSON objects with field-naming errors.
+//! - [`clock`]: injectable time.
+//! - [`error`]: the one error enum.
+
+mod api;
+pub mod args;
+pub mod cli;
+pub mod clock;
+pub mod config;
+pub mod crypto;
+pub mod error;
+pub mod http;
+pub mod server;
+pub mod service;
+pub mod store;
+
+use std::sync::Arc;
+
+use tokio::net::TcpListener;
+
+use crate::clock::Clock;
+use crate::config::Config;
+use crate::http::HttpSettings;
+use crate::server::Server;
+use crate::service::{App, DataDir};
+
+/// Binds the listener and opens the data directory; the server is ready to `run`.
+///
+/// # Errors
+/// The address cannot be bound, or the data directory cannot be opened.
+pub async fn bind(config: &Config, clock: Arc<dyn Clock>) -> Result<Server, String> {
+    let listener = TcpListener::bind(config.listen)
+        .await
+        .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
+    let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    let public_url = match &config.public_url {
+        Some(url) => url.trim_end_matches('/').to_owned(),
+        None => format!("http://{addr}"),
+    };
+    let data = DataDir(config.data_dir.clone());
+    let app = tokio::task::spawn_blocking(move || App::open(&data, public_url, clock))
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| e.to_string())?;
+    let settings = HttpSettings {
+        max_body_bytes: config.max_body_bytes,
+        trusted_proxies: config.trusted_proxies.clone(),
+    };
+    Ok(Server::new(
+        listener,
+        Arc::new(app),
+        settings,
+        config.shutdown_grace,
+    ))
+}

@@ -1,0 +1,125 @@
+//! The accept loop: one task per connection, HTTP/1.1 keep-alive, graceful drain on shutdown.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use tokio::net::TcpListener;
+
+use crate::http::{self, HttpSettings};
+use crate::service::App;
+
+/// A bound server, not yet serving; tests read its address before running it.
+pub struct Server {
+    listener: TcpListener,
+    app: Arc<App>,
+    settings: Arc<HttpSettings>,
+    grace: Duration,
+}
+
+impl Server {
+    /// Wraps a bound listener.
+    pub fn new(
+        listener: TcpListener,
+        app: Arc<App>,
+        settings: HttpSettings,
+        grace: Duration,
+    ) -> Server {
+        Server {
+            listener,
+            app,
+            settings: Arc::new(settings),
+            grace,
+        }
+    }
+
+    /// The bound address (the real port when bound to port 0).
+    ///
+    /// # Errors
+    /// The socket has no local address.
+    pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+
+    /// The shared application state.
+    pub fn app(&self) -> Arc<App> {
+        self.app.clone()
+    }
+
+    /// Serves until `shutdown` resolves, then stops accepting, drains in-flight requests for at
+    /// most the grace period, and checkpoints the database.
+    pub async fn run(self, shutdown: impl Future<Output = ()>) {
+        let graceful = GracefulShutdown::new();
+        tokio::pin!(shutdown);
+        loop {
+            let (stream, peer) = tokio::select! {
+                accepted = self.listener.accept() => match accepted {
+                    Ok(pair) => pair,
+                    Err(error) => {
+                        tracing::warn!(%error, "accept failed");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        continue;
+                    }
+                },
+                () = &mut shutdown => break,
+            };
+            let _ = stream.set_nodelay(true);
+            let app = self.app.clone();
+            let settings = self.settings.clone();
+            let service = service_fn(move |request| {
+                http::handle(app.clone(), settings.clone(), request, peer)
+            });
+            let connection = hyper::server::conn::http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(Duration::from_secs(30))
+                .keep_alive(true)
+                .serve_connection(TokioIo::new(stream), service);
+            let connection = graceful.watch(connection);
+            tokio::spawn(async move {
+                if let Err(error) = connection.await {
+                    tracing::debug!(%error, %peer, "connection ended with an error");
+                }
+            });
+        }
+        drop(self.listener);
+        tracing::info!("shutting down: draining in-flight requests");
+        if tokio::time::timeout(self.grace, graceful.shutdown())
+            .await
+            .is_err()
+        {
+            tracing::warn!(
+                grace_secs = self.grace.as_secs(),
+                "drain timed out; closing remaining connections"
+            );
+        }
+        let app = self.app.clone();
+        let _ = tokio::task::spawn_blocking(move || app.store.checkpoint()).await;
+        tracing::info!("stopped");
+    }
+}
+
+/// Resolves on SIGINT or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = terminate => {},
+    }
+}

@@ -1,0 +1,434 @@
+//! Agent identity: registration, authentication, profile, lookup, key rotation, the chair.
+
+use rusqlite::Connection;
+use serde_json::{Map, Value, json};
+
+use super::ratelimit::{ADMISSION, REGISTRATION};
+use super::{App, hash_secret};
+use crate::args::{Args, Patch};
+use crate::crypto::{b64url, random_bytes};
+use crate::error::{Error, Result};
+use crate::store::agents::{self as agent_store, AgentRow};
+use crate::store::{Store, settings};
+
+/// Every API key starts with this.
+pub const KEY_PREFIX: &str = "svc_live_";
+const NAME_MAX: usize = 100;
+const EMAIL_MAX: usize = 254;
+const URL_MAX: usize = 2048;
+/// Crockford base32: no I, L, O, U, so handles read back unambiguously.
+const HANDLE_ALPHABET: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+/// Page size bounds of `GET /api/agents`.
+pub const LIST_DEFAULT: i64 = 50;
+pub const LIST_MAX: i64 = 200;
+
+/// Who is asking, for per-client limits.
+pub struct Client<'a> {
+    pub ip: &'a str,
+}
+
+/// `POST /api/agents/register`: creates an agent and shows its key once.
+///
+/// # Errors
+/// `INVALID_ARGUMENT` for bad fields, `RATE_LIMITED` past 10 per hour per IP.
+pub async fn register(app: &App, args: Args, client: &Client<'_>) -> Result<Value> {
+    args.deny_unknown(&["name", "email", "displayName", "callbackUrl"])?;
+    let name = args.req_str("name", NAME_MAX)?;
+    let email = args
+        .opt_str("email", EMAIL_MAX)?
+        .map(check_email)
+        .transpose()?;
+    let display_name = args.opt_str("displayName", NAME_MAX)?;
+    let callback_url = args
+        .opt_str("callbackUrl", URL_MAX)?
+        .map(check_callback_url)
+        .transpose()?;
+    app.limiter.check(REGISTRATION, client.ip)?;
+
+    let api_key = format!("{KEY_PREFIX}{}", b64url(&random_bytes::<32>()));
+    let key_hash = hash_secret(&api_key);
+    let now = app.now();
+    let mut agent = AgentRow {
+        id: uuid::Uuid::new_v4().to_string(),
+        handle: String::new(),
+        name,
+        display_name,
+        email,
+        callback_url,
+        created_at: now.clone(),
+        updated_at: now,
+    };
+    let agent = app
+        .store
+        .write(move |tx| {
+            agent.handle = unused_handle(tx)?;
+            agent_store::insert(tx, &agent, &key_hash)?;
+            Ok(agent)
+        })
+        .await?;
+    let connect = connect_block(app, &agent.handle).await?;
+    Ok(json!({
+        "id": agent.id,
+        "name": agent.name,
+        "displayName": agent.display_name,
+        "handle": agent.handle,
+        "apiKey": api_key,
+        "createdAt": agent.created_at,
+        "connect": connect,
+    }))
+}
+
+fn unused_handle(conn: &Connection) -> Result<String> {
+    for _ in 0..16 {
+        let bytes = random_bytes::<8>();
+        let suffix: String = bytes
+            .iter()
+            .map(|b| char::from(HANDLE_ALPHABET[usize::from(b & 31)]))
+            .collect();
+        let handle = format!("A-{suffix}");
+        if agent_store::find_by_handle(conn, &handle)?.is_none() {
+            return Ok(handle);
+        }
+    }
+    Err(Error::Internal("could not find an unused handle".into()))
+}
+
+/// Resolves a bearer key to its agent.
+///
+/// # Errors
+/// `UNAUTHENTICATED` when the key is missing, unknown or revoked.
+pub async fn authenticate(app: &App, key: Option<&str>) -> Result<AgentRow> {
+    let Some(key) = key else {
+        return Err(Error::Unauthenticated(
+            "this endpoint needs `Authorization: Bearer <API key>`; register at POST /api/agents/register".into(),
+        ));
+    };
+    let key_hash = hash_secret(key);
+    app.store
+        .read(move |conn| agent_store::find_by_key_hash(conn, &key_hash))
+        .await?
+        .ok_or_else(|| Error::Unauthenticated("the API key is unknown or has been revoked".into()))
+}
+
+/// `GET /api/agents/me`.
+///
+/// # Errors
+/// Database failure.
+pub async fn me(app: &App, agent: &AgentRow) -> Result<Value> {
+    let connect = connect_block(app, &agent.handle).await?;
+    Ok(own_record(agent, connect))
+}
+
+/// `PATCH /api/agents/me`: displayName, email, callbackUrl (null clears).
+///
+/// # Errors
+/// `INVALID_ARGUMENT` for unknown or bad fields.
+pub async fn update_me(app: &App, agent: AgentRow, args: Args) -> Result<Value> {
+    args.deny_unknown(&["displayName", "email", "callbackUrl"])?;
+    let mut agent = agent;
+    apply(
+        &mut agent.display_name,
+        args.patch_str("displayName", NAME_MAX)?,
+    );
+    apply(
+        &mut agent.email,
+        map_patch(args.patch_str("email", EMAIL_MAX)?, check_email)?,
+    );
+    apply(
+        &mut agent.callback_url,
+        map_patch(args.patch_str("callbackUrl", URL_MAX)?, check_callback_url)?,
+    );
+    agent.updated_at = app.now();
+    let agent = app
+        .store
+        .write(move |tx| {
+            agent_store::update_profile(tx, &agent)?;
+            Ok(agent)
+        })
+        .await?;
+    me(app, &agent).await
+}
+
+fn apply(field: &mut Option<String>, patch: Patch<String>) {
+    match patch {
+        Patch::Keep => {}
+        Patch::Clear => *field = None,
+        Patch::Set(value) => *field = Some(value),
+    }
+}
+
+fn map_patch(patch: Patch<String>, check: fn(String) -> Result<String>) -> Result<Patch<String>> {
+    Ok(match patch {
+        Patch::Set(value) => Patch::Set(check(value)?),
+        other => other,
+    })
+}
+
+/// `GET /api/agents`: public cards in registration order.
+///
+/// # Errors
+/// Database failure.
+pub async fn list(app: &App, limit: i64, offset: i64) -> Result<Value> {
+    let (rows, total, chair) = app
+        .store
+        .read(move |conn| {
+            let (rows, total) = agent_store::list(conn, limit, offset)?;
+            Ok((rows, total, chair_id(conn)?))
+        })
+        .await?;
+    let agents: Vec<Value> = rows
+        .iter()
+        .map(|row| public_card(row, chair.as_deref()))
+        .collect();
+    Ok(json!({ "agents": agents, "total": total, "limit": limit, "offset": offset }))
+}
+
+/// `GET /api/agents/lookup?handle=…` or `?name=…` (exact opt-in display name).
+/// `handle=chair` resolves the operator-bound chair.
+///
+/// # Errors
+/// `INVALID_ARGUMENT` without exactly one of handle/name; `CHAIR_UNBOUND` (503) for
+/// `handle=chair` while no chair is bound; `RATE_LIMITED` past the admission limit.
+pub async fn lookup(
+    app: &App,
+    handle: Option<String>,
+    name: Option<String>,
+    client: &Client<'_>,
+) -> Result<Value> {
+    app.limiter.check(ADMISSION, client.ip)?;
+    let (rows, chair) = match (handle, name) {
+        (Some(handle), None) => {
+            let handle = handle.trim().to_owned();
+            app.store
+                .read(move |conn| {
+                    let chair = chair_id(conn)?;
+                    if handle.eq_ignore_ascii_case("chair") {
+                        let Some(chair_id) = &chair else {
+                            return Err(chair_unbound());
+                        };
+                        let row = agent_store::find_by_id(conn, chair_id)?;
+                        return Ok((row.into_iter().collect(), chair));
+                    }
+                    Ok((
+                        agent_store::find_by_handle(conn, &handle)?
+                            .into_iter()
+                            .collect(),
+                        chair,
+                    ))
+                })
+                .await?
+        }
+        (None, Some(name)) => {
+            let name = name.trim().to_owned();
+            app.store
+                .read(move |conn| {
+                    Ok((
+                        agent_store::find_by_display_name(conn, &name, 50)?,
+                        chair_id(conn)?,
+                    ))
+                })
+                .await?
+        }
+        _ => {
+            return Err(Error::invalid(
+                "give exactly one of the query parameters `handle` or `name`",
+            ));
+        }
+    };
+    let agents: Vec<Value> = rows
+        .iter()
+        .map(|row| public_card(row, chair.as_deref()))
+        .collect::<Vec<_>>();
+    Ok(json!({ "agents": agents }))
+}
+
+/// `POST /api/agents/keys/revoke`: a new key; the old one fails at once.
+///
+/// # Errors
+/// Database failure.
+pub async fn revoke_key(app: &App, agent: &AgentRow) -> Result<Value> {
+    let api_key = format!("{KEY_PREFIX}{}", b64url(&random_bytes::<32>()));
+    let key_hash = hash_secret(&api_key);
+    let now = app.now();
+    let id = agent.id.clone();
+    let rotated_at = now.clone();
+    app.store
+        .write(move |tx| agent_store::replace_key(tx, &id, &key_hash, &now))
+        .await?;
+    Ok(json!({
+        "newApiKey": api_key,
+        "handle": agent.handle,
+        "rotatedAt": rotated_at,
+        "note": "the previous key no longer authenticates; store this one privately, it is shown once",
+    }))
+}
+
+/// Binds the operator's chair agent by handle (CLI and operator API).
+///
+/// # Errors
+/// `NOT_FOUND` when no agent has that handle.
+pub fn bind_chair(store: &Store, handle: &str, now: &str) -> Result<Value> {
+    store.write_blocking(|tx| {
+        let agent = agent_store::find_by_handle(tx, handle)?
+            .ok_or_else(|| Error::NotFound(format!("no agent has the handle {handle:?}")))?;
+        settings::put(tx, settings::CHAIR, &json!({ "agentId": agent.id }), now)?;
+        Ok(json!({ "chairHandle": agent.handle, "boundAt": now }))
+    })
+}
+
+/// `PUT /api/operator/chair`.
+///
+/// # Errors
+/// `INVALID_ARGUMENT` without a handle, `NOT_FOUND` for an unknown one.
+pub async fn bind_chair_request(app: &App, args: Args) -> Result<Value> {
+    args.deny_unknown(&["handle"])?;
+    let handle = args.req_str("handle", 16)?;
+    let store = app.store.clone();
+    let now = app.now();
+    tokio::task::spawn_blocking(move || bind_chair(&store, &handle, &now))
+        .await
+        .map_err(|e| Error::Internal(format!("chair binding task: {e}")))?
+}
+
+/// `DELETE /api/operator/chair`.
+///
+/// # Errors
+/// Database failure.
+pub async fn unbind_chair(app: &App) -> Result<Value> {
+    app.store
+        .write(|tx| {
+            tx.execute("DELETE FROM settings WHERE key = ?1", [settings::CHAIR])?;
+            Ok(json!({ "chairHandle": null }))
+        })
+        .await
+}
+
+/// The bound chair's agent id, if any.
+fn chair_id(conn: &Connection) -> Result<Option<String>> {
+    Ok(settings::get(conn, settings::CHAIR)?.and_then(|value| {
+        value
+            .get("agentId")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    }))
+}
+
+fn chair_unbound() -> Error {
+    Error::Unavailable {
+        code: "CHAIR_UNBOUND",
+        message: "no chair agent is bound on this instance yet; the operator binds one with `bourse chair bind HANDLE`".into(),
+    }
+}
+
+/// The connect block: how to reach and be reached.
+async fn connect_block(app: &App, handle: &str) -> Result<Value> {
+    let chair_handle = app
+        .store
+        .read(|conn| match chair_id(conn)? {
+            Some(id) => Ok(agent_store::find_by_id(conn, &id)?.map(|row| row.handle)),
+            None => Ok(None),
+        })
+        .await?;
+    Ok(json!({
+        "handle": handle,
+        "inboxUrl": app.url("/api/agents/me/inbox"),
+        "lookupUrl": app.url(&format!("/api/agents/lookup?handle={handle}")),
+        "sendUrl": app.url(&format!("/api/agents/{handle}/messages")),
+        "teamDoor": app.url("/api/inquiries"),
+        "chairHandle": chair_handle,
+    }))
+}
+
+/// The owner's view: everything but key material.
+fn own_record(agent: &AgentRow, connect: Value) -> Value {
+    json!({
+        "id": agent.id,
+        "name": agent.name,
+        "displayName": agent.display_name,
+        "email": agent.email,
+        "callbackUrl": agent.callback_url,
+        "handle": agent.handle,
+        "createdAt": agent.created_at,
+        "updatedAt": agent.updated_at,
+        "connect": connect,
+    })
+}
+
+/// The public card: handle, opt-in display name, chair mark. Never name, email, callback or keys.
+pub fn public_card(agent: &AgentRow, chair_id: Option<&str>) -> Value {
+    let mut card = Map::new();
+    card.insert("handle".into(), agent.handle.clone().into());
+    if let Some(display_name) = &agent.display_name {
+        card.insert("displayName".into(), display_name.clone().into());
+    }
+    card.insert(
+        "verified".into(),
+        (chair_id == Some(agent.id.as_str())).into(),
+    );
+    card.insert("createdAt".into(), agent.created_at.clone().into());
+    Value::Object(card)
+}
+
+fn check_email(email: String) -> Result<String> {
+    let valid = match email.split_once('@') {
+        Some((local, domain)) => {
+            !local.is_empty()
+                && domain.contains('.')
+                && !domain.starts_with('.')
+                && !domain.ends_with('.')
+                && !email.contains(char::is_whitespace)
+                && !domain.contains('@')
+        }
+        None => false,
+    };
+    if valid {
+        Ok(email)
+    } else {
+        Err(Error::invalid("`email` is not an email address"))
+    }
+}
+
+/// Syntax check of a callback URL at registration: absolute `https://`, a host, no credentials.
+/// Destination checks (private addresses, DNS) happen when a callback is delivered.
+fn check_callback_url(url: String) -> Result<String> {
+    let bad = |why: &str| Error::invalid(format!("`callbackUrl` {why}"));
+    let Some(rest) = url.strip_prefix("https://") else {
+        return Err(bad("must be an https:// URL"));
+    };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    if authority.contains('@') {
+        return Err(bad("must not carry credentials"));
+    }
+    let host = authority
+        .rsplit_once(':')
+        .map_or(authority, |(host, _)| host);
+    let host_ok = !host.is_empty()
+        && host
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-.[]:".contains(&b));
+    if !host_ok || url.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(bad("is not a valid URL"));
+    }
+    Ok(url)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn callback_urls_must_be_https_without_credentials() {
+        assert!(check_callback_url("https://agent.example/hook".into()).is_ok());
+        assert!(check_callback_url("http://agent.example/hook".into()).is_err());
+        assert!(check_callback_url("https://user:pw@agent.example/".into()).is_err());
+        assert!(check_callback_url("https:///nohost".into()).is_err());
+    }
+
+    #[test]
+    fn emails_need_a_local_part_and_a_dotted_domain() {
+        assert!(check_email("a@b.co".into()).is_ok());
+        assert!(check_email("a@b".into()).is_err());
+        assert!(check_email("@b.co".into()).is_err());
+        assert!(check_email("a b@c.co".into()).is_err());
+    }
+}

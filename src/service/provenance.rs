@@ -1,0 +1,142 @@
+//! The signed provenance block that opens every successful public JSON object response.
+//!
+//! `provenance.receipt.digest` is SHA-256 over the canonical JSON of the whole response body
+//! with `provenance.receipt` removed; the receipt is signed like any other signature object and
+//! verifies through `POST /api/verify-receipt` (`{signed: <body>}` or
+//! `{receipt: <provenance.receipt>, payload: <body without provenance.receipt>}`).
+
+use serde_json::{Map, Value, json};
+
+use super::App;
+use crate::args::Args;
+use crate::crypto::receipt::sign_payload;
+use crate::error::{Error, Result};
+use crate::store::settings;
+
+/// Fields an operator may set (everything but `receipt`).
+const FIELDS: &[&str] = &[
+    "source",
+    "creator",
+    "brand",
+    "established",
+    "classification",
+    "attribution",
+    "patent",
+    "network",
+    "marketing",
+];
+
+/// Defaults for a self-hosted instance, overlaid with the operator's saved overrides.
+pub fn effective(
+    public_url: &str,
+    established: &str,
+    overrides: Option<&Value>,
+) -> Map<String, Value> {
+    let host = public_url
+        .split("://")
+        .nth(1)
+        .unwrap_or(public_url)
+        .split(['/', ':'])
+        .next()
+        .unwrap_or_default();
+    let defaults = json!({
+        "source": public_url,
+        "creator": "bourse",
+        "brand": "bourse",
+        "established": established,
+        "classification": "self-hosted agent marketplace",
+        "attribution": format!("Served by the bourse instance at {public_url}"),
+        "patent": {
+            "status": "none",
+            "notice": "No patent is claimed on this service or its protocols.",
+            "licensing": "bourse is open source under the Apache License 2.0."
+        },
+        "network": [host],
+        "marketing": {
+            "sell": format!("{public_url}/llms.txt"),
+            "buy": format!("{public_url}/api/marketplace/listings")
+        }
+    });
+    let Value::Object(mut block) = defaults else {
+        unreachable!("built as an object")
+    };
+    if let Some(Value::Object(saved)) = overrides {
+        for (key, value) in saved {
+            block.insert(key.clone(), value.clone());
+        }
+    }
+    block
+}
+
+/// Puts the signed provenance block first in `body`.
+pub fn sign_response(app: &App, body: Map<String, Value>) -> Map<String, Value> {
+    let mut signed = Map::with_capacity(body.len() + 1);
+    signed.insert("provenance".into(), Value::Object(app.provenance()));
+    for (key, value) in body {
+        if key != "provenance" {
+            signed.insert(key, value);
+        }
+    }
+    let payload = Value::Object(signed);
+    let mut receipt = sign_payload(&app.keyring, &payload, &app.now());
+    receipt.insert("verify".into(), app.url("/api/verify-receipt").into());
+    let Value::Object(mut signed) = payload else {
+        unreachable!("built as an object")
+    };
+    if let Some(Value::Object(block)) = signed.get_mut("provenance") {
+        block.insert("receipt".into(), Value::Object(receipt));
+    }
+    signed
+}
+
+/// The provenance block as configured (operator view).
+pub fn current(app: &App) -> Value {
+    json!({ "provenance": app.provenance() })
+}
+
+/// Merges operator overrides, validates their shape, persists them and makes them current.
+///
+/// # Errors
+/// `INVALID_ARGUMENT` for an unknown field or a wrong type.
+pub async fn update(app: &App, args: Args) -> Result<Value> {
+    args.deny_unknown(FIELDS)?;
+    let mut changes = Map::new();
+    for field in FIELDS {
+        let Some(value) = args.get(field) else {
+            continue;
+        };
+        let ok = match *field {
+            "network" => value
+                .as_array()
+                .is_some_and(|a| a.iter().all(Value::is_string)),
+            "patent" | "marketing" => value.is_object(),
+            _ => value.is_string(),
+        };
+        if !ok {
+            return Err(Error::invalid(format!("`{field}` has the wrong type")));
+        }
+        changes.insert((*field).to_owned(), value.clone());
+    }
+    let now = app.now();
+    let merged = app
+        .store
+        .write(move |tx| {
+            let mut saved = match settings::get(tx, settings::PROVENANCE)? {
+                Some(Value::Object(map)) => map,
+                _ => Map::new(),
+            };
+            saved.extend(changes);
+            let value = Value::Object(saved);
+            settings::put(tx, settings::PROVENANCE, &value, &now)?;
+            Ok(value)
+        })
+        .await?;
+    let established = app
+        .provenance()
+        .get("established")
+        .cloned()
+        .unwrap_or_default();
+    let established = established.as_str().unwrap_or_default().to_owned();
+    app.set_provenance(effective(&app.public_url, &established, Some(&merged)));
+    Ok(current(app))
+}

@@ -1,0 +1,137 @@
+//! Sliding-window rate limits: at most `max` events per `window` per key, exactly (a log of
+//! the last `max` event times per key, so "10 per hour" never admits an 11th within any hour).
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+
+use jiff::{SignedDuration, Timestamp};
+
+use crate::clock::Clock;
+use crate::error::Error;
+
+/// One limit: its name (part of the key space), size and window.
+#[derive(Clone, Copy, Debug)]
+pub struct Rule {
+    pub name: &'static str,
+    pub max: usize,
+    pub window: SignedDuration,
+    /// What is being limited, for the 429 message ("registrations").
+    pub what: &'static str,
+}
+
+/// 10 registrations per hour per client IP.
+pub const REGISTRATION: Rule = Rule {
+    name: "register",
+    max: 10,
+    window: SignedDuration::from_hours(1),
+    what: "registrations",
+};
+
+/// 120 admissions (lookup, inbox, send; REST and MCP together) per minute per client IP.
+pub const ADMISSION: Rule = Rule {
+    name: "admission",
+    max: 120,
+    window: SignedDuration::from_mins(1),
+    what: "lookup, inbox and send requests",
+};
+
+/// The limiter shared by every request.
+pub struct RateLimiter {
+    clock: Arc<dyn Clock>,
+    windows: Mutex<HashMap<(&'static str, String), VecDeque<Timestamp>>>,
+}
+
+const SWEEP_ABOVE: usize = 10_000;
+
+impl RateLimiter {
+    /// A limiter reading time from `clock`.
+    pub fn new(clock: Arc<dyn Clock>) -> RateLimiter {
+        RateLimiter {
+            clock,
+            windows: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Records one event for `key` under `rule`, or refuses it with the wait in seconds.
+    ///
+    /// # Errors
+    /// `RATE_LIMITED` with `retry_after_secs` ≥ 1.
+    pub fn check(&self, rule: Rule, key: &str) -> Result<(), Error> {
+        let now = self.clock.now();
+        let mut windows = self.windows.lock().unwrap_or_else(|p| p.into_inner());
+        if windows.len() > SWEEP_ABOVE {
+            windows.retain(|(name, _), events| {
+                let window = rule_window(name, rule);
+                events
+                    .back()
+                    .is_some_and(|last| now.duration_since(*last) < window)
+            });
+        }
+        let events = windows.entry((rule.name, key.to_owned())).or_default();
+        while events
+            .front()
+            .is_some_and(|first| now.duration_since(*first) >= rule.window)
+        {
+            events.pop_front();
+        }
+        if events.len() < rule.max {
+            events.push_back(now);
+            return Ok(());
+        }
+        let oldest = *events.front().expect("full window is not empty");
+        let wait = rule.window - now.duration_since(oldest);
+        let secs = u64::try_from(wait.as_secs()).unwrap_or(0);
+        let retry_after_secs = (secs + u64::from(wait.subsec_nanos() > 0)).max(1);
+        Err(Error::RateLimited {
+            retry_after_secs,
+            message: format!(
+                "too many {}: at most {} per {}; retry after {retry_after_secs} s",
+                rule.what,
+                rule.max,
+                describe(rule.window)
+            ),
+        })
+    }
+}
+
+fn rule_window(name: &str, current: Rule) -> SignedDuration {
+    [REGISTRATION, ADMISSION]
+        .into_iter()
+        .chain(std::iter::once(current))
+        .find(|rule| rule.name == name)
+        .map_or(SignedDuration::from_hours(24), |rule| rule.window)
+}
+
+fn describe(window: SignedDuration) -> String {
+    match window.as_secs() {
+        3600 => "hour".into(),
+        60 => "minute".into(),
+        secs => format!("{secs} s"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::ManualClock;
+
+    #[test]
+    fn eleventh_in_the_window_is_refused_until_the_oldest_expires() {
+        let clock = Arc::new(ManualClock::new("2026-01-01T00:00:00Z".parse().unwrap()));
+        let limiter = RateLimiter::new(clock.clone());
+        for _ in 0..10 {
+            limiter.check(REGISTRATION, "1.2.3.4").unwrap();
+            clock.advance(SignedDuration::from_mins(1));
+        }
+        let Err(Error::RateLimited {
+            retry_after_secs, ..
+        }) = limiter.check(REGISTRATION, "1.2.3.4")
+        else {
+            panic!("the 11th registration must be refused");
+        };
+        assert_eq!(retry_after_secs, 50 * 60);
+        limiter.check(REGISTRATION, "5.6.7.8").unwrap();
+        clock.advance(SignedDuration::from_mins(50));
+        limiter.check(REGISTRATION, "1.2.3.4").unwrap();
+    }
+}

@@ -1,0 +1,69 @@
+//! Receipt verification for `POST /api/verify-receipt`, and the signing-key document.
+
+use serde_json::{Value, json};
+
+use super::App;
+use crate::crypto::jcs;
+use crate::crypto::keys::{Keyring, PublicKeyRecord};
+use crate::crypto::receipt::{self, SignatureFields, Verdict};
+use crate::error::{Error, Result};
+
+/// `GET /api/signing-key`: the current key plus every earlier one.
+pub fn signing_key(app: &App) -> Value {
+    let current = app.keyring.current();
+    json!({
+        "alg": receipt::ALG,
+        "keyId": current.key_id,
+        "publicKey": current.public_key,
+        "createdAt": current.created_at,
+        "previousKeys": app.keyring.previous(),
+        "verify": app.url("/api/verify-receipt"),
+    })
+}
+
+/// Resolves a key id against a keyring: the record and whether it is current.
+pub fn resolver(keyring: &Keyring) -> impl Fn(&str) -> Option<(PublicKeyRecord, bool)> + '_ {
+    move |key_id| {
+        keyring
+            .find(key_id)
+            .map(|record| (record.clone(), record.key_id == keyring.current().key_id))
+    }
+}
+
+/// Verifies a request body of either form: `{receipt, payload}` or `{signed}`.
+/// The body is parsed strictly (duplicate members, unsafe integers refused).
+///
+/// # Errors
+/// `INVALID_JSON` / `INVALID_ARGUMENT` when the request is malformed; an invalid signature is
+/// not an error but a verdict with `valid: false`.
+pub fn verify_request(
+    body: &str,
+    resolve: impl Fn(&str) -> Option<(PublicKeyRecord, bool)>,
+) -> Result<Verdict> {
+    let request = jcs::parse_strict(body).map_err(Error::InvalidJson)?;
+    let Value::Object(request) = request else {
+        return Err(Error::invalid("the body must be a JSON object"));
+    };
+    let (block, payload) = match (
+        request.get("signed"),
+        request.get("receipt"),
+        request.get("payload"),
+    ) {
+        (Some(signed), None, None) => {
+            receipt::split_signed(signed).map_err(Error::InvalidArgument)?
+        }
+        (None, Some(block), Some(payload)) => {
+            if !payload.is_object() {
+                return Err(Error::invalid("`payload` must be a JSON object"));
+            }
+            (block.clone(), payload.clone())
+        }
+        _ => {
+            return Err(Error::invalid(
+                "send either {\"receipt\": <signature object>, \"payload\": <object without signature>} or {\"signed\": <whole signed object>}",
+            ));
+        }
+    };
+    let fields = SignatureFields::read(&block).map_err(Error::InvalidArgument)?;
+    Ok(receipt::verify(&fields, &payload, resolve))
+}

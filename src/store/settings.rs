@@ -1,0 +1,41 @@
+//! Key/value settings whose values are JSON.
+
+use rusqlite::{Connection, OptionalExtension, params};
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+
+/// The chair binding: `{"agentId": …}`.
+pub const CHAIR: &str = "chair";
+/// Operator overrides of the provenance block.
+pub const PROVENANCE: &str = "provenance";
+/// When this instance's database was created (`"2026-…Z"`).
+pub const ESTABLISHED: &str = "established";
+
+/// Reads one setting.
+///
+/// # Errors
+/// Database failure, or a stored value that is not JSON.
+pub fn get(conn: &Connection, key: &str) -> Result<Option<Value>> {
+    let text: Option<String> = conn
+        .prepare_cached("SELECT value FROM settings WHERE key = ?1")?
+        .query_row([key], |r| r.get(0))
+        .optional()?;
+    text.map(|t| {
+        serde_json::from_str(&t).map_err(|e| Error::Internal(format!("setting {key}: {e}")))
+    })
+    .transpose()
+}
+
+/// Writes one setting.
+///
+/// # Errors
+/// Database failure.
+pub fn put(conn: &Connection, key: &str, value: &Value, now: &str) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO settings (key, value, updated_at) VALUES (?1, ?2, ?3)
+         ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+    )?
+    .execute(params![key, value.to_string(), now])?;
+    Ok(())
+}

@@ -125,6 +125,7 @@ pub async fn me(app: &App, agent: &AgentRow) -> Result<Value> {
 /// `INVALID_ARGUMENT` for unknown or bad fields.
 pub async fn update_me(app: &App, agent: AgentRow, args: Args) -> Result<Value> {
     args.deny_unknown(&["displayName", "email", "callbackUrl"])?;
+    let before = agent.clone();
     let mut agent = agent;
     apply(
         &mut agent.display_name,
@@ -138,6 +139,12 @@ pub async fn update_me(app: &App, agent: AgentRow, args: Args) -> Result<Value> 
         &mut agent.callback_url,
         map_patch(args.patch_str("callbackUrl", URL_MAX)?, check_callback_url)?,
     );
+    let unchanged = agent.display_name == before.display_name
+        && agent.email == before.email
+        && agent.callback_url == before.callback_url;
+    if unchanged {
+        return me(app, &agent).await;
+    }
     agent.updated_at = app.now();
     let agent = app
         .store
@@ -195,14 +202,22 @@ pub async fn lookup(
     name: Option<String>,
     client: &Client<'_>,
 ) -> Result<Value> {
+    let query = match (handle, name) {
+        (Some(handle), None) => Ok(handle.trim().to_ascii_uppercase()),
+        (None, Some(name)) => Err(name.trim().to_owned()),
+        _ => {
+            return Err(Error::invalid(
+                "give exactly one of the query parameters `handle` or `name`",
+            ));
+        }
+    };
     app.limiter.check(ADMISSION, client.ip)?;
-    let (rows, chair) = match (handle, name) {
-        (Some(handle), None) => {
-            let handle = handle.trim().to_owned();
+    let (rows, chair) = match query {
+        Ok(handle) => {
             app.store
                 .read(move |conn| {
                     let chair = chair_id(conn)?;
-                    if handle.eq_ignore_ascii_case("chair") {
+                    if handle == "CHAIR" {
                         let Some(chair_id) = &chair else {
                             return Err(chair_unbound());
                         };
@@ -218,8 +233,7 @@ pub async fn lookup(
                 })
                 .await?
         }
-        (None, Some(name)) => {
-            let name = name.trim().to_owned();
+        Err(name) => {
             app.store
                 .read(move |conn| {
                     Ok((
@@ -228,11 +242,6 @@ pub async fn lookup(
                     ))
                 })
                 .await?
-        }
-        _ => {
-            return Err(Error::invalid(
-                "give exactly one of the query parameters `handle` or `name`",
-            ));
         }
     };
     let agents: Vec<Value> = rows
@@ -269,7 +278,7 @@ pub async fn revoke_key(app: &App, agent: &AgentRow) -> Result<Value> {
 /// `NOT_FOUND` when no agent has that handle.
 pub fn bind_chair(store: &Store, handle: &str, now: &str) -> Result<Value> {
     store.write_blocking(|tx| {
-        let agent = agent_store::find_by_handle(tx, handle)?
+        let agent = agent_store::find_by_handle(tx, &handle.trim().to_ascii_uppercase())?
             .ok_or_else(|| Error::NotFound(format!("no agent has the handle {handle:?}")))?;
         settings::put(tx, settings::CHAIR, &json!({ "agentId": agent.id }), now)?;
         Ok(json!({ "chairHandle": agent.handle, "boundAt": now }))

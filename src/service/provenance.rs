@@ -94,7 +94,8 @@ pub fn current(app: &App) -> Value {
     json!({ "provenance": app.provenance() })
 }
 
-/// Merges operator overrides, validates their shape, persists them and makes them current.
+/// Merges operator overrides (`null` removes one, restoring the default), validates their
+/// shape, persists them and makes them current.
 ///
 /// # Errors
 /// `INVALID_ARGUMENT` for an unknown field or a wrong type.
@@ -106,6 +107,7 @@ pub async fn update(app: &App, args: Args) -> Result<Value> {
             continue;
         };
         let ok = match *field {
+            _ if value.is_null() => true,
             "network" => value
                 .as_array()
                 .is_some_and(|a| a.iter().all(Value::is_string)),
@@ -125,7 +127,13 @@ pub async fn update(app: &App, args: Args) -> Result<Value> {
                 Some(Value::Object(map)) => map,
                 _ => Map::new(),
             };
-            saved.extend(changes);
+            for (field, value) in changes {
+                if value.is_null() {
+                    saved.shift_remove(&field);
+                } else {
+                    saved.insert(field, value);
+                }
+            }
             let value = Value::Object(saved);
             settings::put(tx, settings::PROVENANCE, &value, &now)?;
             Ok(value)

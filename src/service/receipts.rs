@@ -40,10 +40,19 @@ pub fn verify_request(
     body: &str,
     resolve: impl Fn(&str) -> Option<(PublicKeyRecord, bool)>,
 ) -> Result<Verdict> {
-    let request = jcs::parse_strict(body).map_err(Error::InvalidJson)?;
+    let request = jcs::parse_strict(body)
+        .map_err(|error| Error::InvalidJson(format!("the body is not valid JSON: {error}")))?;
     let Value::Object(request) = request else {
         return Err(Error::invalid("the body must be a JSON object"));
     };
+    if let Some(unknown) = request
+        .keys()
+        .find(|k| !["signed", "receipt", "payload"].contains(&k.as_str()))
+    {
+        return Err(Error::invalid(format!(
+            "unknown field `{unknown}`; accepted fields: signed, receipt, payload"
+        )));
+    }
     let (block, payload) = match (
         request.get("signed"),
         request.get("receipt"),

@@ -1,1 +1,9 @@
-//! Black-box tests: the real server on port 0 with a temp data dir.
+//! Black-box tests: the real server on port 0 with a temp data dir, spoken to over HTTP, and
+//! the real binary for command-line behaviour.
+
+mod agents;
+mod cli;
+mod docs;
+mod http_core;
+mod receipts;
+mod support;

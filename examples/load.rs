@@ -1,0 +1,180 @@
+//! A small closed-loop HTTP/1.1 load generator for measuring bourse.
+//!
+//! ```sh
+//! cargo run --release -- serve --listen 127.0.0.1:8080 --data /tmp/bench &
+//! cargo run --release --example load -- --url http://127.0.0.1:8080 --path /healthz
+//! cargo run --release --example load -- --url http://127.0.0.1:8080 --scenario me
+//! cargo run --release --example load -- --url http://127.0.0.1:8080 --scenario patch
+//! ```
+//!
+//! Each connection sends one request at a time over keep-alive and waits for the whole answer;
+//! the tool prints requests per second and latency percentiles. Scenarios `me` and `patch`
+//! register one agent first and then read or update it with its Bearer key. Loopback only.
+
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::TcpStream;
+
+struct Options {
+    url: String,
+    path: String,
+    scenario: String,
+    connections: usize,
+    seconds: u64,
+}
+
+fn parse() -> Options {
+    let mut options = Options {
+        url: "http://127.0.0.1:8080".into(),
+        path: "/healthz".into(),
+        scenario: "get".into(),
+        connections: 32,
+        seconds: 10,
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(flag) = args.next() {
+        let value = args
+            .next()
+            .unwrap_or_else(|| panic!("{flag} needs a value"));
+        match flag.as_str() {
+            "--url" => options.url = value,
+            "--path" => options.path = value,
+            "--scenario" => options.scenario = value,
+            "--connections" => options.connections = value.parse().expect("--connections N"),
+            "--seconds" => options.seconds = value.parse().expect("--seconds N"),
+            other => panic!("unknown flag {other}"),
+        }
+    }
+    options
+}
+
+#[tokio::main]
+async fn main() {
+    let options = parse();
+    let host = options
+        .url
+        .strip_prefix("http://")
+        .expect("--url must be http://")
+        .trim_end_matches('/')
+        .to_owned();
+    let ip_ok =
+        host.starts_with("127.") || host.starts_with("localhost") || host.starts_with("[::1]");
+    assert!(ip_ok, "load is only ever sent to loopback");
+
+    let request = match options.scenario.as_str() {
+        "get" => format!("GET {} HTTP/1.1\r\nHost: {host}\r\n\r\n", options.path),
+        "me" | "patch" => {
+            let key = register(&host).await;
+            if options.scenario == "me" {
+                format!(
+                    "GET /api/agents/me HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {key}\r\n\r\n"
+                )
+            } else {
+                let body = r#"{"displayName":"Load Test"}"#;
+                format!(
+                    "PATCH /api/agents/me HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {key}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+                    body.len()
+                )
+            }
+        }
+        other => panic!("unknown scenario {other}; use get, me or patch"),
+    };
+
+    let deadline = Instant::now() + Duration::from_secs(options.seconds);
+    let mut tasks = Vec::new();
+    for _ in 0..options.connections {
+        let host = host.clone();
+        let request = request.clone();
+        tasks.push(tokio::spawn(async move {
+            worker(&host, request.as_bytes(), deadline).await
+        }));
+    }
+    let mut latencies = Vec::new();
+    let mut errors = 0usize;
+    for task in tasks {
+        let (mut lat, err) = task.await.expect("worker");
+        latencies.append(&mut lat);
+        errors += err;
+    }
+    latencies.sort_unstable();
+    let count = latencies.len();
+    let pct = |p: f64| {
+        latencies
+            .get(((count as f64 * p) as usize).min(count.saturating_sub(1)))
+            .copied()
+            .unwrap_or_default()
+    };
+    println!(
+        "scenario={} path={} connections={} seconds={} requests={count} non2xx={errors} rps={:.0} p50={:?} p99={:?} max={:?}",
+        options.scenario,
+        options.path,
+        options.connections,
+        options.seconds,
+        count as f64 / options.seconds as f64,
+        pct(0.50),
+        pct(0.99),
+        latencies.last().copied().unwrap_or_default(),
+    );
+}
+
+async fn worker(host: &str, request: &[u8], deadline: Instant) -> (Vec<Duration>, usize) {
+    let stream = TcpStream::connect(host).await.expect("connect");
+    stream.set_nodelay(true).ok();
+    let mut stream = BufReader::new(stream);
+    let mut latencies = Vec::new();
+    let mut errors = 0;
+    while Instant::now() < deadline {
+        let started = Instant::now();
+        stream.get_mut().write_all(request).await.expect("write");
+        let status = read_response(&mut stream).await;
+        latencies.push(started.elapsed());
+        if !(200..300).contains(&status) {
+            errors += 1;
+        }
+    }
+    (latencies, errors)
+}
+
+/// Reads one response with a Content-Length body; returns its status.
+async fn read_response(stream: &mut BufReader<TcpStream>) -> u16 {
+    let mut line = String::new();
+    stream.read_line(&mut line).await.expect("status line");
+    let status = line
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let mut length = 0usize;
+    loop {
+        line.clear();
+        stream.read_line(&mut line).await.expect("header");
+        if line == "\r\n" || line.is_empty() {
+            break;
+        }
+        if let Some((name, value)) = line.split_once(':')
+            && name.eq_ignore_ascii_case("content-length")
+        {
+            length = value.trim().parse().unwrap_or(0);
+        }
+    }
+    let mut body = vec![0u8; length];
+    stream.read_exact(&mut body).await.expect("body");
+    status
+}
+
+async fn register(host: &str) -> String {
+    let body = r#"{"name":"load-test"}"#;
+    let request = format!(
+        "POST /api/agents/register HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let mut stream = TcpStream::connect(host).await.expect("connect");
+    stream.write_all(request.as_bytes()).await.expect("write");
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).await.expect("read");
+    let start = answer
+        .find("svc_live_")
+        .expect("registration answered a key");
+    answer[start..].split('"').next().unwrap().to_owned()
+}

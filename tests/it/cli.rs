@@ -1,0 +1,235 @@
+//! The real binary: listening line, signals, backup, refusal of foreign databases, flags.
+
+use rusqlite::Connection;
+
+use crate::support::{BinServer, bourse};
+
+#[test]
+fn serve_prints_the_listening_line_with_the_real_port_and_exits_0_on_sigterm() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = BinServer::spawn(&dir.path().join("data"), &[]);
+    let url = server
+        .listening_line
+        .strip_prefix("bourse listening on http://127.0.0.1:")
+        .unwrap();
+    let port: u16 = url.parse().unwrap();
+    assert_ne!(port, 0);
+    assert_eq!(server.client.get("/healthz").status, 200);
+    let (status, _) = server.terminate();
+    assert_eq!(status.code(), Some(0));
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &str| {
+            std::fs::metadata(dir.path().join("data").join(p))
+                .unwrap()
+                .permissions()
+                .mode()
+                & 0o777
+        };
+        assert_eq!(mode(""), 0o700);
+        assert_eq!(mode("signing.key"), 0o600);
+        assert_eq!(mode("operator.key"), 0o600);
+    }
+}
+
+#[test]
+fn access_logs_never_contain_api_keys_and_json_logs_are_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = BinServer::spawn(&dir.path().join("data"), &["--log-format", "json"]);
+    let agent = server.client.register("logged");
+    let key = agent["apiKey"].as_str().unwrap();
+    server.client.get(&format!("/api/agents?api_key={key}"));
+    server.client.get_auth("/api/agents/me", key);
+    let (status, stderr) = server.terminate();
+    assert!(status.success());
+    assert!(!stderr.contains(key), "the API key leaked into the log");
+    assert!(stderr.contains("api_key=REDACTED"));
+    for line in stderr.lines().filter(|l| !l.trim().is_empty()) {
+        serde_json::from_str::<serde_json::Value>(line)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+    }
+}
+
+#[test]
+fn flags_come_from_env_and_flags_win_over_env() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = bourse()
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .env("BOURSE_DATA", dir.path().join("from-env"))
+        .env("BOURSE_LISTEN", "127.0.0.1:1")
+        .env("BOURSE_PUBLIC_URL", "https://market.example/")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    let base = line
+        .trim()
+        .strip_prefix("bourse listening on ")
+        .unwrap()
+        .to_owned();
+    assert!(
+        !base.ends_with(":1"),
+        "the flag wins over BOURSE_LISTEN: {base}"
+    );
+    let client = crate::support::Client::new(&base);
+    let body = client.get("/healthz").json();
+    assert_eq!(
+        body["provenance"]["receipt"]["verify"],
+        "https://market.example/api/verify-receipt"
+    );
+    assert!(dir.path().join("from-env").join("bourse.db").exists());
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+#[test]
+fn version_and_bad_arguments() {
+    let version = bourse().arg("--version").output().unwrap();
+    assert!(version.status.success());
+    assert!(String::from_utf8_lossy(&version.stdout).starts_with("bourse "));
+    let unknown = bourse().args(["serve", "--no-such-flag"]).output().unwrap();
+    assert!(!unknown.status.success());
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("--no-such-flag"));
+    let bad = bourse()
+        .args(["serve", "--listen", "not-an-address"])
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--listen"));
+    let bad_format = bourse()
+        .args(["serve", "--log-format", "xml"])
+        .output()
+        .unwrap();
+    assert!(!bad_format.status.success());
+}
+
+#[test]
+fn backup_while_serving_yields_a_database_holding_the_agents() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let server = BinServer::spawn(&data, &[]);
+    let handles: Vec<String> = (0..3)
+        .map(|i| {
+            server.client.register(&format!("backed-up-{i}"))["handle"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    let out = dir.path().join("backup.db");
+    let backup = bourse()
+        .args(["backup", "--data"])
+        .arg(&data)
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        backup.status.success(),
+        "{}",
+        String::from_utf8_lossy(&backup.stderr)
+    );
+    assert_eq!(
+        server.client.get("/readyz").status,
+        200,
+        "the server keeps serving"
+    );
+
+    let copy = Connection::open(&out).unwrap();
+    let mut stored: Vec<String> = copy
+        .prepare("SELECT handle FROM agents ORDER BY seq")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    stored.sort();
+    let mut expected = handles.clone();
+    expected.sort();
+    assert_eq!(stored, expected);
+    let integrity: String = copy
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(integrity, "ok");
+
+    let again = bourse()
+        .args(["backup", "--data"])
+        .arg(&data)
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        !again.status.success(),
+        "an existing file is never overwritten"
+    );
+}
+
+#[test]
+fn a_database_of_another_application_is_refused_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    let db = data.join("bourse.db");
+    {
+        let conn = Connection::open(&db).unwrap();
+        conn.execute_batch("PRAGMA application_id = 1234; CREATE TABLE notes (x TEXT); INSERT INTO notes VALUES ('mine');")
+            .unwrap();
+    }
+    let before = std::fs::read(&db).unwrap();
+    let output = bourse()
+        .args(["serve", "--listen", "127.0.0.1:0", "--data"])
+        .arg(&data)
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("another application"), "{stderr}");
+    assert!(
+        output.stdout.is_empty(),
+        "no listening line for a refused start"
+    );
+    assert_eq!(
+        std::fs::read(&db).unwrap(),
+        before,
+        "the file is byte-identical"
+    );
+    assert!(!data.join("bourse.db-wal").exists());
+}
+
+#[test]
+fn chair_bind_from_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let server = BinServer::spawn(&data, &[]);
+    server
+        .client
+        .get("/api/agents/lookup?handle=chair")
+        .assert_error(503, "CHAIR_UNBOUND");
+    let agent = server.client.register("chair-agent");
+    let handle = agent["handle"].as_str().unwrap();
+    let bind = bourse()
+        .args(["chair", "bind", handle, "--data"])
+        .arg(&data)
+        .output()
+        .unwrap();
+    assert!(
+        bind.status.success(),
+        "{}",
+        String::from_utf8_lossy(&bind.stderr)
+    );
+    let lookup = server.client.get("/api/agents/lookup?handle=chair").json();
+    assert_eq!(lookup["agents"][0]["handle"], handle);
+    assert_eq!(lookup["agents"][0]["verified"], true);
+    let unknown = bourse()
+        .args(["chair", "bind", "A-NOPE0000", "--data"])
+        .arg(&data)
+        .output()
+        .unwrap();
+    assert!(!unknown.status.success());
+}

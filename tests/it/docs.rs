@@ -1,0 +1,100 @@
+//! Embedded documents: llms.txt on both paths, OpenAPI ↔ router parity, working examples.
+
+use std::collections::BTreeSet;
+
+use bourse::http::router::ROUTES;
+use serde_json::Value;
+
+use crate::support::TestServer;
+
+#[test]
+fn llms_txt_is_identical_on_both_paths() {
+    let server = TestServer::start();
+    let a = server.get("/llms.txt");
+    let b = server.get("/api/llms.txt");
+    assert_eq!(a.status, 200);
+    assert!(a.header("content-type").unwrap().starts_with("text/plain"));
+    assert_eq!(a.body, b.body);
+    assert!(String::from_utf8_lossy(&a.body).contains("/api/agents/register"));
+}
+
+fn openapi(server: &TestServer) -> Value {
+    let response = server.get("/openapi.json");
+    assert_eq!(response.status, 200);
+    response.json()
+}
+
+#[test]
+fn every_route_is_documented_and_every_documented_route_exists() {
+    let server = TestServer::start();
+    let document = openapi(&server);
+    assert_eq!(document["openapi"], "3.1.0");
+    assert_eq!(document["info"]["version"], "1.0.0");
+    let documented: BTreeSet<(String, String)> = document["paths"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .flat_map(|(path, item)| {
+            item.as_object()
+                .unwrap()
+                .keys()
+                .filter(|k| ["get", "put", "post", "patch", "delete"].contains(&k.as_str()))
+                .map(move |method| (method.to_uppercase(), path.clone()))
+        })
+        .collect();
+    let routed: BTreeSet<(String, String)> = ROUTES
+        .iter()
+        .map(|(m, p, _)| ((*m).to_owned(), (*p).to_owned()))
+        .collect();
+    let undocumented: Vec<_> = routed.difference(&documented).collect();
+    let phantom: Vec<_> = documented.difference(&routed).collect();
+    assert!(
+        undocumented.is_empty(),
+        "routes missing from openapi.json: {undocumented:?}"
+    );
+    assert!(
+        phantom.is_empty(),
+        "openapi.json documents routes that do not exist: {phantom:?}"
+    );
+}
+
+#[test]
+fn every_request_body_example_succeeds_as_sent() {
+    let server = TestServer::start();
+    let document = openapi(&server);
+    let agent = server.register("example-runner");
+    let agent_key = agent["apiKey"].as_str().unwrap().to_owned();
+    let operator_key = server.operator_key();
+    let mut sent = 0;
+    for (path, item) in document["paths"].as_object().unwrap() {
+        for (method, operation) in item.as_object().unwrap() {
+            let Some(example) = operation.pointer("/requestBody/content/application~1json/example")
+            else {
+                assert!(
+                    operation.get("requestBody").is_none(),
+                    "{method} {path} has a body without an example"
+                );
+                continue;
+            };
+            let mut example = example.clone();
+            if path == "/api/operator/chair" {
+                // The only example that names a resource which must already exist.
+                example["handle"] = agent["handle"].clone();
+            }
+            let key = if path.starts_with("/api/operator/") {
+                &operator_key
+            } else {
+                &agent_key
+            };
+            let response = server.send_auth(&method.to_uppercase(), path, key, &example);
+            assert!(
+                (200..300).contains(&response.status),
+                "{method} {path} example → {}: {}",
+                response.status,
+                String::from_utf8_lossy(&response.body)
+            );
+            sent += 1;
+        }
+    }
+    assert!(sent >= 4, "only {sent} examples were found");
+}

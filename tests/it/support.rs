@@ -1,0 +1,316 @@
+//! Test harness: an in-process server on port 0 with a temp data dir and a manual clock, the
+//! real binary for CLI-level checks, and a small blocking HTTP client.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use bourse::clock::ManualClock;
+use bourse::config::Config;
+use serde_json::Value;
+use tempfile::TempDir;
+use tokio::sync::oneshot;
+
+/// A response as a user sees it.
+pub struct Resp {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl Resp {
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&self.body)))
+    }
+
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// Asserts an error response: status, code, and the documented body shape.
+    #[track_caller]
+    pub fn assert_error(&self, status: u16, code: &str) {
+        assert_eq!(
+            self.status,
+            status,
+            "{}",
+            String::from_utf8_lossy(&self.body)
+        );
+        let body = self.json();
+        assert_eq!(body["error"]["code"], code, "{body}");
+        assert_eq!(body["error"]["status"], status, "{body}");
+        assert!(
+            body["error"]["message"]
+                .as_str()
+                .is_some_and(|m| !m.is_empty()),
+            "{body}"
+        );
+    }
+}
+
+/// A blocking HTTP client that reports every status instead of failing on 4xx/5xx.
+pub struct Client {
+    pub base: String,
+    agent: ureq::Agent,
+}
+
+impl Client {
+    pub fn new(base: &str) -> Client {
+        let config = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .build();
+        Client {
+            base: base.to_owned(),
+            agent: config.into(),
+        }
+    }
+
+    pub fn request(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: Option<&[u8]>,
+    ) -> Resp {
+        let url = format!("{}{path}", self.base);
+        let mut builder = ureq::http::Request::builder().method(method).uri(&url);
+        for (name, value) in headers {
+            builder = builder.header(*name, *value);
+        }
+        let result = match body {
+            Some(bytes) => {
+                let request = builder
+                    .header("content-type", "application/json")
+                    .body(bytes.to_vec())
+                    .unwrap();
+                self.agent.run(request)
+            }
+            None => self.agent.run(builder.body(()).unwrap()),
+        };
+        let mut response = result.unwrap_or_else(|e| panic!("{method} {path}: {e}"));
+        let status = response.status().as_u16();
+        let headers = response
+            .headers()
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.as_str().to_owned(),
+                    v.to_str().unwrap_or_default().to_owned(),
+                )
+            })
+            .collect();
+        let body = response
+            .body_mut()
+            .with_config()
+            .limit(64 << 20)
+            .read_to_vec()
+            .unwrap_or_default();
+        Resp {
+            status,
+            headers,
+            body,
+        }
+    }
+
+    pub fn get(&self, path: &str) -> Resp {
+        self.request("GET", path, &[], None)
+    }
+
+    pub fn get_auth(&self, path: &str, key: &str) -> Resp {
+        self.request(
+            "GET",
+            path,
+            &[("authorization", &format!("Bearer {key}"))],
+            None,
+        )
+    }
+
+    pub fn post(&self, path: &str, body: &Value) -> Resp {
+        self.request("POST", path, &[], Some(body.to_string().as_bytes()))
+    }
+
+    pub fn send_auth(&self, method: &str, path: &str, key: &str, body: &Value) -> Resp {
+        let auth = format!("Bearer {key}");
+        self.request(
+            method,
+            path,
+            &[("authorization", &auth)],
+            Some(body.to_string().as_bytes()),
+        )
+    }
+
+    /// Registers an agent; returns the 201 body.
+    #[track_caller]
+    pub fn register(&self, name: &str) -> Value {
+        let response = self.post("/api/agents/register", &serde_json::json!({ "name": name }));
+        assert_eq!(
+            response.status,
+            201,
+            "{}",
+            String::from_utf8_lossy(&response.body)
+        );
+        response.json()
+    }
+}
+
+/// The server running inside the test process.
+pub struct TestServer {
+    pub client: Client,
+    pub clock: Arc<ManualClock>,
+    pub data: PathBuf,
+    _dir: Option<TempDir>,
+    shutdown: Option<oneshot::Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl std::ops::Deref for TestServer {
+    type Target = Client;
+    fn deref(&self) -> &Client {
+        &self.client
+    }
+}
+
+impl TestServer {
+    /// A fresh server with its own temp data dir.
+    pub fn start() -> TestServer {
+        let dir = tempfile::tempdir().unwrap();
+        let mut server = TestServer::start_in(&dir.path().join("data"));
+        server._dir = Some(dir);
+        server
+    }
+
+    /// A server over an existing (or new) data dir, which the caller keeps.
+    pub fn start_in(data: &Path) -> TestServer {
+        let clock = Arc::new(ManualClock::new("2026-11-21T04:00:00Z".parse().unwrap()));
+        let config = Config::for_tests(data.to_owned());
+        let (addr_tx, addr_rx) = std::sync::mpsc::channel();
+        let (shutdown_tx, shutdown_rx) = oneshot::channel::<()>();
+        let server_clock = clock.clone();
+        let thread = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .unwrap();
+            runtime.block_on(async move {
+                let server = bourse::bind(&config, server_clock).await.unwrap();
+                addr_tx.send(server.local_addr().unwrap()).unwrap();
+                server
+                    .run(async {
+                        let _ = shutdown_rx.await;
+                    })
+                    .await;
+            });
+        });
+        let addr = addr_rx.recv().expect("server started");
+        TestServer {
+            client: Client::new(&format!("http://{addr}")),
+            clock,
+            data: data.to_owned(),
+            _dir: None,
+            shutdown: Some(shutdown_tx),
+            thread: Some(thread),
+        }
+    }
+
+    /// Stops the server and waits for it to finish.
+    pub fn stop(mut self) {
+        self.shutdown_now();
+    }
+
+    fn shutdown_now(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            thread.join().unwrap();
+        }
+    }
+
+    /// The operator bearer token of this instance.
+    pub fn operator_key(&self) -> String {
+        std::fs::read_to_string(self.data.join("operator.key"))
+            .unwrap()
+            .trim()
+            .to_owned()
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        self.shutdown_now();
+    }
+}
+
+/// The `bourse` binary built for these tests.
+pub fn bourse() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_bourse"))
+}
+
+/// The real binary serving on port 0; killed on drop.
+pub struct BinServer {
+    pub child: Child,
+    pub client: Client,
+    pub listening_line: String,
+}
+
+impl BinServer {
+    /// Starts `bourse serve --listen 127.0.0.1:0 --data DIR` and waits for its listening line.
+    pub fn spawn(data: &Path, extra: &[&str]) -> BinServer {
+        let mut child = bourse()
+            .args(["serve", "--listen", "127.0.0.1:0", "--data"])
+            .arg(data)
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let mut line = String::new();
+        BufReader::new(stdout).read_line(&mut line).unwrap();
+        let line = line.trim_end().to_owned();
+        let base = line
+            .strip_prefix("bourse listening on ")
+            .unwrap_or_else(|| panic!("unexpected first line {line:?}"));
+        BinServer {
+            client: Client::new(base),
+            listening_line: line.clone(),
+            child,
+        }
+    }
+
+    /// Sends SIGTERM and returns the exit status and everything written to stderr.
+    pub fn terminate(mut self) -> (std::process::ExitStatus, String) {
+        let pid = self.child.id().to_string();
+        assert!(
+            Command::new("kill")
+                .args(["-TERM", &pid])
+                .status()
+                .unwrap()
+                .success()
+        );
+        let status = self.child.wait().unwrap();
+        let mut stderr = String::new();
+        use std::io::Read;
+        self.child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut stderr)
+            .unwrap();
+        (status, stderr)
+    }
+}
+
+impl Drop for BinServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

@@ -62,21 +62,30 @@ async fn main() {
         host.starts_with("127.") || host.starts_with("localhost") || host.starts_with("[::1]");
     assert!(ip_ok, "load is only ever sent to loopback");
 
-    let request = match options.scenario.as_str() {
-        "get" => format!("GET {} HTTP/1.1\r\nHost: {host}\r\n\r\n", options.path),
-        "me" | "patch" => {
+    // Requests are sent in rotation; `patch` alternates two values so every request writes.
+    let requests: Vec<String> = match options.scenario.as_str() {
+        "get" => vec![format!(
+            "GET {} HTTP/1.1\r\nHost: {host}\r\n\r\n",
+            options.path
+        )],
+        "me" => {
             let key = register(&host).await;
-            if options.scenario == "me" {
-                format!(
-                    "GET /api/agents/me HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {key}\r\n\r\n"
-                )
-            } else {
-                let body = r#"{"displayName":"Load Test"}"#;
-                format!(
-                    "PATCH /api/agents/me HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {key}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-                    body.len()
-                )
-            }
+            vec![format!(
+                "GET /api/agents/me HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {key}\r\n\r\n"
+            )]
+        }
+        "patch" => {
+            let key = register(&host).await;
+            ["Load A", "Load B"]
+                .iter()
+                .map(|name| {
+                    let body = format!(r#"{{"displayName":"{name}"}}"#);
+                    format!(
+                        "PATCH /api/agents/me HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {key}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+                        body.len()
+                    )
+                })
+                .collect()
         }
         other => panic!("unknown scenario {other}; use get, me or patch"),
     };
@@ -85,9 +94,9 @@ async fn main() {
     let mut tasks = Vec::new();
     for _ in 0..options.connections {
         let host = host.clone();
-        let request = request.clone();
+        let requests = requests.clone();
         tasks.push(tokio::spawn(async move {
-            worker(&host, request.as_bytes(), deadline).await
+            worker(&host, &requests, deadline).await
         }));
     }
     let mut latencies = Vec::new();
@@ -118,7 +127,7 @@ async fn main() {
     );
 }
 
-async fn worker(host: &str, request: &[u8], deadline: Instant) -> (Vec<Duration>, usize) {
+async fn worker(host: &str, requests: &[String], deadline: Instant) -> (Vec<Duration>, usize) {
     let stream = TcpStream::connect(host).await.expect("connect");
     stream.set_nodelay(true).ok();
     let mut stream = BufReader::new(stream);
@@ -126,7 +135,12 @@ async fn worker(host: &str, request: &[u8], deadline: Instant) -> (Vec<Duration>
     let mut errors = 0;
     while Instant::now() < deadline {
         let started = Instant::now();
-        stream.get_mut().write_all(request).await.expect("write");
+        let request = &requests[latencies.len() % requests.len()];
+        stream
+            .get_mut()
+            .write_all(request.as_bytes())
+            .await
+            .expect("write");
         let status = read_response(&mut stream).await;
         latencies.push(started.elapsed());
         if !(200..300).contains(&status) {

@@ -10,6 +10,7 @@
 //! - [`service`]: business rules (agents, receipts, provenance, rate limits).
 //! - [`store`]: SQLite schema, migrations and synchronous queries.
 //! - [`crypto`]: canonical JSON, keys and signatures (no I/O beyond the keyfile).
+//! - [`outbound`]: the one SSRF-safe client for every URL users control.
 //! - [`args`]: typed reading of JSON objects with field-naming errors.
 //! - [`clock`]: injectable time.
 //! - [`error`]: the one error enum.
@@ -22,6 +23,7 @@ pub mod config;
 pub mod crypto;
 pub mod error;
 pub mod http;
+pub mod outbound;
 pub mod server;
 pub mod service;
 pub mod store;

@@ -1,0 +1,1 @@
+//! SSRF-safe outbound HTTP (being written).

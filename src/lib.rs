@@ -11,6 +11,7 @@
 //! - [`store`]: SQLite schema, migrations and synchronous queries.
 //! - [`crypto`]: canonical JSON, keys and signatures (no I/O beyond the keyfile).
 //! - [`outbound`]: the one SSRF-safe client for every URL users control.
+//! - [`seller_kit`]: what a seller's delivery endpoint needs to check bourse's signed requests.
 //! - [`args`]: typed reading of JSON objects with field-naming errors.
 //! - [`clock`]: injectable time.
 //! - [`error`]: the one error enum.
@@ -24,6 +25,7 @@ pub mod crypto;
 pub mod error;
 pub mod http;
 pub mod outbound;
+pub mod seller_kit;
 pub mod server;
 pub mod service;
 pub mod store;

@@ -6,4 +6,6 @@ mod cli;
 mod docs;
 mod http_core;
 mod receipts;
+#[allow(dead_code)]
+mod seller_twin;
 mod support;

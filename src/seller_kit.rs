@@ -1,0 +1,1 @@
+//! Seller kit (being written).

@@ -1,0 +1,1 @@
+//! In-process seller endpoint twin (being written).

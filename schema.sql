@@ -14,7 +14,16 @@ CREATE TABLE agents (
     key_hash       TEXT    NOT NULL UNIQUE,
     created_at     TEXT    NOT NULL,
     updated_at     TEXT    NOT NULL,
-    key_rotated_at TEXT
+    key_rotated_at TEXT,
+    -- The platform's own seller (reference samples); never listed as an agent.
+    is_house       INTEGER NOT NULL DEFAULT 0,
+    -- Public seller code `S-` + 6 digits, assigned with the first listing.
+    seller_code    TEXT    UNIQUE,
+    -- Seller reputation inputs and the derived score (see service::reputation).
+    rating_sum     INTEGER NOT NULL DEFAULT 0,
+    rating_count   INTEGER NOT NULL DEFAULT 0,
+    sales_count    INTEGER NOT NULL DEFAULT 0,
+    reputation     REAL    NOT NULL DEFAULT 2.4
 ) STRICT;
 
 CREATE INDEX agents_display_name ON agents (display_name) WHERE display_name IS NOT NULL;
@@ -26,3 +35,121 @@ CREATE TABLE settings (
     value      TEXT NOT NULL,
     updated_at TEXT NOT NULL
 ) STRICT;
+
+-- Taxonomy, seeded idempotently from assets/taxonomy.json at every start.
+CREATE TABLE categories (
+    slug        TEXT PRIMARY KEY,
+    name        TEXT NOT NULL,
+    icon        TEXT NOT NULL,
+    class       TEXT NOT NULL,
+    description TEXT NOT NULL,
+    position    INTEGER NOT NULL
+) STRICT;
+
+CREATE TABLE verticals (
+    slug        TEXT PRIMARY KEY,
+    name        TEXT NOT NULL,
+    icon        TEXT NOT NULL,
+    category    TEXT NOT NULL REFERENCES categories (slug),
+    is_external INTEGER NOT NULL,
+    position    INTEGER NOT NULL
+) STRICT;
+
+-- A seller's verified delivery endpoint. Only verified endpoints are stored.
+CREATE TABLE delivery_endpoints (
+    agent_id    TEXT PRIMARY KEY REFERENCES agents (id),
+    url         TEXT NOT NULL,
+    verified_at TEXT NOT NULL,
+    updated_at  TEXT NOT NULL
+) STRICT;
+
+-- Listings: metadata and a small preview only; the deliverable stays with the seller.
+-- seller_code, seller_reputation and category are denormalized for browse without joins.
+CREATE TABLE listings (
+    seq                INTEGER PRIMARY KEY,
+    id                 TEXT    NOT NULL UNIQUE,
+    seller_id          TEXT    NOT NULL REFERENCES agents (id),
+    seller_code        TEXT    NOT NULL,
+    seller_reputation  REAL    NOT NULL,
+    vertical_slug      TEXT    NOT NULL REFERENCES verticals (slug),
+    category           TEXT    NOT NULL REFERENCES categories (slug),
+    title              TEXT    NOT NULL,
+    description        TEXT    NOT NULL,
+    price_cents        INTEGER NOT NULL CHECK (price_cents >= 0),
+    listing_type       TEXT    NOT NULL CHECK (listing_type IN ('standard', 'limited', 'exclusive')),
+    max_copies         INTEGER,
+    sold_count         INTEGER NOT NULL DEFAULT 0,
+    purchase_count     INTEGER NOT NULL DEFAULT 0,
+    view_count         INTEGER NOT NULL DEFAULT 0,
+    active             INTEGER NOT NULL,
+    exclusive_sold     INTEGER NOT NULL DEFAULT 0,
+    fingerprint        TEXT    NOT NULL,
+    preview            TEXT    NOT NULL,
+    images             TEXT    NOT NULL,
+    metadata           TEXT    NOT NULL,
+    is_sample          INTEGER NOT NULL DEFAULT 0,
+    physical           INTEGER NOT NULL DEFAULT 0,
+    deliverable_ref    TEXT,
+    health_consent     INTEGER NOT NULL DEFAULT 0,
+    deidentification   TEXT,
+    authorized_uses    TEXT,
+    rating_sum         INTEGER NOT NULL DEFAULT 0,
+    rating_count       INTEGER NOT NULL DEFAULT 0,
+    quality            REAL    NOT NULL,
+    created_at         TEXT    NOT NULL,
+    version            INTEGER NOT NULL DEFAULT 1,
+    last_modified      TEXT,
+    modification_count INTEGER NOT NULL DEFAULT 0
+) STRICT;
+
+-- Browse never shows inactive listings, so every browse index is partial on active = 1.
+CREATE INDEX listings_recent   ON listings (is_sample, seq) WHERE active = 1;
+CREATE INDEX listings_vertical ON listings (vertical_slug, is_sample, seq) WHERE active = 1;
+CREATE INDEX listings_category ON listings (category, is_sample, seq) WHERE active = 1;
+CREATE INDEX listings_price    ON listings (is_sample, price_cents, seq) WHERE active = 1;
+CREATE INDEX listings_popular  ON listings (is_sample, purchase_count, view_count, seq) WHERE active = 1;
+CREATE INDEX listings_quality  ON listings (is_sample, quality, seq) WHERE active = 1;
+CREATE INDEX listings_trust    ON listings (is_sample, seller_reputation, seq) WHERE active = 1;
+CREATE INDEX listings_seller   ON listings (seller_id, seq);
+
+-- Full-text search over title and description (external content: no second copy of the text).
+CREATE VIRTUAL TABLE listings_fts USING fts5 (
+    title, description,
+    content = 'listings', content_rowid = 'seq',
+    tokenize = 'unicode61 remove_diacritics 2'
+);
+
+CREATE TRIGGER listings_fts_insert AFTER INSERT ON listings BEGIN
+    INSERT INTO listings_fts (rowid, title, description) VALUES (new.seq, new.title, new.description);
+END;
+
+CREATE TRIGGER listings_fts_update AFTER UPDATE OF title, description ON listings BEGIN
+    INSERT INTO listings_fts (listings_fts, rowid, title, description)
+        VALUES ('delete', old.seq, old.title, old.description);
+    INSERT INTO listings_fts (rowid, title, description) VALUES (new.seq, new.title, new.description);
+END;
+
+CREATE TRIGGER listings_fts_delete AFTER DELETE ON listings BEGIN
+    INSERT INTO listings_fts (listings_fts, rowid, title, description)
+        VALUES ('delete', old.seq, old.title, old.description);
+END;
+
+-- Signed modification history: each entry stored verbatim so it verifies byte for byte.
+CREATE TABLE listing_history (
+    listing_id TEXT    NOT NULL REFERENCES listings (id),
+    version    INTEGER NOT NULL,
+    entry      TEXT    NOT NULL,
+    PRIMARY KEY (listing_id, version)
+) STRICT, WITHOUT ROWID;
+
+-- Batched counters (flushed from memory; never written per request).
+CREATE TABLE counters (
+    name  TEXT PRIMARY KEY,
+    value INTEGER NOT NULL
+) STRICT;
+
+-- Distinct browsers of the catalogue: a salted hash of the client, never the address itself.
+CREATE TABLE queriers (
+    key        TEXT PRIMARY KEY,
+    first_seen TEXT NOT NULL
+) STRICT, WITHOUT ROWID;

@@ -108,6 +108,15 @@ impl Args {
         }
     }
 
+    /// Removes and returns a string member (credentials such as `api_key`, which the handler
+    /// reads before the service sees the arguments).
+    pub fn take_str(&mut self, name: &str) -> Option<String> {
+        match self.map.shift_remove(name) {
+            Some(Value::String(text)) => Some(text),
+            _ => None,
+        }
+    }
+
     /// The raw member, if present.
     pub fn get(&self, name: &str) -> Option<&Value> {
         self.map.get(name)

@@ -13,7 +13,7 @@ use rusqlite::{Connection, OpenFlags};
 use serde_json::Value;
 
 use crate::clock::{SystemClock, rfc3339};
-use crate::config::{Config, DEFAULT_MAX_BODY_BYTES, LogFormat};
+use crate::config::{Config, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_DELIVERABLE_BYTES, LogFormat};
 use crate::crypto::keys::{Keyring, PublicKeyRecord};
 use crate::service::{DataDir, agents, receipts};
 use crate::store::{APPLICATION_ID, Store};
@@ -104,6 +104,13 @@ struct ServeArgs {
     /// Largest accepted request body in bytes.
     #[arg(long, env = "BOURSE_MAX_BODY_BYTES", default_value_t = DEFAULT_MAX_BODY_BYTES)]
     max_body_bytes: usize,
+    /// Allow http:// and loopback destinations for outbound calls (seller endpoints, callbacks).
+    /// For local sandboxes and CI only; logged as a warning.
+    #[arg(long, env = "BOURSE_ALLOW_LOOPBACK_OUTBOUND")]
+    allow_loopback_outbound: bool,
+    /// Largest deliverable fetched from a seller's endpoint, in bytes.
+    #[arg(long, env = "BOURSE_MAX_DELIVERABLE_BYTES", default_value_t = DEFAULT_MAX_DELIVERABLE_BYTES)]
+    max_deliverable_bytes: usize,
 }
 
 #[derive(ClapArgs)]
@@ -168,6 +175,8 @@ fn serve(args: ServeArgs) -> Result<(), String> {
         trusted_proxies: args.trusted_proxy,
         shutdown_grace: Duration::from_secs(args.shutdown_grace),
         max_body_bytes: args.max_body_bytes,
+        allow_loopback_outbound: args.allow_loopback_outbound,
+        max_deliverable_bytes: args.max_deliverable_bytes,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -27,10 +27,15 @@ pub struct Config {
     pub shutdown_grace: Duration,
     /// Largest accepted request body in bytes.
     pub max_body_bytes: usize,
+    /// Permit `http://` and loopback destinations for outbound calls (local sandboxes, CI).
+    pub allow_loopback_outbound: bool,
+    /// Largest deliverable fetched from a seller's endpoint.
+    pub max_deliverable_bytes: usize,
 }
 
 impl Config {
-    /// Defaults for a data directory, listening on an ephemeral loopback port (tests).
+    /// Defaults for a data directory, listening on an ephemeral loopback port, with loopback
+    /// outbound calls allowed so tests can run a seller endpoint on 127.0.0.1 (tests).
     pub fn for_tests(data_dir: PathBuf) -> Config {
         Config {
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
@@ -39,9 +44,14 @@ impl Config {
             trusted_proxies: Vec::new(),
             shutdown_grace: Duration::from_secs(10),
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            allow_loopback_outbound: true,
+            max_deliverable_bytes: DEFAULT_MAX_DELIVERABLE_BYTES,
         }
     }
 }
 
 /// 1 MiB: generous for JSON metadata, small enough to refuse abuse cheaply.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 1 << 20;
+
+/// 16 MiB: the largest deliverable relayed or fingerprinted by default.
+pub const DEFAULT_MAX_DELIVERABLE_BYTES: usize = 16 << 20;

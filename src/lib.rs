@@ -38,7 +38,7 @@ use crate::clock::Clock;
 use crate::config::Config;
 use crate::http::HttpSettings;
 use crate::server::Server;
-use crate::service::{App, DataDir};
+use crate::service::{App, DataDir, Options};
 
 /// Binds the listener and opens the data directory; the server is ready to `run`.
 ///
@@ -54,7 +54,12 @@ pub async fn bind(config: &Config, clock: Arc<dyn Clock>) -> Result<Server, Stri
         None => format!("http://{addr}"),
     };
     let data = DataDir(config.data_dir.clone());
-    let app = tokio::task::spawn_blocking(move || App::open(&data, public_url, clock))
+    let options = Options {
+        public_url,
+        allow_loopback_outbound: config.allow_loopback_outbound,
+        max_deliverable_bytes: config.max_deliverable_bytes,
+    };
+    let app = tokio::task::spawn_blocking(move || App::open(&data, options, clock))
         .await
         .map_err(|e| e.to_string())?
         .map_err(|e| e.to_string())?;

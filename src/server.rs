@@ -54,6 +54,10 @@ impl Server {
     /// most the grace period, and checkpoints the database.
     pub async fn run(self, shutdown: impl Future<Output = ()>) {
         let graceful = GracefulShutdown::new();
+        let flusher = tokio::spawn(flush_counters_every(
+            self.app.clone(),
+            COUNTER_FLUSH_INTERVAL,
+        ));
         tokio::pin!(shutdown);
         loop {
             let (stream, peer) = tokio::select! {
@@ -96,9 +100,27 @@ impl Server {
                 "drain timed out; closing remaining connections"
             );
         }
+        flusher.abort();
         let app = self.app.clone();
-        let _ = tokio::task::spawn_blocking(move || app.store.checkpoint()).await;
+        let _ = tokio::task::spawn_blocking(move || {
+            app.flush_counters();
+            app.store.checkpoint();
+        })
+        .await;
         tracing::info!("stopped");
+    }
+}
+
+/// How often batched counters (views, queries) reach the database.
+const COUNTER_FLUSH_INTERVAL: Duration = Duration::from_secs(2);
+
+async fn flush_counters_every(app: Arc<App>, every: Duration) {
+    let mut ticker = tokio::time::interval(every);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        ticker.tick().await;
+        let app = app.clone();
+        let _ = tokio::task::spawn_blocking(move || app.flush_counters()).await;
     }
 }
 

@@ -2,6 +2,7 @@
 //! [`Reply`]. Business rules live in `service`, never here.
 
 mod agents;
+mod listings;
 mod operator;
 mod system;
 
@@ -33,5 +34,17 @@ pub async fn dispatch(app: &App, route: Route, ctx: &Ctx) -> Result<Reply> {
         Route::OperatorUpdateProvenance => operator::update_provenance(app, ctx).await,
         Route::OperatorBindChair => operator::bind_chair(app, ctx).await,
         Route::OperatorUnbindChair => operator::unbind_chair(app, ctx).await,
+        Route::ListCategories => listings::categories(app).await,
+        Route::ListVerticals => listings::verticals(app).await,
+        Route::BrowseListings => listings::browse(app, ctx).await,
+        Route::CreateListing => listings::create(app, ctx).await,
+        Route::GetListing => listings::detail(app, ctx).await,
+        Route::UpdateListing => listings::update(app, ctx).await,
+        Route::ListingHistory => listings::history(app, ctx).await,
+        Route::DeactivateListing => listings::deactivate(app, ctx).await,
+        Route::SetDeliveryEndpoint => listings::set_delivery_endpoint(app, ctx).await,
+        Route::GetDeliveryEndpoint => listings::get_delivery_endpoint(app, ctx).await,
+        Route::PlatformStats => listings::platform_stats(app).await,
+        Route::MarketplaceStats => listings::marketplace_stats(app).await,
     }
 }

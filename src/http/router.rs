@@ -23,6 +23,18 @@ pub enum Route {
     OperatorUpdateProvenance,
     OperatorBindChair,
     OperatorUnbindChair,
+    ListCategories,
+    ListVerticals,
+    BrowseListings,
+    CreateListing,
+    GetListing,
+    UpdateListing,
+    ListingHistory,
+    DeactivateListing,
+    SetDeliveryEndpoint,
+    GetDeliveryEndpoint,
+    PlatformStats,
+    MarketplaceStats,
 }
 
 /// (method, path template, route). `{name}` matches one non-empty segment; a static segment
@@ -53,6 +65,38 @@ pub const ROUTES: &[(&str, &str, Route)] = &[
     ),
     ("PUT", "/api/operator/chair", Route::OperatorBindChair),
     ("DELETE", "/api/operator/chair", Route::OperatorUnbindChair),
+    ("GET", "/api/marketplace/categories", Route::ListCategories),
+    ("GET", "/api/verticals", Route::ListVerticals),
+    ("GET", "/api/marketplace/listings", Route::BrowseListings),
+    ("POST", "/api/marketplace/listings", Route::CreateListing),
+    ("GET", "/api/marketplace/listings/{id}", Route::GetListing),
+    (
+        "PATCH",
+        "/api/marketplace/listings/{id}",
+        Route::UpdateListing,
+    ),
+    (
+        "GET",
+        "/api/marketplace/listings/{id}/history",
+        Route::ListingHistory,
+    ),
+    (
+        "POST",
+        "/api/marketplace/listings/{id}/deactivate",
+        Route::DeactivateListing,
+    ),
+    (
+        "PUT",
+        "/api/sell/delivery-endpoint",
+        Route::SetDeliveryEndpoint,
+    ),
+    (
+        "GET",
+        "/api/sell/delivery-endpoint",
+        Route::GetDeliveryEndpoint,
+    ),
+    ("GET", "/api/stats", Route::PlatformStats),
+    ("GET", "/api/marketplace/stats", Route::MarketplaceStats),
 ];
 
 /// A matched route and its path parameters, in template order.

@@ -57,6 +57,8 @@ pub async fn register(app: &App, args: Args, client: &Client<'_>) -> Result<Valu
         callback_url,
         created_at: now.clone(),
         updated_at: now,
+        rating_count: 0,
+        sales_count: 0,
     };
     let agent = app
         .store

@@ -3,13 +3,24 @@
 //! or [`crate::error::Error`].
 
 pub mod agents;
+pub mod catalog;
+pub mod counters;
+pub mod listings;
 pub mod provenance;
 pub mod ratelimit;
 pub mod receipts;
+pub mod reputation;
+pub mod samples;
+pub mod screening;
+pub mod sellers;
+pub mod stats;
 
+use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, RwLock};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
 
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
@@ -18,7 +29,9 @@ use crate::clock::{Clock, rfc3339};
 use crate::crypto::keys::{Keyring, write_private_file};
 use crate::crypto::{b64url, random_bytes};
 use crate::error::{Error, Result};
-use crate::store::{Store, settings};
+use crate::outbound;
+use crate::store::listings::Filter;
+use crate::store::{Store, listings as listing_store, settings};
 
 /// Files inside the data directory.
 pub struct DataDir(pub PathBuf);
@@ -58,6 +71,17 @@ impl DataDir {
     }
 }
 
+/// Settings of the service layer that come from the command line.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Base of every URL the server hands out, without a trailing slash.
+    pub public_url: String,
+    /// Permit `http://` and loopback destinations for outbound calls (sandboxes and CI).
+    pub allow_loopback_outbound: bool,
+    /// Largest deliverable fetched from a seller.
+    pub max_deliverable_bytes: usize,
+}
+
 /// Everything a request handler needs; one per running server.
 pub struct App {
     pub store: Store,
@@ -66,9 +90,24 @@ pub struct App {
     pub limiter: ratelimit::RateLimiter,
     /// Base of every URL the server hands out, without a trailing slash.
     pub public_url: String,
+    pub taxonomy: catalog::Taxonomy,
+    pub counters: counters::Counters,
+    /// The SSRF-safe client for deliverable fetches.
+    pub outbound: outbound::Client,
+    /// The same client with the short deadline of endpoint verification.
+    pub outbound_verify: outbound::Client,
+    pub max_deliverable_bytes: usize,
     operator_key_hash: String,
     provenance: RwLock<Map<String, Value>>,
+    querier_salt: String,
+    /// Bumped by every catalogue write; cached counts are valid for one generation.
+    catalog_generation: AtomicU64,
+    count_cache: Mutex<HashMap<Filter, (u64, i64)>>,
+    vertical_counts: Mutex<Option<(u64, Arc<HashMap<String, i64>>)>>,
 }
+
+/// Most distinct browse filters whose totals are cached at once.
+const COUNT_CACHE_MAX: usize = 4096;
 
 impl App {
     /// Opens the data directory: database (migrated), signing key and operator key, creating
@@ -76,7 +115,8 @@ impl App {
     ///
     /// # Errors
     /// Any file that cannot be created or read, or a database that is not ours.
-    pub fn open(data: &DataDir, public_url: String, clock: Arc<dyn Clock>) -> Result<App> {
+    pub fn open(data: &DataDir, options: Options, clock: Arc<dyn Clock>) -> Result<App> {
+        let public_url = options.public_url;
         data.ensure()?;
         let now = rfc3339(clock.now());
         let store = Store::open(&data.database())?;
@@ -92,15 +132,123 @@ impl App {
         })?;
         let overrides = store.write_blocking(|tx| settings::get(tx, settings::PROVENANCE))?;
         let provenance = provenance::effective(&public_url, &established, overrides.as_ref());
-        Ok(App {
+        let taxonomy = catalog::Taxonomy::load();
+        let querier_salt = store.write_blocking(|tx| {
+            catalog::seed(tx, &taxonomy)?;
+            if let Some(Value::String(salt)) = settings::get(tx, settings::QUERIER_SALT)? {
+                return Ok(salt);
+            }
+            let salt = b64url(&random_bytes::<16>());
+            settings::put(
+                tx,
+                settings::QUERIER_SALT,
+                &Value::String(salt.clone()),
+                &now,
+            )?;
+            Ok(salt)
+        })?;
+        if options.allow_loopback_outbound {
+            tracing::warn!(
+                "--allow-loopback-outbound: outbound calls may use http:// and loopback addresses"
+            );
+        }
+        let policy = outbound::Policy {
+            allow_loopback: options.allow_loopback_outbound,
+        };
+        let fetch_timeouts = outbound::Timeouts {
+            total: Duration::from_secs(60),
+            ..outbound::Timeouts::default()
+        };
+        let verify_timeouts = outbound::Timeouts {
+            total: Duration::from_secs(5),
+            ..outbound::Timeouts::default()
+        };
+        let app = App {
             store,
             keyring,
             limiter: ratelimit::RateLimiter::new(clock.clone()),
             clock,
             public_url,
+            taxonomy,
+            counters: counters::Counters::default(),
+            outbound: outbound::Client::new(policy, fetch_timeouts),
+            outbound_verify: outbound::Client::new(policy, verify_timeouts),
+            max_deliverable_bytes: options.max_deliverable_bytes,
             operator_key_hash: hash_secret(&operator_key),
             provenance: RwLock::new(provenance),
-        })
+            querier_salt,
+            catalog_generation: AtomicU64::new(0),
+            count_cache: Mutex::new(HashMap::new()),
+            vertical_counts: Mutex::new(None),
+        };
+        samples::seed(&app)?;
+        Ok(app)
+    }
+
+    /// Marks the catalogue as changed: cached counts are recomputed on next use.
+    pub fn catalog_changed(&self) {
+        self.catalog_generation.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// The cached total of a browse filter, or the current generation to compute it under.
+    pub fn cached_count(&self, filter: &Filter) -> std::result::Result<i64, u64> {
+        let generation = self.catalog_generation.load(Ordering::SeqCst);
+        let cache = self.count_cache.lock().unwrap_or_else(|p| p.into_inner());
+        match cache.get(filter) {
+            Some((cached_generation, total)) if *cached_generation == generation => Ok(*total),
+            _ => Err(generation),
+        }
+    }
+
+    /// Remembers a total computed under `generation`.
+    pub fn remember_count(&self, filter: Filter, generation: u64, total: i64) {
+        let mut cache = self.count_cache.lock().unwrap_or_else(|p| p.into_inner());
+        let current = self.catalog_generation.load(Ordering::SeqCst);
+        if cache.len() >= COUNT_CACHE_MAX {
+            cache.retain(|_, (g, _)| *g == current);
+            if cache.len() >= COUNT_CACHE_MAX {
+                cache.clear();
+            }
+        }
+        cache.insert(filter, (generation, total));
+    }
+
+    /// Active, non-sample listings per vertical, cached per catalogue generation.
+    ///
+    /// # Errors
+    /// Database failure.
+    pub async fn vertical_counts(&self) -> Result<Arc<HashMap<String, i64>>> {
+        let generation = self.catalog_generation.load(Ordering::SeqCst);
+        if let Some((cached, counts)) = &*self
+            .vertical_counts
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            && *cached == generation
+        {
+            return Ok(counts.clone());
+        }
+        let rows = self
+            .store
+            .read(|conn| listing_store::counts_by_vertical(conn))
+            .await?;
+        let counts = Arc::new(rows.into_iter().collect::<HashMap<_, _>>());
+        *self
+            .vertical_counts
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = Some((generation, counts.clone()));
+        Ok(counts)
+    }
+
+    /// The salted hash that identifies a querier (never the raw address or id).
+    pub fn querier_key(&self, identity: &str) -> String {
+        hash_secret(&format!("{}:{identity}", self.querier_salt))[..32].to_owned()
+    }
+
+    /// Writes pending counters (views, queries, queriers).
+    pub fn flush_counters(&self) {
+        if let Err(error) = self.counters.flush(&self.store, &self.now()) {
+            tracing::warn!(%error, "flushing counters failed; will retry");
+        }
     }
 
     /// Now, formatted as we emit timestamps.

@@ -15,9 +15,13 @@ pub struct AgentRow {
     pub callback_url: Option<String>,
     pub created_at: String,
     pub updated_at: String,
+    /// Verified ratings received as a seller.
+    pub rating_count: i64,
+    /// Completed sales as a seller.
+    pub sales_count: i64,
 }
 
-const COLUMNS: &str = "id, handle, name, display_name, email, callback_url, created_at, updated_at";
+const COLUMNS: &str = "id, handle, name, display_name, email, callback_url, created_at, updated_at, rating_count, sales_count";
 
 fn from_row(row: &Row<'_>) -> rusqlite::Result<AgentRow> {
     Ok(AgentRow {
@@ -29,6 +33,8 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<AgentRow> {
         callback_url: row.get(5)?,
         created_at: row.get(6)?,
         updated_at: row.get(7)?,
+        rating_count: row.get(8)?,
+        sales_count: row.get(9)?,
     })
 }
 
@@ -84,7 +90,7 @@ pub fn find_by_id(conn: &Connection, id: &str) -> Result<Option<AgentRow>> {
 /// # Errors
 /// Database failure.
 pub fn find_by_handle(conn: &Connection, handle: &str) -> Result<Option<AgentRow>> {
-    let sql = format!("SELECT {COLUMNS} FROM agents WHERE handle = ?1");
+    let sql = format!("SELECT {COLUMNS} FROM agents WHERE handle = ?1 AND is_house = 0");
     Ok(conn
         .prepare_cached(&sql)?
         .query_row([handle], from_row)
@@ -100,7 +106,9 @@ pub fn find_by_display_name(
     display_name: &str,
     limit: i64,
 ) -> Result<Vec<AgentRow>> {
-    let sql = format!("SELECT {COLUMNS} FROM agents WHERE display_name = ?1 ORDER BY seq LIMIT ?2");
+    let sql = format!(
+        "SELECT {COLUMNS} FROM agents WHERE display_name = ?1 AND is_house = 0 ORDER BY seq LIMIT ?2"
+    );
     let mut stmt = conn.prepare_cached(&sql)?;
     let rows = stmt.query_map(params![display_name, limit], from_row)?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
@@ -111,13 +119,14 @@ pub fn find_by_display_name(
 /// # Errors
 /// Database failure.
 pub fn list(conn: &Connection, limit: i64, offset: i64) -> Result<(Vec<AgentRow>, i64)> {
-    let sql = format!("SELECT {COLUMNS} FROM agents ORDER BY seq LIMIT ?1 OFFSET ?2");
+    let sql =
+        format!("SELECT {COLUMNS} FROM agents WHERE is_house = 0 ORDER BY seq LIMIT ?1 OFFSET ?2");
     let mut stmt = conn.prepare_cached(&sql)?;
     let rows = stmt
         .query_map(params![limit, offset], from_row)?
         .collect::<rusqlite::Result<_>>()?;
     let total = conn
-        .prepare_cached("SELECT count(*) FROM agents")?
+        .prepare_cached("SELECT count(*) FROM agents WHERE is_house = 0")?
         .query_row([], |r| r.get(0))?;
     Ok((rows, total))
 }
@@ -152,6 +161,6 @@ pub fn replace_key(conn: &Connection, id: &str, key_hash: &str, now: &str) -> Re
 /// Database failure.
 pub fn count(conn: &Connection) -> Result<i64> {
     Ok(conn
-        .prepare_cached("SELECT count(*) FROM agents")?
+        .prepare_cached("SELECT count(*) FROM agents WHERE is_house = 0")?
         .query_row([], |r| r.get(0))?)
 }

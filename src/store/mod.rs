@@ -7,6 +7,7 @@
 //! transaction under the writer lock: a failed request leaves nothing half-written.
 
 pub mod agents;
+pub mod listings;
 pub mod settings;
 
 use std::path::Path;
@@ -159,6 +160,8 @@ async fn run_blocking<T: Send + 'static>(
 
 fn configure(conn: &mut Connection) -> rusqlite::Result<()> {
     conn.busy_timeout(Duration::from_secs(5))?;
+    // Browse builds one statement per combination of filters; keep them all prepared.
+    conn.set_prepared_statement_cache_capacity(128);
     conn.execute_batch(
         "PRAGMA journal_mode = WAL;
          PRAGMA synchronous = NORMAL;

@@ -9,6 +9,10 @@ use crate::error::{Error, Result};
 pub const CHAIR: &str = "chair";
 /// Operator overrides of the provenance block.
 pub const PROVENANCE: &str = "provenance";
+/// The house seller's agent id (owner of the reference samples).
+pub const HOUSE: &str = "house";
+/// Random salt for hashing querier identities.
+pub const QUERIER_SALT: &str = "querier_salt";
 /// When this instance's database was created (`"2026-…Z"`).
 pub const ESTABLISHED: &str = "established";
 

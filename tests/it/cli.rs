@@ -143,7 +143,7 @@ fn backup_while_serving_yields_a_database_holding_the_agents() {
 
     let copy = Connection::open(&out).unwrap();
     let mut stored: Vec<String> = copy
-        .prepare("SELECT handle FROM agents ORDER BY seq")
+        .prepare("SELECT handle FROM agents WHERE is_house = 0 ORDER BY seq")
         .unwrap()
         .query_map([], |r| r.get(0))
         .unwrap()

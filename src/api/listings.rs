@@ -1,0 +1,92 @@
+//! `/api/marketplace/*`, `/api/verticals`, `/api/sell/*`, `/api/stats`.
+
+use crate::args::Args;
+use crate::error::Result;
+use crate::http::request::Ctx;
+use crate::http::response::Reply;
+use crate::service::{App, agents, listings, sellers, stats};
+use crate::store::agents::AgentRow;
+
+/// Marketplace REST takes the key as `Authorization: Bearer` or as the `api_key` body field
+/// (interface, Authentication 3); the field is removed before the service reads the body.
+async fn seller_and_args(app: &App, ctx: &Ctx) -> Result<(AgentRow, Args)> {
+    let mut args = ctx.json_args()?;
+    let body_key = args.take_str("api_key");
+    let key = ctx.bearer().map(str::to_owned).or(body_key);
+    let agent = agents::authenticate(app, key.as_deref()).await?;
+    Ok((agent, args))
+}
+
+fn id(ctx: &Ctx) -> &str {
+    ctx.params.first().map_or("", String::as_str)
+}
+
+pub async fn categories(app: &App) -> Result<Reply> {
+    Ok(Reply::ok(stats::categories(app).await?))
+}
+
+pub async fn verticals(app: &App) -> Result<Reply> {
+    Ok(Reply::ok(stats::verticals(app).await?))
+}
+
+pub async fn browse(app: &App, ctx: &Ctx) -> Result<Reply> {
+    let browse = listings::parse_browse(app, |name| ctx.query(name).map(str::to_owned))?;
+    let identity = match ctx.bearer() {
+        Some(key) => match agents::authenticate(app, Some(key)).await {
+            Ok(agent) => format!("agent:{}", agent.id),
+            Err(_) => format!("ip:{}", ctx.client_ip),
+        },
+        None => format!("ip:{}", ctx.client_ip),
+    };
+    Ok(Reply::ok(
+        listings::browse(app, browse, app.querier_key(&identity)).await?,
+    ))
+}
+
+pub async fn create(app: &App, ctx: &Ctx) -> Result<Reply> {
+    let (seller, args) = seller_and_args(app, ctx).await?;
+    Ok(Reply::Json(
+        201,
+        listings::create(app, &seller, args).await?,
+    ))
+}
+
+pub async fn detail(app: &App, ctx: &Ctx) -> Result<Reply> {
+    Ok(Reply::ok(listings::detail(app, id(ctx)).await?))
+}
+
+pub async fn update(app: &App, ctx: &Ctx) -> Result<Reply> {
+    let (seller, args) = seller_and_args(app, ctx).await?;
+    Ok(Reply::ok(
+        listings::update(app, &seller, id(ctx), args).await?,
+    ))
+}
+
+pub async fn history(app: &App, ctx: &Ctx) -> Result<Reply> {
+    Ok(Reply::ok(listings::history(app, id(ctx)).await?))
+}
+
+pub async fn deactivate(app: &App, ctx: &Ctx) -> Result<Reply> {
+    let (seller, args) = seller_and_args(app, ctx).await?;
+    Ok(Reply::ok(
+        listings::deactivate(app, &seller, id(ctx), args).await?,
+    ))
+}
+
+pub async fn set_delivery_endpoint(app: &App, ctx: &Ctx) -> Result<Reply> {
+    let (seller, args) = seller_and_args(app, ctx).await?;
+    Ok(Reply::ok(sellers::set_endpoint(app, &seller, args).await?))
+}
+
+pub async fn get_delivery_endpoint(app: &App, ctx: &Ctx) -> Result<Reply> {
+    let seller = agents::authenticate(app, ctx.bearer()).await?;
+    Ok(Reply::ok(sellers::get_endpoint(app, &seller).await?))
+}
+
+pub async fn platform_stats(app: &App) -> Result<Reply> {
+    Ok(Reply::ok(stats::platform(app).await?))
+}
+
+pub async fn marketplace_stats(app: &App) -> Result<Reply> {
+    Ok(Reply::ok(stats::marketplace(app).await?))
+}

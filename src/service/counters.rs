@@ -1,0 +1,136 @@
+//! Counters that must not cost a database write per request: listing views, catalogue queries
+//! and distinct queriers. Requests bump them in memory; a background task flushes them in one
+//! transaction every few seconds and once more on shutdown.
+//!
+//! Definitions (documented in llms.txt): a *query* is one browse or search of the catalogue
+//! (`GET /api/marketplace/listings`, and the MCP browse tool); a *querier* is a distinct client
+//! that has made at least one query — the agent when the request carries a valid key, otherwise
+//! the client IP, stored only as a salted hash.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Mutex;
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use crate::error::Result;
+use crate::store::{Store, listings};
+
+/// Pending increments.
+#[derive(Default)]
+pub struct Pending {
+    views: HashMap<i64, i64>,
+    queries: i64,
+    queriers: HashSet<String>,
+}
+
+/// The in-memory side of the counters.
+#[derive(Default)]
+pub struct Counters {
+    pending: Mutex<Pending>,
+}
+
+/// The counters row holding the total number of queries.
+pub const QUERIES: &str = "queries";
+
+impl Counters {
+    fn with<T>(&self, f: impl FnOnce(&mut Pending) -> T) -> T {
+        f(&mut self.pending.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// One view of a listing.
+    pub fn view(&self, seq: i64) {
+        self.with(|p| *p.views.entry(seq).or_default() += 1);
+    }
+
+    /// Views of a listing not yet flushed.
+    pub fn pending_views(&self, seq: i64) -> i64 {
+        self.with(|p| p.views.get(&seq).copied().unwrap_or(0))
+    }
+
+    /// One catalogue query by `querier` (a salted hash).
+    pub fn query(&self, querier: String) {
+        self.with(|p| {
+            p.queries += 1;
+            p.queriers.insert(querier);
+        });
+    }
+
+    /// (queries not yet flushed, querier keys not yet flushed).
+    pub fn pending_queries(&self) -> (i64, Vec<String>) {
+        self.with(|p| (p.queries, p.queriers.iter().cloned().collect()))
+    }
+
+    /// Writes everything pending in one transaction; on failure the increments are put back.
+    ///
+    /// # Errors
+    /// Database failure (after restoring the pending increments).
+    pub fn flush(&self, store: &Store, now: &str) -> Result<()> {
+        let batch = self.with(std::mem::take);
+        if batch.views.is_empty() && batch.queries == 0 && batch.queriers.is_empty() {
+            return Ok(());
+        }
+        let result = store.write_blocking(|tx| {
+            let views: Vec<(i64, i64)> = batch.views.iter().map(|(k, v)| (*k, *v)).collect();
+            listings::add_views(tx, &views)?;
+            add_counter(tx, QUERIES, batch.queries)?;
+            let mut insert = tx.prepare_cached(
+                "INSERT OR IGNORE INTO queriers (key, first_seen) VALUES (?1, ?2)",
+            )?;
+            for key in &batch.queriers {
+                insert.execute(params![key, now])?;
+            }
+            Ok(())
+        });
+        if result.is_err() {
+            self.with(|p| {
+                for (seq, n) in batch.views {
+                    *p.views.entry(seq).or_default() += n;
+                }
+                p.queries += batch.queries;
+                p.queriers.extend(batch.queriers);
+            });
+        }
+        result
+    }
+}
+
+fn add_counter(conn: &Connection, name: &str, by: i64) -> Result<()> {
+    if by != 0 {
+        conn.prepare_cached(
+            "INSERT INTO counters (name, value) VALUES (?1, ?2)
+             ON CONFLICT (name) DO UPDATE SET value = value + excluded.value",
+        )?
+        .execute(params![name, by])?;
+    }
+    Ok(())
+}
+
+/// A stored counter.
+///
+/// # Errors
+/// Database failure.
+pub fn stored(conn: &Connection, name: &str) -> Result<i64> {
+    Ok(conn
+        .prepare_cached("SELECT value FROM counters WHERE name = ?1")?
+        .query_row([name], |r| r.get(0))
+        .optional()?
+        .unwrap_or(0))
+}
+
+/// Distinct queriers: those stored plus pending ones not stored yet.
+///
+/// # Errors
+/// Database failure.
+pub fn distinct_queriers(conn: &Connection, pending: &[String]) -> Result<i64> {
+    let stored: i64 = conn
+        .prepare_cached("SELECT count(*) FROM queriers")?
+        .query_row([], |r| r.get(0))?;
+    let mut known = conn.prepare_cached("SELECT 1 FROM queriers WHERE key = ?1")?;
+    let mut new = 0;
+    for key in pending {
+        if known.query_row([key], |_| Ok(())).optional()?.is_none() {
+            new += 1;
+        }
+    }
+    Ok(stored + new)
+}

@@ -1,0 +1,940 @@
+//! Listings: create (with the deliverable fingerprinted live from the seller), detail, edits with
+//! a signed version history, deactivation, browse and search.
+
+use serde_json::{Map, Value, json};
+
+use super::catalog::{HEALTH_VERTICAL, Vertical};
+use super::screening::{self, Refusal};
+use super::sellers::{self, fetch_deliverable};
+use super::{App, reputation};
+use crate::args::{Args, int_in_range};
+use crate::crypto::jcs;
+use crate::crypto::receipt::sign_object;
+use crate::error::{Error, Result};
+use crate::store::agents::AgentRow;
+use crate::store::listings::{self as store, Filter, ListingRow, Price, Samples, Sort};
+
+/// Largest preview: 4 KiB of canonical JSON. Listings keep metadata and a small sample only.
+pub const PREVIEW_MAX_BYTES: usize = 4096;
+const TITLE_MAX: usize = 200;
+const DESCRIPTION_MAX: usize = 5000;
+const REASON_MAX: usize = 500;
+const IMAGES_MAX: usize = 10;
+/// $1,000,000,000.00: far above any real listing, far below 2^53.
+pub const PRICE_MAX_CENTS: i64 = 100_000_000_000;
+const COPIES_MAX: i64 = 1_000_000;
+/// The nullable metadata fields of the Listing resource.
+pub const METADATA_FIELDS: &[&str] = &[
+    "subcategory",
+    "dataDate",
+    "dataFormat",
+    "sellerState",
+    "demographics",
+    "contextTags",
+    "dataOrigin",
+    "collectionMethod",
+    "sourceAttribution",
+];
+const CREATE_FIELDS: &[&str] = &[
+    "title",
+    "description",
+    "priceCents",
+    "verticalSlug",
+    "category",
+    "listingType",
+    "maxCopies",
+    "preview",
+    "consent",
+    "images",
+    "physical",
+    "deliverableRef",
+    "subcategory",
+    "dataDate",
+    "dataFormat",
+    "sellerState",
+    "demographics",
+    "contextTags",
+    "dataOrigin",
+    "collectionMethod",
+    "sourceAttribution",
+];
+const UPDATE_FIELDS: &[&str] = &[
+    "title",
+    "description",
+    "priceCents",
+    "active",
+    "preview",
+    "reason",
+    "refreshFingerprint",
+];
+
+/// Browse page bounds.
+pub const PAGE_DEFAULT: i64 = 50;
+pub const PAGE_MAX: i64 = 100;
+const OFFSET_MAX: i64 = 100_000;
+
+/// `POST /api/marketplace/listings`: 201 `{listing, receipt}`; the receipt is the signed
+/// history entry of version 1.
+///
+/// # Errors
+/// `INVALID_ARGUMENT`, `CONSENT_REQUIRED` (422), `PROHIBITED_CONTENT` (422),
+/// `HEALTH_CONSENT_REQUIRED` (422), `DELIVERY_ENDPOINT_REQUIRED` (409),
+/// `SELLER_ENDPOINT_FAILED` (422).
+pub async fn create(app: &App, seller: &AgentRow, args: Args) -> Result<Value> {
+    args.deny_unknown(CREATE_FIELDS)?;
+    let title = args.req_str("title", TITLE_MAX)?;
+    let description = args.req_str("description", DESCRIPTION_MAX)?;
+    let price_cents = args
+        .opt_int("priceCents", 0, PRICE_MAX_CENTS)?
+        .ok_or_else(|| {
+            Error::invalid("`priceCents` is required (an integer number of cents, 0 for free)")
+        })?;
+    let listing_type = args
+        .opt_str("listingType", 20)?
+        .unwrap_or_else(|| "standard".into());
+    if !["standard", "limited", "exclusive"].contains(&listing_type.as_str()) {
+        return Err(Error::invalid(
+            "`listingType` must be one of standard, limited, exclusive",
+        ));
+    }
+    let max_copies = args.opt_int("maxCopies", 1, COPIES_MAX)?;
+    match (listing_type.as_str(), max_copies) {
+        ("limited", None) => {
+            return Err(Error::invalid(
+                "`maxCopies` is required for a limited listing",
+            ));
+        }
+        ("standard" | "exclusive", Some(_)) => {
+            return Err(Error::invalid(
+                "`maxCopies` applies only to limited listings",
+            ));
+        }
+        _ => {}
+    }
+    let vertical = choose_vertical(app, &args, &title, &description)?;
+    let preview = preview_arg(&args)?.unwrap_or_else(|| Value::Object(Map::new()));
+    let images = images_arg(&args)?;
+    let metadata = metadata_arg(&args)?;
+    let physical = args.opt_bool("physical")?.unwrap_or(false);
+    let deliverable_ref = args.opt_str("deliverableRef", 200)?;
+    if args.opt_bool("consent")? != Some(true) {
+        return Err(Error::Unprocessable {
+            code: "CONSENT_REQUIRED",
+            message: "`consent` must be true: you affirm that you own this asset and have the right to sell it".into(),
+        });
+    }
+    if vertical.slug == HEALTH_VERTICAL {
+        return Err(Error::Unprocessable {
+            code: "HEALTH_CONSENT_REQUIRED",
+            message: "personal health data is listed only through the signed consent flow (list_health_data)".into(),
+        });
+    }
+    let mut texts = vec![
+        ("title".to_owned(), title.as_str()),
+        ("description".to_owned(), description.as_str()),
+    ];
+    screening::strings_of("preview", &preview, &mut texts);
+    screening::strings_of("metadata", &metadata, &mut texts);
+    if let Some(reference) = &deliverable_ref {
+        texts.push(("deliverableRef".into(), reference));
+    }
+    screening::screen(texts, false).map_err(prohibited)?;
+
+    let seller_id = seller.id.clone();
+    let endpoint = app
+        .store
+        .read(move |conn| sellers::verified_endpoint(conn, &seller_id))
+        .await?;
+    let Some((endpoint_url, _)) = endpoint else {
+        return Err(Error::Conflict {
+            code: "DELIVERY_ENDPOINT_REQUIRED",
+            message: "verify a delivery endpoint first: PUT /api/sell/delivery-endpoint {\"url\": \"https://…\"}".into(),
+        });
+    };
+    let id = uuid::Uuid::new_v4().to_string();
+    let deliverable = fetch_deliverable(
+        app,
+        &endpoint_url,
+        &seller.handle,
+        &id,
+        None,
+        deliverable_ref.as_deref(),
+    )
+    .await?;
+    let now = app.now();
+    let row = ListingRow {
+        seq: 0,
+        id,
+        seller_id: seller.id.clone(),
+        seller_code: String::new(),
+        seller_reputation: 0.0,
+        vertical_slug: vertical.slug.clone(),
+        category: vertical.category.clone(),
+        title,
+        description,
+        price_cents,
+        listing_type,
+        max_copies,
+        sold_count: 0,
+        purchase_count: 0,
+        view_count: 0,
+        active: true,
+        exclusive_sold: false,
+        fingerprint: jcs::sha256_prefixed(&deliverable.bytes),
+        preview: preview.to_string(),
+        images: Value::from(images).to_string(),
+        metadata: metadata.to_string(),
+        is_sample: false,
+        physical,
+        deliverable_ref,
+        health_consent: false,
+        deidentification: None,
+        authorized_uses: None,
+        rating_sum: 0,
+        rating_count: 0,
+        quality: reputation::quality(0, 0),
+        created_at: now.clone(),
+        version: 1,
+        last_modified: None,
+        modification_count: 0,
+    };
+    let (row, receipt) = insert_listing(app, row, "created".into()).await?;
+    Ok(json!({ "listing": listing_json(app, &row), "receipt": receipt }))
+}
+
+/// Inserts a new listing with its signed version-1 history entry.
+async fn insert_listing(app: &App, row: ListingRow, reason: String) -> Result<(ListingRow, Value)> {
+    let entry = version_one(app, &row, reason);
+    let entry_text = entry.to_string();
+    let row = app
+        .store
+        .write(move |tx| insert_row(tx, row, &entry_text))
+        .await?;
+    app.catalog_changed();
+    Ok((row, entry))
+}
+
+/// The signed history entry of version 1.
+pub(crate) fn version_one(app: &App, row: &ListingRow, reason: String) -> Value {
+    history_entry(
+        app,
+        &row.id,
+        1,
+        &row.created_at,
+        creation_changes(row),
+        Some(reason),
+    )
+}
+
+/// Inserts a listing row and its first history entry inside a transaction; fills in the
+/// seller's public code and reputation.
+///
+/// # Errors
+/// Database failure.
+pub(crate) fn insert_row(
+    tx: &rusqlite::Connection,
+    mut row: ListingRow,
+    entry_text: &str,
+) -> Result<ListingRow> {
+    row.seller_code = sellers::seller_code(tx, &row.seller_id)?;
+    row.seller_reputation = reputation::of_agent(tx, &row.seller_id)?;
+    row.seq = store::insert(tx, &row)?;
+    store::insert_history(tx, &row.id, 1, entry_text)?;
+    Ok(row)
+}
+
+/// `GET /api/marketplace/listings/{id}`: the listing, its preview, the seller, ratings, license.
+///
+/// # Errors
+/// `NOT_FOUND`.
+pub async fn detail(app: &App, id: &str) -> Result<Value> {
+    let row = find(app, id).await?;
+    app.counters.view(row.seq);
+    let seller_id = row.seller_id.clone();
+    let seller = app
+        .store
+        .read(move |conn| crate::store::agents::find_by_id(conn, &seller_id))
+        .await?
+        .ok_or_else(|| Error::Internal("listing without seller".into()))?;
+    let preview: Value = serde_json::from_str(&row.preview).unwrap_or_else(|_| json!({}));
+    Ok(json!({
+        "listing": listing_json(app, &row),
+        "preview": preview,
+        "seller": {
+            "id": seller.id,
+            "displayName": seller.display_name.clone().unwrap_or_else(|| row.seller_code.clone()),
+            "reputation": row.seller_reputation,
+            "ratingCount": seller.rating_count,
+            "totalSalesCount": seller.sales_count,
+        },
+        "ratings": [],
+        "license": license(&row),
+    }))
+}
+
+/// `PATCH /api/marketplace/listings/{id}` (owner only). A change makes a new version with a
+/// signed history entry; a patch that changes nothing makes none.
+///
+/// # Errors
+/// `NOT_FOUND`, `NOT_OWNER` (403), `INVALID_ARGUMENT`, `PROHIBITED_CONTENT`, `LISTING_SOLD_OUT`
+/// (409) when reactivating a sold exclusive or sold-out limited listing, `SELLER_ENDPOINT_FAILED`.
+pub async fn update(app: &App, seller: &AgentRow, id: &str, args: Args) -> Result<Value> {
+    args.deny_unknown(UPDATE_FIELDS)?;
+    let current = find(app, id).await?;
+    if current.seller_id != seller.id {
+        return Err(not_owner());
+    }
+    let mut next = current.clone();
+    if let Some(title) = args.opt_str("title", TITLE_MAX)? {
+        next.title = title;
+    }
+    if let Some(description) = args.opt_str("description", DESCRIPTION_MAX)? {
+        next.description = description;
+    }
+    if let Some(price) = args.opt_int("priceCents", 0, PRICE_MAX_CENTS)? {
+        next.price_cents = price;
+    }
+    if let Some(active) = args.opt_bool("active")? {
+        next.active = active;
+    }
+    if let Some(preview) = preview_arg(&args)? {
+        next.preview = preview.to_string();
+    }
+    let reason = args.opt_str("reason", REASON_MAX)?;
+    let mut texts = Vec::new();
+    if next.title != current.title {
+        texts.push(("title".to_owned(), next.title.as_str()));
+    }
+    if next.description != current.description {
+        texts.push(("description".to_owned(), next.description.as_str()));
+    }
+    let preview_value: Value = serde_json::from_str(&next.preview).unwrap_or_default();
+    if next.preview != current.preview {
+        screening::strings_of("preview", &preview_value, &mut texts);
+    }
+    screening::screen(texts, current.health_consent).map_err(prohibited)?;
+    if next.active && !current.active && sold_out(&current) {
+        return Err(Error::Conflict {
+            code: "LISTING_SOLD_OUT",
+            message: "this listing is sold out (exclusive sold, or every limited copy sold) and cannot be reactivated".into(),
+        });
+    }
+    if args.opt_bool("refreshFingerprint")? == Some(true) && !current.is_sample {
+        let seller_id = seller.id.clone();
+        let endpoint = app
+            .store
+            .read(move |conn| sellers::verified_endpoint(conn, &seller_id))
+            .await?;
+        let (url, _) = endpoint.ok_or_else(|| Error::Conflict {
+            code: "DELIVERY_ENDPOINT_REQUIRED",
+            message: "verify a delivery endpoint first: PUT /api/sell/delivery-endpoint".into(),
+        })?;
+        let deliverable = fetch_deliverable(
+            app,
+            &url,
+            &seller.handle,
+            &current.id,
+            None,
+            current.deliverable_ref.as_deref(),
+        )
+        .await?;
+        next.fingerprint = jcs::sha256_prefixed(&deliverable.bytes);
+    }
+    let (row, receipt) = apply_edit(app, current, next, reason).await?;
+    Ok(json!({ "listing": listing_json(app, &row), "receipt": receipt }))
+}
+
+/// `POST /api/marketplace/listings/{id}/deactivate` {reason}: the same as `active: false`.
+///
+/// # Errors
+/// As [`update`].
+pub async fn deactivate(app: &App, seller: &AgentRow, id: &str, args: Args) -> Result<Value> {
+    args.deny_unknown(&["reason"])?;
+    let reason = args.opt_str("reason", REASON_MAX)?;
+    let current = find(app, id).await?;
+    if current.seller_id != seller.id {
+        return Err(not_owner());
+    }
+    let mut next = current.clone();
+    next.active = false;
+    let (row, receipt) = apply_edit(app, current, next, reason).await?;
+    Ok(json!({ "listing": listing_json(app, &row), "receipt": receipt }))
+}
+
+/// Writes an edit as a new version with its signed history entry; nothing when nothing changed
+/// (the receipt is then `null`).
+async fn apply_edit(
+    app: &App,
+    current: ListingRow,
+    mut next: ListingRow,
+    reason: Option<String>,
+) -> Result<(ListingRow, Value)> {
+    let changes = edit_changes(&current, &next);
+    if changes.is_empty() {
+        return Ok((current, Value::Null));
+    }
+    let now = app.now();
+    next.version = current.version + 1;
+    next.last_modified = Some(now.clone());
+    next.modification_count = current.modification_count + 1;
+    let entry = history_entry(app, &next.id, next.version, &now, changes, reason);
+    let entry_text = entry.to_string();
+    let expected_version = current.version;
+    let row = app
+        .store
+        .write(move |tx| {
+            // The version check makes concurrent edits of one listing serialize cleanly.
+            let stored = store::find(tx, &next.id)?
+                .ok_or_else(|| Error::NotFound("listing vanished".into()))?;
+            if stored.version != expected_version {
+                return Err(Error::Conflict {
+                    code: "VERSION_CONFLICT",
+                    message: "the listing changed while this edit was prepared; retry".into(),
+                });
+            }
+            store::update(tx, &next)?;
+            store::insert_history(tx, &next.id, next.version, &entry_text)?;
+            Ok(next)
+        })
+        .await?;
+    app.catalog_changed();
+    Ok((row, entry))
+}
+
+/// `GET /api/marketplace/listings/{id}/history`: every signed entry, oldest first.
+///
+/// # Errors
+/// `NOT_FOUND`.
+pub async fn history(app: &App, id: &str) -> Result<Value> {
+    let row = find(app, id).await?;
+    let listing_id = row.id.clone();
+    let entries = app
+        .store
+        .read(move |conn| store::history(conn, &listing_id))
+        .await?;
+    let entries: Vec<Value> = entries
+        .iter()
+        .map(|text| {
+            serde_json::from_str(text).map_err(|e| Error::Internal(format!("history entry: {e}")))
+        })
+        .collect::<Result<_>>()?;
+    Ok(json!({
+        "listingId": row.id,
+        "version": row.version,
+        "entries": entries,
+        "verify": app.url("/api/verify-receipt"),
+    }))
+}
+
+/// A parsed browse request.
+#[derive(Debug)]
+pub struct Browse {
+    pub filter: Filter,
+    pub sort: Sort,
+    pub limit: i64,
+    pub offset: i64,
+}
+
+/// Parses browse parameters; unknown enum values and bad numbers are 400 naming the parameter
+/// and its allowed values. Parameters not listed here are ignored.
+///
+/// # Errors
+/// `INVALID_ARGUMENT`.
+pub fn parse_browse(app: &App, get: impl Fn(&str) -> Option<String>) -> Result<Browse> {
+    let choice = |name: &str, allowed: &[&str], default: &str| -> Result<String> {
+        match get(name).filter(|v| !v.is_empty()) {
+            None => Ok(default.to_owned()),
+            Some(value) if allowed.contains(&value.as_str()) => Ok(value),
+            Some(value) => Err(Error::invalid(format!(
+                "`{name}` must be one of {}; got {value:?}",
+                allowed.join(", ")
+            ))),
+        }
+    };
+    let sort = match choice(
+        "sort",
+        &[
+            "recent",
+            "popular",
+            "price_asc",
+            "price_desc",
+            "quality",
+            "trust",
+        ],
+        "recent",
+    )?
+    .as_str()
+    {
+        "popular" => Sort::Popular,
+        "price_asc" => Sort::PriceAsc,
+        "price_desc" => Sort::PriceDesc,
+        "quality" => Sort::Quality,
+        "trust" => Sort::Trust,
+        _ => Sort::Recent,
+    };
+    let samples = match choice("samples", &["exclude", "include", "only"], "exclude")?.as_str() {
+        "include" => Samples::Include,
+        "only" => Samples::Only,
+        _ => Samples::Exclude,
+    };
+    let price = match choice("price", &["all", "paid", "free"], "all")?.as_str() {
+        "paid" => Price::Paid,
+        "free" => Price::Free,
+        _ => Price::All,
+    };
+    let listing_type = get("type").filter(|v| !v.is_empty());
+    if let Some(value) = &listing_type
+        && !["standard", "limited", "exclusive"].contains(&value.as_str())
+    {
+        return Err(Error::invalid(format!(
+            "`type` must be one of standard, limited, exclusive; got {value:?}"
+        )));
+    }
+    let category = get("category").filter(|v| !v.is_empty());
+    if let Some(slug) = &category
+        && app.taxonomy.category(slug).is_none()
+    {
+        let allowed: Vec<&str> = app
+            .taxonomy
+            .categories
+            .iter()
+            .map(|c| c.slug.as_str())
+            .collect();
+        return Err(Error::invalid(format!(
+            "`category` must be one of {}; got {slug:?}",
+            allowed.join(", ")
+        )));
+    }
+    let vertical = get("vertical").filter(|v| !v.is_empty());
+    if let Some(slug) = &vertical
+        && app.taxonomy.vertical(slug).is_none()
+    {
+        return Err(Error::invalid(format!(
+            "`vertical` {slug:?} is not a vertical slug; see GET /api/verticals"
+        )));
+    }
+    let categories = match get("class").filter(|v| !v.is_empty()) {
+        None => None,
+        Some(class) => {
+            let upper = class.to_ascii_uppercase();
+            let members = app.taxonomy.class_categories(&upper);
+            if members.is_empty() {
+                let allowed: Vec<&str> = app
+                    .taxonomy
+                    .classes
+                    .iter()
+                    .map(|c| c.slug.as_str())
+                    .collect();
+                return Err(Error::invalid(format!(
+                    "`class` must be one of {}; got {class:?}",
+                    allowed.join(", ")
+                )));
+            }
+            Some(members.into_iter().map(str::to_owned).collect())
+        }
+    };
+    let min_rating_tenths = match get("min_rating").filter(|v| !v.is_empty()) {
+        None => None,
+        Some(text) => {
+            let value: f64 = text
+                .parse()
+                .ok()
+                .filter(|v: &f64| v.is_finite() && (1.0..=5.0).contains(v))
+                .ok_or_else(|| {
+                    Error::invalid(format!(
+                        "`min_rating` must be a number from 1 to 5; got {text:?}"
+                    ))
+                })?;
+            Some((value * 10.0).ceil() as i64)
+        }
+    };
+    let fts = match get("q") {
+        None => None,
+        Some(q) => {
+            if q.chars().count() > 200 {
+                return Err(Error::invalid("`q` must be at most 200 characters"));
+            }
+            fts_query(&q)
+        }
+    };
+    let number = |name: &str, default: i64, min: i64, max: i64| -> Result<i64> {
+        match get(name).filter(|v| !v.is_empty()) {
+            None => Ok(default),
+            Some(text) => {
+                let parsed: Value = text.parse::<f64>().map(Value::from).unwrap_or(Value::Null);
+                int_in_range(name, &parsed, min, max)
+            }
+        }
+    };
+    Ok(Browse {
+        filter: Filter {
+            fts,
+            category,
+            categories,
+            vertical,
+            listing_type,
+            samples,
+            price,
+            min_rating_tenths,
+        },
+        sort,
+        limit: number("limit", PAGE_DEFAULT, 1, PAGE_MAX)?,
+        offset: number("offset", 0, 0, OFFSET_MAX)?,
+    })
+}
+
+/// Turns user text into a safe FTS5 query: every word becomes a quoted string (so FTS syntax
+/// cannot be injected) and all words must match. `None` when the text has no words.
+pub fn fts_query(text: &str) -> Option<String> {
+    let words: Vec<String> = text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .take(16)
+        .map(|w| format!("\"{}\"", w.to_lowercase()))
+        .collect();
+    (!words.is_empty()).then(|| words.join(" "))
+}
+
+/// `GET /api/marketplace/listings`: `{listings, total, offset, limit}`.
+///
+/// # Errors
+/// Database failure.
+pub async fn browse(app: &App, browse: Browse, querier: String) -> Result<Value> {
+    app.counters.query(querier);
+    let Browse {
+        filter,
+        sort,
+        limit,
+        offset,
+    } = browse;
+    let cached_total = app.cached_count(&filter);
+    let (rows, total) = app
+        .store
+        .read(move |conn| {
+            let rows = store::browse(conn, &filter, sort, limit, offset)?;
+            let total = match cached_total {
+                Ok(total) => total,
+                Err(generation) => {
+                    let total = store::count(conn, &filter)?;
+                    return Ok((rows, Err((filter, generation, total))));
+                }
+            };
+            Ok((rows, Ok(total)))
+        })
+        .await?;
+    let total = match total {
+        Ok(total) => total,
+        Err((filter, generation, total)) => {
+            app.remember_count(filter, generation, total);
+            total
+        }
+    };
+    let listings: Vec<Value> = rows.iter().map(|row| listing_json(app, row)).collect();
+    Ok(json!({ "listings": listings, "total": total, "offset": offset, "limit": limit }))
+}
+
+/// The Listing resource as the interface describes it.
+pub fn listing_json(app: &App, row: &ListingRow) -> Value {
+    let vertical = app.taxonomy.vertical(&row.vertical_slug);
+    let metadata: Map<String, Value> = serde_json::from_str(&row.metadata).unwrap_or_default();
+    let images: Value = serde_json::from_str(&row.images).unwrap_or_else(|_| json!([]));
+    let rating_avg =
+        (row.rating_count > 0).then(|| round2(row.rating_sum as f64 / row.rating_count as f64));
+    let mut listing = json!({
+        "id": row.id,
+        "sellerId": row.seller_id,
+        "sellerName": row.seller_code,
+        "sellerReputation": row.seller_reputation,
+        "ratingAvg": rating_avg,
+        "ratingCount": row.rating_count,
+        "verticalSlug": row.vertical_slug,
+        "verticalName": vertical.map(|v| v.name.as_str()),
+        "verticalIcon": vertical.map(|v| v.icon.as_str()),
+        "verticalCategory": row.category,
+        "pricingType": "fixed",
+        "title": row.title,
+        "description": row.description,
+        "priceCents": row.price_cents,
+        "betaFree": false,
+        "betaNote": null,
+        "listingType": row.listing_type,
+        "maxCopies": row.max_copies,
+        "soldCount": row.sold_count,
+        "purchaseCount": row.purchase_count,
+        "viewCount": row.view_count + app.counters.pending_views(row.seq),
+        "active": row.active,
+        "exclusiveSold": row.exclusive_sold,
+        "fingerprint": row.fingerprint,
+        "images": images,
+        "isSample": row.is_sample,
+        "physical": row.physical,
+        "createdAt": row.created_at,
+        "version": row.version,
+        "lastModified": row.last_modified,
+        "modificationCount": row.modification_count,
+        "modificationHistoryUrl": format!("/api/marketplace/listings/{}/history", row.id),
+        "healthConsentVerified": row.health_consent,
+        "deidentificationLevel": row.deidentification,
+        "authorizedUses": row.authorized_uses.as_deref().and_then(|t| serde_json::from_str::<Value>(t).ok()),
+        "sellerBadges": ["verified"],
+        "sellerKind": if row.is_sample { "house" } else { "third_party" },
+    });
+    let object = listing.as_object_mut().expect("built as an object");
+    for field in METADATA_FIELDS {
+        object.insert(
+            (*field).to_owned(),
+            metadata.get(*field).cloned().unwrap_or(Value::Null),
+        );
+    }
+    listing
+}
+
+fn license(row: &ListingRow) -> Value {
+    let mut restrictions = vec![
+        "no-resale: the buyer may not resell the data".to_owned(),
+        "no-relisting: the buyer may not re-list the data on any marketplace".to_owned(),
+        "no-raw-redistribution: the buyer may not redistribute the raw payload as-is".to_owned(),
+    ];
+    match row.listing_type.as_str() {
+        "exclusive" => restrictions
+            .push("exclusive: sold to one buyer; the listing is delisted on purchase".into()),
+        "limited" => restrictions.push(format!(
+            "limited: at most {} copies; the listing is delisted once sold out",
+            row.max_copies.unwrap_or(0)
+        )),
+        _ => {}
+    }
+    json!({
+        "type": "data-license",
+        "permissions": [
+            "commercial-use: the buyer may use the data commercially",
+            "non-commercial-use: the buyer may use the data non-commercially",
+            "derivatives: the buyer may create derivative works"
+        ],
+        "restrictions": restrictions,
+        "notice": "Data license: use commercially and non-commercially and create derivatives; do not resell, re-list or redistribute the raw payload as-is.",
+    })
+}
+
+fn sold_out(row: &ListingRow) -> bool {
+    row.exclusive_sold || row.max_copies.is_some_and(|max| row.sold_count >= max)
+}
+
+async fn find(app: &App, id: &str) -> Result<ListingRow> {
+    let not_found = || Error::NotFound(format!("no listing with id {id:?}"));
+    if uuid::Uuid::parse_str(id).is_err() {
+        return Err(not_found());
+    }
+    let key = id.to_owned();
+    app.store
+        .read(move |conn| store::find(conn, &key))
+        .await?
+        .ok_or_else(not_found)
+}
+
+fn not_owner() -> Error {
+    Error::Forbidden {
+        code: "NOT_OWNER",
+        message: "only the seller who owns this listing can change it".into(),
+    }
+}
+
+fn prohibited(refusal: Refusal) -> Error {
+    Error::Unprocessable {
+        code: "PROHIBITED_CONTENT",
+        message: format!("`{}` is refused: {}", refusal.field, refusal.reason),
+    }
+}
+
+fn choose_vertical<'a>(
+    app: &'a App,
+    args: &Args,
+    title: &str,
+    description: &str,
+) -> Result<&'a Vertical> {
+    let hint = args.opt_str("category", 40)?;
+    if let Some(slug) = &hint
+        && app.taxonomy.category(slug).is_none()
+    {
+        return Err(Error::invalid(format!(
+            "`category` {slug:?} is not a macro-category; see GET /api/marketplace/categories"
+        )));
+    }
+    match args.opt_str("verticalSlug", 60)? {
+        Some(slug) => {
+            let vertical = app.taxonomy.vertical(&slug).ok_or_else(|| {
+                Error::invalid(format!(
+                    "`verticalSlug` {slug:?} is not a vertical; see GET /api/verticals"
+                ))
+            })?;
+            if let Some(hint) = &hint
+                && *hint != vertical.category
+            {
+                return Err(Error::invalid(format!(
+                    "`verticalSlug` {slug:?} belongs to category {:?}, not {hint:?}",
+                    vertical.category
+                )));
+            }
+            Ok(vertical)
+        }
+        None => Ok(app.taxonomy.classify(title, description, hint.as_deref())),
+    }
+}
+
+fn preview_arg(args: &Args) -> Result<Option<Value>> {
+    match args.get("preview") {
+        None | Some(Value::Null) => Ok(None),
+        Some(value @ Value::Object(_)) => {
+            jcs::check_strict(value).map_err(|e| Error::invalid(format!("`preview`: {e}")))?;
+            let size = jcs::canonicalize(value).len();
+            if size > PREVIEW_MAX_BYTES {
+                return Err(Error::invalid(format!(
+                    "`preview` is {size} bytes; at most {PREVIEW_MAX_BYTES} bytes of JSON (a small sample, not the deliverable)"
+                )));
+            }
+            Ok(Some(value.clone()))
+        }
+        Some(_) => Err(Error::invalid("`preview` must be a JSON object")),
+    }
+}
+
+fn images_arg(args: &Args) -> Result<Vec<String>> {
+    let Some(value) = args.get("images").filter(|v| !v.is_null()) else {
+        return Ok(Vec::new());
+    };
+    let items = value
+        .as_array()
+        .ok_or_else(|| Error::invalid("`images` must be an array of https:// URLs"))?;
+    if items.len() > IMAGES_MAX {
+        return Err(Error::invalid(format!(
+            "`images` holds at most {IMAGES_MAX} URLs"
+        )));
+    }
+    items
+        .iter()
+        .map(|item| match item.as_str() {
+            Some(url)
+                if url.starts_with("https://")
+                    && url.len() <= 2048
+                    && url.len() > "https://".len()
+                    && !url.contains(char::is_whitespace)
+                    && !url["https://".len()..].split('/').next().unwrap_or_default().contains('@') =>
+            {
+                Ok(url.to_owned())
+            }
+            _ => Err(Error::invalid("`images` must contain https:// URLs without credentials (at most 2048 characters each)")),
+        })
+        .collect()
+}
+
+fn metadata_arg(args: &Args) -> Result<Value> {
+    let mut metadata = Map::new();
+    for field in METADATA_FIELDS {
+        let value = match (*field, args.get(field)) {
+            (_, None | Some(Value::Null)) => Value::Null,
+            ("contextTags", Some(Value::Array(tags))) => {
+                if tags.len() > 20
+                    || tags.iter().any(|t| {
+                        !t.as_str()
+                            .is_some_and(|s| !s.is_empty() && s.chars().count() <= 50)
+                    })
+                {
+                    return Err(Error::invalid(
+                        "`contextTags` must be at most 20 strings of 1–50 characters",
+                    ));
+                }
+                Value::Array(tags.clone())
+            }
+            ("contextTags", Some(_)) => {
+                return Err(Error::invalid("`contextTags` must be an array of strings"));
+            }
+            ("demographics", Some(value @ Value::Object(_))) => {
+                jcs::check_strict(value)
+                    .map_err(|e| Error::invalid(format!("`demographics`: {e}")))?;
+                if jcs::canonicalize(value).len() > 2048 {
+                    return Err(Error::invalid(
+                        "`demographics` must be at most 2048 bytes of JSON",
+                    ));
+                }
+                value.clone()
+            }
+            (_, Some(_)) => Value::String(args.req_str(field, 500)?),
+        };
+        metadata.insert((*field).to_owned(), value);
+    }
+    Ok(Value::Object(metadata))
+}
+
+fn preview_fingerprint(preview: &str) -> Value {
+    let value: Value = serde_json::from_str(preview).unwrap_or_else(|_| json!({}));
+    Value::String(jcs::digest(&value))
+}
+
+fn creation_changes(row: &ListingRow) -> Map<String, Value> {
+    let mut changes = Map::new();
+    let mut set = |field: &str, to: Value| {
+        changes.insert(field.to_owned(), json!({ "from": null, "to": to }));
+    };
+    set("title", row.title.clone().into());
+    set("description", row.description.clone().into());
+    set("priceCents", row.price_cents.into());
+    set("listingType", row.listing_type.clone().into());
+    set("maxCopies", row.max_copies.map_or(Value::Null, Value::from));
+    set("verticalSlug", row.vertical_slug.clone().into());
+    set("active", row.active.into());
+    set("preview", preview_fingerprint(&row.preview));
+    set("fingerprint", row.fingerprint.clone().into());
+    changes
+}
+
+fn edit_changes(from: &ListingRow, to: &ListingRow) -> Map<String, Value> {
+    let mut changes = Map::new();
+    let mut diff = |field: &str, a: Value, b: Value| {
+        if a != b {
+            changes.insert(field.to_owned(), json!({ "from": a, "to": b }));
+        }
+    };
+    diff("title", from.title.clone().into(), to.title.clone().into());
+    diff(
+        "description",
+        from.description.clone().into(),
+        to.description.clone().into(),
+    );
+    diff("priceCents", from.price_cents.into(), to.price_cents.into());
+    diff("active", from.active.into(), to.active.into());
+    diff(
+        "preview",
+        preview_fingerprint(&from.preview),
+        preview_fingerprint(&to.preview),
+    );
+    diff(
+        "fingerprint",
+        from.fingerprint.clone().into(),
+        to.fingerprint.clone().into(),
+    );
+    changes
+}
+
+/// A signed history entry: `{type, listingId, version, changedAt, changes, reason, signature}`.
+fn history_entry(
+    app: &App,
+    listing_id: &str,
+    version: i64,
+    changed_at: &str,
+    changes: Map<String, Value>,
+    reason: Option<String>,
+) -> Value {
+    let mut entry = Map::new();
+    entry.insert("type".into(), "bourse.listing.version".into());
+    entry.insert("listingId".into(), listing_id.into());
+    entry.insert("version".into(), version.into());
+    entry.insert("changedAt".into(), changed_at.into());
+    entry.insert("changes".into(), Value::Object(changes));
+    entry.insert("reason".into(), reason.map_or(Value::Null, Value::from));
+    sign_object(&app.keyring, &mut entry, &app.now());
+    Value::Object(entry)
+}
+
+fn round2(value: f64) -> f64 {
+    (value * 100.0).round() / 100.0
+}

@@ -1,0 +1,156 @@
+//! Reference samples: one free listing per vertical, owned by the platform's house seller, with
+//! a deliverable built into the binary. Seeded on first start (and for any vertical added later);
+//! excluded from browse unless `samples=include|only`.
+
+use rusqlite::{Connection, OptionalExtension};
+use serde_json::{Value, json};
+
+use super::App;
+use super::catalog::Vertical;
+use super::listings::{insert_row, version_one};
+use super::{hash_secret, reputation};
+use crate::crypto::{b64url, jcs, random_bytes};
+use crate::error::Result;
+use crate::store::agents::{self as agent_store, AgentRow};
+use crate::store::listings::{self as listing_store, ListingRow};
+use crate::store::settings;
+
+/// The `deliverableRef` of a built-in sample deliverable.
+pub fn sample_ref(vertical: &str) -> String {
+    format!("builtin:sample/{vertical}")
+}
+
+/// The built-in deliverable of a vertical's sample (deterministic JSON).
+pub fn deliverable(vertical: &Vertical) -> Vec<u8> {
+    let body = json!({
+        "sample": true,
+        "vertical": vertical.slug,
+        "verticalName": vertical.name,
+        "category": vertical.category,
+        "about": format!(
+            "Reference deliverable for the {} vertical. Real listings relay their deliverable live from the seller's verified endpoint; this one is built into the marketplace so the purchase flow can be tried end to end for free.",
+            vertical.name
+        ),
+        "keywords": vertical.keywords,
+    });
+    serde_json::to_vec_pretty(&body).expect("a Value serializes")
+}
+
+/// Creates the house seller and every missing sample listing, in one transaction.
+///
+/// # Errors
+/// Database failure.
+pub fn seed(app: &App) -> Result<()> {
+    let now = app.now();
+    let missing: Vec<&Vertical> = {
+        let taxonomy = &app.taxonomy;
+        let store = &app.store;
+        store.write_blocking(|tx| {
+            let mut missing = Vec::new();
+            for vertical in &taxonomy.verticals {
+                if listing_store::sample_of(tx, &vertical.slug)?.is_none() {
+                    missing.push(vertical);
+                }
+            }
+            Ok(missing)
+        })?
+    };
+    if missing.is_empty() {
+        return Ok(());
+    }
+    app.store.write_blocking(|tx| {
+        let house = house_agent(tx, &now)?;
+        for vertical in missing {
+            let bytes = deliverable(vertical);
+            let row = ListingRow {
+                seq: 0,
+                id: uuid::Uuid::new_v4().to_string(),
+                seller_id: house.clone(),
+                seller_code: String::new(),
+                seller_reputation: 0.0,
+                vertical_slug: vertical.slug.clone(),
+                category: vertical.category.clone(),
+                title: format!("Reference sample: {}", vertical.name),
+                description: format!(
+                    "A free reference listing from the marketplace showing what a {} listing looks like: metadata, a preview and a deliverable. Buy it to try the purchase flow end to end.",
+                    vertical.name
+                ),
+                price_cents: 0,
+                listing_type: "standard".into(),
+                max_copies: None,
+                sold_count: 0,
+                purchase_count: 0,
+                view_count: 0,
+                active: true,
+                exclusive_sold: false,
+                fingerprint: jcs::sha256_prefixed(&bytes),
+                preview: json!({"sample": true, "vertical": vertical.slug, "format": "application/json"}).to_string(),
+                images: "[]".into(),
+                metadata: sample_metadata(),
+                is_sample: true,
+                physical: false,
+                deliverable_ref: Some(sample_ref(&vertical.slug)),
+                health_consent: false,
+                deidentification: None,
+                authorized_uses: None,
+                rating_sum: 0,
+                rating_count: 0,
+                quality: reputation::quality(0, 0),
+                created_at: now.clone(),
+                version: 1,
+                last_modified: None,
+                modification_count: 0,
+            };
+            let entry = version_one(app, &row, "reference sample".into()).to_string();
+            insert_row(tx, row, &entry)?;
+        }
+        Ok(())
+    })?;
+    app.catalog_changed();
+    Ok(())
+}
+
+fn sample_metadata() -> String {
+    let mut metadata = serde_json::Map::new();
+    for field in super::listings::METADATA_FIELDS {
+        metadata.insert((*field).to_owned(), Value::Null);
+    }
+    metadata.insert("dataFormat".into(), "application/json".into());
+    Value::Object(metadata).to_string()
+}
+
+/// The house seller's agent id, created on first use with a key nobody holds.
+fn house_agent(conn: &Connection, now: &str) -> Result<String> {
+    if let Some(Value::String(id)) = settings::get(conn, settings::HOUSE)? {
+        return Ok(id);
+    }
+    let existing: Option<String> = conn
+        .prepare_cached("SELECT id FROM agents WHERE is_house = 1")?
+        .query_row([], |r| r.get(0))
+        .optional()?;
+    let id = match existing {
+        Some(id) => id,
+        None => {
+            let agent = AgentRow {
+                id: uuid::Uuid::new_v4().to_string(),
+                handle: format!(
+                    "A-{}",
+                    &hash_secret(&b64url(&random_bytes::<16>()))[..8].to_ascii_uppercase()
+                ),
+                name: "marketplace house seller".into(),
+                display_name: Some("Marketplace reference samples".into()),
+                email: None,
+                callback_url: None,
+                created_at: now.to_owned(),
+                updated_at: now.to_owned(),
+                rating_count: 0,
+                sales_count: 0,
+            };
+            agent_store::insert(conn, &agent, &hash_secret(&b64url(&random_bytes::<32>())))?;
+            conn.execute("UPDATE agents SET is_house = 1 WHERE id = ?1", [&agent.id])?;
+            agent.id
+        }
+    };
+    settings::put(conn, settings::HOUSE, &Value::String(id.clone()), now)?;
+    Ok(id)
+}

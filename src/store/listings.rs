@@ -1,0 +1,386 @@
+//! Listing rows, the browse query, history entries, counts.
+
+use rusqlite::types::Value as SqlValue;
+use rusqlite::{Connection, OptionalExtension, Row, params, params_from_iter};
+
+use crate::error::Result;
+
+/// One listing as stored.
+#[derive(Clone, Debug)]
+pub struct ListingRow {
+    pub seq: i64,
+    pub id: String,
+    pub seller_id: String,
+    pub seller_code: String,
+    pub seller_reputation: f64,
+    pub vertical_slug: String,
+    pub category: String,
+    pub title: String,
+    pub description: String,
+    pub price_cents: i64,
+    pub listing_type: String,
+    pub max_copies: Option<i64>,
+    pub sold_count: i64,
+    pub purchase_count: i64,
+    pub view_count: i64,
+    pub active: bool,
+    pub exclusive_sold: bool,
+    pub fingerprint: String,
+    /// JSON object text; empty in browse results (the preview is a detail-page field).
+    pub preview: String,
+    /// JSON array text.
+    pub images: String,
+    /// JSON object text of the nullable metadata fields.
+    pub metadata: String,
+    pub is_sample: bool,
+    pub physical: bool,
+    pub deliverable_ref: Option<String>,
+    pub health_consent: bool,
+    pub deidentification: Option<String>,
+    /// JSON array text.
+    pub authorized_uses: Option<String>,
+    pub rating_sum: i64,
+    pub rating_count: i64,
+    pub quality: f64,
+    pub created_at: String,
+    pub version: i64,
+    pub last_modified: Option<String>,
+    pub modification_count: i64,
+}
+
+const COLUMNS: &str = "seq, id, seller_id, seller_code, seller_reputation, vertical_slug, category, title, description,
+    price_cents, listing_type, max_copies, sold_count, purchase_count, view_count, active, exclusive_sold, fingerprint,
+    preview, images, metadata, is_sample, physical, deliverable_ref, health_consent, deidentification, authorized_uses,
+    rating_sum, rating_count, quality, created_at, version, last_modified, modification_count";
+
+/// The same columns with the preview left out (browse pages never show it).
+const BROWSE_COLUMNS: &str = "seq, id, seller_id, seller_code, seller_reputation, vertical_slug, category, title, description,
+    price_cents, listing_type, max_copies, sold_count, purchase_count, view_count, active, exclusive_sold, fingerprint,
+    '' AS preview, images, metadata, is_sample, physical, deliverable_ref, health_consent, deidentification, authorized_uses,
+    rating_sum, rating_count, quality, created_at, version, last_modified, modification_count";
+
+fn from_row(row: &Row<'_>) -> rusqlite::Result<ListingRow> {
+    Ok(ListingRow {
+        seq: row.get(0)?,
+        id: row.get(1)?,
+        seller_id: row.get(2)?,
+        seller_code: row.get(3)?,
+        seller_reputation: row.get(4)?,
+        vertical_slug: row.get(5)?,
+        category: row.get(6)?,
+        title: row.get(7)?,
+        description: row.get(8)?,
+        price_cents: row.get(9)?,
+        listing_type: row.get(10)?,
+        max_copies: row.get(11)?,
+        sold_count: row.get(12)?,
+        purchase_count: row.get(13)?,
+        view_count: row.get(14)?,
+        active: row.get(15)?,
+        exclusive_sold: row.get(16)?,
+        fingerprint: row.get(17)?,
+        preview: row.get(18)?,
+        images: row.get(19)?,
+        metadata: row.get(20)?,
+        is_sample: row.get(21)?,
+        physical: row.get(22)?,
+        deliverable_ref: row.get(23)?,
+        health_consent: row.get(24)?,
+        deidentification: row.get(25)?,
+        authorized_uses: row.get(26)?,
+        rating_sum: row.get(27)?,
+        rating_count: row.get(28)?,
+        quality: row.get(29)?,
+        created_at: row.get(30)?,
+        version: row.get(31)?,
+        last_modified: row.get(32)?,
+        modification_count: row.get(33)?,
+    })
+}
+
+/// Inserts a listing; returns its `seq`.
+///
+/// # Errors
+/// Database failure.
+pub fn insert(conn: &Connection, l: &ListingRow) -> Result<i64> {
+    conn.prepare_cached(
+        "INSERT INTO listings (id, seller_id, seller_code, seller_reputation, vertical_slug, category, title,
+            description, price_cents, listing_type, max_copies, sold_count, purchase_count, view_count, active,
+            exclusive_sold, fingerprint, preview, images, metadata, is_sample, physical, deliverable_ref,
+            health_consent, deidentification, authorized_uses, rating_sum, rating_count, quality, created_at,
+            version, last_modified, modification_count)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21,
+            ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33)",
+    )?
+    .execute(params![
+        l.id,
+        l.seller_id,
+        l.seller_code,
+        l.seller_reputation,
+        l.vertical_slug,
+        l.category,
+        l.title,
+        l.description,
+        l.price_cents,
+        l.listing_type,
+        l.max_copies,
+        l.sold_count,
+        l.purchase_count,
+        l.view_count,
+        l.active,
+        l.exclusive_sold,
+        l.fingerprint,
+        l.preview,
+        l.images,
+        l.metadata,
+        l.is_sample,
+        l.physical,
+        l.deliverable_ref,
+        l.health_consent,
+        l.deidentification,
+        l.authorized_uses,
+        l.rating_sum,
+        l.rating_count,
+        l.quality,
+        l.created_at,
+        l.version,
+        l.last_modified,
+        l.modification_count
+    ])?;
+    Ok(conn.last_insert_rowid())
+}
+
+/// Writes the fields an edit can change.
+///
+/// # Errors
+/// Database failure.
+pub fn update(conn: &Connection, l: &ListingRow) -> Result<()> {
+    conn.prepare_cached(
+        "UPDATE listings SET title = ?2, description = ?3, price_cents = ?4, active = ?5, exclusive_sold = ?6,
+            fingerprint = ?7, preview = ?8, version = ?9, last_modified = ?10, modification_count = ?11
+         WHERE id = ?1",
+    )?
+    .execute(params![
+        l.id,
+        l.title,
+        l.description,
+        l.price_cents,
+        l.active,
+        l.exclusive_sold,
+        l.fingerprint,
+        l.preview,
+        l.version,
+        l.last_modified,
+        l.modification_count
+    ])?;
+    Ok(())
+}
+
+/// A listing by id, preview included.
+///
+/// # Errors
+/// Database failure.
+pub fn find(conn: &Connection, id: &str) -> Result<Option<ListingRow>> {
+    let sql = format!("SELECT {COLUMNS} FROM listings WHERE id = ?1");
+    Ok(conn
+        .prepare_cached(&sql)?
+        .query_row([id], from_row)
+        .optional()?)
+}
+
+/// The sample listing of a vertical, if seeded.
+///
+/// # Errors
+/// Database failure.
+pub fn sample_of(conn: &Connection, vertical: &str) -> Result<Option<String>> {
+    Ok(conn
+        .prepare_cached("SELECT id FROM listings WHERE is_sample = 1 AND vertical_slug = ?1")?
+        .query_row([vertical], |r| r.get(0))
+        .optional()?)
+}
+
+/// Stores one signed history entry verbatim.
+///
+/// # Errors
+/// Database failure (including a duplicate version).
+pub fn insert_history(
+    conn: &Connection,
+    listing_id: &str,
+    version: i64,
+    entry: &str,
+) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO listing_history (listing_id, version, entry) VALUES (?1, ?2, ?3)",
+    )?
+    .execute(params![listing_id, version, entry])?;
+    Ok(())
+}
+
+/// Every history entry of a listing, oldest first, as stored.
+///
+/// # Errors
+/// Database failure.
+pub fn history(conn: &Connection, listing_id: &str) -> Result<Vec<String>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT entry FROM listing_history WHERE listing_id = ?1 ORDER BY version",
+    )?;
+    let rows = stmt.query_map([listing_id], |r| r.get(0))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Which listings a browse shows with respect to reference samples.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Samples {
+    Exclude,
+    Include,
+    Only,
+}
+
+/// Price filter of a browse.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Price {
+    All,
+    Paid,
+    Free,
+}
+
+/// Sort order of a browse; each has a stable tie-breaker on `seq` in the same direction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Sort {
+    Recent,
+    Popular,
+    PriceAsc,
+    PriceDesc,
+    Quality,
+    Trust,
+}
+
+impl Sort {
+    fn order_by(self) -> &'static str {
+        match self {
+            Sort::Recent => "seq DESC",
+            Sort::Popular => "purchase_count DESC, view_count DESC, seq DESC",
+            Sort::PriceAsc => "price_cents ASC, seq ASC",
+            Sort::PriceDesc => "price_cents DESC, seq DESC",
+            Sort::Quality => "quality DESC, seq DESC",
+            Sort::Trust => "seller_reputation DESC, seq DESC",
+        }
+    }
+}
+
+/// The filters of a browse (everything but sort and paging); inactive listings never match.
+#[derive(Clone, Debug, PartialEq, Hash, Eq)]
+pub struct Filter {
+    /// An FTS5 MATCH expression, already made safe by the caller.
+    pub fts: Option<String>,
+    pub category: Option<String>,
+    /// Categories of a browse class.
+    pub categories: Option<Vec<String>>,
+    pub vertical: Option<String>,
+    pub listing_type: Option<String>,
+    pub samples: Samples,
+    pub price: Price,
+    /// Minimum average rating in tenths (35 = 3.5); unrated listings are excluded.
+    pub min_rating_tenths: Option<i64>,
+}
+
+fn where_clause(filter: &Filter) -> (String, Vec<SqlValue>) {
+    let mut sql = String::from("active = 1");
+    let mut values = Vec::new();
+    match filter.samples {
+        Samples::Exclude => sql.push_str(" AND is_sample = 0"),
+        Samples::Only => sql.push_str(" AND is_sample = 1"),
+        Samples::Include => sql.push_str(" AND is_sample IN (0, 1)"),
+    }
+    if let Some(fts) = &filter.fts {
+        sql.push_str(" AND seq IN (SELECT rowid FROM listings_fts WHERE listings_fts MATCH ?)");
+        values.push(SqlValue::Text(fts.clone()));
+    }
+    if let Some(category) = &filter.category {
+        sql.push_str(" AND category = ?");
+        values.push(SqlValue::Text(category.clone()));
+    }
+    if let Some(categories) = &filter.categories {
+        let marks = vec!["?"; categories.len()].join(", ");
+        sql.push_str(&format!(" AND category IN ({marks})"));
+        values.extend(categories.iter().cloned().map(SqlValue::Text));
+    }
+    if let Some(vertical) = &filter.vertical {
+        sql.push_str(" AND vertical_slug = ?");
+        values.push(SqlValue::Text(vertical.clone()));
+    }
+    if let Some(listing_type) = &filter.listing_type {
+        sql.push_str(" AND listing_type = ?");
+        values.push(SqlValue::Text(listing_type.clone()));
+    }
+    match filter.price {
+        Price::All => {}
+        Price::Paid => sql.push_str(" AND price_cents > 0"),
+        Price::Free => sql.push_str(" AND price_cents = 0"),
+    }
+    if let Some(tenths) = filter.min_rating_tenths {
+        sql.push_str(" AND rating_count > 0 AND rating_sum * 10 >= ? * rating_count");
+        values.push(SqlValue::Integer(tenths));
+    }
+    (sql, values)
+}
+
+/// One page of a browse.
+///
+/// # Errors
+/// Database failure.
+pub fn browse(
+    conn: &Connection,
+    filter: &Filter,
+    sort: Sort,
+    limit: i64,
+    offset: i64,
+) -> Result<Vec<ListingRow>> {
+    let (clause, mut values) = where_clause(filter);
+    let sql = format!(
+        "SELECT {BROWSE_COLUMNS} FROM listings WHERE {clause} ORDER BY {} LIMIT ? OFFSET ?",
+        sort.order_by()
+    );
+    values.push(SqlValue::Integer(limit));
+    values.push(SqlValue::Integer(offset));
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map(params_from_iter(values), from_row)?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// How many listings match a filter.
+///
+/// # Errors
+/// Database failure.
+pub fn count(conn: &Connection, filter: &Filter) -> Result<i64> {
+    let (clause, values) = where_clause(filter);
+    let sql = format!("SELECT count(*) FROM listings WHERE {clause}");
+    Ok(conn
+        .prepare_cached(&sql)?
+        .query_row(params_from_iter(values), |r| r.get(0))?)
+}
+
+/// Active, non-sample listings per vertical.
+///
+/// # Errors
+/// Database failure.
+pub fn counts_by_vertical(conn: &Connection) -> Result<Vec<(String, i64)>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT vertical_slug, count(*) FROM listings WHERE active = 1 AND is_sample = 0 GROUP BY vertical_slug",
+    )?;
+    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Adds batched view counts.
+///
+/// # Errors
+/// Database failure.
+pub fn add_views(conn: &Connection, views: &[(i64, i64)]) -> Result<()> {
+    let mut stmt =
+        conn.prepare_cached("UPDATE listings SET view_count = view_count + ?2 WHERE seq = ?1")?;
+    for (seq, n) in views {
+        stmt.execute(params![seq, n])?;
+    }
+    Ok(())
+}

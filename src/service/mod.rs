@@ -103,8 +103,11 @@ pub struct App {
     /// Bumped by every catalogue write; cached counts are valid for one generation.
     catalog_generation: AtomicU64,
     count_cache: Mutex<HashMap<Filter, (u64, i64)>>,
-    vertical_counts: Mutex<Option<(u64, Arc<HashMap<String, i64>>)>>,
+    vertical_counts: Mutex<Option<(u64, VerticalCounts)>>,
 }
+
+/// Active, non-sample listings per vertical slug.
+pub type VerticalCounts = Arc<HashMap<String, i64>>;
 
 /// Most distinct browse filters whose totals are cached at once.
 const COUNT_CACHE_MAX: usize = 4096;
@@ -217,7 +220,7 @@ impl App {
     ///
     /// # Errors
     /// Database failure.
-    pub async fn vertical_counts(&self) -> Result<Arc<HashMap<String, i64>>> {
+    pub async fn vertical_counts(&self) -> Result<VerticalCounts> {
         let generation = self.catalog_generation.load(Ordering::SeqCst);
         if let Some((cached, counts)) = &*self
             .vertical_counts
@@ -229,7 +232,7 @@ impl App {
         }
         let rows = self
             .store
-            .read(|conn| listing_store::counts_by_vertical(conn))
+            .read(listing_store::counts_by_vertical)
             .await?;
         let counts = Arc::new(rows.into_iter().collect::<HashMap<_, _>>());
         *self

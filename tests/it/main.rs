@@ -2,6 +2,7 @@
 //! the real binary for command-line behaviour.
 
 mod agents;
+mod catalog;
 mod cli;
 mod docs;
 mod http_core;

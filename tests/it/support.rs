@@ -185,10 +185,24 @@ impl TestServer {
         server
     }
 
+    /// A fresh server whose configuration `adjust` changes first.
+    pub fn start_with(adjust: impl FnOnce(&mut Config)) -> TestServer {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = Config::for_tests(dir.path().join("data"));
+        adjust(&mut config);
+        let mut server = TestServer::start_config(config);
+        server._dir = Some(dir);
+        server
+    }
+
     /// A server over an existing (or new) data dir, which the caller keeps.
     pub fn start_in(data: &Path) -> TestServer {
+        TestServer::start_config(Config::for_tests(data.to_owned()))
+    }
+
+    fn start_config(config: Config) -> TestServer {
         let clock = Arc::new(ManualClock::new("2026-11-21T04:00:00Z".parse().unwrap()));
-        let config = Config::for_tests(data.to_owned());
+        let data = config.data_dir.clone();
         let (addr_tx, addr_rx) = std::sync::mpsc::channel();
         let (shutdown_tx, shutdown_rx) = oneshot::channel::<()>();
         let server_clock = clock.clone();
@@ -212,7 +226,7 @@ impl TestServer {
         TestServer {
             client: Client::new(&format!("http://{addr}")),
             clock,
-            data: data.to_owned(),
+            data,
             _dir: None,
             shutdown: Some(shutdown_tx),
             thread: Some(thread),

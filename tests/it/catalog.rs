@@ -1,0 +1,1043 @@
+//! The catalogue: delivery endpoints, listings and their signed history, screening, browse,
+//! samples, counts and stats.
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+use crate::seller_twin::{Mode, SellerTwin};
+use crate::support::{Client, TestServer};
+
+/// A registered agent with a verified delivery endpoint served by a twin.
+struct Seller {
+    key: String,
+    handle: String,
+    twin: SellerTwin,
+}
+
+fn seller(server: &TestServer, name: &str, deliverable: &[u8]) -> Seller {
+    let agent = server.register(name);
+    let key = agent["apiKey"].as_str().unwrap().to_owned();
+    let twin = SellerTwin::start(&server.base, deliverable.to_vec(), "text/csv", Mode::Honest);
+    let verified = server.send_auth(
+        "PUT",
+        "/api/sell/delivery-endpoint",
+        &key,
+        &json!({"url": twin.url}),
+    );
+    assert_eq!(
+        verified.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&verified.body)
+    );
+    Seller {
+        key,
+        handle: agent["handle"].as_str().unwrap().to_owned(),
+        twin,
+    }
+}
+
+fn listing_body(title: &str, price: i64) -> Value {
+    json!({
+        "title": title,
+        "description": format!("{title}: a carefully assembled asset for agents."),
+        "priceCents": price,
+        "verticalSlug": "research-data",
+        "preview": {"columns": ["region", "value"], "rows": 2},
+        "consent": true
+    })
+}
+
+fn create(server: &TestServer, seller: &Seller, body: &Value) -> Value {
+    let response = server.send_auth("POST", "/api/marketplace/listings", &seller.key, body);
+    assert_eq!(
+        response.status,
+        201,
+        "{}",
+        String::from_utf8_lossy(&response.body)
+    );
+    response.json()
+}
+
+fn sha256(bytes: &[u8]) -> String {
+    format!(
+        "sha256:{}",
+        Sha256::digest(bytes)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+    )
+}
+
+fn verify(client: &Client, signed: &Value) -> Value {
+    client
+        .post("/api/verify-receipt", &json!({"signed": signed}))
+        .json()
+}
+
+#[test]
+fn creating_a_listing_needs_a_verified_delivery_endpoint() {
+    let server = TestServer::start();
+    let agent = server.register("no-endpoint");
+    let key = agent["apiKey"].as_str().unwrap();
+    server
+        .send_auth(
+            "POST",
+            "/api/marketplace/listings",
+            key,
+            &listing_body("Regional prices", 500),
+        )
+        .assert_error(409, "DELIVERY_ENDPOINT_REQUIRED");
+    let status = server.get_auth("/api/sell/delivery-endpoint", key).json();
+    assert_eq!(status["verified"], false);
+    server
+        .get("/api/sell/delivery-endpoint")
+        .assert_error(401, "UNAUTHENTICATED");
+}
+
+#[test]
+fn endpoint_verification_succeeds_with_the_echo_and_fails_otherwise() {
+    let server = TestServer::start();
+    let agent = server.register("verifier");
+    let key = agent["apiKey"].as_str().unwrap();
+    for mode in [Mode::WrongEcho, Mode::Status(500), Mode::Redirect] {
+        let twin = SellerTwin::start(&server.base, b"x".to_vec(), "text/plain", mode);
+        let refused = server.send_auth(
+            "PUT",
+            "/api/sell/delivery-endpoint",
+            key,
+            &json!({"url": twin.url}),
+        );
+        refused.assert_error(422, "ENDPOINT_VERIFICATION_FAILED");
+        assert_eq!(
+            server.get_auth("/api/sell/delivery-endpoint", key).json()["verified"],
+            false
+        );
+    }
+    let twin = SellerTwin::start(&server.base, b"x".to_vec(), "text/plain", Mode::Honest);
+    let verified = server.send_auth(
+        "PUT",
+        "/api/sell/delivery-endpoint",
+        key,
+        &json!({"url": twin.url}),
+    );
+    assert_eq!(verified.status, 200);
+    let status = server.get_auth("/api/sell/delivery-endpoint", key).json();
+    assert_eq!(status["verified"], true);
+    assert_eq!(
+        status["url"].as_str().unwrap().trim_end_matches('/'),
+        twin.url.trim_end_matches('/')
+    );
+    let request = &twin.requests()[0];
+    assert_eq!(request["type"], "bourse.verify");
+    assert_eq!(request["sellerHandle"], agent["handle"]);
+    assert!(
+        request["signature"]["signature"].is_string(),
+        "the challenge is signed"
+    );
+
+    // The api_key body field works as well as the Bearer header.
+    let by_field = server.request(
+        "PUT",
+        "/api/sell/delivery-endpoint",
+        &[],
+        Some(
+            json!({"url": twin.url, "api_key": key})
+                .to_string()
+                .as_bytes(),
+        ),
+    );
+    assert_eq!(by_field.status, 200);
+}
+
+#[test]
+fn private_and_loopback_destinations_are_refused_without_the_loopback_flag() {
+    let server = TestServer::start_with(|config| config.allow_loopback_outbound = false);
+    let agent = server.register("ssrf");
+    let key = agent["apiKey"].as_str().unwrap();
+    for url in [
+        "https://127.0.0.1/",
+        "https://[::ffff:127.0.0.1]/",
+        "https://[::1]:8443/hook",
+        "https://169.254.169.254/latest/meta-data",
+        "https://10.0.0.8/",
+        "https://localhost/hook",
+    ] {
+        let refused = server.send_auth(
+            "PUT",
+            "/api/sell/delivery-endpoint",
+            key,
+            &json!({"url": url}),
+        );
+        refused.assert_error(422, "DESTINATION_REFUSED");
+    }
+    for url in [
+        "http://seller.example.com/",
+        "https://user:pw@seller.example.com/",
+        "not a url",
+    ] {
+        let refused = server.send_auth(
+            "PUT",
+            "/api/sell/delivery-endpoint",
+            key,
+            &json!({"url": url}),
+        );
+        refused.assert_error(400, "INVALID_ARGUMENT");
+    }
+}
+
+#[test]
+fn a_created_listing_has_every_spec_field_a_live_fingerprint_and_a_signed_receipt() {
+    let server = TestServer::start();
+    let deliverable = b"region,value\nnorth,1\nsouth,2\n";
+    let seller = seller(&server, "lister", deliverable);
+    let mut body = listing_body("Regional prices 2026", 1500);
+    body["images"] = json!(["https://cdn.example.com/a.png"]);
+    body["dataFormat"] = json!("text/csv");
+    body["contextTags"] = json!(["prices", "regional"]);
+    let created = create(&server, &seller, &body);
+    let listing = &created["listing"];
+    assert_eq!(
+        listing["fingerprint"],
+        sha256(deliverable),
+        "the deliverable is hashed as fetched"
+    );
+    assert_eq!(listing["version"], 1);
+    let fetch = seller
+        .twin
+        .requests()
+        .into_iter()
+        .find(|r| r["type"] == "bourse.fingerprint")
+        .unwrap();
+    assert_eq!(fetch["listingId"], listing["id"]);
+    assert_eq!(fetch["sellerHandle"], seller.handle);
+
+    let receipt = &created["receipt"];
+    assert_eq!(receipt["listingId"], listing["id"]);
+    assert_eq!(receipt["version"], 1);
+    assert_eq!(receipt["changes"]["priceCents"]["to"], 1500);
+    assert_eq!(verify(&server, receipt)["valid"], true);
+
+    let id = listing["id"].as_str().unwrap();
+    let detail = server.get(&format!("/api/marketplace/listings/{id}"));
+    assert_eq!(detail.status, 200);
+    let detail = detail.json();
+    let listing = &detail["listing"];
+    let expect_type = |field: &str, check: fn(&Value) -> bool| {
+        assert!(
+            listing.get(field).is_some_and(check),
+            "listing.{field} = {:?}",
+            listing.get(field)
+        );
+    };
+    let string = |v: &Value| v.is_string();
+    let number = |v: &Value| v.is_number();
+    let integer = |v: &Value| v.is_i64();
+    let boolean = |v: &Value| v.is_boolean();
+    let nullable = |_: &Value| true;
+    for field in [
+        "id",
+        "sellerId",
+        "sellerName",
+        "verticalSlug",
+        "verticalName",
+        "verticalIcon",
+        "verticalCategory",
+        "pricingType",
+        "title",
+        "description",
+        "listingType",
+        "fingerprint",
+        "createdAt",
+        "modificationHistoryUrl",
+        "sellerKind",
+    ] {
+        expect_type(field, string);
+    }
+    expect_type("sellerReputation", number);
+    for field in [
+        "ratingCount",
+        "priceCents",
+        "soldCount",
+        "purchaseCount",
+        "viewCount",
+        "version",
+        "modificationCount",
+    ] {
+        expect_type(field, integer);
+    }
+    for field in [
+        "betaFree",
+        "active",
+        "exclusiveSold",
+        "isSample",
+        "healthConsentVerified",
+    ] {
+        expect_type(field, boolean);
+    }
+    for field in [
+        "ratingAvg",
+        "betaNote",
+        "maxCopies",
+        "lastModified",
+        "subcategory",
+        "dataDate",
+        "dataFormat",
+        "sellerState",
+        "demographics",
+        "contextTags",
+        "dataOrigin",
+        "collectionMethod",
+        "sourceAttribution",
+        "deidentificationLevel",
+        "authorizedUses",
+    ] {
+        expect_type(field, nullable);
+    }
+    expect_type("images", |v| v.is_array());
+    expect_type("sellerBadges", |v| {
+        v.as_array().is_some_and(|a| a.contains(&json!("verified")))
+    });
+    let seller_name = listing["sellerName"].as_str().unwrap();
+    assert!(
+        seller_name.len() == 8
+            && seller_name.starts_with("S-")
+            && seller_name[2..].bytes().all(|b| b.is_ascii_digit())
+    );
+    assert_eq!(listing["pricingType"], "fixed");
+    assert_eq!(listing["verticalCategory"], "data");
+    assert_eq!(listing["dataFormat"], "text/csv");
+    assert_eq!(
+        listing["modificationHistoryUrl"],
+        format!("/api/marketplace/listings/{id}/history")
+    );
+    assert_eq!(
+        detail["preview"],
+        json!({"columns": ["region", "value"], "rows": 2})
+    );
+    for field in [
+        "id",
+        "displayName",
+        "reputation",
+        "ratingCount",
+        "totalSalesCount",
+    ] {
+        assert!(detail["seller"].get(field).is_some(), "seller.{field}");
+    }
+    assert!(detail["ratings"].is_array());
+    let license = &detail["license"];
+    assert_eq!(license["type"], "data-license");
+    assert!(license["permissions"].as_array().unwrap().len() >= 3);
+    let restrictions = license["restrictions"].to_string();
+    assert!(
+        restrictions.contains("resell")
+            && restrictions.contains("re-list")
+            && restrictions.contains("redistribute")
+    );
+
+    // A second listing by the same seller keeps the same public seller code.
+    let second = create(&server, &seller, &listing_body("Regional wages", 900));
+    assert_eq!(second["listing"]["sellerName"], seller_name);
+    server
+        .get("/api/marketplace/listings/not-a-uuid")
+        .assert_error(404, "NOT_FOUND");
+    server
+        .get("/api/marketplace/listings/00000000-0000-4000-8000-000000000000")
+        .assert_error(404, "NOT_FOUND");
+}
+
+#[test]
+fn create_validates_its_fields() {
+    let server = TestServer::start();
+    let seller = seller(&server, "validator", b"x");
+    let cases: Vec<(Value, u16, &str, &str)> = vec![
+        (
+            json!({"title": "t", "description": "d", "consent": true}),
+            400,
+            "INVALID_ARGUMENT",
+            "priceCents",
+        ),
+        (
+            json!({"title": "t", "description": "d", "priceCents": -1, "consent": true}),
+            400,
+            "INVALID_ARGUMENT",
+            "priceCents",
+        ),
+        (
+            json!({"title": "t", "description": "d", "priceCents": 1.5, "consent": true}),
+            400,
+            "INVALID_ARGUMENT",
+            "priceCents",
+        ),
+        (
+            json!({"title": "t", "description": "d", "priceCents": 1, "listingType": "limited", "consent": true}),
+            400,
+            "INVALID_ARGUMENT",
+            "maxCopies",
+        ),
+        (
+            json!({"title": "t", "description": "d", "priceCents": 1, "listingType": "rare", "consent": true}),
+            400,
+            "INVALID_ARGUMENT",
+            "listingType",
+        ),
+        (
+            json!({"title": "t", "description": "d", "priceCents": 1, "verticalSlug": "nope", "consent": true}),
+            400,
+            "INVALID_ARGUMENT",
+            "verticalSlug",
+        ),
+        (
+            json!({"title": "t", "description": "d", "priceCents": 1, "preview": {"blob": "x".repeat(5000)}, "consent": true}),
+            400,
+            "INVALID_ARGUMENT",
+            "preview",
+        ),
+        (
+            json!({"title": "t", "description": "d", "priceCents": 1, "images": ["http://x.example/a.png"], "consent": true}),
+            400,
+            "INVALID_ARGUMENT",
+            "images",
+        ),
+        (
+            json!({"title": "t", "description": "d", "priceCents": 1}),
+            422,
+            "CONSENT_REQUIRED",
+            "consent",
+        ),
+        (
+            json!({"title": "t", "description": "d", "priceCents": 1, "consent": false}),
+            422,
+            "CONSENT_REQUIRED",
+            "consent",
+        ),
+        (
+            json!({"title": "My records", "description": "d", "priceCents": 1, "verticalSlug": "personal-health-data", "consent": true}),
+            422,
+            "HEALTH_CONSENT_REQUIRED",
+            "consent",
+        ),
+    ];
+    for (body, status, code, mention) in cases {
+        let response = server.send_auth("POST", "/api/marketplace/listings", &seller.key, &body);
+        response.assert_error(status, code);
+        let message = response.json()["error"]["message"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        assert!(message.contains(mention), "{body} → {message}");
+    }
+    let with_copies = create(
+        &server,
+        &seller,
+        &json!({"title": "Limited drop", "description": "d", "priceCents": 100, "listingType": "limited", "maxCopies": 3.0, "consent": true}),
+    );
+    assert_eq!(with_copies["listing"]["maxCopies"], 3);
+    let stats = server.get("/api/stats").json();
+    assert_eq!(stats["totalListings"], 1, "refused creations write nothing");
+}
+
+#[test]
+fn prohibited_content_is_refused_and_ordinary_text_passes() {
+    let server = TestServer::start();
+    let seller = seller(&server, "screened", b"x");
+    let refused = [
+        ("title", json!("Huge password dump 2026")),
+        (
+            "description",
+            json!("AWS key AKIAIOSFODNN7EXAMPLE with full access"),
+        ),
+        ("title", json!("Windows 11 product keys, lifetime")),
+        ("title", json!("Steam game codes bundle")),
+        ("description", json!("Unused gift card codes")),
+        (
+            "description",
+            json!("Patient records exported from a clinic"),
+        ),
+        (
+            "preview",
+            json!({"sample": "-----BEGIN OPENSSH PRIVATE KEY-----"}),
+        ),
+        ("dataOrigin", json!("combo list from a breach")),
+    ];
+    for (field, value) in refused {
+        let mut body = listing_body("Clean title", 100);
+        body[field] = value.clone();
+        let response = server.send_auth("POST", "/api/marketplace/listings", &seller.key, &body);
+        response.assert_error(422, "PROHIBITED_CONTENT");
+        assert!(
+            response.json()["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains(field),
+            "{field}: {value}"
+        );
+    }
+    for title in [
+        "Market research on password managers",
+        "Software license management survey",
+        "Healthcare market analysis 2026",
+        "Gift economies: an anthropology reading list",
+    ] {
+        create(&server, &seller, &listing_body(title, 100));
+    }
+}
+
+#[test]
+fn only_the_owner_edits_and_every_edit_is_a_verifiable_version() {
+    let server = TestServer::start();
+    let owner = seller(&server, "owner", b"v1 data");
+    let created = create(&server, &owner, &listing_body("Port traffic", 2500));
+    let id = created["listing"]["id"].as_str().unwrap().to_owned();
+    let path = format!("/api/marketplace/listings/{id}");
+
+    let stranger = server.register("stranger");
+    let stranger_key = stranger["apiKey"].as_str().unwrap();
+    server
+        .send_auth("PATCH", &path, stranger_key, &json!({"priceCents": 1}))
+        .assert_error(403, "NOT_OWNER");
+    server
+        .send_auth(
+            "POST",
+            &format!("{path}/deactivate"),
+            stranger_key,
+            &json!({}),
+        )
+        .assert_error(403, "NOT_OWNER");
+    server
+        .request("PATCH", &path, &[], Some(b"{\"priceCents\": 1}"))
+        .assert_error(401, "UNAUTHENTICATED");
+
+    let edit = server.send_auth(
+        "PATCH",
+        &path,
+        &owner.key,
+        &json!({"priceCents": 1900, "title": "Port traffic v2", "reason": "refresh"}),
+    );
+    assert_eq!(edit.status, 200);
+    let edit = edit.json();
+    assert_eq!(edit["listing"]["version"], 2);
+    assert_eq!(edit["listing"]["modificationCount"], 1);
+    assert!(edit["listing"]["lastModified"].is_string());
+    assert_eq!(
+        edit["receipt"]["changes"],
+        json!({
+            "priceCents": {"from": 2500, "to": 1900},
+            "title": {"from": "Port traffic", "to": "Port traffic v2"}
+        })
+    );
+    assert_eq!(edit["receipt"]["reason"], "refresh");
+
+    // The api_key body field authenticates as well.
+    let via_field = server.request(
+        "PATCH",
+        &path,
+        &[],
+        Some(
+            json!({"api_key": owner.key, "preview": {"rows": 3}})
+                .to_string()
+                .as_bytes(),
+        ),
+    );
+    assert_eq!(
+        via_field.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&via_field.body)
+    );
+    let preview_change = &via_field.json()["receipt"]["changes"]["preview"];
+    assert!(
+        preview_change["from"]
+            .as_str()
+            .unwrap()
+            .starts_with("sha256:"),
+        "previews appear as fingerprints only"
+    );
+    assert!(!preview_change.to_string().contains("rows"));
+
+    let noop = server
+        .send_auth(
+            "PATCH",
+            &path,
+            &owner.key,
+            &json!({"priceCents": 1900, "title": "Port traffic v2"}),
+        )
+        .json();
+    assert_eq!(noop["listing"]["version"], 3);
+    assert_eq!(noop["receipt"], Value::Null, "a no-op makes no version");
+
+    owner.twin.set_deliverable(b"v2 data".to_vec());
+    let refreshed = server
+        .send_auth(
+            "PATCH",
+            &path,
+            &owner.key,
+            &json!({"refreshFingerprint": true}),
+        )
+        .json();
+    assert_eq!(refreshed["listing"]["fingerprint"], sha256(b"v2 data"));
+    assert_eq!(
+        refreshed["receipt"]["changes"]["fingerprint"],
+        json!({"from": sha256(b"v1 data"), "to": sha256(b"v2 data")})
+    );
+
+    let deactivated = server
+        .send_auth(
+            "POST",
+            &format!("{path}/deactivate"),
+            &owner.key,
+            &json!({"reason": "paused"}),
+        )
+        .json();
+    assert_eq!(deactivated["listing"]["active"], false);
+    assert_eq!(
+        deactivated["receipt"]["changes"]["active"],
+        json!({"from": true, "to": false})
+    );
+    let again = server
+        .send_auth(
+            "POST",
+            &format!("{path}/deactivate"),
+            &owner.key,
+            &json!({}),
+        )
+        .json();
+    assert_eq!(again["receipt"], Value::Null);
+
+    let history = server.get(&format!("{path}/history"));
+    assert_eq!(history.status, 200);
+    let history = history.json();
+    let entries = history["entries"].as_array().unwrap();
+    assert_eq!(
+        entries.len(),
+        5,
+        "created, edit, preview, fingerprint, deactivate"
+    );
+    for (i, entry) in entries.iter().enumerate() {
+        assert_eq!(entry["version"], i + 1);
+        assert_eq!(entry["listingId"], id.as_str());
+        let verdict = verify(&server, entry);
+        assert_eq!(verdict["valid"], true, "entry {i}: {verdict}");
+    }
+    let mut forged = entries[1].clone();
+    forged["changes"]["priceCents"]["to"] = json!(1);
+    assert_eq!(verify(&server, &forged)["valid"], false);
+    server
+        .get("/api/marketplace/listings/00000000-0000-4000-8000-000000000000/history")
+        .assert_error(404, "NOT_FOUND");
+}
+
+/// Seeds a small catalogue with known properties; returns (seller, ids in creation order).
+fn seeded(server: &TestServer) -> (Seller, Vec<String>) {
+    let seller = seller(server, "catalogue", b"x");
+    let specs = [
+        (
+            "Alpha soil moisture readings",
+            500,
+            "research-data",
+            "standard",
+        ),
+        ("Bravo GPU hours on H100", 0, "compute-gpu", "standard"),
+        (
+            "Charlie contract templates pack",
+            1200,
+            "contracts-templates",
+            "exclusive",
+        ),
+        ("Delta soil nutrient survey", 50, "research-data", "limited"),
+        ("Echo demographic panel", 3000, "demographics", "standard"),
+    ];
+    let ids = specs
+        .iter()
+        .map(|(title, price, vertical, kind)| {
+            let mut body = listing_body(title, *price);
+            body["verticalSlug"] = json!(vertical);
+            body["listingType"] = json!(kind);
+            if *kind == "limited" {
+                body["maxCopies"] = json!(10);
+            }
+            create(server, &seller, &body)["listing"]["id"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    (seller, ids)
+}
+
+fn titles(response: &Value) -> Vec<String> {
+    response["listings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| {
+            l["title"]
+                .as_str()
+                .unwrap()
+                .split(' ')
+                .next()
+                .unwrap()
+                .to_owned()
+        })
+        .collect()
+}
+
+#[test]
+fn browse_supports_every_filter_with_totals_and_paging() {
+    let server = TestServer::start();
+    seeded(&server);
+    let browse = |query: &str| {
+        let response = server.get(&format!("/api/marketplace/listings?{query}"));
+        assert_eq!(
+            response.status,
+            200,
+            "{query}: {}",
+            String::from_utf8_lossy(&response.body)
+        );
+        response.json()
+    };
+    let all = browse("");
+    assert_eq!(all["total"], 5);
+    assert_eq!(all["limit"], 50);
+    assert_eq!(all["offset"], 0);
+    assert_eq!(
+        titles(&all),
+        ["Echo", "Delta", "Charlie", "Bravo", "Alpha"],
+        "recent first by default"
+    );
+
+    assert_eq!(titles(&browse("q=soil")), ["Delta", "Alpha"]);
+    assert_eq!(
+        titles(&browse("q=soil%20survey")),
+        ["Delta"],
+        "every word must match"
+    );
+    assert_eq!(
+        browse("q=%22soil%22%20OR%20NEAR(x*)%20-%20%5E")["total"],
+        0,
+        "FTS syntax is quoted away"
+    );
+    assert_eq!(titles(&browse("category=compute")), ["Bravo"]);
+    assert_eq!(
+        titles(&browse("vertical=research-data")),
+        ["Delta", "Alpha"]
+    );
+    assert_eq!(titles(&browse("type=exclusive")), ["Charlie"]);
+    assert_eq!(titles(&browse("type=limited")), ["Delta"]);
+    assert_eq!(titles(&browse("price=free")), ["Bravo"]);
+    assert_eq!(browse("price=paid")["total"], 4);
+    assert_eq!(
+        titles(&browse("class=DIGITAL")),
+        ["Bravo"],
+        "compute belongs to DIGITAL"
+    );
+    assert_eq!(
+        titles(&browse("class=research")),
+        ["Echo", "Delta", "Charlie", "Alpha"],
+        "data and documents"
+    );
+    assert_eq!(
+        browse("min_rating=1")["total"],
+        0,
+        "unrated listings are excluded"
+    );
+
+    assert_eq!(
+        titles(&browse("sort=price_asc")),
+        ["Bravo", "Delta", "Alpha", "Charlie", "Echo"]
+    );
+    assert_eq!(
+        titles(&browse("sort=price_desc")),
+        ["Echo", "Charlie", "Alpha", "Delta", "Bravo"]
+    );
+
+    let page = browse("limit=2&offset=2");
+    assert_eq!(page["total"], 5);
+    assert_eq!(page["limit"], 2);
+    assert_eq!(page["offset"], 2);
+    assert_eq!(titles(&page), ["Charlie", "Bravo"]);
+    assert_eq!(
+        browse("limit=2&offset=4")["listings"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+
+    for (query, name) in [
+        ("sort=cheapest", "sort"),
+        ("type=rare", "type"),
+        ("samples=never", "samples"),
+        ("price=cheap", "price"),
+        ("class=FOOD", "class"),
+        ("category=food", "category"),
+        ("vertical=nope", "vertical"),
+        ("min_rating=0", "min_rating"),
+        ("min_rating=six", "min_rating"),
+        ("limit=101", "limit"),
+        ("limit=0", "limit"),
+        ("limit=2.5", "limit"),
+        ("offset=-1", "offset"),
+    ] {
+        let response = server.get(&format!("/api/marketplace/listings?{query}"));
+        response.assert_error(400, "INVALID_ARGUMENT");
+        assert!(
+            response.json()["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains(name),
+            "{query}"
+        );
+    }
+}
+
+/// Sets ratings and reputations directly in the database of a stopped server (the rating flow
+/// belongs to the commerce rails), then restarts it.
+fn with_ratings(data: &Path, ratings: &[(&str, i64, i64)], reputation: f64) {
+    let conn = rusqlite::Connection::open(data.join("bourse.db")).unwrap();
+    for (prefix, sum, count) in ratings {
+        let quality = (5.0 * 3.0 + *sum as f64) / (5.0 + *count as f64);
+        conn.execute(
+            "UPDATE listings SET rating_sum = ?2, rating_count = ?3, quality = ?4 WHERE title LIKE ?1 || '%'",
+            rusqlite::params![prefix, sum, count, quality],
+        )
+        .unwrap();
+    }
+    conn.execute(
+        "UPDATE listings SET seller_reputation = ?1 WHERE title LIKE 'Echo%'",
+        [reputation],
+    )
+    .unwrap();
+}
+
+#[test]
+fn sorts_by_popularity_quality_and_trust_with_stable_ties() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let server = TestServer::start_in(&data);
+    let (_seller, ids) = seeded(&server);
+    for _ in 0..3 {
+        server.get(&format!("/api/marketplace/listings/{}", ids[2]));
+    }
+    server.get(&format!("/api/marketplace/listings/{}", ids[0]));
+    server.stop();
+    with_ratings(
+        &data,
+        &[("Alpha", 5, 1), ("Delta", 240, 50), ("Charlie", 8, 4)],
+        4.9,
+    );
+
+    let server = TestServer::start_in(&data);
+    let browse = |query: &str| {
+        server
+            .get(&format!("/api/marketplace/listings?{query}"))
+            .json()
+    };
+    assert_eq!(
+        titles(&browse("sort=popular")),
+        ["Charlie", "Alpha", "Echo", "Delta", "Bravo"],
+        "views, then recency"
+    );
+    assert_eq!(
+        titles(&browse("sort=quality")),
+        ["Delta", "Alpha", "Echo", "Bravo", "Charlie"],
+        "Bayesian: 50×4.8 beats 1×5"
+    );
+    assert_eq!(
+        titles(&browse("sort=trust")),
+        ["Echo", "Delta", "Charlie", "Bravo", "Alpha"]
+    );
+    assert_eq!(titles(&browse("min_rating=4")), ["Delta", "Alpha"]);
+    assert_eq!(
+        titles(&browse("min_rating=2&sort=quality")),
+        ["Delta", "Alpha", "Charlie"]
+    );
+    let alpha = server
+        .get(&format!("/api/marketplace/listings/{}", ids[0]))
+        .json();
+    assert_eq!(alpha["listing"]["ratingAvg"], 5.0);
+    assert_eq!(alpha["listing"]["ratingCount"], 1);
+    assert_eq!(
+        alpha["listing"]["viewCount"], 2,
+        "views survive a restart (flushed on shutdown)"
+    );
+}
+
+#[test]
+fn samples_are_hidden_unless_asked_for() {
+    let server = TestServer::start();
+    seeded(&server);
+    let only = server
+        .get("/api/marketplace/listings?samples=only&limit=100")
+        .json();
+    let verticals = server.get("/api/verticals").json();
+    let vertical_count = verticals["verticals"].as_array().unwrap().len();
+    assert_eq!(vertical_count, 80);
+    assert_eq!(only["total"], vertical_count, "one sample per vertical");
+    let samples = only["listings"].as_array().unwrap();
+    assert!(
+        samples
+            .iter()
+            .all(|l| l["isSample"] == true && l["priceCents"] == 0 && l["sellerKind"] == "house")
+    );
+    let mut slugs: Vec<&str> = samples
+        .iter()
+        .map(|l| l["verticalSlug"].as_str().unwrap())
+        .collect();
+    slugs.sort_unstable();
+    slugs.dedup();
+    assert_eq!(slugs.len(), vertical_count);
+    let include = server
+        .get("/api/marketplace/listings?samples=include")
+        .json();
+    assert_eq!(include["total"], 5 + vertical_count);
+    let default = server.get("/api/marketplace/listings").json();
+    assert!(
+        default["listings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|l| l["isSample"] == false)
+    );
+    let sample_id = samples[0]["id"].as_str().unwrap();
+    let history = server
+        .get(&format!("/api/marketplace/listings/{sample_id}/history"))
+        .json();
+    assert_eq!(verify(&server, &history["entries"][0])["valid"], true);
+    let agents = server.get("/api/agents").json();
+    assert_eq!(
+        agents["total"], 1,
+        "the house seller is not an agent of the directory"
+    );
+}
+
+#[test]
+fn category_and_vertical_counts_follow_creation_and_deactivation() {
+    let server = TestServer::start();
+    let count_of = |slug: &str| {
+        let categories = server.get("/api/marketplace/categories").json();
+        let category = categories
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["slug"] == slug)
+            .unwrap()
+            .clone();
+        let verticals = server.get("/api/verticals").json();
+        let vertical = verticals["verticals"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|v| v["slug"] == "research-data")
+            .unwrap()
+            .clone();
+        (
+            category["listingCount"].as_i64().unwrap(),
+            vertical["listingCount"].as_i64().unwrap(),
+        )
+    };
+    let categories = server.get("/api/marketplace/categories").json();
+    assert_eq!(categories.as_array().unwrap().len(), 13);
+    for field in ["slug", "name", "icon", "class", "listingCount"] {
+        assert!(categories[0].get(field).is_some(), "{field}");
+    }
+    let vertical = &server.get("/api/verticals").json()["verticals"][0];
+    for field in [
+        "slug",
+        "name",
+        "icon",
+        "isExternal",
+        "listingCount",
+        "category",
+    ] {
+        assert!(vertical.get(field).is_some(), "{field}");
+    }
+    assert_eq!(count_of("data"), (0, 0), "samples are not counted");
+    let seller = seller(&server, "counter", b"x");
+    let a = create(&server, &seller, &listing_body("Tide gauges", 10));
+    create(&server, &seller, &listing_body("River levels", 10));
+    assert_eq!(count_of("data"), (2, 2));
+    let id = a["listing"]["id"].as_str().unwrap();
+    server.send_auth(
+        "POST",
+        &format!("/api/marketplace/listings/{id}/deactivate"),
+        &seller.key,
+        &json!({}),
+    );
+    assert_eq!(count_of("data"), (1, 1));
+    assert_eq!(
+        server.get("/api/marketplace/listings").json()["total"],
+        1,
+        "inactive listings never appear"
+    );
+    server.send_auth(
+        "PATCH",
+        &format!("/api/marketplace/listings/{id}"),
+        &seller.key,
+        &json!({"active": true}),
+    );
+    assert_eq!(count_of("data"), (2, 2));
+}
+
+#[test]
+fn listings_without_a_vertical_are_filed_by_the_classifier() {
+    let server = TestServer::start();
+    let seller = seller(&server, "classified", b"x");
+    let mut gpu = json!({"title": "GPU hours on an H100 cluster", "description": "Rent accelerator time by the hour.", "priceCents": 900, "consent": true});
+    let filed = create(&server, &seller, &gpu);
+    assert_eq!(
+        filed["listing"]["verticalCategory"], "compute",
+        "{}",
+        filed["listing"]["verticalSlug"]
+    );
+    gpu["title"] = json!("Zzyzx qwerty");
+    gpu["description"] = json!("Nothing recognisable at all.");
+    assert_eq!(
+        create(&server, &seller, &gpu)["listing"]["verticalSlug"],
+        "general"
+    );
+    let mut hinted = json!({"title": "Zzyzx", "description": "Nothing recognisable.", "priceCents": 1, "category": "compute", "consent": true});
+    let with_hint = create(&server, &seller, &hinted);
+    assert_eq!(
+        with_hint["listing"]["verticalSlug"], "general",
+        "a hint with no match still falls back"
+    );
+    hinted["verticalSlug"] = json!("research-data");
+    server
+        .send_auth("POST", "/api/marketplace/listings", &seller.key, &hinted)
+        .assert_error(400, "INVALID_ARGUMENT");
+}
+
+#[test]
+fn stats_count_listings_agents_queries_and_queriers() {
+    let server = TestServer::start();
+    seeded(&server);
+    let before = server.get("/api/stats").json();
+    assert_eq!(before["platform"], "bourse");
+    assert_eq!(before["totalVerticals"], 80);
+    assert_eq!(before["totalListings"], 5);
+    assert_eq!(before["totalAgents"], 1);
+    assert_eq!(before["totalSales"], 0);
+    assert!(
+        before["verticals"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|v| v["slug"] == "research-data" && v["listingCount"] == 2)
+    );
+    for _ in 0..3 {
+        server.get("/api/marketplace/listings?q=soil");
+    }
+    let after = server.get("/api/stats").json();
+    assert_eq!(
+        after["totalQueries"].as_i64().unwrap(),
+        before["totalQueries"].as_i64().unwrap() + 3
+    );
+    assert_eq!(after["totalQueriers"], 1, "one client, counted once");
+    let market = server.get("/api/marketplace/stats").json();
+    assert_eq!(market["platformFeeCents"], 0);
+    assert_eq!(market["armsLengthCents"], 0);
+    assert_eq!(market["totalListings"], 5);
+}

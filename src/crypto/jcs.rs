@@ -1,10 +1,12 @@
 //! RFC 8785 (JCS) canonical JSON and the strict parser used for objects received from outside.
 //!
-//! Serialization is delegated to `serde_json_canonicalizer`, which formats numbers by the
-//! ECMAScript rule (`1.0` → `1`, `1e16` → `10000000000000000`) and sorts members by UTF-16 code
-//! units. Parsing is ours: `serde_json` silently keeps the last of duplicate members, so
-//! [`parse_strict`] uses its own visitor that refuses them, and refuses integers outside
-//! ±(2^53−1), which would not survive the trip through an IEEE double.
+//! The writer is ours and allocation-light (it runs on every signed response): members sorted
+//! by UTF-16 code units (a byte comparison when both names are ASCII, which gives the same
+//! order), strings escaped as RFC 8785 says (only `"`, `\\` and U+0000–U+001F), numbers by the
+//! ECMAScript rule (`ryu-js`: `1.0` → `1`, `1e16` → `10000000000000000`). Parsing is ours too:
+//! `serde_json` silently keeps the last of duplicate members, so [`parse_strict`] uses its own
+//! visitor that refuses them, and refuses integers outside ±(2^53−1), which would not survive
+//! the trip through an IEEE double.
 
 use std::fmt;
 
@@ -17,8 +19,97 @@ pub const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
 
 /// Canonical bytes of `value` (RFC 8785).
 pub fn canonicalize(value: &Value) -> Vec<u8> {
-    // Serializing a `Value` cannot fail except on non-finite floats, which `Value` cannot hold.
-    serde_json_canonicalizer::to_vec(value).expect("a serde_json::Value always canonicalizes")
+    let mut out = Vec::with_capacity(256);
+    write_canonical(value, &mut out);
+    out
+}
+
+/// Appends the canonical bytes of `value` to `out`.
+pub fn write_canonical(value: &Value, out: &mut Vec<u8>) {
+    match value {
+        Value::Null => out.extend_from_slice(b"null"),
+        Value::Bool(true) => out.extend_from_slice(b"true"),
+        Value::Bool(false) => out.extend_from_slice(b"false"),
+        Value::Number(number) => write_number(number, out),
+        Value::String(text) => write_string(text, out),
+        Value::Array(items) => {
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_canonical(item, out);
+            }
+            out.push(b']');
+        }
+        Value::Object(map) => {
+            let mut members: Vec<(&String, &Value)> = map.iter().collect();
+            members.sort_unstable_by(|a, b| utf16_cmp(a.0, b.0));
+            out.push(b'{');
+            for (i, (key, item)) in members.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_string(key, out);
+                out.push(b':');
+                write_canonical(item, out);
+            }
+            out.push(b'}');
+        }
+    }
+}
+
+/// Orders member names by their UTF-16 code units, as RFC 8785 §3.2.3 requires.
+pub fn utf16_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    if a.is_ascii() && b.is_ascii() {
+        a.as_bytes().cmp(b.as_bytes())
+    } else {
+        a.encode_utf16().cmp(b.encode_utf16())
+    }
+}
+
+fn write_number(number: &Number, out: &mut Vec<u8>) {
+    if let Some(unsigned) = number.as_u64().filter(|u| *u <= MAX_SAFE_INTEGER) {
+        out.extend_from_slice(unsigned.to_string().as_bytes());
+    } else if let Some(signed) = number
+        .as_i64()
+        .filter(|i| i.unsigned_abs() <= MAX_SAFE_INTEGER)
+    {
+        out.extend_from_slice(signed.to_string().as_bytes());
+    } else {
+        // Fractions, exponents and integers beyond 2^53 are IEEE doubles under JCS.
+        let float = number.as_f64().unwrap_or(0.0);
+        let mut buffer = ryu_js::Buffer::new();
+        out.extend_from_slice(buffer.format(float).as_bytes());
+    }
+}
+
+fn write_string(text: &str, out: &mut Vec<u8>) {
+    out.push(b'"');
+    let bytes = text.as_bytes();
+    let mut start = 0;
+    for (i, &byte) in bytes.iter().enumerate() {
+        let escape: &[u8] = match byte {
+            b'"' => b"\\\"",
+            b'\\' => b"\\\\",
+            b'\n' => b"\\n",
+            b'\r' => b"\\r",
+            b'\t' => b"\\t",
+            0x08 => b"\\b",
+            0x0c => b"\\f",
+            0x00..=0x1f => b"",
+            _ => continue,
+        };
+        out.extend_from_slice(&bytes[start..i]);
+        if escape.is_empty() {
+            out.extend_from_slice(format!("\\u{byte:04x}").as_bytes());
+        } else {
+            out.extend_from_slice(escape);
+        }
+        start = i + 1;
+    }
+    out.extend_from_slice(&bytes[start..]);
+    out.push(b'"');
 }
 
 /// `"sha256:" + lowercase hex` of the canonical bytes of `value`.
@@ -28,7 +119,11 @@ pub fn digest(value: &Value) -> String {
 
 /// `"sha256:" + lowercase hex` of `bytes`.
 pub fn sha256_prefixed(bytes: &[u8]) -> String {
-    let hash = Sha256::digest(bytes);
+    hex_digest(&Sha256::digest(bytes))
+}
+
+/// `"sha256:" + lowercase hex` of a finished SHA-256 hash.
+pub fn hex_digest(hash: &[u8]) -> String {
     let mut out = String::with_capacity(71);
     out.push_str("sha256:");
     for byte in hash {

@@ -17,7 +17,11 @@ pub const ALG: &str = "ed25519";
 
 /// Builds the signature object for `payload` (which must not contain the signature itself).
 pub fn sign_payload(keyring: &Keyring, payload: &Value, signed_at: &str) -> Map<String, Value> {
-    let digest = jcs::digest(payload);
+    sign_digest(keyring, jcs::digest(payload), signed_at)
+}
+
+/// Builds the signature object for an already computed `sha256:` digest.
+pub fn sign_digest(keyring: &Keyring, digest: String, signed_at: &str) -> Map<String, Value> {
     let key_id = &keyring.current().key_id;
     let input = format!("{key_id}.{signed_at}.{digest}");
     let signature = keyring.sign(input.as_bytes());

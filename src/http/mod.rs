@@ -117,7 +117,7 @@ async fn serve(
     Ok(match reply {
         Reply::Json(status, Value::Object(body)) if (200..300).contains(&status) => {
             let signed = provenance::sign_response(app, body);
-            response::json(status, &Value::Object(signed), request_id)
+            response::build(status, "application/json", Bytes::from(signed), request_id)
         }
         Reply::Json(status, value) => response::json(status, &value, request_id),
         Reply::Bytes(content_type, bytes) => response::build(200, content_type, bytes, request_id),

@@ -230,10 +230,7 @@ impl App {
         {
             return Ok(counts.clone());
         }
-        let rows = self
-            .store
-            .read(listing_store::counts_by_vertical)
-            .await?;
+        let rows = self.store.read(listing_store::counts_by_vertical).await?;
         let counts = Arc::new(rows.into_iter().collect::<HashMap<_, _>>());
         *self
             .vertical_counts

@@ -9,7 +9,10 @@ use serde_json::{Map, Value, json};
 
 use super::App;
 use crate::args::Args;
-use crate::crypto::receipt::sign_payload;
+use sha2::{Digest, Sha256};
+
+use crate::crypto::jcs;
+use crate::crypto::receipt::sign_digest;
 use crate::error::{Error, Result};
 use crate::store::settings;
 
@@ -68,25 +71,56 @@ pub fn effective(
     block
 }
 
-/// Puts the signed provenance block first in `body`.
-pub fn sign_response(app: &App, body: Map<String, Value>) -> Map<String, Value> {
-    let mut signed = Map::with_capacity(body.len() + 1);
-    signed.insert("provenance".into(), Value::Object(app.provenance()));
+/// Serializes `body` with the signed provenance block first, in one pass.
+///
+/// Each top-level member is written once in canonical form; the digest is SHA-256 over those
+/// bytes assembled in canonical member order (with the provenance block minus its receipt), and
+/// the response is the same bytes with `provenance` (now carrying its receipt) moved first. The
+/// response is therefore canonical JSON apart from that first member.
+pub fn sign_response(app: &App, body: Map<String, Value>) -> Vec<u8> {
+    let mut provenance = app.provenance();
+    let mut members: Vec<(String, Vec<u8>)> = Vec::with_capacity(body.len() + 1);
+    members.push((
+        "provenance".to_owned(),
+        jcs::canonicalize(&Value::Object(provenance.clone())),
+    ));
     for (key, value) in body {
         if key != "provenance" {
-            signed.insert(key, value);
+            members.push((key, jcs::canonicalize(&value)));
         }
     }
-    let payload = Value::Object(signed);
-    let mut receipt = sign_payload(&app.keyring, &payload, &app.now());
-    receipt.insert("verify".into(), app.url("/api/verify-receipt").into());
-    let Value::Object(mut signed) = payload else {
-        unreachable!("built as an object")
-    };
-    if let Some(Value::Object(block)) = signed.get_mut("provenance") {
-        block.insert("receipt".into(), Value::Object(receipt));
+    members.sort_unstable_by(|a, b| jcs::utf16_cmp(&a.0, &b.0));
+    let mut hasher = Sha256::new();
+    hasher.update(b"{");
+    for (i, (key, bytes)) in members.iter().enumerate() {
+        if i > 0 {
+            hasher.update(b",");
+        }
+        hasher.update(jcs::canonicalize(&Value::String(key.clone())));
+        hasher.update(b":");
+        hasher.update(bytes);
     }
-    signed
+    hasher.update(b"}");
+    let digest = jcs::hex_digest(&hasher.finalize());
+    let mut receipt = sign_digest(&app.keyring, digest, &app.now());
+    receipt.insert("verify".into(), app.url("/api/verify-receipt").into());
+    provenance.insert("receipt".into(), Value::Object(receipt));
+
+    let size: usize = members
+        .iter()
+        .map(|(key, bytes)| key.len() + bytes.len() + 4)
+        .sum();
+    let mut out = Vec::with_capacity(size + 512);
+    out.extend_from_slice(b"{\"provenance\":");
+    jcs::write_canonical(&Value::Object(provenance), &mut out);
+    for (key, bytes) in members.iter().filter(|(key, _)| key != "provenance") {
+        out.push(b',');
+        jcs::write_canonical(&Value::String(key.clone()), &mut out);
+        out.push(b':');
+        out.extend_from_slice(bytes);
+    }
+    out.push(b'}');
+    out
 }
 
 /// The provenance block as configured (operator view).

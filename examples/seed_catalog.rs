@@ -1,0 +1,213 @@
+//! Seeds a data directory with a large synthetic catalogue, for benchmarks.
+//!
+//! ```sh
+//! cargo run --release --example seed_catalog -- --data /tmp/bench100k --count 100000
+//! cargo run --release -- serve --data /tmp/bench100k --listen 127.0.0.1:8080 &
+//! wrk -t2 -c32 -d10s 'http://127.0.0.1:8080/api/marketplace/listings?limit=50'
+//! wrk -t2 -c32 -d10s 'http://127.0.0.1:8080/api/marketplace/listings?q=vintage%20camera&limit=50'
+//! ```
+//!
+//! Listings are written straight into the store (no seller endpoint, no history entries): the
+//! result is a browse/search fixture, not a catalogue to trade on. Titles and descriptions draw
+//! on a skewed 40-word vocabulary plus 20,000 rare tokens, so searches range from a handful of
+//! hits to most of the catalogue. The generator is deterministic (fixed seed).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use bourse::clock::{SystemClock, rfc3339};
+use bourse::service::{App, DataDir, Options, hash_secret, reputation};
+use bourse::store::agents::{self, AgentRow};
+use bourse::store::listings::{self, ListingRow};
+
+const WORDS: &[&str] = &[
+    "red", "guitar", "vintage", "camera", "market", "prices", "regional", "weekly", "daily",
+    "index", "survey", "panel", "sensor", "traffic", "energy", "solar", "wind", "retail", "sales",
+    "freight", "port", "crop", "yield", "soil", "weather", "housing", "rent", "wage", "labor",
+    "health", "clinic", "drug", "trial", "gpu", "hours", "model", "prompt", "template", "contract",
+    "patent",
+];
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    /// Skewed pick: low indexes are much more likely.
+    fn skewed(&mut self, n: u64) -> usize {
+        let a = self.below(n);
+        let b = self.below(n);
+        a.min(b) as usize
+    }
+    fn words(&mut self, count: usize) -> String {
+        (0..count)
+            .map(|_| {
+                if self.below(10) == 0 {
+                    format!("tok{}", self.below(20_000))
+                } else {
+                    WORDS[self.skewed(WORDS.len() as u64)].to_owned()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+fn main() {
+    let mut data = PathBuf::from("./bench-data");
+    let mut count = 100_000usize;
+    let mut sellers = 500usize;
+    let mut args = std::env::args().skip(1);
+    while let Some(flag) = args.next() {
+        let value = args
+            .next()
+            .unwrap_or_else(|| panic!("{flag} needs a value"));
+        match flag.as_str() {
+            "--data" => data = PathBuf::from(value),
+            "--count" => count = value.parse().expect("--count N"),
+            "--sellers" => sellers = value.parse().expect("--sellers N"),
+            other => panic!("unknown flag {other}"),
+        }
+    }
+    let started = Instant::now();
+    let options = Options {
+        public_url: "http://127.0.0.1:8080".into(),
+        allow_loopback_outbound: false,
+        max_deliverable_bytes: 1 << 20,
+    };
+    let app = App::open(&DataDir(data.clone()), options, Arc::new(SystemClock))
+        .expect("open the data directory");
+    let now = rfc3339(jiff::Timestamp::now());
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+
+    let seller_ids: Vec<(String, String, f64)> = app
+        .store
+        .write_blocking(|tx| {
+            let mut ids = Vec::new();
+            for i in 0..sellers {
+                let agent = AgentRow {
+                    id: uuid::Uuid::new_v4().to_string(),
+                    handle: format!("A-B{:07}", i),
+                    name: format!("bench seller {i}"),
+                    display_name: None,
+                    email: None,
+                    callback_url: None,
+                    created_at: now.clone(),
+                    updated_at: now.clone(),
+                    rating_count: 0,
+                    sales_count: 0,
+                };
+                agents::insert(
+                    tx,
+                    &agent,
+                    &hash_secret(&format!("bench-key-{i}-{}", agent.id)),
+                )?;
+                let code = format!("S-{:06}", 900_000 + i);
+                let reputation =
+                    reputation::seller((rng.below(500)) as i64, 100, rng.below(2000) as i64);
+                tx.execute(
+                    "UPDATE agents SET seller_code = ?2, reputation = ?3 WHERE id = ?1",
+                    rusqlite::params![agent.id, code, reputation],
+                )?;
+                ids.push((agent.id, code, reputation));
+            }
+            Ok(ids)
+        })
+        .expect("insert sellers");
+
+    let verticals: Vec<_> = app
+        .taxonomy
+        .verticals
+        .iter()
+        .filter(|v| v.slug != "personal-health-data")
+        .collect();
+    let batch = 10_000;
+    let mut written = 0;
+    while written < count {
+        let n = batch.min(count - written);
+        app.store
+            .write_blocking(|tx| {
+                for _ in 0..n {
+                    let vertical = verticals[rng.below(verticals.len() as u64) as usize];
+                    let (seller_id, seller_code, seller_reputation) =
+                        &seller_ids[rng.below(seller_ids.len() as u64) as usize];
+                    let rated = rng.below(3) == 0;
+                    let rating_count = if rated { 1 + rng.below(60) as i64 } else { 0 };
+                    let rating_sum = rating_count * (1 + rng.below(5) as i64);
+                    let kind = match rng.below(10) {
+                        0 => "exclusive",
+                        1 => "limited",
+                        _ => "standard",
+                    };
+                    let title = rng.words(4);
+                    let row = ListingRow {
+                        seq: 0,
+                        id: uuid::Uuid::new_v4().to_string(),
+                        seller_id: seller_id.clone(),
+                        seller_code: seller_code.clone(),
+                        seller_reputation: *seller_reputation,
+                        vertical_slug: vertical.slug.clone(),
+                        category: vertical.category.clone(),
+                        description: format!("{title} {}", rng.words(8)),
+                        title,
+                        price_cents: if rng.below(5) == 0 {
+                            0
+                        } else {
+                            100 * (1 + rng.below(5000)) as i64
+                        },
+                        listing_type: kind.into(),
+                        max_copies: (kind == "limited").then(|| 1 + rng.below(100) as i64),
+                        sold_count: 0,
+                        purchase_count: rng.below(50) as i64,
+                        view_count: rng.below(5000) as i64,
+                        active: rng.below(50) != 0,
+                        exclusive_sold: false,
+                        fingerprint: format!("sha256:{}", hash_secret(&written.to_string())),
+                        preview: "{}".into(),
+                        images: "[]".into(),
+                        metadata: "{}".into(),
+                        is_sample: false,
+                        physical: vertical.is_external,
+                        deliverable_ref: None,
+                        health_consent: false,
+                        deidentification: None,
+                        authorized_uses: None,
+                        rating_sum,
+                        rating_count,
+                        quality: reputation::quality(rating_sum, rating_count),
+                        created_at: now.clone(),
+                        version: 1,
+                        last_modified: None,
+                        modification_count: 0,
+                    };
+                    listings::insert(tx, &row)?;
+                }
+                Ok(())
+            })
+            .expect("insert listings");
+        written += n;
+        eprintln!("{written} listings");
+    }
+    app.store
+        .write_blocking(|tx| {
+            tx.execute_batch(
+                "INSERT INTO listings_fts (listings_fts) VALUES ('optimize'); ANALYZE;",
+            )?;
+            Ok(())
+        })
+        .expect("optimize");
+    app.store.checkpoint();
+    println!(
+        "seeded {count} listings from {sellers} sellers into {} in {:.1?}",
+        data.display(),
+        started.elapsed()
+    );
+}

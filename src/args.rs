@@ -149,6 +149,19 @@ pub fn int_in_range(name: &str, value: &Value, min: i64, max: i64) -> Result<i64
     Ok(integer)
 }
 
+/// An integer written plainly, optionally with a zero fraction (`5`, `-3`, `5.0`).
+pub fn parse_integral(text: &str) -> Option<i64> {
+    let (whole, fraction) = text.split_once('.').unwrap_or((text, ""));
+    if !fraction.bytes().all(|b| b == b'0') || (text.contains('.') && fraction.is_empty()) {
+        return None;
+    }
+    let digits = whole.strip_prefix('-').unwrap_or(whole);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    whole.parse().ok()
+}
+
 fn check_text(name: &str, text: &str, max_chars: usize) -> Result<String> {
     let trimmed = text.trim();
     if trimmed.is_empty() {
@@ -174,6 +187,16 @@ mod tests {
 
     fn args(value: Value) -> Args {
         Args::from_value(value).unwrap()
+    }
+
+    #[test]
+    fn integral_query_values() {
+        assert_eq!(parse_integral("5"), Some(5));
+        assert_eq!(parse_integral("5.00"), Some(5));
+        assert_eq!(parse_integral("-3"), Some(-3));
+        for bad in ["1e2", "+5", "5.", "5.5", "", "-", "0x1"] {
+            assert_eq!(parse_integral(bad), None, "{bad}");
+        }
     }
 
     #[test]

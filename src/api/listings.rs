@@ -38,9 +38,8 @@ pub async fn browse(app: &App, ctx: &Ctx) -> Result<Reply> {
         },
         None => format!("ip:{}", ctx.client_ip),
     };
-    Ok(Reply::ok(
-        listings::browse(app, browse, app.querier_key(&identity)).await?,
-    ))
+    let members = listings::browse(app, browse, app.querier_key(&identity)).await?;
+    Ok(Reply::Canonical(200, members))
 }
 
 pub async fn create(app: &App, ctx: &Ctx) -> Result<Reply> {

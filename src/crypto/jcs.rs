@@ -31,7 +31,7 @@ pub fn write_canonical(value: &Value, out: &mut Vec<u8>) {
         Value::Bool(true) => out.extend_from_slice(b"true"),
         Value::Bool(false) => out.extend_from_slice(b"false"),
         Value::Number(number) => write_number(number, out),
-        Value::String(text) => write_string(text, out),
+        Value::String(text) => write_str(text, out),
         Value::Array(items) => {
             out.push(b'[');
             for (i, item) in items.iter().enumerate() {
@@ -50,7 +50,7 @@ pub fn write_canonical(value: &Value, out: &mut Vec<u8>) {
                 if i > 0 {
                     out.push(b',');
                 }
-                write_string(key, out);
+                write_str(key, out);
                 out.push(b':');
                 write_canonical(item, out);
             }
@@ -84,7 +84,8 @@ fn write_number(number: &Number, out: &mut Vec<u8>) {
     }
 }
 
-fn write_string(text: &str, out: &mut Vec<u8>) {
+/// Appends a JSON string in canonical form.
+pub fn write_str(text: &str, out: &mut Vec<u8>) {
     out.push(b'"');
     let bytes = text.as_bytes();
     let mut start = 0;

@@ -120,6 +120,10 @@ async fn serve(
             response::build(status, "application/json", Bytes::from(signed), request_id)
         }
         Reply::Json(status, value) => response::json(status, &value, request_id),
+        Reply::Canonical(status, members) => {
+            let signed = provenance::sign_members(app, members);
+            response::build(status, "application/json", Bytes::from(signed), request_id)
+        }
         Reply::Bytes(content_type, bytes) => response::build(200, content_type, bytes, request_id),
     })
 }

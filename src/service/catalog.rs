@@ -4,7 +4,8 @@
 //! The data lives in `assets/taxonomy.json` (embedded). The classifier is deliberately simple
 //! and explainable: every vertical has distinctive keywords; a keyword found in the title scores
 //! 2, in the description 1; the highest score wins (ties go to the vertical listed first); with a
-//! category hint only that category's verticals compete; no match files into `general`.
+//! category hint only that category's verticals compete; no match files into `general`. The
+//! personal-health-data vertical is never chosen automatically (it needs a consent flow).
 
 use std::collections::HashMap;
 
@@ -125,7 +126,10 @@ impl Taxonomy {
         let description = normalize(description);
         let mut best: Option<(usize, &Vertical)> = None;
         for vertical in &self.verticals {
-            if category_hint.is_some_and(|hint| hint != vertical.category) {
+            // Health data needs the seller's explicit choice and consent flow: never auto-filed.
+            if vertical.slug == HEALTH_VERTICAL
+                || category_hint.is_some_and(|hint| hint != vertical.category)
+            {
                 continue;
             }
             let score: usize = vertical
@@ -353,6 +357,15 @@ mod tests {
             None,
         );
         assert_eq!(filed.category, "compute", "{}", filed.slug);
+        let filed = taxonomy.classify(
+            "Wearable heart rate and sleep data",
+            "step count export",
+            None,
+        );
+        assert_ne!(
+            filed.slug, HEALTH_VERTICAL,
+            "health data is never auto-filed"
+        );
         let filed = taxonomy.classify("zzz qqq", "nothing to see", None);
         assert_eq!(filed.slug, FALLBACK_VERTICAL);
         assert_eq!(normalize("Hello, World!"), " hello world ");

@@ -1,13 +1,16 @@
 //! Listings: create (with the deliverable fingerprinted live from the seller), detail, edits with
 //! a signed version history, deactivation, browse and search.
 
+use std::sync::OnceLock;
+
 use serde_json::{Map, Value, json};
 
 use super::catalog::{HEALTH_VERTICAL, Vertical};
+use super::provenance::CanonicalMembers;
 use super::screening::{self, Refusal};
 use super::sellers::{self, fetch_deliverable};
 use super::{App, reputation};
-use crate::args::{Args, int_in_range};
+use crate::args::Args;
 use crate::crypto::jcs;
 use crate::crypto::receipt::sign_object;
 use crate::error::{Error, Result};
@@ -126,7 +129,7 @@ pub async fn create(app: &App, seller: &AgentRow, args: Args) -> Result<Value> {
     if vertical.slug == HEALTH_VERTICAL {
         return Err(Error::Unprocessable {
             code: "HEALTH_CONSENT_REQUIRED",
-            message: "personal health data is listed only through the signed consent flow (list_health_data)".into(),
+            message: "personal health data is listed only through the signed consent flow for a person's own data, which this server does not offer yet".into(),
         });
     }
     let mut texts = vec![
@@ -182,8 +185,9 @@ pub async fn create(app: &App, seller: &AgentRow, args: Args) -> Result<Value> {
         exclusive_sold: false,
         fingerprint: jcs::sha256_prefixed(&deliverable.bytes),
         preview: preview.to_string(),
-        images: Value::from(images).to_string(),
-        metadata: metadata.to_string(),
+        images: String::from_utf8(jcs::canonicalize(&Value::from(images)))
+            .expect("canonical JSON is UTF-8"),
+        metadata: String::from_utf8(jcs::canonicalize(&metadata)).expect("canonical JSON is UTF-8"),
         is_sample: false,
         physical,
         deliverable_ref,
@@ -560,10 +564,12 @@ pub fn parse_browse(app: &App, get: impl Fn(&str) -> Option<String>) -> Result<B
     let number = |name: &str, default: i64, min: i64, max: i64| -> Result<i64> {
         match get(name).filter(|v| !v.is_empty()) {
             None => Ok(default),
-            Some(text) => {
-                let parsed: Value = text.parse::<f64>().map(Value::from).unwrap_or(Value::Null);
-                int_in_range(name, &parsed, min, max)
-            }
+            Some(text) => match crate::args::parse_integral(&text) {
+                Some(value) if (min..=max).contains(&value) => Ok(value),
+                _ => Err(Error::invalid(format!(
+                    "`{name}` must be an integer from {min} to {max}; got {text:?}"
+                ))),
+            },
         }
     };
     Ok(Browse {
@@ -595,11 +601,12 @@ pub fn fts_query(text: &str) -> Option<String> {
     (!words.is_empty()).then(|| words.join(" "))
 }
 
-/// `GET /api/marketplace/listings`: `{listings, total, offset, limit}`.
+/// `GET /api/marketplace/listings`: `{listings, total, offset, limit}`, as canonical members
+/// (browse is the hottest read; it never builds a `Value` per listing).
 ///
 /// # Errors
 /// Database failure.
-pub async fn browse(app: &App, browse: Browse, querier: String) -> Result<Value> {
+pub async fn browse(app: &App, browse: Browse, querier: String) -> Result<CanonicalMembers> {
     app.counters.query(querier);
     let Browse {
         filter,
@@ -629,64 +636,205 @@ pub async fn browse(app: &App, browse: Browse, querier: String) -> Result<Value>
             total
         }
     };
-    let listings: Vec<Value> = rows.iter().map(|row| listing_json(app, row)).collect();
-    Ok(json!({ "listings": listings, "total": total, "offset": offset, "limit": limit }))
+    let mut listings = Vec::with_capacity(rows.len() * 1400 + 2);
+    listings.push(b'[');
+    for (i, row) in rows.iter().enumerate() {
+        if i > 0 {
+            listings.push(b',');
+        }
+        write_listing_canonical(app, row, &mut listings);
+    }
+    listings.push(b']');
+    Ok(vec![
+        ("limit".to_owned(), limit.to_string().into_bytes()),
+        ("listings".to_owned(), listings),
+        ("offset".to_owned(), offset.to_string().into_bytes()),
+        ("total".to_owned(), total.to_string().into_bytes()),
+    ])
+}
+
+/// One field of the Listing resource, borrowed from the row: rendered either as a
+/// `serde_json::Value` or straight into canonical JSON bytes (browse pages), from the same list.
+enum Field<'a> {
+    Str(&'a str),
+    OptStr(Option<&'a str>),
+    Int(i64),
+    OptInt(Option<i64>),
+    Float(f64),
+    OptFloat(Option<f64>),
+    Bool(bool),
+    /// A JSON value (metadata fields).
+    Json(&'a Value),
+    /// JSON text stored in canonical form (images, authorized uses).
+    Canonical(&'a str),
+}
+
+impl Field<'_> {
+    fn to_value(&self) -> Value {
+        match self {
+            Field::Str(s) => Value::from(*s),
+            Field::OptStr(s) => s.map_or(Value::Null, Value::from),
+            Field::Int(i) => Value::from(*i),
+            Field::OptInt(i) => i.map_or(Value::Null, Value::from),
+            Field::Float(f) => Value::from(*f),
+            Field::OptFloat(f) => f.map_or(Value::Null, Value::from),
+            Field::Bool(b) => Value::Bool(*b),
+            Field::Json(v) => (*v).clone(),
+            Field::Canonical(text) => serde_json::from_str(text).unwrap_or(Value::Null),
+        }
+    }
+
+    fn write_canonical(&self, out: &mut Vec<u8>) {
+        match self {
+            Field::Str(s) | Field::OptStr(Some(s)) => jcs::write_str(s, out),
+            Field::Int(i) | Field::OptInt(Some(i)) => {
+                out.extend_from_slice(i.to_string().as_bytes())
+            }
+            Field::OptStr(None) | Field::OptInt(None) | Field::OptFloat(None) => {
+                out.extend_from_slice(b"null")
+            }
+            Field::Bool(true) => out.extend_from_slice(b"true"),
+            Field::Bool(false) => out.extend_from_slice(b"false"),
+            Field::Canonical(text) => out.extend_from_slice(text.as_bytes()),
+            Field::Json(v) => jcs::write_canonical(v, out),
+            Field::Float(_) | Field::OptFloat(Some(_)) => {
+                jcs::write_canonical(&self.to_value(), out)
+            }
+        }
+    }
+}
+
+/// The fields of the Listing resource, in no particular order (renderers sort as they need).
+fn listing_fields<'a>(
+    app: &'a App,
+    row: &'a ListingRow,
+    metadata: &'a Map<String, Value>,
+    history_url: &'a str,
+) -> Vec<(&'static str, Field<'a>)> {
+    let vertical = app.taxonomy.vertical(&row.vertical_slug);
+    let rating_avg =
+        (row.rating_count > 0).then(|| round2(row.rating_sum as f64 / row.rating_count as f64));
+    let mut fields = vec![
+        ("id", Field::Str(&row.id)),
+        ("sellerId", Field::Str(&row.seller_id)),
+        ("sellerName", Field::Str(&row.seller_code)),
+        ("sellerReputation", Field::Float(row.seller_reputation)),
+        ("ratingAvg", Field::OptFloat(rating_avg)),
+        ("ratingCount", Field::Int(row.rating_count)),
+        ("verticalSlug", Field::Str(&row.vertical_slug)),
+        (
+            "verticalName",
+            Field::OptStr(vertical.map(|v| v.name.as_str())),
+        ),
+        (
+            "verticalIcon",
+            Field::OptStr(vertical.map(|v| v.icon.as_str())),
+        ),
+        ("verticalCategory", Field::Str(&row.category)),
+        ("pricingType", Field::Str("fixed")),
+        ("title", Field::Str(&row.title)),
+        ("description", Field::Str(&row.description)),
+        ("priceCents", Field::Int(row.price_cents)),
+        ("betaFree", Field::Bool(false)),
+        ("betaNote", Field::OptStr(None)),
+        ("listingType", Field::Str(&row.listing_type)),
+        ("maxCopies", Field::OptInt(row.max_copies)),
+        ("soldCount", Field::Int(row.sold_count)),
+        ("purchaseCount", Field::Int(row.purchase_count)),
+        (
+            "viewCount",
+            Field::Int(row.view_count + app.counters.pending_views(row.seq)),
+        ),
+        ("active", Field::Bool(row.active)),
+        ("exclusiveSold", Field::Bool(row.exclusive_sold)),
+        ("fingerprint", Field::Str(&row.fingerprint)),
+        ("images", Field::Canonical(&row.images)),
+        ("isSample", Field::Bool(row.is_sample)),
+        ("physical", Field::Bool(row.physical)),
+        ("createdAt", Field::Str(&row.created_at)),
+        ("version", Field::Int(row.version)),
+        ("lastModified", Field::OptStr(row.last_modified.as_deref())),
+        ("modificationCount", Field::Int(row.modification_count)),
+        ("modificationHistoryUrl", Field::Str(history_url)),
+        ("healthConsentVerified", Field::Bool(row.health_consent)),
+        (
+            "deidentificationLevel",
+            Field::OptStr(row.deidentification.as_deref()),
+        ),
+        (
+            "authorizedUses",
+            row.authorized_uses
+                .as_deref()
+                .map_or(Field::OptStr(None), Field::Canonical),
+        ),
+        ("sellerBadges", Field::Canonical("[\"verified\"]")),
+        (
+            "sellerKind",
+            Field::Str(if row.is_sample {
+                "house"
+            } else {
+                "third_party"
+            }),
+        ),
+    ];
+    for field in METADATA_FIELDS {
+        fields.push((
+            field,
+            metadata
+                .get(*field)
+                .map_or(Field::OptStr(None), Field::Json),
+        ));
+    }
+    fields
+}
+
+fn history_url(row: &ListingRow) -> String {
+    format!("/api/marketplace/listings/{}/history", row.id)
+}
+
+fn parse_metadata(row: &ListingRow) -> Map<String, Value> {
+    serde_json::from_str(&row.metadata).unwrap_or_default()
 }
 
 /// The Listing resource as the interface describes it.
 pub fn listing_json(app: &App, row: &ListingRow) -> Value {
-    let vertical = app.taxonomy.vertical(&row.vertical_slug);
-    let metadata: Map<String, Value> = serde_json::from_str(&row.metadata).unwrap_or_default();
-    let images: Value = serde_json::from_str(&row.images).unwrap_or_else(|_| json!([]));
-    let rating_avg =
-        (row.rating_count > 0).then(|| round2(row.rating_sum as f64 / row.rating_count as f64));
-    let mut listing = json!({
-        "id": row.id,
-        "sellerId": row.seller_id,
-        "sellerName": row.seller_code,
-        "sellerReputation": row.seller_reputation,
-        "ratingAvg": rating_avg,
-        "ratingCount": row.rating_count,
-        "verticalSlug": row.vertical_slug,
-        "verticalName": vertical.map(|v| v.name.as_str()),
-        "verticalIcon": vertical.map(|v| v.icon.as_str()),
-        "verticalCategory": row.category,
-        "pricingType": "fixed",
-        "title": row.title,
-        "description": row.description,
-        "priceCents": row.price_cents,
-        "betaFree": false,
-        "betaNote": null,
-        "listingType": row.listing_type,
-        "maxCopies": row.max_copies,
-        "soldCount": row.sold_count,
-        "purchaseCount": row.purchase_count,
-        "viewCount": row.view_count + app.counters.pending_views(row.seq),
-        "active": row.active,
-        "exclusiveSold": row.exclusive_sold,
-        "fingerprint": row.fingerprint,
-        "images": images,
-        "isSample": row.is_sample,
-        "physical": row.physical,
-        "createdAt": row.created_at,
-        "version": row.version,
-        "lastModified": row.last_modified,
-        "modificationCount": row.modification_count,
-        "modificationHistoryUrl": format!("/api/marketplace/listings/{}/history", row.id),
-        "healthConsentVerified": row.health_consent,
-        "deidentificationLevel": row.deidentification,
-        "authorizedUses": row.authorized_uses.as_deref().and_then(|t| serde_json::from_str::<Value>(t).ok()),
-        "sellerBadges": ["verified"],
-        "sellerKind": if row.is_sample { "house" } else { "third_party" },
+    let metadata = parse_metadata(row);
+    let url = history_url(row);
+    let fields = listing_fields(app, row, &metadata, &url);
+    Value::Object(
+        fields
+            .iter()
+            .map(|(key, field)| ((*key).to_owned(), field.to_value()))
+            .collect(),
+    )
+}
+
+/// Appends the canonical JSON of the Listing resource (the same bytes as canonicalizing
+/// [`listing_json`], without building it): browse pages render fifty of these per request.
+pub fn write_listing_canonical(app: &App, row: &ListingRow, out: &mut Vec<u8>) {
+    let metadata = parse_metadata(row);
+    let url = history_url(row);
+    let fields = listing_fields(app, row, &metadata, &url);
+    // The field list is the same every time, so its canonical order is computed once.
+    static ORDER: OnceLock<Vec<usize>> = OnceLock::new();
+    let order = ORDER.get_or_init(|| {
+        let mut order: Vec<usize> = (0..fields.len()).collect();
+        order.sort_unstable_by(|a, b| jcs::utf16_cmp(fields[*a].0, fields[*b].0));
+        order
     });
-    let object = listing.as_object_mut().expect("built as an object");
-    for field in METADATA_FIELDS {
-        object.insert(
-            (*field).to_owned(),
-            metadata.get(*field).cloned().unwrap_or(Value::Null),
-        );
+    debug_assert_eq!(order.len(), fields.len());
+    out.push(b'{');
+    for (i, &index) in order.iter().enumerate() {
+        let (key, field) = &fields[index];
+        if i > 0 {
+            out.push(b',');
+        }
+        out.push(b'"');
+        out.extend_from_slice(key.as_bytes());
+        out.extend_from_slice(b"\":");
+        field.write_canonical(out);
     }
-    listing
+    out.push(b'}');
 }
 
 fn license(row: &ListingRow) -> Value {
@@ -833,17 +981,21 @@ fn metadata_arg(args: &Args) -> Result<Value> {
         let value = match (*field, args.get(field)) {
             (_, None | Some(Value::Null)) => Value::Null,
             ("contextTags", Some(Value::Array(tags))) => {
-                if tags.len() > 20
-                    || tags.iter().any(|t| {
-                        !t.as_str()
-                            .is_some_and(|s| !s.is_empty() && s.chars().count() <= 50)
-                    })
-                {
-                    return Err(Error::invalid(
-                        "`contextTags` must be at most 20 strings of 1–50 characters",
-                    ));
+                let bad = || {
+                    Error::invalid("`contextTags` must be at most 20 strings of 1–50 characters")
+                };
+                if tags.len() > 20 {
+                    return Err(bad());
                 }
-                Value::Array(tags.clone())
+                let tags: Vec<Value> = tags
+                    .iter()
+                    .map(|tag| {
+                        let text = tag.as_str().ok_or_else(bad)?;
+                        let one = Args::from_value(json!({ "tag": text }))?;
+                        one.req_str("tag", 50).map(Value::from).map_err(|_| bad())
+                    })
+                    .collect::<Result<_>>()?;
+                Value::Array(tags)
             }
             ("contextTags", Some(_)) => {
                 return Err(Error::invalid("`contextTags` must be an array of strings"));
@@ -937,4 +1089,63 @@ fn history_entry(
 
 fn round2(value: f64) -> f64 {
     (value * 100.0).round() / 100.0
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::clock::SystemClock;
+    use crate::service::{DataDir, Options};
+
+    #[test]
+    fn the_canonical_writer_matches_canonicalizing_the_value() {
+        let dir = tempfile::tempdir().unwrap();
+        let options = Options {
+            public_url: "http://127.0.0.1:1".into(),
+            allow_loopback_outbound: false,
+            max_deliverable_bytes: 1024,
+        };
+        let app = App::open(
+            &DataDir(dir.path().join("d")),
+            options,
+            Arc::new(SystemClock),
+        )
+        .unwrap();
+        let id = app
+            .store
+            .write_blocking(|tx| Ok(store::sample_of(tx, "music")?.unwrap()))
+            .unwrap();
+        let mut row = app
+            .store
+            .write_blocking(|tx| Ok(store::find(tx, &id)?.unwrap()))
+            .unwrap();
+        let variants = [
+            (
+                json!({"demographics": {"é": 1.5, "a": [1, "x"]}, "contextTags": ["ü", "\u{1F600}"]}),
+                Some("[\"ai_training\"]"),
+            ),
+            (
+                json!({"dataDate": "2026-01-01", "sellerState": "CA \"quoted\"\n"}),
+                None,
+            ),
+        ];
+        for (metadata, uses) in variants {
+            row.metadata = String::from_utf8(jcs::canonicalize(&metadata)).unwrap();
+            row.authorized_uses = uses.map(str::to_owned);
+            row.title = "Café \u{1F600} \\ \"data\"\t".into();
+            row.rating_sum = 7;
+            row.rating_count = 3;
+            row.images =
+                String::from_utf8(jcs::canonicalize(&json!(["https://x.example/a b.png"])))
+                    .unwrap();
+            let mut written = Vec::new();
+            write_listing_canonical(&app, &row, &mut written);
+            assert_eq!(
+                String::from_utf8(written).unwrap(),
+                String::from_utf8(jcs::canonicalize(&listing_json(&app, &row))).unwrap()
+            );
+        }
+    }
 }

@@ -71,24 +71,34 @@ pub fn effective(
     block
 }
 
-/// Serializes `body` with the signed provenance block first, in one pass.
-///
-/// Each top-level member is written once in canonical form; the digest is SHA-256 over those
-/// bytes assembled in canonical member order (with the provenance block minus its receipt), and
-/// the response is the same bytes with `provenance` (now carrying its receipt) moved first. The
-/// response is therefore canonical JSON apart from that first member.
+/// A response body as top-level members already in canonical JSON form.
+pub type CanonicalMembers = Vec<(String, Vec<u8>)>;
+
+/// Serializes `body` with the signed provenance block first.
 pub fn sign_response(app: &App, body: Map<String, Value>) -> Vec<u8> {
+    let members = body
+        .into_iter()
+        .filter(|(key, _)| key != "provenance")
+        .map(|(key, value)| {
+            let bytes = jcs::canonicalize(&value);
+            (key, bytes)
+        })
+        .collect();
+    sign_members(app, members)
+}
+
+/// Signs and serializes a body given as canonical members, in one pass.
+///
+/// The digest is SHA-256 over the members (plus the provenance block minus its receipt)
+/// assembled in canonical order; the response is the same bytes with `provenance`, now carrying
+/// its receipt, moved first. The response is therefore canonical JSON apart from that member.
+pub fn sign_members(app: &App, mut members: CanonicalMembers) -> Vec<u8> {
     let mut provenance = app.provenance();
-    let mut members: Vec<(String, Vec<u8>)> = Vec::with_capacity(body.len() + 1);
+    members.retain(|(key, _)| key != "provenance");
     members.push((
         "provenance".to_owned(),
         jcs::canonicalize(&Value::Object(provenance.clone())),
     ));
-    for (key, value) in body {
-        if key != "provenance" {
-            members.push((key, jcs::canonicalize(&value)));
-        }
-    }
     members.sort_unstable_by(|a, b| jcs::utf16_cmp(&a.0, &b.0));
     let mut hasher = Sha256::new();
     hasher.update(b"{");

@@ -3,8 +3,9 @@
 use std::collections::BTreeSet;
 
 use bourse::http::router::ROUTES;
-use serde_json::Value;
+use serde_json::{Value, json};
 
+use crate::seller_twin::{Mode, SellerTwin};
 use crate::support::TestServer;
 
 #[test]
@@ -65,6 +66,22 @@ fn every_request_body_example_succeeds_as_sent() {
     let agent = server.register("example-runner");
     let agent_key = agent["apiKey"].as_str().unwrap().to_owned();
     let operator_key = server.operator_key();
+    let twin = SellerTwin::start(
+        &server.base,
+        b"example deliverable".to_vec(),
+        "text/plain",
+        Mode::Honest,
+    );
+    let endpoint = json!({"url": twin.url});
+    let verified = server.send_auth("PUT", "/api/sell/delivery-endpoint", &agent_key, &endpoint);
+    assert_eq!(verified.status, 200);
+    let listing = server.send_auth(
+        "POST",
+        "/api/marketplace/listings",
+        &agent_key,
+        &json!({"title": "Example target", "description": "Edited by the examples.", "priceCents": 100, "consent": true}),
+    );
+    let listing_id = listing.json()["listing"]["id"].as_str().unwrap().to_owned();
     let mut sent = 0;
     for (path, item) in document["paths"].as_object().unwrap() {
         for (method, operation) in item.as_object().unwrap() {
@@ -76,17 +93,20 @@ fn every_request_body_example_succeeds_as_sent() {
                 );
                 continue;
             };
+            // Examples that name a resource which must already exist get the real one.
             let mut example = example.clone();
-            if path == "/api/operator/chair" {
-                // The only example that names a resource which must already exist.
-                example["handle"] = agent["handle"].clone();
+            match path.as_str() {
+                "/api/operator/chair" => example["handle"] = agent["handle"].clone(),
+                "/api/sell/delivery-endpoint" => example["url"] = endpoint["url"].clone(),
+                _ => {}
             }
+            let target = path.replace("{id}", &listing_id);
             let key = if path.starts_with("/api/operator/") {
                 &operator_key
             } else {
                 &agent_key
             };
-            let response = server.send_auth(&method.to_uppercase(), path, key, &example);
+            let response = server.send_auth(&method.to_uppercase(), &target, key, &example);
             assert!(
                 (200..300).contains(&response.status),
                 "{method} {path} example → {}: {}",
@@ -96,5 +116,5 @@ fn every_request_body_example_succeeds_as_sent() {
             sent += 1;
         }
     }
-    assert!(sent >= 4, "only {sent} examples were found");
+    assert!(sent >= 8, "only {sent} examples were found");
 }

@@ -102,15 +102,10 @@ CREATE TABLE listings (
     modification_count INTEGER NOT NULL DEFAULT 0
 ) STRICT;
 
--- Browse never shows inactive listings, so every browse index is partial on active = 1.
-CREATE INDEX listings_recent   ON listings (is_sample, seq) WHERE active = 1;
-CREATE INDEX listings_vertical ON listings (vertical_slug, is_sample, seq) WHERE active = 1;
-CREATE INDEX listings_category ON listings (category, is_sample, seq) WHERE active = 1;
-CREATE INDEX listings_price    ON listings (is_sample, price_cents, seq) WHERE active = 1;
-CREATE INDEX listings_popular  ON listings (is_sample, purchase_count, view_count, seq) WHERE active = 1;
-CREATE INDEX listings_quality  ON listings (is_sample, quality, seq) WHERE active = 1;
-CREATE INDEX listings_trust    ON listings (is_sample, seller_reputation, seq) WHERE active = 1;
-CREATE INDEX listings_seller   ON listings (seller_id, seq);
+-- Browse filters and sorts run in memory (service::browse); SQLite serves rows by seq, the
+-- seller's own listings, and full-text search.
+CREATE INDEX listings_seller ON listings (seller_id, seq);
+CREATE INDEX listings_samples ON listings (vertical_slug) WHERE is_sample = 1;
 
 -- Full-text search over title and description (external content: no second copy of the text).
 CREATE VIRTUAL TABLE listings_fts USING fts5 (

@@ -30,7 +30,7 @@ pub async fn verticals(app: &App) -> Result<Reply> {
 }
 
 pub async fn browse(app: &App, ctx: &Ctx) -> Result<Reply> {
-    let browse = listings::parse_browse(app, |name| ctx.query(name).map(str::to_owned))?;
+    let query = listings::parse_browse(app, |name| ctx.query(name).map(str::to_owned))?;
     let identity = match ctx.bearer() {
         Some(key) => match agents::authenticate(app, Some(key)).await {
             Ok(agent) => format!("agent:{}", agent.id),
@@ -38,7 +38,7 @@ pub async fn browse(app: &App, ctx: &Ctx) -> Result<Reply> {
         },
         None => format!("ip:{}", ctx.client_ip),
     };
-    let members = listings::browse(app, browse, app.querier_key(&identity)).await?;
+    let members = listings::browse(app, query, app.querier_key(&identity)).await?;
     Ok(Reply::Canonical(200, members))
 }
 

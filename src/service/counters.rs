@@ -60,17 +60,18 @@ impl Counters {
         self.with(|p| (p.queries, p.queriers.iter().cloned().collect()))
     }
 
-    /// Writes everything pending in one transaction; on failure the increments are put back.
+    /// Writes everything pending in one transaction and returns the view counts written; on
+    /// failure the increments are put back.
     ///
     /// # Errors
     /// Database failure (after restoring the pending increments).
-    pub fn flush(&self, store: &Store, now: &str) -> Result<()> {
+    pub fn flush(&self, store: &Store, now: &str) -> Result<Vec<(i64, i64)>> {
         let batch = self.with(std::mem::take);
         if batch.views.is_empty() && batch.queries == 0 && batch.queriers.is_empty() {
-            return Ok(());
+            return Ok(Vec::new());
         }
+        let views: Vec<(i64, i64)> = batch.views.iter().map(|(k, v)| (*k, *v)).collect();
         let result = store.write_blocking(|tx| {
-            let views: Vec<(i64, i64)> = batch.views.iter().map(|(k, v)| (*k, *v)).collect();
             listings::add_views(tx, &views)?;
             add_counter(tx, QUERIES, batch.queries)?;
             let mut insert = tx.prepare_cached(
@@ -81,7 +82,7 @@ impl Counters {
             }
             Ok(())
         });
-        if result.is_err() {
+        if let Err(error) = result {
             self.with(|p| {
                 for (seq, n) in batch.views {
                     *p.views.entry(seq).or_default() += n;
@@ -89,8 +90,9 @@ impl Counters {
                 p.queries += batch.queries;
                 p.queriers.extend(batch.queriers);
             });
+            return Err(error);
         }
-        result
+        Ok(views)
     }
 }
 

@@ -5,6 +5,7 @@ use std::sync::OnceLock;
 
 use serde_json::{Map, Value, json};
 
+use super::browse::{Filters, LISTING_TYPES, Price, Query, Samples, Sort};
 use super::catalog::{HEALTH_VERTICAL, Vertical};
 use super::provenance::CanonicalMembers;
 use super::screening::{self, Refusal};
@@ -15,7 +16,7 @@ use crate::crypto::jcs;
 use crate::crypto::receipt::sign_object;
 use crate::error::{Error, Result};
 use crate::store::agents::AgentRow;
-use crate::store::listings::{self as store, Filter, ListingRow, Price, Samples, Sort};
+use crate::store::listings::{self as store, ListingRow};
 
 /// Largest preview: 4 KiB of canonical JSON. Listings keep metadata and a small sample only.
 pub const PREVIEW_MAX_BYTES: usize = 4096;
@@ -214,7 +215,7 @@ async fn insert_listing(app: &App, row: ListingRow, reason: String) -> Result<(L
         .store
         .write(move |tx| insert_row(tx, row, &entry_text))
         .await?;
-    app.catalog_changed();
+    app.browse.upsert(&row);
     Ok((row, entry))
 }
 
@@ -401,7 +402,7 @@ async fn apply_edit(
             Ok(next)
         })
         .await?;
-    app.catalog_changed();
+    app.browse.upsert(&row);
     Ok((row, entry))
 }
 
@@ -430,21 +431,12 @@ pub async fn history(app: &App, id: &str) -> Result<Value> {
     }))
 }
 
-/// A parsed browse request.
-#[derive(Debug)]
-pub struct Browse {
-    pub filter: Filter,
-    pub sort: Sort,
-    pub limit: i64,
-    pub offset: i64,
-}
-
 /// Parses browse parameters; unknown enum values and bad numbers are 400 naming the parameter
 /// and its allowed values. Parameters not listed here are ignored.
 ///
 /// # Errors
 /// `INVALID_ARGUMENT`.
-pub fn parse_browse(app: &App, get: impl Fn(&str) -> Option<String>) -> Result<Browse> {
+pub fn parse_browse(app: &App, get: impl Fn(&str) -> Option<String>) -> Result<Query> {
     let choice = |name: &str, allowed: &[&str], default: &str| -> Result<String> {
         match get(name).filter(|v| !v.is_empty()) {
             None => Ok(default.to_owned()),
@@ -488,7 +480,7 @@ pub fn parse_browse(app: &App, get: impl Fn(&str) -> Option<String>) -> Result<B
     };
     let listing_type = get("type").filter(|v| !v.is_empty());
     if let Some(value) = &listing_type
-        && !["standard", "limited", "exclusive"].contains(&value.as_str())
+        && !LISTING_TYPES.contains(&value.as_str())
     {
         return Err(Error::invalid(format!(
             "`type` must be one of standard, limited, exclusive; got {value:?}"
@@ -572,20 +564,24 @@ pub fn parse_browse(app: &App, get: impl Fn(&str) -> Option<String>) -> Result<B
             },
         }
     };
-    Ok(Browse {
-        filter: Filter {
+    let index = &app.browse;
+    Ok(Query {
+        filters: Filters {
             fts,
-            category,
-            categories,
-            vertical,
-            listing_type,
+            category: category.and_then(|slug| index.category(&slug)),
+            categories: categories
+                .map(|slugs: Vec<String>| slugs.iter().filter_map(|s| index.category(s)).collect()),
+            vertical: vertical.and_then(|slug| index.vertical(&slug)),
+            listing_type: listing_type
+                .and_then(|t| LISTING_TYPES.iter().position(|known| *known == t))
+                .map(|i| i as u8),
             samples,
             price,
             min_rating_tenths,
         },
         sort,
-        limit: number("limit", PAGE_DEFAULT, 1, PAGE_MAX)?,
-        offset: number("offset", 0, 0, OFFSET_MAX)?,
+        limit: number("limit", PAGE_DEFAULT, 1, PAGE_MAX)? as usize,
+        offset: number("offset", 0, 0, OFFSET_MAX)? as usize,
     })
 }
 
@@ -602,40 +598,29 @@ pub fn fts_query(text: &str) -> Option<String> {
 }
 
 /// `GET /api/marketplace/listings`: `{listings, total, offset, limit}`, as canonical members
-/// (browse is the hottest read; it never builds a `Value` per listing).
+/// (browse is the hottest read; it never builds a `Value` per listing). Filters and sorts run
+/// over the in-memory index; SQLite serves full-text matches and the page's rows.
 ///
 /// # Errors
 /// Database failure.
-pub async fn browse(app: &App, browse: Browse, querier: String) -> Result<CanonicalMembers> {
+pub async fn browse(app: &App, query: Query, querier: String) -> Result<CanonicalMembers> {
     app.counters.query(querier);
-    let Browse {
-        filter,
-        sort,
-        limit,
-        offset,
-    } = browse;
-    let cached_total = app.cached_count(&filter);
+    let index = app.browse.clone();
+    let (limit, offset) = (query.limit, query.offset);
     let (rows, total) = app
         .store
         .read(move |conn| {
-            let rows = store::browse(conn, &filter, sort, limit, offset)?;
-            let total = match cached_total {
-                Ok(total) => total,
-                Err(generation) => {
-                    let total = store::count(conn, &filter)?;
-                    return Ok((rows, Err((filter, generation, total))));
-                }
-            };
-            Ok((rows, Ok(total)))
+            let (seqs, total) = index.query(conn, &query)?;
+            let rows = store::fetch_page(conn, &seqs)?;
+            // A listing deactivated after the index pass never appears.
+            Ok((
+                rows.into_iter()
+                    .filter(|row| row.active)
+                    .collect::<Vec<_>>(),
+                total,
+            ))
         })
         .await?;
-    let total = match total {
-        Ok(total) => total,
-        Err((filter, generation, total)) => {
-            app.remember_count(filter, generation, total);
-            total
-        }
-    };
     let mut listings = Vec::with_capacity(rows.len() * 1400 + 2);
     listings.push(b'[');
     for (i, row) in rows.iter().enumerate() {

@@ -3,6 +3,7 @@
 //! or [`crate::error::Error`].
 
 pub mod agents;
+pub mod browse;
 pub mod catalog;
 pub mod counters;
 pub mod listings;
@@ -18,8 +19,7 @@ pub mod stats;
 use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use serde_json::{Map, Value};
@@ -30,8 +30,7 @@ use crate::crypto::keys::{Keyring, write_private_file};
 use crate::crypto::{b64url, random_bytes};
 use crate::error::{Error, Result};
 use crate::outbound;
-use crate::store::listings::Filter;
-use crate::store::{Store, listings as listing_store, settings};
+use crate::store::{Store, settings};
 
 /// Files inside the data directory.
 pub struct DataDir(pub PathBuf);
@@ -100,17 +99,9 @@ pub struct App {
     operator_key_hash: String,
     provenance: RwLock<Map<String, Value>>,
     querier_salt: String,
-    /// Bumped by every catalogue write; cached counts are valid for one generation.
-    catalog_generation: AtomicU64,
-    count_cache: Mutex<HashMap<Filter, (u64, i64)>>,
-    vertical_counts: Mutex<Option<(u64, VerticalCounts)>>,
+    /// Every browse filter and sort runs over this in-memory index.
+    pub browse: Arc<browse::BrowseIndex>,
 }
-
-/// Active, non-sample listings per vertical slug.
-pub type VerticalCounts = Arc<HashMap<String, i64>>;
-
-/// Most distinct browse filters whose totals are cached at once.
-const COUNT_CACHE_MAX: usize = 4096;
 
 impl App {
     /// Opens the data directory: database (migrated), signing key and operator key, creating
@@ -136,19 +127,22 @@ impl App {
         let overrides = store.write_blocking(|tx| settings::get(tx, settings::PROVENANCE))?;
         let provenance = provenance::effective(&public_url, &established, overrides.as_ref());
         let taxonomy = catalog::Taxonomy::load();
-        let querier_salt = store.write_blocking(|tx| {
+        let (querier_salt, browse_index) = store.write_blocking(|tx| {
             catalog::seed(tx, &taxonomy)?;
-            if let Some(Value::String(salt)) = settings::get(tx, settings::QUERIER_SALT)? {
-                return Ok(salt);
-            }
-            let salt = b64url(&random_bytes::<16>());
-            settings::put(
-                tx,
-                settings::QUERIER_SALT,
-                &Value::String(salt.clone()),
-                &now,
-            )?;
-            Ok(salt)
+            let salt = match settings::get(tx, settings::QUERIER_SALT)? {
+                Some(Value::String(salt)) => salt,
+                _ => {
+                    let salt = b64url(&random_bytes::<16>());
+                    settings::put(
+                        tx,
+                        settings::QUERIER_SALT,
+                        &Value::String(salt.clone()),
+                        &now,
+                    )?;
+                    salt
+                }
+            };
+            Ok((salt, browse::BrowseIndex::load(tx, &taxonomy)?))
         })?;
         if options.allow_loopback_outbound {
             tracing::warn!(
@@ -180,63 +174,26 @@ impl App {
             operator_key_hash: hash_secret(&operator_key),
             provenance: RwLock::new(provenance),
             querier_salt,
-            catalog_generation: AtomicU64::new(0),
-            count_cache: Mutex::new(HashMap::new()),
-            vertical_counts: Mutex::new(None),
+            browse: Arc::new(browse_index),
         };
         samples::seed(&app)?;
         Ok(app)
     }
 
-    /// Marks the catalogue as changed: cached counts are recomputed on next use.
-    pub fn catalog_changed(&self) {
-        self.catalog_generation.fetch_add(1, Ordering::SeqCst);
-    }
-
-    /// The cached total of a browse filter, or the current generation to compute it under.
-    pub fn cached_count(&self, filter: &Filter) -> std::result::Result<i64, u64> {
-        let generation = self.catalog_generation.load(Ordering::SeqCst);
-        let cache = self.count_cache.lock().unwrap_or_else(|p| p.into_inner());
-        match cache.get(filter) {
-            Some((cached_generation, total)) if *cached_generation == generation => Ok(*total),
-            _ => Err(generation),
-        }
-    }
-
-    /// Remembers a total computed under `generation`.
-    pub fn remember_count(&self, filter: Filter, generation: u64, total: i64) {
-        let mut cache = self.count_cache.lock().unwrap_or_else(|p| p.into_inner());
-        let current = self.catalog_generation.load(Ordering::SeqCst);
-        if cache.len() >= COUNT_CACHE_MAX {
-            cache.retain(|_, (g, _)| *g == current);
-            if cache.len() >= COUNT_CACHE_MAX {
-                cache.clear();
-            }
-        }
-        cache.insert(filter, (generation, total));
-    }
-
-    /// Active, non-sample listings per vertical, cached per catalogue generation.
-    ///
-    /// # Errors
-    /// Database failure.
-    pub async fn vertical_counts(&self) -> Result<VerticalCounts> {
-        let generation = self.catalog_generation.load(Ordering::SeqCst);
-        if let Some((cached, counts)) = &*self
-            .vertical_counts
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            && *cached == generation
-        {
-            return Ok(counts.clone());
-        }
-        let rows = self.store.read(listing_store::counts_by_vertical).await?;
-        let counts = Arc::new(rows.into_iter().collect::<HashMap<_, _>>());
-        *self
-            .vertical_counts
-            .lock()
-            .unwrap_or_else(|p| p.into_inner()) = Some((generation, counts.clone()));
-        Ok(counts)
+    /// Active, non-sample listings per vertical slug.
+    pub fn vertical_counts(&self) -> HashMap<String, i64> {
+        let by_position = self.browse.counts_by_vertical();
+        self.taxonomy
+            .verticals
+            .iter()
+            .enumerate()
+            .map(|(i, v)| {
+                (
+                    v.slug.clone(),
+                    by_position.get(&(i as u16)).copied().unwrap_or(0),
+                )
+            })
+            .collect()
     }
 
     /// The salted hash that identifies a querier (never the raw address or id).
@@ -246,8 +203,9 @@ impl App {
 
     /// Writes pending counters (views, queries, queriers).
     pub fn flush_counters(&self) {
-        if let Err(error) = self.counters.flush(&self.store, &self.now()) {
-            tracing::warn!(%error, "flushing counters failed; will retry");
+        match self.counters.flush(&self.store, &self.now()) {
+            Ok(views) => self.browse.add_views(&views),
+            Err(error) => tracing::warn!(%error, "flushing counters failed; will retry"),
         }
     }
 

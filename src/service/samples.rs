@@ -58,8 +58,9 @@ pub fn seed(app: &App) -> Result<()> {
     if missing.is_empty() {
         return Ok(());
     }
-    app.store.write_blocking(|tx| {
+    let inserted = app.store.write_blocking(|tx| {
         let house = house_agent(tx, &now)?;
+        let mut inserted = Vec::new();
         for vertical in missing {
             let bytes = deliverable(vertical);
             let row = ListingRow {
@@ -102,11 +103,13 @@ pub fn seed(app: &App) -> Result<()> {
                 modification_count: 0,
             };
             let entry = version_one(app, &row, "reference sample".into()).to_string();
-            insert_row(tx, row, &entry)?;
+            inserted.push(insert_row(tx, row, &entry)?);
         }
-        Ok(())
+        Ok(inserted)
     })?;
-    app.catalog_changed();
+    for row in &inserted {
+        app.browse.upsert(row);
+    }
     Ok(())
 }
 

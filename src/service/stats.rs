@@ -6,7 +6,6 @@
 //! until a sale settles). Vertical and category counts are of active, non-sample listings.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use serde_json::{Value, json};
 
@@ -38,7 +37,7 @@ fn vertical_records(app: &App, counts: &HashMap<String, i64>) -> Vec<Value> {
 /// # Errors
 /// Database failure.
 pub async fn verticals(app: &App) -> Result<Value> {
-    let counts = app.vertical_counts().await?;
+    let counts = app.vertical_counts();
     let records = vertical_records(app, &counts);
     Ok(json!({ "verticals": records, "total": records.len() }))
 }
@@ -48,7 +47,7 @@ pub async fn verticals(app: &App) -> Result<Value> {
 /// # Errors
 /// Database failure.
 pub async fn categories(app: &App) -> Result<Value> {
-    let counts = app.vertical_counts().await?;
+    let counts = app.vertical_counts();
     let categories: Vec<Value> = app
         .taxonomy
         .categories
@@ -85,7 +84,7 @@ pub async fn categories(app: &App) -> Result<Value> {
 /// # Errors
 /// Database failure.
 pub async fn platform(app: &App) -> Result<Value> {
-    let counts: Arc<HashMap<String, i64>> = app.vertical_counts().await?;
+    let counts = app.vertical_counts();
     let (pending_queries, pending_queriers) = app.counters.pending_queries();
     let (agents, queries, queriers) = app
         .store

@@ -1,6 +1,5 @@
 //! Listing rows, the browse query, history entries, counts.
 
-use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, OptionalExtension, Row, params, params_from_iter};
 
 use crate::error::Result;
@@ -228,148 +227,103 @@ pub fn history(conn: &Connection, listing_id: &str) -> Result<Vec<String>> {
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
-/// Which listings a browse shows with respect to reference samples.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Samples {
-    Exclude,
-    Include,
-    Only,
+/// The columns of a listing that browse filters and sorts on.
+#[derive(Clone, Debug)]
+pub struct IndexRow {
+    pub seq: i64,
+    pub active: bool,
+    pub is_sample: bool,
+    pub category: String,
+    pub vertical_slug: String,
+    pub listing_type: String,
+    pub price_cents: i64,
+    pub rating_sum: i64,
+    pub rating_count: i64,
+    pub quality: f64,
+    pub seller_reputation: f64,
+    pub purchase_count: i64,
+    pub view_count: i64,
 }
 
-/// Price filter of a browse.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Price {
-    All,
-    Paid,
-    Free,
-}
-
-/// Sort order of a browse; each has a stable tie-breaker on `seq` in the same direction.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Sort {
-    Recent,
-    Popular,
-    PriceAsc,
-    PriceDesc,
-    Quality,
-    Trust,
-}
-
-impl Sort {
-    fn order_by(self) -> &'static str {
-        match self {
-            Sort::Recent => "seq DESC",
-            Sort::Popular => "purchase_count DESC, view_count DESC, seq DESC",
-            Sort::PriceAsc => "price_cents ASC, seq ASC",
-            Sort::PriceDesc => "price_cents DESC, seq DESC",
-            Sort::Quality => "quality DESC, seq DESC",
-            Sort::Trust => "seller_reputation DESC, seq DESC",
+impl From<&ListingRow> for IndexRow {
+    fn from(l: &ListingRow) -> IndexRow {
+        IndexRow {
+            seq: l.seq,
+            active: l.active,
+            is_sample: l.is_sample,
+            category: l.category.clone(),
+            vertical_slug: l.vertical_slug.clone(),
+            listing_type: l.listing_type.clone(),
+            price_cents: l.price_cents,
+            rating_sum: l.rating_sum,
+            rating_count: l.rating_count,
+            quality: l.quality,
+            seller_reputation: l.seller_reputation,
+            purchase_count: l.purchase_count,
+            view_count: l.view_count,
         }
     }
 }
 
-/// The filters of a browse (everything but sort and paging); inactive listings never match.
-#[derive(Clone, Debug, PartialEq, Hash, Eq)]
-pub struct Filter {
-    /// An FTS5 MATCH expression, already made safe by the caller.
-    pub fts: Option<String>,
-    pub category: Option<String>,
-    /// Categories of a browse class.
-    pub categories: Option<Vec<String>>,
-    pub vertical: Option<String>,
-    pub listing_type: Option<String>,
-    pub samples: Samples,
-    pub price: Price,
-    /// Minimum average rating in tenths (35 = 3.5); unrated listings are excluded.
-    pub min_rating_tenths: Option<i64>,
-}
-
-fn where_clause(filter: &Filter) -> (String, Vec<SqlValue>) {
-    let mut sql = String::from("active = 1");
-    let mut values = Vec::new();
-    match filter.samples {
-        Samples::Exclude => sql.push_str(" AND is_sample = 0"),
-        Samples::Only => sql.push_str(" AND is_sample = 1"),
-        Samples::Include => sql.push_str(" AND is_sample IN (0, 1)"),
-    }
-    if let Some(fts) = &filter.fts {
-        sql.push_str(" AND seq IN (SELECT rowid FROM listings_fts WHERE listings_fts MATCH ?)");
-        values.push(SqlValue::Text(fts.clone()));
-    }
-    if let Some(category) = &filter.category {
-        sql.push_str(" AND category = ?");
-        values.push(SqlValue::Text(category.clone()));
-    }
-    if let Some(categories) = &filter.categories {
-        let marks = vec!["?"; categories.len()].join(", ");
-        sql.push_str(&format!(" AND category IN ({marks})"));
-        values.extend(categories.iter().cloned().map(SqlValue::Text));
-    }
-    if let Some(vertical) = &filter.vertical {
-        sql.push_str(" AND vertical_slug = ?");
-        values.push(SqlValue::Text(vertical.clone()));
-    }
-    if let Some(listing_type) = &filter.listing_type {
-        sql.push_str(" AND listing_type = ?");
-        values.push(SqlValue::Text(listing_type.clone()));
-    }
-    match filter.price {
-        Price::All => {}
-        Price::Paid => sql.push_str(" AND price_cents > 0"),
-        Price::Free => sql.push_str(" AND price_cents = 0"),
-    }
-    if let Some(tenths) = filter.min_rating_tenths {
-        sql.push_str(" AND rating_count > 0 AND rating_sum * 10 >= ? * rating_count");
-        values.push(SqlValue::Integer(tenths));
-    }
-    (sql, values)
-}
-
-/// One page of a browse.
+/// Every listing's browse columns, ascending by `seq`.
 ///
 /// # Errors
 /// Database failure.
-pub fn browse(
-    conn: &Connection,
-    filter: &Filter,
-    sort: Sort,
-    limit: i64,
-    offset: i64,
-) -> Result<Vec<ListingRow>> {
-    let (clause, mut values) = where_clause(filter);
-    let sql = format!(
-        "SELECT {BROWSE_COLUMNS} FROM listings WHERE {clause} ORDER BY {} LIMIT ? OFFSET ?",
-        sort.order_by()
-    );
-    values.push(SqlValue::Integer(limit));
-    values.push(SqlValue::Integer(offset));
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let rows = stmt.query_map(params_from_iter(values), from_row)?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
-}
-
-/// How many listings match a filter.
-///
-/// # Errors
-/// Database failure.
-pub fn count(conn: &Connection, filter: &Filter) -> Result<i64> {
-    let (clause, values) = where_clause(filter);
-    let sql = format!("SELECT count(*) FROM listings WHERE {clause}");
-    Ok(conn
-        .prepare_cached(&sql)?
-        .query_row(params_from_iter(values), |r| r.get(0))?)
-}
-
-/// Active, non-sample listings per vertical.
-///
-/// # Errors
-/// Database failure.
-pub fn counts_by_vertical(conn: &Connection) -> Result<Vec<(String, i64)>> {
+pub fn index_rows(conn: &Connection) -> Result<Vec<IndexRow>> {
     let mut stmt = conn.prepare_cached(
-        "SELECT vertical_slug, count(*) FROM listings WHERE active = 1 AND is_sample = 0 GROUP BY vertical_slug",
+        "SELECT seq, active, is_sample, category, vertical_slug, listing_type, price_cents, rating_sum,
+            rating_count, quality, seller_reputation, purchase_count, view_count
+         FROM listings ORDER BY seq",
     )?;
-    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    let rows = stmt.query_map([], |r| {
+        Ok(IndexRow {
+            seq: r.get(0)?,
+            active: r.get(1)?,
+            is_sample: r.get(2)?,
+            category: r.get(3)?,
+            vertical_slug: r.get(4)?,
+            listing_type: r.get(5)?,
+            price_cents: r.get(6)?,
+            rating_sum: r.get(7)?,
+            rating_count: r.get(8)?,
+            quality: r.get(9)?,
+            seller_reputation: r.get(10)?,
+            purchase_count: r.get(11)?,
+            view_count: r.get(12)?,
+        })
+    })?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// The `seq`s of listings whose title or description match an FTS5 expression.
+///
+/// # Errors
+/// Database failure (the caller makes the expression safe).
+pub fn fts_rowids(conn: &Connection, expression: &str) -> Result<Vec<i64>> {
+    let mut stmt =
+        conn.prepare_cached("SELECT rowid FROM listings_fts WHERE listings_fts MATCH ?1")?;
+    let rows = stmt.query_map([expression], |r| r.get(0))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Listings by `seq` for a browse page (preview left out), in the order given.
+///
+/// # Errors
+/// Database failure.
+pub fn fetch_page(conn: &Connection, seqs: &[i64]) -> Result<Vec<ListingRow>> {
+    if seqs.is_empty() {
+        return Ok(Vec::new());
+    }
+    let marks = vec!["?"; seqs.len()].join(", ");
+    let sql = format!("SELECT {BROWSE_COLUMNS} FROM listings WHERE seq IN ({marks})");
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let mut rows: Vec<ListingRow> = stmt
+        .query_map(params_from_iter(seqs.iter()), from_row)?
+        .collect::<rusqlite::Result<_>>()?;
+    let rank: std::collections::HashMap<i64, usize> =
+        seqs.iter().enumerate().map(|(i, s)| (*s, i)).collect();
+    rows.sort_by_key(|row| rank.get(&row.seq).copied().unwrap_or(usize::MAX));
+    Ok(rows)
 }
 
 /// Adds batched view counts.

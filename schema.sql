@@ -148,3 +148,57 @@ CREATE TABLE queriers (
     key        TEXT PRIMARY KEY,
     first_seen TEXT NOT NULL
 ) STRICT, WITHOUT ROWID;
+
+-- The inbox: one row per accepted message, with its body. `sequence` is per recipient, from 1.
+-- A sender's clientMessageId is unique across all its messages (idempotency key).
+CREATE TABLE messages (
+    seq               INTEGER PRIMARY KEY,
+    id                TEXT    NOT NULL UNIQUE,
+    recipient_id      TEXT    NOT NULL REFERENCES agents (id),
+    sequence          INTEGER NOT NULL,
+    sender_id         TEXT    NOT NULL REFERENCES agents (id),
+    sender_handle     TEXT    NOT NULL,
+    recipient_handle  TEXT    NOT NULL,
+    client_message_id TEXT    NOT NULL,
+    body              TEXT    NOT NULL,
+    created_at        TEXT    NOT NULL,
+    receipt           TEXT    NOT NULL,
+    UNIQUE (recipient_id, sequence),
+    UNIQUE (sender_id, client_message_id)
+) STRICT;
+
+-- The journal: append-only record of acceptance. Never the body, only its digest.
+CREATE TABLE message_journal (
+    seq              INTEGER PRIMARY KEY,
+    message_id       TEXT NOT NULL,
+    sender_handle    TEXT NOT NULL,
+    recipient_handle TEXT NOT NULL,
+    accepted_at      TEXT NOT NULL,
+    body_digest      TEXT NOT NULL,
+    receipt          TEXT NOT NULL
+) STRICT;
+
+CREATE TRIGGER message_journal_append_only_update BEFORE UPDATE ON message_journal BEGIN
+    SELECT RAISE(ABORT, 'the message journal is append-only');
+END;
+CREATE TRIGGER message_journal_append_only_delete BEFORE DELETE ON message_journal BEGIN
+    SELECT RAISE(ABORT, 'the message journal is append-only');
+END;
+
+-- Push deliveries of `agent.message` to callback URLs; survives restarts.
+CREATE TABLE callback_deliveries (
+    seq             INTEGER PRIMARY KEY,
+    id              TEXT    NOT NULL UNIQUE,
+    agent_id        TEXT    NOT NULL REFERENCES agents (id),
+    message_id      TEXT    NOT NULL REFERENCES messages (id),
+    url             TEXT    NOT NULL,
+    status          TEXT    NOT NULL CHECK (status IN ('pending', 'delivered', 'dead')),
+    attempts        INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at TEXT,
+    last_error      TEXT,
+    created_at      TEXT    NOT NULL,
+    updated_at      TEXT    NOT NULL
+) STRICT;
+
+CREATE INDEX callback_deliveries_due ON callback_deliveries (next_attempt_at) WHERE status = 'pending';
+CREATE INDEX callback_deliveries_agent ON callback_deliveries (agent_id, status, seq);

@@ -34,6 +34,12 @@ pub enum Error {
     },
     /// Temporarily unable to answer (503 with its own code).
     Unavailable { code: &'static str, message: String },
+    /// Not acknowledged in bounded time; safe to retry after the delay (503, with `Retry-After`).
+    Busy {
+        code: &'static str,
+        message: String,
+        retry_after_secs: u64,
+    },
     /// A bug or an I/O failure (500 `INTERNAL`); the detail is logged, never sent.
     Internal(String),
 }
@@ -51,7 +57,7 @@ impl Error {
             Error::PayloadTooLarge { .. } => 413,
             Error::Unprocessable { .. } => 422,
             Error::RateLimited { .. } => 429,
-            Error::Unavailable { .. } => 503,
+            Error::Unavailable { .. } | Error::Busy { .. } => 503,
             Error::Internal(_) => 500,
         }
     }
@@ -70,7 +76,8 @@ impl Error {
             Error::Forbidden { code, .. }
             | Error::Conflict { code, .. }
             | Error::Unprocessable { code, .. }
-            | Error::Unavailable { code, .. } => code,
+            | Error::Unavailable { code, .. }
+            | Error::Busy { code, .. } => code,
         }
     }
 
@@ -100,7 +107,8 @@ impl fmt::Display for Error {
             | Error::Conflict { message, .. }
             | Error::Unprocessable { message, .. }
             | Error::RateLimited { message, .. }
-            | Error::Unavailable { message, .. } => f.write_str(message),
+            | Error::Unavailable { message, .. }
+            | Error::Busy { message, .. } => f.write_str(message),
             Error::MethodNotAllowed { allow } => {
                 write!(
                     f,

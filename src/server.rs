@@ -58,6 +58,7 @@ impl Server {
             self.app.clone(),
             COUNTER_FLUSH_INTERVAL,
         ));
+        let callback_worker = tokio::spawn(crate::service::callbacks::worker(self.app.clone()));
         tokio::pin!(shutdown);
         loop {
             let (stream, peer) = tokio::select! {
@@ -90,6 +91,8 @@ impl Server {
             });
         }
         drop(self.listener);
+        // Long-polls answer at once instead of holding the drain open.
+        self.app.shutdown.send_replace(true);
         tracing::info!("shutting down: draining in-flight requests");
         if tokio::time::timeout(self.grace, graceful.shutdown())
             .await
@@ -101,6 +104,7 @@ impl Server {
             );
         }
         flusher.abort();
+        callback_worker.abort();
         let app = self.app.clone();
         let _ = tokio::task::spawn_blocking(move || {
             app.flush_counters();

@@ -3,6 +3,7 @@
 
 mod agents;
 mod listings;
+mod messages;
 mod operator;
 mod system;
 
@@ -46,5 +47,9 @@ pub async fn dispatch(app: &App, route: Route, ctx: &Ctx) -> Result<Reply> {
         Route::GetDeliveryEndpoint => listings::get_delivery_endpoint(app, ctx).await,
         Route::PlatformStats => listings::platform_stats(app).await,
         Route::MarketplaceStats => listings::marketplace_stats(app).await,
+        Route::SendMessage => messages::send(app, ctx).await,
+        Route::ReadInbox => messages::inbox(app, ctx).await,
+        Route::ListCallbacks => messages::list_callbacks(app, ctx).await,
+        Route::ReplayCallback => messages::replay_callback(app, ctx).await,
     }
 }

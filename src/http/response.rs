@@ -73,6 +73,9 @@ pub fn error(error: &Error, request_id: &str) -> Response<Body> {
         }
         Error::RateLimited {
             retry_after_secs, ..
+        }
+        | Error::Busy {
+            retry_after_secs, ..
         } => {
             headers.insert(header::RETRY_AFTER, HeaderValue::from(*retry_after_secs));
         }

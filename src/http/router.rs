@@ -35,6 +35,10 @@ pub enum Route {
     GetDeliveryEndpoint,
     PlatformStats,
     MarketplaceStats,
+    SendMessage,
+    ReadInbox,
+    ListCallbacks,
+    ReplayCallback,
 }
 
 /// (method, path template, route). `{name}` matches one non-empty segment; a static segment
@@ -97,6 +101,14 @@ pub const ROUTES: &[(&str, &str, Route)] = &[
     ),
     ("GET", "/api/stats", Route::PlatformStats),
     ("GET", "/api/marketplace/stats", Route::MarketplaceStats),
+    ("POST", "/api/agents/{handle}/messages", Route::SendMessage),
+    ("GET", "/api/agents/me/inbox", Route::ReadInbox),
+    ("GET", "/api/agents/me/callbacks", Route::ListCallbacks),
+    (
+        "POST",
+        "/api/agents/me/callbacks/{id}/replay",
+        Route::ReplayCallback,
+    ),
 ];
 
 /// A matched route and its path parameters, in template order.

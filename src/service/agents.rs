@@ -8,6 +8,7 @@ use super::{App, hash_secret};
 use crate::args::{Args, Patch};
 use crate::crypto::{b64url, random_bytes};
 use crate::error::{Error, Result};
+use crate::outbound;
 use crate::store::agents::{self as agent_store, AgentRow};
 use crate::store::{Store, settings};
 
@@ -41,7 +42,7 @@ pub async fn register(app: &App, args: Args, client: &Client<'_>) -> Result<Valu
     let display_name = args.opt_str("displayName", NAME_MAX)?;
     let callback_url = args
         .opt_str("callbackUrl", URL_MAX)?
-        .map(check_callback_url)
+        .map(|url| check_callback_url(app.outbound.policy(), url))
         .transpose()?;
     app.limiter.check(REGISTRATION, client.ip)?;
 
@@ -139,7 +140,9 @@ pub async fn update_me(app: &App, agent: AgentRow, args: Args) -> Result<Value> 
     );
     apply(
         &mut agent.callback_url,
-        map_patch(args.patch_str("callbackUrl", URL_MAX)?, check_callback_url)?,
+        map_patch(args.patch_str("callbackUrl", URL_MAX)?, |url| {
+            check_callback_url(app.outbound.policy(), url)
+        })?,
     );
     let unchanged = agent.display_name == before.display_name
         && agent.email == before.email
@@ -166,7 +169,10 @@ fn apply(field: &mut Option<String>, patch: Patch<String>) {
     }
 }
 
-fn map_patch(patch: Patch<String>, check: fn(String) -> Result<String>) -> Result<Patch<String>> {
+fn map_patch(
+    patch: Patch<String>,
+    check: impl Fn(String) -> Result<String>,
+) -> Result<Patch<String>> {
     Ok(match patch {
         Patch::Set(value) => Patch::Set(check(value)?),
         other => other,
@@ -399,28 +405,16 @@ fn check_email(email: String) -> Result<String> {
     }
 }
 
-/// Syntax check of a callback URL at registration: absolute `https://`, a host, no credentials.
-/// Destination checks (private addresses, DNS) happen when a callback is delivered.
-fn check_callback_url(url: String) -> Result<String> {
-    let bad = |why: &str| Error::invalid(format!("`callbackUrl` {why}"));
-    let Some(rest) = url.strip_prefix("https://") else {
-        return Err(bad("must be an https:// URL"));
-    };
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
-    if authority.contains('@') {
-        return Err(bad("must not carry credentials"));
-    }
-    let host = authority
-        .rsplit_once(':')
-        .map_or(authority, |(host, _)| host);
-    let host_ok = !host.is_empty()
-        && host
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-.[]:".contains(&b));
-    if !host_ok || url.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return Err(bad("is not a valid URL"));
-    }
-    Ok(url)
+/// A callback URL must pass the outbound client's rules at registration and PATCH: `https://`
+/// (or `http://` under `--allow-loopback-outbound`), no credentials, and no literal address in a
+/// refused range. Names are resolved and checked again at every delivery.
+fn check_callback_url(policy: outbound::Policy, url: String) -> Result<String> {
+    outbound::check_url(&url, policy).map_err(|error| match error {
+        outbound::OutboundError::Denied { host, reason } => Error::invalid(format!(
+            "`callbackUrl` points to a refused destination ({host}: {reason})"
+        )),
+        other => Error::invalid(format!("`callbackUrl` {other}")),
+    })
 }
 
 #[cfg(test)]
@@ -428,11 +422,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn callback_urls_must_be_https_without_credentials() {
-        assert!(check_callback_url("https://agent.example/hook".into()).is_ok());
-        assert!(check_callback_url("http://agent.example/hook".into()).is_err());
-        assert!(check_callback_url("https://user:pw@agent.example/".into()).is_err());
-        assert!(check_callback_url("https:///nohost".into()).is_err());
+    fn callback_urls_follow_the_outbound_rules() {
+        let strict = outbound::Policy {
+            allow_loopback: false,
+        };
+        assert!(check_callback_url(strict, "https://agent.example/hook".into()).is_ok());
+        for bad in [
+            "http://agent.example/hook",
+            "https://user:pw@agent.example/",
+            "https://127.0.0.1/",
+            "https://[::ffff:10.0.0.1]/",
+        ] {
+            assert!(check_callback_url(strict, bad.into()).is_err(), "{bad}");
+        }
+        let sandbox = outbound::Policy {
+            allow_loopback: true,
+        };
+        assert!(check_callback_url(sandbox, "http://127.0.0.1:9/hook".into()).is_ok());
     }
 
     #[test]

@@ -4,9 +4,11 @@
 
 pub mod agents;
 pub mod browse;
+pub mod callbacks;
 pub mod catalog;
 pub mod counters;
 pub mod listings;
+pub mod messages;
 pub mod provenance;
 pub mod ratelimit;
 pub mod receipts;
@@ -101,6 +103,12 @@ pub struct App {
     querier_salt: String,
     /// Every browse filter and sort runs over this in-memory index.
     pub browse: Arc<browse::BrowseIndex>,
+    /// Wakes long-polls when an inbox grows.
+    pub inboxes: messages::Inboxes,
+    /// Wakes the callback worker when a delivery is queued.
+    pub callbacks_due: tokio::sync::Notify,
+    /// Becomes true when the server starts shutting down (ends long-polls early).
+    pub shutdown: tokio::sync::watch::Sender<bool>,
 }
 
 impl App {
@@ -175,6 +183,9 @@ impl App {
             provenance: RwLock::new(provenance),
             querier_salt,
             browse: Arc::new(browse_index),
+            inboxes: messages::Inboxes::default(),
+            callbacks_due: tokio::sync::Notify::new(),
+            shutdown: tokio::sync::watch::channel(false).0,
         };
         samples::seed(&app)?;
         Ok(app)

@@ -35,6 +35,14 @@ pub const ADMISSION: Rule = Rule {
     what: "lookup, inbox and send requests",
 };
 
+/// 30 new messages per sender per minute, REST and MCP together (idempotent repeats are free).
+pub const NEW_MESSAGES: Rule = Rule {
+    name: "messages",
+    max: 30,
+    window: SignedDuration::from_mins(1),
+    what: "new messages",
+};
+
 /// The limiter shared by every request.
 pub struct RateLimiter {
     clock: Arc<dyn Clock>,
@@ -95,7 +103,7 @@ impl RateLimiter {
 }
 
 fn rule_window(name: &str, current: Rule) -> SignedDuration {
-    [REGISTRATION, ADMISSION]
+    [REGISTRATION, ADMISSION, NEW_MESSAGES]
         .into_iter()
         .chain(std::iter::once(current))
         .find(|rule| rule.name == name)

@@ -8,6 +8,7 @@
 
 pub mod agents;
 pub mod listings;
+pub mod messages;
 pub mod settings;
 
 use std::path::Path;

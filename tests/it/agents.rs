@@ -95,7 +95,8 @@ fn missing_unknown_and_malformed_credentials_are_401_with_www_authenticate() {
 
 #[test]
 fn registration_validates_fields_and_names_them() {
-    let server = TestServer::start();
+    // A production configuration: outbound calls must be https:// to public addresses.
+    let server = TestServer::start_with(|config| config.allow_loopback_outbound = false);
     let cases = [
         (json!({}), "name"),
         (json!({"name": ""}), "name"),
@@ -111,6 +112,14 @@ fn registration_validates_fields_and_names_them() {
             "callbackUrl",
         ),
         (json!({"name": "a", "nmae": "typo"}), "nmae"),
+        (
+            json!({"name": "a", "callbackUrl": "https://127.0.0.1/hook"}),
+            "callbackUrl",
+        ),
+        (
+            json!({"name": "a", "callbackUrl": "https://[::ffff:169.254.169.254]/"}),
+            "callbackUrl",
+        ),
     ];
     for (body, field) in cases {
         let response = server.post("/api/agents/register", &body);

@@ -1,0 +1,314 @@
+//! Signed push callbacks (`agent.message`) with retries and a dead-letter queue.
+//!
+//! A delivery is queued in the same transaction that accepts the message, so it survives a
+//! restart. The worker attempts due deliveries: first at once, then 5 s, 30 s, 2 min and 10 min
+//! after the previous failure (five attempts in all), by the injected clock. A 2xx is success;
+//! a network error, timeout, 5xx, 408, 429 or any redirect is a transient failure; any other 4xx
+//! is a permanent refusal and dead-letters at once, as do five failed attempts. Each attempt is
+//! signed afresh (new `signedAt`); receivers deduplicate by `message.id`. Inbox polling works
+//! whatever happens here.
+
+use std::sync::Arc;
+
+use jiff::{SignedDuration, Timestamp};
+use rusqlite::Connection;
+use serde_json::{Map, Value, json};
+
+use super::App;
+use super::messages::message_json;
+use crate::clock::rfc3339;
+use crate::crypto::receipt::sign_object;
+use crate::error::{Error, Result};
+use crate::outbound::OutboundError;
+use crate::store::agents::AgentRow;
+use crate::store::messages::{self as store, DeliveryRow, MessageRow};
+
+/// Waits before attempts 2 to 5.
+pub const RETRY_DELAYS: [SignedDuration; 4] = [
+    SignedDuration::from_secs(5),
+    SignedDuration::from_secs(30),
+    SignedDuration::from_mins(2),
+    SignedDuration::from_mins(10),
+];
+/// Attempts in all.
+pub const MAX_ATTEMPTS: i64 = 5;
+/// Largest answer read from a callback receiver.
+const ANSWER_MAX_BYTES: usize = 64 * 1024;
+
+/// Queues the push of a new message (inside the send transaction).
+///
+/// # Errors
+/// Database failure.
+pub fn enqueue(conn: &Connection, message: &MessageRow, url: &str, now: &str) -> Result<()> {
+    store::insert_delivery(
+        conn,
+        &DeliveryRow {
+            id: uuid::Uuid::new_v4().to_string(),
+            agent_id: message.recipient_id.clone(),
+            message_id: message.id.clone(),
+            url: url.to_owned(),
+            status: "pending".into(),
+            attempts: 0,
+            next_attempt_at: Some(now.to_owned()),
+            last_error: None,
+            created_at: now.to_owned(),
+            updated_at: now.to_owned(),
+        },
+    )
+}
+
+/// Runs forever: attempts due deliveries whenever woken, and at least every 250 ms.
+pub async fn worker(app: Arc<App>) {
+    loop {
+        let _ = tokio::time::timeout(
+            std::time::Duration::from_millis(250),
+            app.callbacks_due.notified(),
+        )
+        .await;
+        if let Err(error) = run_due(&app).await {
+            tracing::warn!(%error, "callback worker");
+        }
+    }
+}
+
+/// Attempts every delivery due now.
+///
+/// # Errors
+/// Database failure.
+pub async fn run_due(app: &App) -> Result<()> {
+    loop {
+        let now = app.now();
+        let due = app
+            .store
+            .read(move |conn| store::due_deliveries(conn, &now, 32))
+            .await?;
+        if due.is_empty() {
+            return Ok(());
+        }
+        for delivery in due {
+            attempt(app, delivery).await?;
+        }
+    }
+}
+
+async fn attempt(app: &App, mut delivery: DeliveryRow) -> Result<()> {
+    let message_id = delivery.message_id.clone();
+    let message = app
+        .store
+        .read(move |conn| store::find(conn, &message_id))
+        .await?
+        .ok_or_else(|| Error::Internal("callback for a missing message".into()))?;
+    delivery.attempts += 1;
+    let body = signed_payload(app, &message);
+    let client = app.outbound.clone();
+    let url = delivery.url.clone();
+    let (delivery_id, attempt_number) = (delivery.id.clone(), delivery.attempts.to_string());
+    let outcome = tokio::task::spawn_blocking(move || {
+        client.post_json(
+            &url,
+            &body,
+            &[
+                ("x-bourse-event", "agent.message"),
+                ("x-bourse-delivery-id", &delivery_id),
+                ("x-bourse-attempt", &attempt_number),
+            ],
+            ANSWER_MAX_BYTES,
+        )
+    })
+    .await
+    .map_err(|e| Error::Internal(format!("callback task: {e}")))?;
+    let now = app.clock.now();
+    let failure = match outcome {
+        Ok(response) if (200..300).contains(&response.status) => None,
+        Ok(response) if matches!(response.status, 408 | 429) || response.status >= 500 => {
+            Some((format!("HTTP {}", response.status), true))
+        }
+        Ok(response) => Some((
+            format!("HTTP {} (permanent refusal)", response.status),
+            false,
+        )),
+        Err(error @ OutboundError::Redirect(_)) => Some((error.to_string(), true)),
+        Err(error) => {
+            let transient = error.is_transient();
+            Some((error.to_string(), transient))
+        }
+    };
+    apply_outcome(&mut delivery, failure, now);
+    let row = delivery.clone();
+    app.store
+        .write(move |tx| store::update_delivery(tx, &row))
+        .await?;
+    Ok(())
+}
+
+/// The next state of a delivery after an attempt (`failure` = reason and whether transient).
+fn apply_outcome(delivery: &mut DeliveryRow, failure: Option<(String, bool)>, now: Timestamp) {
+    delivery.updated_at = rfc3339(now);
+    match failure {
+        None => {
+            delivery.status = "delivered".into();
+            delivery.next_attempt_at = None;
+            delivery.last_error = None;
+        }
+        Some((reason, transient)) => {
+            delivery.last_error = Some(reason);
+            let index = usize::try_from(delivery.attempts - 1).unwrap_or(usize::MAX);
+            match RETRY_DELAYS.get(index) {
+                Some(delay) if transient && delivery.attempts < MAX_ATTEMPTS => {
+                    delivery.next_attempt_at = Some(rfc3339(now + *delay));
+                }
+                _ => {
+                    delivery.status = "dead".into();
+                    delivery.next_attempt_at = None;
+                }
+            }
+        }
+    }
+}
+
+/// `{event: "agent.message", message, signature}`, signed now.
+fn signed_payload(app: &App, message: &MessageRow) -> Vec<u8> {
+    let mut payload = Map::new();
+    payload.insert("event".into(), "agent.message".into());
+    payload.insert("message".into(), message_json(message));
+    sign_object(&app.keyring, &mut payload, &app.now());
+    serde_json::to_vec(&payload).expect("a map serializes")
+}
+
+fn delivery_json(d: &DeliveryRow) -> Value {
+    json!({
+        "id": d.id,
+        "messageId": d.message_id,
+        "url": d.url,
+        "status": d.status,
+        "attempts": d.attempts,
+        "nextAttemptAt": d.next_attempt_at,
+        "lastError": d.last_error,
+        "createdAt": d.created_at,
+        "updatedAt": d.updated_at,
+    })
+}
+
+/// `GET /api/agents/me/callbacks?status=pending|delivered|dead`.
+///
+/// # Errors
+/// `INVALID_ARGUMENT` for an unknown status.
+pub async fn list(
+    app: &App,
+    agent: &AgentRow,
+    status: Option<String>,
+    limit: i64,
+) -> Result<Value> {
+    if let Some(status) = &status
+        && !["pending", "delivered", "dead"].contains(&status.as_str())
+    {
+        return Err(Error::invalid(format!(
+            "`status` must be one of pending, delivered, dead; got {status:?}"
+        )));
+    }
+    let agent_id = agent.id.clone();
+    let rows = app
+        .store
+        .read(move |conn| store::deliveries_of(conn, &agent_id, status.as_deref(), limit))
+        .await?;
+    let callbacks: Vec<Value> = rows.iter().map(delivery_json).collect();
+    Ok(json!({ "callbacks": callbacks }))
+}
+
+/// `POST /api/agents/me/callbacks/{id}/replay`: a dead delivery goes back to the queue with
+/// five fresh attempts, to the agent's current callback URL.
+///
+/// # Errors
+/// `NOT_FOUND` (also for another agent's delivery), `NOT_DEAD` (409), `CALLBACK_URL_MISSING` (409).
+pub async fn replay(app: &App, agent: &AgentRow, id: &str) -> Result<Value> {
+    let key = id.to_owned();
+    let found = app
+        .store
+        .read(move |conn| store::find_delivery(conn, &key))
+        .await?;
+    let mut delivery = found
+        .filter(|d| d.agent_id == agent.id)
+        .ok_or_else(|| Error::NotFound(format!("no callback delivery {id:?} of yours")))?;
+    if delivery.status != "dead" {
+        return Err(Error::Conflict {
+            code: "NOT_DEAD",
+            message: format!(
+                "only dead-lettered deliveries can be replayed; this one is {}",
+                delivery.status
+            ),
+        });
+    }
+    let url = agent.callback_url.clone().ok_or_else(|| Error::Conflict {
+        code: "CALLBACK_URL_MISSING",
+        message: "set a callbackUrl first (PATCH /api/agents/me)".into(),
+    })?;
+    let now = app.now();
+    delivery.url = url;
+    delivery.status = "pending".into();
+    delivery.attempts = 0;
+    delivery.next_attempt_at = Some(now.clone());
+    delivery.last_error = None;
+    delivery.updated_at = now;
+    let row = delivery.clone();
+    app.store
+        .write(move |tx| {
+            tx.execute(
+                "UPDATE callback_deliveries SET url = ?2 WHERE id = ?1",
+                [&row.id, &row.url],
+            )?;
+            store::update_delivery(tx, &row)
+        })
+        .await?;
+    app.callbacks_due.notify_one();
+    Ok(json!({ "callback": delivery_json(&delivery) }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn delivery() -> DeliveryRow {
+        DeliveryRow {
+            id: "d".into(),
+            agent_id: "a".into(),
+            message_id: "m".into(),
+            url: "https://x.example/".into(),
+            status: "pending".into(),
+            attempts: 0,
+            next_attempt_at: None,
+            last_error: None,
+            created_at: String::new(),
+            updated_at: String::new(),
+        }
+    }
+
+    #[test]
+    fn the_schedule_is_now_5s_30s_2min_10min_then_dead() {
+        let start: Timestamp = "2026-01-01T00:00:00Z".parse().unwrap();
+        let mut d = delivery();
+        let mut waits = Vec::new();
+        for _ in 0..5 {
+            d.attempts += 1;
+            apply_outcome(&mut d, Some(("HTTP 500".into(), true)), start);
+            if let Some(next) = &d.next_attempt_at {
+                let next: Timestamp = next.parse().unwrap();
+                waits.push(next.duration_since(start).as_secs());
+            }
+        }
+        assert_eq!(waits, [5, 30, 120, 600]);
+        assert_eq!(d.status, "dead");
+    }
+
+    #[test]
+    fn a_permanent_refusal_dead_letters_at_once_and_success_delivers() {
+        let now: Timestamp = "2026-01-01T00:00:00Z".parse().unwrap();
+        let mut d = delivery();
+        d.attempts = 1;
+        apply_outcome(&mut d, Some(("HTTP 410".into(), false)), now);
+        assert_eq!(d.status, "dead");
+        let mut ok = delivery();
+        ok.attempts = 1;
+        apply_outcome(&mut ok, None, now);
+        assert_eq!(ok.status, "delivered");
+    }
+}

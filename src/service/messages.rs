@@ -1,0 +1,283 @@
+//! The messaging rail: send with a signed acceptance receipt, idempotent retries, per-recipient
+//! sequences, inbox paging and long-poll.
+//!
+//! Storage: the inbox row holds the body; the append-only journal holds ids, handles, time,
+//! the body digest and the receipt, never the body. The receipt proves acceptance into the
+//! recipient's inbox only, not reading or action.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+use tokio::sync::watch;
+
+use super::agents::Client;
+use super::ratelimit::{ADMISSION, NEW_MESSAGES};
+use super::{App, callbacks};
+use crate::args::Args;
+use crate::crypto::jcs;
+use crate::crypto::receipt::sign_object;
+use crate::error::{Error, Result};
+use crate::store::agents::{self as agent_store, AgentRow};
+use crate::store::messages::{self as store, MessageRow};
+
+/// Largest message body, in UTF-8 bytes.
+pub const BODY_MAX_BYTES: usize = 16_384;
+/// Longest clientMessageId, in characters.
+pub const CLIENT_ID_MAX: usize = 128;
+/// Inbox page bounds.
+pub const INBOX_DEFAULT: i64 = 50;
+pub const INBOX_MAX: i64 = 100;
+/// Longest long-poll.
+pub const WAIT_MAX_SECS: i64 = 30;
+/// How long a send may wait for its commit before answering 503 (safe to retry).
+const COMMIT_DEADLINE: Duration = Duration::from_secs(5);
+
+/// Wakes long-polls when a recipient's inbox grows.
+#[derive(Default)]
+pub struct Inboxes {
+    watchers: Mutex<HashMap<String, watch::Sender<i64>>>,
+}
+
+impl Inboxes {
+    fn subscribe(&self, agent_id: &str) -> watch::Receiver<i64> {
+        let mut watchers = self.watchers.lock().unwrap_or_else(|p| p.into_inner());
+        watchers
+            .entry(agent_id.to_owned())
+            .or_insert_with(|| watch::channel(0).0)
+            .subscribe()
+    }
+
+    fn notify(&self, agent_id: &str, sequence: i64) {
+        let mut watchers = self.watchers.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(sender) = watchers.get(agent_id) {
+            if sender.receiver_count() == 0 {
+                watchers.remove(agent_id);
+            } else {
+                sender.send_replace(sequence);
+            }
+        }
+    }
+}
+
+/// The outcome of a send: a new message (201) or the original of an idempotent repeat (200).
+pub struct Sent {
+    pub created: bool,
+    pub message: Value,
+}
+
+/// `POST /api/agents/{handle}/messages` (and the MCP `agent_send_message` tool).
+///
+/// # Errors
+/// `INVALID_ARGUMENT`, `NOT_FOUND` (unknown handle), `CLIENT_MESSAGE_ID_REUSED` (409),
+/// `RATE_LIMITED` (429), `ADMISSION_NOT_ACKNOWLEDGED` (503, safe to retry).
+pub async fn send(
+    app: &App,
+    sender: &AgentRow,
+    handle: &str,
+    args: Args,
+    client: &Client<'_>,
+) -> Result<Sent> {
+    app.limiter.check(ADMISSION, client.ip)?;
+    args.deny_unknown(&["clientMessageId", "body"])?;
+    let client_message_id = client_message_id(&args)?;
+    let body = message_body(&args)?;
+    let handle = handle.trim().to_ascii_uppercase();
+    let lookup = handle.clone();
+    let recipient = app
+        .store
+        .read(move |conn| agent_store::find_by_handle(conn, &lookup))
+        .await?
+        .ok_or_else(|| Error::NotFound(format!("no agent has the handle {handle:?}")))?;
+
+    let (sender_id, cmid) = (sender.id.clone(), client_message_id.clone());
+    if let Some(existing) = app
+        .store
+        .read(move |conn| store::find_by_client_id(conn, &sender_id, &cmid))
+        .await?
+    {
+        return repeat(existing, &recipient, &body);
+    }
+    app.limiter.check(NEW_MESSAGES, &sender.id)?;
+
+    let now = app.now();
+    let id = uuid::Uuid::new_v4().to_string();
+    let body_digest = jcs::sha256_prefixed(body.as_bytes());
+    let mut receipt = Map::new();
+    receipt.insert("type".into(), "bourse.message.receipt".into());
+    receipt.insert("messageId".into(), id.clone().into());
+    receipt.insert("clientMessageId".into(), client_message_id.clone().into());
+    receipt.insert("senderHandle".into(), sender.handle.clone().into());
+    receipt.insert("recipientHandle".into(), recipient.handle.clone().into());
+    receipt.insert("acceptedAt".into(), now.clone().into());
+    receipt.insert("bodyDigest".into(), body_digest.clone().into());
+    sign_object(&app.keyring, &mut receipt, &now);
+    let mut message = MessageRow {
+        id,
+        recipient_id: recipient.id.clone(),
+        sequence: 0,
+        sender_id: sender.id.clone(),
+        sender_handle: sender.handle.clone(),
+        recipient_handle: recipient.handle.clone(),
+        client_message_id,
+        body,
+        created_at: now.clone(),
+        receipt: Value::Object(receipt).to_string(),
+    };
+    let callback_url = recipient.callback_url.clone();
+    let write = app.store.write(move |tx| {
+        // A concurrent duplicate may have committed since the check above: exactly one wins.
+        if let Some(existing) =
+            store::find_by_client_id(tx, &message.sender_id, &message.client_message_id)?
+        {
+            return Ok((existing, false, false));
+        }
+        message.sequence = store::next_sequence(tx, &message.recipient_id)?;
+        store::insert(tx, &message, &body_digest)?;
+        let queued = match &callback_url {
+            Some(url) => {
+                callbacks::enqueue(tx, &message, url, &now)?;
+                true
+            }
+            None => false,
+        };
+        Ok((message, true, queued))
+    });
+    let (message, created, queued) = tokio::time::timeout(COMMIT_DEADLINE, write).await.map_err(|_| Error::Busy {
+        code: "ADMISSION_NOT_ACKNOWLEDGED",
+        message: "the message could not be committed in time; retrying with the same clientMessageId is safe".into(),
+        retry_after_secs: 1,
+    })??;
+    if !created {
+        return repeat(message, &recipient, &args_body(&args));
+    }
+    app.inboxes.notify(&message.recipient_id, message.sequence);
+    if queued {
+        app.callbacks_due.notify_one();
+    }
+    Ok(Sent {
+        created: true,
+        message: message_json(&message),
+    })
+}
+
+fn args_body(args: &Args) -> String {
+    args.get("body")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// An idempotent repeat: the original message when recipient and body match, else 409.
+fn repeat(existing: MessageRow, recipient: &AgentRow, body: &str) -> Result<Sent> {
+    if existing.recipient_id == recipient.id && existing.body == body {
+        return Ok(Sent {
+            created: false,
+            message: message_json(&existing),
+        });
+    }
+    Err(Error::Conflict {
+        code: "CLIENT_MESSAGE_ID_REUSED",
+        message: format!(
+            "clientMessageId {:?} was already used for a message with another recipient or body; use a new id for a new message",
+            existing.client_message_id
+        ),
+    })
+}
+
+fn client_message_id(args: &Args) -> Result<String> {
+    match args.get("clientMessageId") {
+        Some(Value::String(id)) => {
+            let chars = id.chars().count();
+            if chars == 0 || chars > CLIENT_ID_MAX || id.chars().any(char::is_control) {
+                return Err(Error::invalid(format!(
+                    "`clientMessageId` must be 1–{CLIENT_ID_MAX} characters without control characters"
+                )));
+            }
+            Ok(id.clone())
+        }
+        Some(_) => Err(Error::invalid("`clientMessageId` must be a string")),
+        None => Err(Error::invalid(
+            "`clientMessageId` is required (a sender-chosen idempotency key)",
+        )),
+    }
+}
+
+/// The body exactly as sent: not trimmed, any text, 1 to 16,384 UTF-8 bytes.
+fn message_body(args: &Args) -> Result<String> {
+    match args.get("body") {
+        Some(Value::String(body)) if body.is_empty() => {
+            Err(Error::invalid("`body` must not be empty"))
+        }
+        Some(Value::String(body)) if body.len() > BODY_MAX_BYTES => Err(Error::invalid(format!(
+            "`body` is {} UTF-8 bytes; the limit is {BODY_MAX_BYTES} bytes (bytes, not characters)",
+            body.len()
+        ))),
+        Some(Value::String(body)) => Ok(body.clone()),
+        Some(_) => Err(Error::invalid("`body` must be a string")),
+        None => Err(Error::invalid("`body` is required")),
+    }
+}
+
+/// The Message resource.
+pub fn message_json(message: &MessageRow) -> Value {
+    let receipt: Value = serde_json::from_str(&message.receipt).unwrap_or(Value::Null);
+    json!({
+        "id": message.id,
+        "clientMessageId": message.client_message_id,
+        "senderHandle": message.sender_handle,
+        "recipientHandle": message.recipient_handle,
+        "sequence": message.sequence,
+        "body": message.body,
+        "createdAt": message.created_at,
+        "receipt": receipt,
+    })
+}
+
+/// `GET /api/agents/me/inbox?after&limit&wait`: the caller's messages with `sequence > after`,
+/// ascending; with `wait` (seconds, at most 30) an empty answer waits for the next message.
+///
+/// # Errors
+/// `RATE_LIMITED`; database failure.
+pub async fn inbox(
+    app: &App,
+    agent: &AgentRow,
+    after: i64,
+    limit: i64,
+    wait_secs: i64,
+    client: &Client<'_>,
+) -> Result<Value> {
+    app.limiter.check(ADMISSION, client.ip)?;
+    let mut arrivals = app.inboxes.subscribe(&agent.id);
+    let mut shutdown = app.shutdown.subscribe();
+    let deadline =
+        tokio::time::Instant::now() + Duration::from_secs(wait_secs.clamp(0, WAIT_MAX_SECS) as u64);
+    loop {
+        let recipient = agent.id.clone();
+        let mut rows = app
+            .store
+            .read(move |conn| store::inbox(conn, &recipient, after, limit + 1))
+            .await?;
+        let waiting =
+            rows.is_empty() && tokio::time::Instant::now() < deadline && !*shutdown.borrow();
+        if !waiting {
+            let has_more = rows.len() as i64 > limit;
+            rows.truncate(limit as usize);
+            let next_after = rows.last().map_or(after, |m| m.sequence);
+            let messages: Vec<Value> = rows.iter().map(message_json).collect();
+            return Ok(
+                json!({ "messages": messages, "nextAfter": next_after, "hasMore": has_more }),
+            );
+        }
+        tokio::select! {
+            changed = arrivals.changed() => {
+                if changed.is_err() {
+                    arrivals = app.inboxes.subscribe(&agent.id);
+                }
+            }
+            _ = shutdown.changed() => {}
+            () = tokio::time::sleep_until(deadline) => {}
+        }
+    }
+}

@@ -1,0 +1,244 @@
+//! Messages (inbox and journal) and callback deliveries.
+
+use rusqlite::{Connection, OptionalExtension, Row, params};
+
+use crate::error::Result;
+
+/// One accepted message as stored in the inbox.
+#[derive(Clone, Debug)]
+pub struct MessageRow {
+    pub id: String,
+    pub recipient_id: String,
+    pub sequence: i64,
+    pub sender_id: String,
+    pub sender_handle: String,
+    pub recipient_handle: String,
+    pub client_message_id: String,
+    pub body: String,
+    pub created_at: String,
+    /// The signed receipt, verbatim JSON.
+    pub receipt: String,
+}
+
+const COLUMNS: &str =
+    "id, recipient_id, sequence, sender_id, sender_handle, recipient_handle, client_message_id,
+    body, created_at, receipt";
+
+fn from_row(row: &Row<'_>) -> rusqlite::Result<MessageRow> {
+    Ok(MessageRow {
+        id: row.get(0)?,
+        recipient_id: row.get(1)?,
+        sequence: row.get(2)?,
+        sender_id: row.get(3)?,
+        sender_handle: row.get(4)?,
+        recipient_handle: row.get(5)?,
+        client_message_id: row.get(6)?,
+        body: row.get(7)?,
+        created_at: row.get(8)?,
+        receipt: row.get(9)?,
+    })
+}
+
+/// The message a sender already sent under a clientMessageId.
+///
+/// # Errors
+/// Database failure.
+pub fn find_by_client_id(
+    conn: &Connection,
+    sender_id: &str,
+    client_message_id: &str,
+) -> Result<Option<MessageRow>> {
+    let sql =
+        format!("SELECT {COLUMNS} FROM messages WHERE sender_id = ?1 AND client_message_id = ?2");
+    Ok(conn
+        .prepare_cached(&sql)?
+        .query_row(params![sender_id, client_message_id], from_row)
+        .optional()?)
+}
+
+/// A message by id.
+///
+/// # Errors
+/// Database failure.
+pub fn find(conn: &Connection, id: &str) -> Result<Option<MessageRow>> {
+    let sql = format!("SELECT {COLUMNS} FROM messages WHERE id = ?1");
+    Ok(conn
+        .prepare_cached(&sql)?
+        .query_row([id], from_row)
+        .optional()?)
+}
+
+/// The next sequence number of a recipient's inbox.
+///
+/// # Errors
+/// Database failure.
+pub fn next_sequence(conn: &Connection, recipient_id: &str) -> Result<i64> {
+    let last: Option<i64> = conn
+        .prepare_cached("SELECT max(sequence) FROM messages WHERE recipient_id = ?1")?
+        .query_row([recipient_id], |r| r.get(0))?;
+    Ok(last.unwrap_or(0) + 1)
+}
+
+/// Inserts a message into the inbox and its entry into the journal.
+///
+/// # Errors
+/// Database failure.
+pub fn insert(conn: &Connection, m: &MessageRow, body_digest: &str) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO messages (id, recipient_id, sequence, sender_id, sender_handle, recipient_handle,
+            client_message_id, body, created_at, receipt)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+    )?
+    .execute(params![
+        m.id,
+        m.recipient_id,
+        m.sequence,
+        m.sender_id,
+        m.sender_handle,
+        m.recipient_handle,
+        m.client_message_id,
+        m.body,
+        m.created_at,
+        m.receipt
+    ])?;
+    conn.prepare_cached(
+        "INSERT INTO message_journal (message_id, sender_handle, recipient_handle, accepted_at, body_digest, receipt)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?
+    .execute(params![m.id, m.sender_handle, m.recipient_handle, m.created_at, body_digest, m.receipt])?;
+    Ok(())
+}
+
+/// A page of a recipient's inbox after a sequence number, ascending; one extra row tells
+/// whether more exist.
+///
+/// # Errors
+/// Database failure.
+pub fn inbox(
+    conn: &Connection,
+    recipient_id: &str,
+    after: i64,
+    limit: i64,
+) -> Result<Vec<MessageRow>> {
+    let sql = format!(
+        "SELECT {COLUMNS} FROM messages WHERE recipient_id = ?1 AND sequence > ?2 ORDER BY sequence LIMIT ?3"
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map(params![recipient_id, after, limit], from_row)?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// One callback delivery.
+#[derive(Clone, Debug)]
+pub struct DeliveryRow {
+    pub id: String,
+    pub agent_id: String,
+    pub message_id: String,
+    pub url: String,
+    pub status: String,
+    pub attempts: i64,
+    pub next_attempt_at: Option<String>,
+    pub last_error: Option<String>,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+const DELIVERY_COLUMNS: &str = "id, agent_id, message_id, url, status, attempts, next_attempt_at, last_error, created_at, updated_at";
+
+fn delivery_from_row(row: &Row<'_>) -> rusqlite::Result<DeliveryRow> {
+    Ok(DeliveryRow {
+        id: row.get(0)?,
+        agent_id: row.get(1)?,
+        message_id: row.get(2)?,
+        url: row.get(3)?,
+        status: row.get(4)?,
+        attempts: row.get(5)?,
+        next_attempt_at: row.get(6)?,
+        last_error: row.get(7)?,
+        created_at: row.get(8)?,
+        updated_at: row.get(9)?,
+    })
+}
+
+/// Queues a delivery, due at once.
+///
+/// # Errors
+/// Database failure.
+pub fn insert_delivery(conn: &Connection, d: &DeliveryRow) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO callback_deliveries (id, agent_id, message_id, url, status, attempts, next_attempt_at,
+            last_error, created_at, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+    )?
+    .execute(params![
+        d.id,
+        d.agent_id,
+        d.message_id,
+        d.url,
+        d.status,
+        d.attempts,
+        d.next_attempt_at,
+        d.last_error,
+        d.created_at,
+        d.updated_at
+    ])?;
+    Ok(())
+}
+
+/// Writes a delivery's state after an attempt or a replay.
+///
+/// # Errors
+/// Database failure.
+pub fn update_delivery(conn: &Connection, d: &DeliveryRow) -> Result<()> {
+    conn.prepare_cached(
+        "UPDATE callback_deliveries SET status = ?2, attempts = ?3, next_attempt_at = ?4, last_error = ?5,
+            updated_at = ?6 WHERE id = ?1",
+    )?
+    .execute(params![d.id, d.status, d.attempts, d.next_attempt_at, d.last_error, d.updated_at])?;
+    Ok(())
+}
+
+/// Pending deliveries due at or before `now`, oldest first.
+///
+/// # Errors
+/// Database failure.
+pub fn due_deliveries(conn: &Connection, now: &str, limit: i64) -> Result<Vec<DeliveryRow>> {
+    let sql = format!(
+        "SELECT {DELIVERY_COLUMNS} FROM callback_deliveries
+         WHERE status = 'pending' AND next_attempt_at <= ?1 ORDER BY next_attempt_at, seq LIMIT ?2"
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map(params![now, limit], delivery_from_row)?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// An agent's deliveries, optionally of one status, newest first.
+///
+/// # Errors
+/// Database failure.
+pub fn deliveries_of(
+    conn: &Connection,
+    agent_id: &str,
+    status: Option<&str>,
+    limit: i64,
+) -> Result<Vec<DeliveryRow>> {
+    let sql = format!(
+        "SELECT {DELIVERY_COLUMNS} FROM callback_deliveries
+         WHERE agent_id = ?1 AND (?2 IS NULL OR status = ?2) ORDER BY seq DESC LIMIT ?3"
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map(params![agent_id, status, limit], delivery_from_row)?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// A delivery by id.
+///
+/// # Errors
+/// Database failure.
+pub fn find_delivery(conn: &Connection, id: &str) -> Result<Option<DeliveryRow>> {
+    let sql = format!("SELECT {DELIVERY_COLUMNS} FROM callback_deliveries WHERE id = ?1");
+    Ok(conn
+        .prepare_cached(&sql)?
+        .query_row([id], delivery_from_row)
+        .optional()?)
+}

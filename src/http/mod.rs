@@ -125,6 +125,15 @@ async fn serve(
             response::build(status, "application/json", Bytes::from(signed), request_id)
         }
         Reply::Bytes(content_type, bytes) => response::build(200, content_type, bytes, request_id),
+        Reply::Raw(raw) => {
+            let mut built = response::build(raw.status, raw.content_type, raw.body, request_id);
+            for (name, value) in raw.headers {
+                if let Ok(value) = hyper::header::HeaderValue::from_str(&value) {
+                    built.headers_mut().insert(name, value);
+                }
+            }
+            built
+        }
     })
 }
 

@@ -19,6 +19,17 @@ pub enum Reply {
     Canonical(u16, crate::service::provenance::CanonicalMembers),
     /// Raw bytes with a content type (embedded documents).
     Bytes(&'static str, Bytes),
+    /// A response sent exactly as built: any status, body and extra headers, never signed
+    /// (protocol bodies such as JSON-RPC, whose shape is not ours to extend).
+    Raw(RawReply),
+}
+
+/// The parts of a [`Reply::Raw`].
+pub struct RawReply {
+    pub status: u16,
+    pub content_type: &'static str,
+    pub body: Bytes,
+    pub headers: Vec<(&'static str, String)>,
 }
 
 impl Reply {

@@ -39,6 +39,9 @@ pub enum Route {
     ReadInbox,
     ListCallbacks,
     ReplayCallback,
+    McpPost,
+    McpGet,
+    McpDelete,
 }
 
 /// (method, path template, route). `{name}` matches one non-empty segment; a static segment

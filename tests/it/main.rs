@@ -6,6 +6,7 @@ mod catalog;
 mod cli;
 mod docs;
 mod http_core;
+mod mcp;
 mod receipts;
 #[allow(dead_code)]
 mod seller_twin;

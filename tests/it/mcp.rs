@@ -1,0 +1,1 @@
+//! MCP over raw HTTP, and the official Python SDK end to end (being written).

@@ -10,6 +10,7 @@
 //! - [`service`]: business rules (agents, receipts, provenance, rate limits).
 //! - [`store`]: SQLite schema, migrations and synchronous queries.
 //! - [`crypto`]: canonical JSON, keys and signatures (no I/O beyond the keyfile).
+//! - [`mcp`]: the MCP endpoint (JSON-RPC over Streamable HTTP), a thin face over [`service`].
 //! - [`outbound`]: the one SSRF-safe client for every URL users control.
 //! - [`seller_kit`]: what a seller's delivery endpoint needs to check bourse's signed requests.
 //! - [`args`]: typed reading of JSON objects with field-naming errors.
@@ -24,6 +25,7 @@ pub mod config;
 pub mod crypto;
 pub mod error;
 pub mod http;
+pub mod mcp;
 pub mod outbound;
 pub mod seller_kit;
 pub mod server;

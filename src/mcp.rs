@@ -14,5 +14,7 @@ pub fn get(_app: &App, _ctx: &Ctx) -> Result<Reply> {
 }
 
 pub fn delete() -> Result<Reply> {
-    Err(Error::MethodNotAllowed { allow: vec!["GET", "POST"] })
+    Err(Error::MethodNotAllowed {
+        allow: vec!["GET", "POST"],
+    })
 }

@@ -112,6 +112,9 @@ pub const ROUTES: &[(&str, &str, Route)] = &[
         "/api/agents/me/callbacks/{id}/replay",
         Route::ReplayCallback,
     ),
+    ("POST", "/api/mcp", Route::McpPost),
+    ("GET", "/api/mcp", Route::McpGet),
+    ("DELETE", "/api/mcp", Route::McpDelete),
 ];
 
 /// A matched route and its path parameters, in template order.

@@ -7,6 +7,7 @@ mod cli;
 mod docs;
 mod http_core;
 mod mcp;
+mod messages;
 mod receipts;
 #[allow(dead_code)]
 mod seller_twin;

@@ -88,38 +88,41 @@ fn main() {
     let now = rfc3339(jiff::Timestamp::now());
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
 
-    let seller_ids: Vec<(String, String, f64)> = app
-        .store
-        .write_blocking(|tx| {
-            let mut ids = Vec::new();
-            for i in 0..sellers {
-                let agent = AgentRow {
-                    id: uuid::Uuid::new_v4().to_string(),
-                    handle: format!("A-B{:07}", i),
-                    name: format!("bench seller {i}"),
-                    display_name: None,
-                    email: None,
-                    callback_url: None,
-                    created_at: now.clone(),
-                    updated_at: now.clone(),
-                    rating_count: 0,
-                    sales_count: 0,
-                };
-                agents::insert(
-                    tx,
-                    &agent,
-                    &hash_secret(&format!("bench-key-{i}-{}", agent.id)),
-                )?;
-                let code = format!("S-{:06}", 900_000 + i);
-                let reputation =
-                    reputation::seller((rng.below(500)) as i64, 100, rng.below(2000) as i64);
+    let mut seller_ids: Vec<(String, String, f64)> = Vec::new();
+    let mut agents_rows = Vec::new();
+    for i in 0..sellers {
+        let agent = AgentRow {
+            id: uuid::Uuid::new_v4().to_string(),
+            handle: format!("A-B{i:07}"),
+            name: format!("bench seller {i}"),
+            display_name: None,
+            email: None,
+            callback_url: None,
+            created_at: now.clone(),
+            updated_at: now.clone(),
+            rating_count: 0,
+            sales_count: 0,
+        };
+        let code = format!("S-{:06}", 900_000 + i);
+        let reputation = reputation::seller(rng.below(500) as i64, 100, rng.below(2000) as i64);
+        seller_ids.push((agent.id.clone(), code.clone(), reputation));
+        agents_rows.push((
+            agent,
+            code,
+            reputation,
+            hash_secret(&format!("bench-key-{i}-{}", rng.next())),
+        ));
+    }
+    app.store
+        .write_blocking(move |tx| {
+            for (agent, code, reputation, key_hash) in agents_rows {
+                agents::insert(tx, &agent, &key_hash)?;
                 tx.execute(
                     "UPDATE agents SET seller_code = ?2, reputation = ?3 WHERE id = ?1",
                     rusqlite::params![agent.id, code, reputation],
                 )?;
-                ids.push((agent.id, code, reputation));
             }
-            Ok(ids)
+            Ok(())
         })
         .expect("insert sellers");
 
@@ -133,62 +136,65 @@ fn main() {
     let mut written = 0;
     while written < count {
         let n = batch.min(count - written);
+        let mut rows = Vec::with_capacity(n);
+        for _ in 0..n {
+            let vertical = verticals[rng.below(verticals.len() as u64) as usize];
+            let (seller_id, seller_code, seller_reputation) =
+                &seller_ids[rng.below(seller_ids.len() as u64) as usize];
+            let rated = rng.below(3) == 0;
+            let rating_count = if rated { 1 + rng.below(60) as i64 } else { 0 };
+            let rating_sum = rating_count * (1 + rng.below(5) as i64);
+            let kind = match rng.below(10) {
+                0 => "exclusive",
+                1 => "limited",
+                _ => "standard",
+            };
+            let title = rng.words(4);
+            rows.push(ListingRow {
+                seq: 0,
+                id: uuid::Uuid::new_v4().to_string(),
+                seller_id: seller_id.clone(),
+                seller_code: seller_code.clone(),
+                seller_reputation: *seller_reputation,
+                vertical_slug: vertical.slug.clone(),
+                category: vertical.category.clone(),
+                description: format!("{title} {}", rng.words(8)),
+                title,
+                price_cents: if rng.below(5) == 0 {
+                    0
+                } else {
+                    100 * (1 + rng.below(5000)) as i64
+                },
+                listing_type: kind.into(),
+                max_copies: (kind == "limited").then(|| 1 + rng.below(100) as i64),
+                sold_count: 0,
+                purchase_count: rng.below(50) as i64,
+                view_count: rng.below(5000) as i64,
+                active: rng.below(50) != 0,
+                exclusive_sold: false,
+                fingerprint: format!("sha256:{}", hash_secret(&rng.next().to_string())),
+                preview: "{}".into(),
+                images: "[]".into(),
+                metadata: "{}".into(),
+                is_sample: false,
+                physical: vertical.is_external,
+                deliverable_ref: None,
+                health_consent: false,
+                deidentification: None,
+                authorized_uses: None,
+                rating_sum,
+                rating_count,
+                quality: reputation::quality(rating_sum, rating_count),
+                created_at: now.clone(),
+                version: 1,
+                last_modified: None,
+                modification_count: 0,
+            });
+        }
         app.store
-            .write_blocking(|tx| {
-                for _ in 0..n {
-                    let vertical = verticals[rng.below(verticals.len() as u64) as usize];
-                    let (seller_id, seller_code, seller_reputation) =
-                        &seller_ids[rng.below(seller_ids.len() as u64) as usize];
-                    let rated = rng.below(3) == 0;
-                    let rating_count = if rated { 1 + rng.below(60) as i64 } else { 0 };
-                    let rating_sum = rating_count * (1 + rng.below(5) as i64);
-                    let kind = match rng.below(10) {
-                        0 => "exclusive",
-                        1 => "limited",
-                        _ => "standard",
-                    };
-                    let title = rng.words(4);
-                    let row = ListingRow {
-                        seq: 0,
-                        id: uuid::Uuid::new_v4().to_string(),
-                        seller_id: seller_id.clone(),
-                        seller_code: seller_code.clone(),
-                        seller_reputation: *seller_reputation,
-                        vertical_slug: vertical.slug.clone(),
-                        category: vertical.category.clone(),
-                        description: format!("{title} {}", rng.words(8)),
-                        title,
-                        price_cents: if rng.below(5) == 0 {
-                            0
-                        } else {
-                            100 * (1 + rng.below(5000)) as i64
-                        },
-                        listing_type: kind.into(),
-                        max_copies: (kind == "limited").then(|| 1 + rng.below(100) as i64),
-                        sold_count: 0,
-                        purchase_count: rng.below(50) as i64,
-                        view_count: rng.below(5000) as i64,
-                        active: rng.below(50) != 0,
-                        exclusive_sold: false,
-                        fingerprint: format!("sha256:{}", hash_secret(&written.to_string())),
-                        preview: "{}".into(),
-                        images: "[]".into(),
-                        metadata: "{}".into(),
-                        is_sample: false,
-                        physical: vertical.is_external,
-                        deliverable_ref: None,
-                        health_consent: false,
-                        deidentification: None,
-                        authorized_uses: None,
-                        rating_sum,
-                        rating_count,
-                        quality: reputation::quality(rating_sum, rating_count),
-                        created_at: now.clone(),
-                        version: 1,
-                        last_modified: None,
-                        modification_count: 0,
-                    };
-                    listings::insert(tx, &row)?;
+            .write_blocking(move |tx| {
+                for row in &rows {
+                    listings::insert(tx, row)?;
                 }
                 Ok(())
             })

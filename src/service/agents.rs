@@ -285,10 +285,11 @@ pub async fn revoke_key(app: &App, agent: &AgentRow) -> Result<Value> {
 /// # Errors
 /// `NOT_FOUND` when no agent has that handle.
 pub fn bind_chair(store: &Store, handle: &str, now: &str) -> Result<Value> {
-    store.write_blocking(|tx| {
+    let (handle, now) = (handle.to_owned(), now.to_owned());
+    store.write_blocking(move |tx| {
         let agent = agent_store::find_by_handle(tx, &handle.trim().to_ascii_uppercase())?
             .ok_or_else(|| Error::NotFound(format!("no agent has the handle {handle:?}")))?;
-        settings::put(tx, settings::CHAIR, &json!({ "agentId": agent.id }), now)?;
+        settings::put(tx, settings::CHAIR, &json!({ "agentId": agent.id }), &now)?;
         Ok(json!({ "chairHandle": agent.handle, "boundAt": now }))
     })
 }

@@ -58,6 +58,7 @@ pub const FALLBACK_VERTICAL: &str = "general";
 pub const HEALTH_VERTICAL: &str = "personal-health-data";
 
 /// The taxonomy in memory (it never changes while the server runs).
+#[derive(Clone)]
 pub struct Taxonomy {
     pub classes: Vec<Class>,
     pub categories: Vec<Category>,

@@ -71,13 +71,15 @@ impl Counters {
             return Ok(Vec::new());
         }
         let views: Vec<(i64, i64)> = batch.views.iter().map(|(k, v)| (*k, *v)).collect();
-        let result = store.write_blocking(|tx| {
-            listings::add_views(tx, &views)?;
-            add_counter(tx, QUERIES, batch.queries)?;
+        let (written, queries, now) = (views.clone(), batch.queries, now.to_owned());
+        let queriers: Vec<String> = batch.queriers.iter().cloned().collect();
+        let result = store.write_blocking(move |tx| {
+            listings::add_views(tx, &written)?;
+            add_counter(tx, QUERIES, queries)?;
             let mut insert = tx.prepare_cached(
                 "INSERT OR IGNORE INTO queriers (key, first_seen) VALUES (?1, ?2)",
             )?;
-            for key in &batch.queriers {
+            for key in &queriers {
                 insert.execute(params![key, now])?;
             }
             Ok(())

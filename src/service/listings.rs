@@ -1124,7 +1124,7 @@ mod tests {
             .unwrap();
         let mut row = app
             .store
-            .write_blocking(|tx| Ok(store::find(tx, &id)?.unwrap()))
+            .write_blocking(move |tx| Ok(store::find(tx, &id)?.unwrap()))
             .unwrap();
         let variants = [
             (

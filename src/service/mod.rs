@@ -125,7 +125,9 @@ impl App {
         let keyring =
             Keyring::load_or_create(&data.signing_key(), &now).map_err(Error::Internal)?;
         let operator_key = load_or_create_operator_key(&data.operator_key())?;
-        let established = store.write_blocking(|tx| {
+        let stamp = now.clone();
+        let established = store.write_blocking(move |tx| {
+            let now = stamp;
             if let Some(Value::String(at)) = settings::get(tx, settings::ESTABLISHED)? {
                 return Ok(at);
             }
@@ -135,7 +137,9 @@ impl App {
         let overrides = store.write_blocking(|tx| settings::get(tx, settings::PROVENANCE))?;
         let provenance = provenance::effective(&public_url, &established, overrides.as_ref());
         let taxonomy = catalog::Taxonomy::load();
-        let (querier_salt, browse_index) = store.write_blocking(|tx| {
+        let (seed_taxonomy, stamp) = (taxonomy.clone(), now.clone());
+        let (querier_salt, browse_index) = store.write_blocking(move |tx| {
+            let (taxonomy, now) = (seed_taxonomy, stamp);
             catalog::seed(tx, &taxonomy)?;
             let salt = match settings::get(tx, settings::QUERIER_SALT)? {
                 Some(Value::String(salt)) => salt,

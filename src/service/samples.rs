@@ -42,44 +42,61 @@ pub fn deliverable(vertical: &Vertical) -> Vec<u8> {
 /// Database failure.
 pub fn seed(app: &App) -> Result<()> {
     let now = app.now();
-    let missing: Vec<&Vertical> = {
-        let taxonomy = &app.taxonomy;
-        let store = &app.store;
-        store.write_blocking(|tx| {
-            let mut missing = Vec::new();
-            for vertical in &taxonomy.verticals {
-                if listing_store::sample_of(tx, &vertical.slug)?.is_none() {
-                    missing.push(vertical);
-                }
+    let slugs: Vec<String> = app
+        .taxonomy
+        .verticals
+        .iter()
+        .map(|v| v.slug.clone())
+        .collect();
+    let missing: Vec<String> = app.store.write_blocking(move |tx| {
+        let mut missing = Vec::new();
+        for slug in slugs {
+            if listing_store::sample_of(tx, &slug)?.is_none() {
+                missing.push(slug);
             }
-            Ok(missing)
-        })?
-    };
+        }
+        Ok(missing)
+    })?;
     if missing.is_empty() {
         return Ok(());
     }
-    let inserted = app.store.write_blocking(|tx| {
-        let house = house_agent(tx, &now)?;
-        let mut inserted = Vec::new();
-        for vertical in missing {
-            let bytes = deliverable(vertical);
-            let row = ListingRow {
-                title: format!("Reference sample: {}", vertical.name),
-                description: format!(
-                    "A free reference listing from the marketplace showing what a {} listing looks like: metadata, a preview and a deliverable. Buy it to try the purchase flow end to end.",
-                    vertical.name
-                ),
-                fingerprint: jcs::sha256_prefixed(&bytes),
-                preview: json!({"sample": true, "vertical": vertical.slug, "format": "application/json"}).to_string(),
-                metadata: sample_metadata(),
-                is_sample: true,
-                deliverable_ref: Some(sample_ref(&vertical.slug)),
-                ..new_row(uuid::Uuid::new_v4().to_string(), &house, vertical, now.clone())
-            };
-            let entry = version_one(app, &row, "reference sample".into()).to_string();
-            inserted.push(insert_row(tx, row, &entry)?);
-        }
-        Ok(inserted)
+    let stamp = now.clone();
+    let house = app
+        .store
+        .write_blocking(move |tx| house_agent(tx, &stamp))?;
+    let mut rows = Vec::new();
+    for vertical in missing
+        .iter()
+        .filter_map(|slug| app.taxonomy.vertical(slug))
+    {
+        let bytes = deliverable(vertical);
+        let row = ListingRow {
+            title: format!("Reference sample: {}", vertical.name),
+            description: format!(
+                "A free reference listing from the marketplace showing what a {} listing looks like: metadata, a preview and a deliverable. Buy it to try the purchase flow end to end.",
+                vertical.name
+            ),
+            fingerprint: jcs::sha256_prefixed(&bytes),
+            preview:
+                json!({"sample": true, "vertical": vertical.slug, "format": "application/json"})
+                    .to_string(),
+            metadata: sample_metadata(),
+            is_sample: true,
+            deliverable_ref: Some(sample_ref(&vertical.slug)),
+            ..new_row(
+                uuid::Uuid::new_v4().to_string(),
+                &house,
+                vertical,
+                now.clone(),
+            )
+        };
+        let entry = version_one(app, &row, "reference sample".into()).to_string();
+        rows.push((row, entry));
+    }
+    let inserted = app.store.write_blocking(move |tx| {
+        rows.into_iter()
+            .map(|(row, entry)| insert_row(tx, row, &entry))
+            .collect::<Result<Vec<_>>>()
     })?;
     for row in &inserted {
         app.browse.upsert(row);

@@ -1,10 +1,14 @@
-//! The SQLite store: one file, WAL, one writer, a pool of readers.
+//! The SQLite store: one file, WAL, one writer thread, a pool of readers.
 //!
 //! Invariants: this module never imports hyper. Store functions are synchronous
-//! (`fn(&Connection, …) -> Result<T>`); async callers reach them only through [`Store::read`] and
-//! [`Store::write`], which run the closure on the blocking pool, so no SQLite call runs on an
-//! async worker and no connection is held across an `.await`. Every `write` is one IMMEDIATE
-//! transaction under the writer lock: a failed request leaves nothing half-written.
+//! (`fn(&Connection, …) -> Result<T>`); async callers reach them only through [`Store::read`]
+//! (the blocking pool) and [`Store::write`] (the writer thread), so no SQLite call runs on an
+//! async worker and no connection is held across an `.await`.
+//!
+//! Writes: one thread owns the only writing connection and takes jobs from a channel. It runs
+//! whatever jobs are queued together in one IMMEDIATE transaction (group commit), each inside
+//! its own SAVEPOINT: a job that fails is rolled back alone, and no caller hears "done" before the
+//! COMMIT that made its change durable. A failed request leaves nothing half-written.
 
 pub mod agents;
 pub mod listings;
@@ -12,11 +16,11 @@ pub mod messages;
 pub mod settings;
 
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::mpsc;
 use std::time::Duration;
 
 use r2d2_sqlite::SqliteConnectionManager;
-use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
+use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 
 use crate::error::{Error, Result};
 
@@ -26,12 +30,31 @@ pub const APPLICATION_ID: i32 = 0x4252_5345;
 pub const SCHEMA_VERSION: i32 = 1;
 const SCHEMA: &str = include_str!("../../schema.sql");
 const READ_POOL_SIZE: u32 = 8;
+/// Most jobs committed together.
+const GROUP_MAX: usize = 256;
+
+/// What the writer thread hands back to a job's caller once the group's COMMIT is known.
+type Completion = Box<dyn FnOnce(std::result::Result<(), String>) + Send>;
+
+/// A transactional job: given the group's connection (or why there is none), it runs in its own
+/// savepoint and returns its completion.
+type TransactionJob =
+    Box<dyn FnOnce(std::result::Result<&Connection, &str>) -> Option<Completion> + Send>;
+
+enum Job {
+    /// Runs inside the group transaction, in its own savepoint, or hears why the transaction
+    /// could not start. Returns the completion to call after COMMIT, or `None` when it failed
+    /// (and has already answered its caller).
+    Transaction(TransactionJob),
+    /// Runs alone, outside any transaction (checkpoints, readiness probes).
+    Raw(Box<dyn FnOnce(&mut Connection) + Send>),
+}
 
 /// Handle to the database; cheap to clone.
 #[derive(Clone)]
 pub struct Store {
     readers: r2d2::Pool<SqliteConnectionManager>,
-    writer: Arc<Mutex<Connection>>,
+    jobs: mpsc::Sender<Job>,
 }
 
 impl Store {
@@ -56,10 +79,12 @@ impl Store {
             .min_idle(Some(1))
             .connection_timeout(Duration::from_secs(10))
             .build(manager)?;
-        Ok(Store {
-            readers,
-            writer: Arc::new(Mutex::new(writer)),
-        })
+        let (jobs, queue) = mpsc::channel();
+        std::thread::Builder::new()
+            .name("bourse-writer".into())
+            .spawn(move || writer_loop(writer, queue))
+            .map_err(|e| Error::Internal(format!("cannot start the writer thread: {e}")))?;
+        Ok(Store { readers, jobs })
     }
 
     /// Runs `f` on a pooled read connection, off the async executor.
@@ -79,33 +104,101 @@ impl Store {
         .await
     }
 
-    /// Runs `f` in one IMMEDIATE transaction on the single writer, off the async executor;
-    /// commits when `f` succeeds, rolls back otherwise.
+    /// Runs `f` on the writer thread inside a transaction; answers after the COMMIT that makes
+    /// its change durable. When `f` fails its changes are rolled back and nothing else is.
     ///
     /// # Errors
     /// Whatever `f` returns, or a database failure.
     pub async fn write<T, F>(&self, f: F) -> Result<T>
     where
         T: Send + 'static,
-        F: FnOnce(&Transaction) -> Result<T> + Send + 'static,
+        F: FnOnce(&Connection) -> Result<T> + Send + 'static,
     {
-        let store = self.clone();
-        run_blocking(move || store.write_blocking(f)).await
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        self.submit(f, move |result| {
+            let _ = reply.send(result);
+        })?;
+        answer
+            .await
+            .map_err(|_| Error::Internal("the writer thread stopped".into()))?
     }
 
-    /// The synchronous form of [`Store::write`], for CLI commands and blocking contexts.
+    /// The blocking form of [`Store::write`], for CLI commands and start-up.
     ///
     /// # Errors
     /// Whatever `f` returns, or a database failure.
-    pub fn write_blocking<T>(&self, f: impl FnOnce(&Transaction) -> Result<T>) -> Result<T> {
-        let mut conn = self
-            .writer
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let value = f(&tx)?;
-        tx.commit()?;
-        Ok(value)
+    pub fn write_blocking<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> Result<T> + Send + 'static,
+    {
+        let (reply, answer) = mpsc::channel();
+        self.submit(f, move |result| {
+            let _ = reply.send(result);
+        })?;
+        answer
+            .recv()
+            .map_err(|_| Error::Internal("the writer thread stopped".into()))?
+    }
+
+    fn submit<T, F>(&self, f: F, reply: impl FnOnce(Result<T>) + Send + 'static) -> Result<()>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> Result<T> + Send + 'static,
+    {
+        let job = Job::Transaction(Box::new(
+            move |conn: std::result::Result<&Connection, &str>| {
+                let conn = match conn {
+                    Ok(conn) => conn,
+                    Err(why) => {
+                        reply(Err(Error::Internal(why.to_owned())));
+                        return None;
+                    }
+                };
+                if let Err(error) = conn.execute_batch("SAVEPOINT job") {
+                    reply(Err(error.into()));
+                    return None;
+                }
+                match f(conn) {
+                    Ok(value) => match conn.execute_batch("RELEASE job") {
+                        Ok(()) => {
+                            Some(Box::new(move |committed: std::result::Result<(), String>| {
+                                reply(committed.map(|()| value).map_err(Error::Internal));
+                            }) as Completion)
+                        }
+                        Err(error) => {
+                            let _ = conn.execute_batch("ROLLBACK TO job; RELEASE job");
+                            reply(Err(error.into()));
+                            None
+                        }
+                    },
+                    Err(error) => {
+                        let _ = conn.execute_batch("ROLLBACK TO job; RELEASE job");
+                        reply(Err(error));
+                        None
+                    }
+                }
+            },
+        ));
+        self.jobs
+            .send(job)
+            .map_err(|_| Error::Internal("the writer thread stopped".into()))
+    }
+
+    async fn raw<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Connection) -> T + Send + 'static,
+    ) -> Result<T> {
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        let job = Job::Raw(Box::new(move |conn| {
+            let _ = reply.send(f(conn));
+        }));
+        self.jobs
+            .send(job)
+            .map_err(|_| Error::Internal("the writer thread stopped".into()))?;
+        answer
+            .await
+            .map_err(|_| Error::Internal("the writer thread stopped".into()))
     }
 
     /// Readiness: the schema is ours and current, and the writer can take the write lock.
@@ -113,9 +206,7 @@ impl Store {
     /// # Errors
     /// Describes what is not ready.
     pub async fn check_ready(&self) -> Result<()> {
-        let store = self.clone();
-        run_blocking(move || {
-            let conn = store.writer.lock().unwrap_or_else(|p| p.into_inner());
+        self.raw(|conn| -> Result<()> {
             let version: i32 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
             if version != SCHEMA_VERSION {
                 return Err(Error::Internal(format!("schema version {version}")));
@@ -123,7 +214,7 @@ impl Store {
             conn.execute_batch("BEGIN IMMEDIATE; ROLLBACK;")?;
             Ok(())
         })
-        .await
+        .await?
     }
 
     /// Writes a consistent copy of the database to `out` (`VACUUM INTO`), safe while serving.
@@ -139,11 +230,65 @@ impl Store {
         Ok(())
     }
 
-    /// Flushes the WAL into the main file (used on shutdown).
+    /// Flushes the WAL into the main file (used on shutdown); waits for queued writes first.
     pub fn checkpoint(&self) {
-        let conn = self.writer.lock().unwrap_or_else(|p| p.into_inner());
-        if let Err(error) = conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);") {
-            tracing::warn!(%error, "WAL checkpoint on shutdown failed");
+        let (reply, answer) = mpsc::channel();
+        let job = Job::Raw(Box::new(move |conn| {
+            if let Err(error) = conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);") {
+                tracing::warn!(%error, "WAL checkpoint on shutdown failed");
+            }
+            let _ = reply.send(());
+        }));
+        if self.jobs.send(job).is_ok() {
+            let _ = answer.recv();
+        }
+    }
+}
+
+/// The writer thread: takes whatever jobs are queued (up to [`GROUP_MAX`]), runs them in one
+/// transaction, commits once, then tells every caller. Ends when every `Store` is dropped.
+fn writer_loop(mut conn: Connection, queue: mpsc::Receiver<Job>) {
+    let mut pending: Option<Job> = None;
+    loop {
+        let first = match pending.take() {
+            Some(job) => job,
+            None => match queue.recv() {
+                Ok(job) => job,
+                Err(_) => return,
+            },
+        };
+        let mut group = match first {
+            Job::Raw(f) => {
+                f(&mut conn);
+                continue;
+            }
+            Job::Transaction(f) => vec![f],
+        };
+        while group.len() < GROUP_MAX {
+            match queue.try_recv() {
+                Ok(Job::Transaction(f)) => group.push(f),
+                Ok(raw @ Job::Raw(_)) => {
+                    pending = Some(raw);
+                    break;
+                }
+                Err(_) => break,
+            }
+        }
+        match conn.transaction_with_behavior(TransactionBehavior::Immediate) {
+            Ok(tx) => {
+                let completions: Vec<Completion> =
+                    group.into_iter().filter_map(|job| job(Ok(&tx))).collect();
+                let committed = tx.commit().map_err(|e| format!("database commit: {e}"));
+                completions
+                    .into_iter()
+                    .for_each(|complete| complete(committed.clone()));
+            }
+            Err(error) => {
+                let why = format!("database: {error}");
+                for job in group {
+                    let _ = job(Err(&why));
+                }
+            }
         }
     }
 }
@@ -229,6 +374,44 @@ mod tests {
         let error = Store::open(&path).err().unwrap();
         assert!(error.to_string().contains("another application"), "{error}");
         assert_eq!(std::fs::read(&path).unwrap(), before);
+    }
+
+    #[test]
+    fn a_failing_write_rolls_back_alone_while_the_others_commit() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("w.db")).unwrap();
+        store
+            .write_blocking(|tx| Ok(tx.execute_batch("CREATE TABLE t (n INTEGER)")?))
+            .unwrap();
+        let threads: Vec<_> = (0..64)
+            .map(|n| {
+                let store = store.clone();
+                std::thread::spawn(move || {
+                    store.write_blocking(move |tx| {
+                        tx.execute("INSERT INTO t (n) VALUES (?1)", [n])?;
+                        if n % 2 == 1 {
+                            return Err(Error::invalid("odd numbers fail after writing"));
+                        }
+                        Ok(())
+                    })
+                })
+            })
+            .collect();
+        let failures = threads
+            .into_iter()
+            .map(|t| t.join().unwrap())
+            .filter(Result::is_err)
+            .count();
+        assert_eq!(failures, 32);
+        let stored: Vec<i64> = {
+            let conn = store.readers.get().unwrap();
+            let mut stmt = conn.prepare("SELECT n FROM t ORDER BY n").unwrap();
+            stmt.query_map([], |r| r.get(0))
+                .unwrap()
+                .collect::<rusqlite::Result<_>>()
+                .unwrap()
+        };
+        assert_eq!(stored, (0..64).filter(|n| n % 2 == 0).collect::<Vec<i64>>());
     }
 
     #[test]

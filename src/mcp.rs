@@ -18,10 +18,12 @@
 //!   No `Mcp-Session-Id` is minted (the spec lets a server omit it), so DELETE is 405 and any
 //!   session or `Last-Event-ID` header a client sends is ignored. A notification or a client's
 //!   JSON-RPC response is accepted with 202 and no body. A `Content-Type` other than
-//!   `application/json` is 415; `Accept` is not enforced (some proxies rewrite it).
+//!   `application/json` is 415 (a missing one is tolerated); `Accept` is not enforced (some
+//!   proxies rewrite it).
 //! - **`MCP-Protocol-Version` (handshake era).** Absent means `2025-03-26`; a value that is not
-//!   a served revision is 400 with `-32602` and `data: {supported, requested}` (the answer that
-//!   makes the Python SDK's discovery probe fall back cleanly, never a modern `-3202x` code).
+//!   a served revision is 400 with `-32602` and `data: {supported, requested}`, never a modern
+//!   `-3202x` code (which would tell a dual-era client that this server speaks only the
+//!   stateless revision).
 //! - **Batches.** A JSON array is processed only under `2025-03-26` (header absent or equal to
 //!   it), as that revision requires: one answer per request in an array, 202 when the batch
 //!   holds only notifications, `initialize` refused inside a batch. Later revisions removed
@@ -41,8 +43,11 @@
 //!   not protect a local server. Anything else is 403.
 //! - **GET.** `Accept: text/event-stream` (a client looking for the server stream) is 405 with
 //!   `Allow: GET, POST`; any other GET returns the public tool manifest
-//!   `{name, version: "1.0.0", tools}`. The manifest is public like `tools/list`; GET does not
-//!   check credentials.
+//!   `{name, version: "1.0.0", tools}`. The manifest is public like `tools/list`, so GET does
+//!   not look credentials up (its handler is synchronous and never touches the database).
+//! - **Refusals of the HTTP request as a whole** (401, 403, 405, 415) carry a JSON-RPC error
+//!   `-32600` whose `data` holds the HTTP status and the bourse error code (`UNAUTHENTICATED`,
+//!   `FORBIDDEN_ORIGIN`, `METHOD_NOT_ALLOWED`, `UNSUPPORTED_MEDIA_TYPE`).
 //! - **Errors.** Malformed JSON is 400 `-32700` (`id: null`); an invalid envelope is 400
 //!   `-32600`; an unknown method `-32601`; an unknown tool or malformed `tools/call` params
 //!   `-32602`. Argument validation and every service failure (unknown handle, rate limit, 409

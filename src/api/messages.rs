@@ -7,10 +7,11 @@ use crate::service::agents::{self, Client};
 use crate::service::{App, callbacks, messages};
 
 pub async fn send(app: &App, ctx: &Ctx) -> Result<Reply> {
-    let sender = agents::authenticate(app, ctx.bearer()).await?;
     let ip = ctx.client_ip.to_string();
     let handle = ctx.params.first().map_or("", String::as_str);
-    let sent = messages::send(app, &sender, handle, ctx.json_args()?, &Client { ip: &ip }).await?;
+    let sender = messages::Sender::Key(ctx.bearer());
+    let sent =
+        messages::send_as(app, sender, handle, ctx.json_args()?, &Client { ip: &ip }).await?;
     Ok(Reply::Json(
         if sent.created { 201 } else { 200 },
         sent.message,

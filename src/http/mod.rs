@@ -114,15 +114,23 @@ async fn serve(
         params: matched.params,
     };
     let reply = crate::api::dispatch(app, matched.route, &ctx).await?;
+    let public = !matched.route.is_private();
     Ok(match reply {
-        Reply::Json(status, Value::Object(body)) if (200..300).contains(&status) => {
+        Reply::Json(status, Value::Object(body)) if public && (200..300).contains(&status) => {
             let signed = provenance::sign_response(app, body);
             response::build(status, "application/json", Bytes::from(signed), request_id)
         }
         Reply::Json(status, value) => response::json(status, &value, request_id),
-        Reply::Canonical(status, members) => {
+        Reply::Canonical(status, members) if public => {
             let signed = provenance::sign_members(app, members);
             response::build(status, "application/json", Bytes::from(signed), request_id)
+        }
+        Reply::Canonical(status, members) => {
+            let body: serde_json::Map<String, Value> = members
+                .into_iter()
+                .map(|(key, bytes)| (key, serde_json::from_slice(&bytes).unwrap_or(Value::Null)))
+                .collect();
+            response::json(status, &Value::Object(body), request_id)
         }
         Reply::Bytes(content_type, bytes) => response::build(200, content_type, bytes, request_id),
         Reply::Raw(raw) => {

@@ -117,6 +117,36 @@ pub const ROUTES: &[(&str, &str, Route)] = &[
     ("DELETE", "/api/mcp", Route::McpDelete),
 ];
 
+impl Route {
+    /// Whether the route answers the caller alone (it needs an agent or operator key). Its
+    /// JSON is private, so it carries no public provenance block; what a party must trust in it
+    /// is signed on its own (message receipts, listing history entries).
+    pub fn is_private(self) -> bool {
+        matches!(
+            self,
+            Route::GetMe
+                | Route::UpdateMe
+                | Route::RevokeKey
+                | Route::OperatorGetProvenance
+                | Route::OperatorUpdateProvenance
+                | Route::OperatorBindChair
+                | Route::OperatorUnbindChair
+                | Route::CreateListing
+                | Route::UpdateListing
+                | Route::DeactivateListing
+                | Route::SetDeliveryEndpoint
+                | Route::GetDeliveryEndpoint
+                | Route::SendMessage
+                | Route::ReadInbox
+                | Route::ListCallbacks
+                | Route::ReplayCallback
+                | Route::McpPost
+                | Route::McpGet
+                | Route::McpDelete
+        )
+    }
+}
+
 /// A matched route and its path parameters, in template order.
 #[derive(Debug)]
 pub struct Matched {

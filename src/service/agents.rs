@@ -101,16 +101,29 @@ fn unused_handle(conn: &Connection) -> Result<String> {
 /// # Errors
 /// `UNAUTHENTICATED` when the key is missing, unknown or revoked.
 pub async fn authenticate(app: &App, key: Option<&str>) -> Result<AgentRow> {
-    let Some(key) = key else {
-        return Err(Error::Unauthenticated(
-            "this endpoint needs `Authorization: Bearer <API key>`; register at POST /api/agents/register".into(),
-        ));
-    };
-    let key_hash = hash_secret(key);
+    let key_hash = key_hash(key)?;
     app.store
         .read(move |conn| agent_store::find_by_key_hash(conn, &key_hash))
         .await?
-        .ok_or_else(|| Error::Unauthenticated("the API key is unknown or has been revoked".into()))
+        .ok_or_else(unknown_key)
+}
+
+/// The stored hash of a presented key.
+///
+/// # Errors
+/// `UNAUTHENTICATED` when no key was presented.
+pub fn key_hash(key: Option<&str>) -> Result<String> {
+    match key {
+        Some(key) => Ok(hash_secret(key)),
+        None => Err(Error::Unauthenticated(
+            "this endpoint needs `Authorization: Bearer <API key>`; register at POST /api/agents/register".into(),
+        )),
+    }
+}
+
+/// The error for a key that matches no agent.
+pub fn unknown_key() -> Error {
+    Error::Unauthenticated("the API key is unknown or has been revoked".into())
 }
 
 /// `GET /api/agents/me`.

@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 use tokio::sync::watch;
 
-use super::agents::Client;
+use super::agents::{self, Client};
 use super::ratelimit::{ADMISSION, NEW_MESSAGES};
 use super::{App, callbacks};
 use crate::args::Args;
@@ -67,11 +67,16 @@ pub struct Sent {
     pub message: Value,
 }
 
-/// `POST /api/agents/{handle}/messages` (and the MCP `agent_send_message` tool).
+/// Who is sending: a bearer key still to check (REST), or an agent already authenticated (MCP).
+pub enum Sender<'a> {
+    Key(Option<&'a str>),
+    Agent(&'a AgentRow),
+}
+
+/// The MCP `agent_send_message` tool: [`send_as`] for an authenticated agent.
 ///
 /// # Errors
-/// `INVALID_ARGUMENT`, `NOT_FOUND` (unknown handle), `CLIENT_MESSAGE_ID_REUSED` (409),
-/// `RATE_LIMITED` (429), `ADMISSION_NOT_ACKNOWLEDGED` (503, safe to retry).
+/// As [`send_as`].
 pub async fn send(
     app: &App,
     sender: &AgentRow,
@@ -79,24 +84,51 @@ pub async fn send(
     args: Args,
     client: &Client<'_>,
 ) -> Result<Sent> {
+    send_as(app, Sender::Agent(sender), handle, args, client).await
+}
+
+/// `POST /api/agents/{handle}/messages`. The sender's key, the recipient and any earlier
+/// message under the same clientMessageId are read in one trip to the database: sending is the
+/// hottest write, so it makes one read and one write.
+///
+/// # Errors
+/// `UNAUTHENTICATED`, `INVALID_ARGUMENT`, `NOT_FOUND` (unknown handle),
+/// `CLIENT_MESSAGE_ID_REUSED` (409), `RATE_LIMITED` (429), `ADMISSION_NOT_ACKNOWLEDGED` (503,
+/// safe to retry).
+pub async fn send_as(
+    app: &App,
+    sender: Sender<'_>,
+    handle: &str,
+    args: Args,
+    client: &Client<'_>,
+) -> Result<Sent> {
+    let (key_hash, known) = match sender {
+        Sender::Key(key) => (Some(agents::key_hash(key)?), None),
+        Sender::Agent(agent) => (None, Some(agent.clone())),
+    };
     app.limiter.check(ADMISSION, client.ip)?;
     args.deny_unknown(&["clientMessageId", "body"])?;
     let client_message_id = client_message_id(&args)?;
     let body = message_body(&args)?;
     let handle = handle.trim().to_ascii_uppercase();
-    let lookup = handle.clone();
-    let recipient = app
-        .store
-        .read(move |conn| agent_store::find_by_handle(conn, &lookup))
-        .await?
-        .ok_or_else(|| Error::NotFound(format!("no agent has the handle {handle:?}")))?;
-
-    let (sender_id, cmid) = (sender.id.clone(), client_message_id.clone());
-    if let Some(existing) = app
-        .store
-        .read(move |conn| store::find_by_client_id(conn, &sender_id, &cmid))
-        .await?
-    {
+    let (lookup, cmid) = (handle.clone(), client_message_id.clone());
+    let (sender, recipient, existing) =
+        app.store
+            .read(move |conn| {
+                let sender = match (known, key_hash) {
+                    (Some(agent), _) => agent,
+                    (None, Some(hash)) => agent_store::find_by_key_hash(conn, &hash)?
+                        .ok_or_else(agents::unknown_key)?,
+                    (None, None) => unreachable!("a sender is a key or an agent"),
+                };
+                let recipient = agent_store::find_by_handle(conn, &lookup)?;
+                let existing = store::find_by_client_id(conn, &sender.id, &cmid)?;
+                Ok((sender, recipient, existing))
+            })
+            .await?;
+    let recipient =
+        recipient.ok_or_else(|| Error::NotFound(format!("no agent has the handle {handle:?}")))?;
+    if let Some(existing) = existing {
         return repeat(existing, &recipient, &body);
     }
     app.limiter.check(NEW_MESSAGES, &sender.id)?;

@@ -16,7 +16,8 @@ pub mod messages;
 pub mod settings;
 
 use std::path::Path;
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, mpsc};
 use std::time::Duration;
 
 use r2d2_sqlite::SqliteConnectionManager;
@@ -50,11 +51,22 @@ enum Job {
     Raw(Box<dyn FnOnce(&mut Connection) + Send>),
 }
 
-/// Handle to the database; cheap to clone.
+/// Handle to the database; cheap to clone. When the last clone is dropped the writer thread
+/// ends (its channel closes) and the checkpoint thread stops.
 #[derive(Clone)]
 pub struct Store {
     readers: r2d2::Pool<SqliteConnectionManager>,
     jobs: mpsc::Sender<Job>,
+    _closed: Arc<Closed>,
+}
+
+/// Raises its flag when dropped, i.e. with the last clone of a [`Store`].
+struct Closed(Arc<AtomicBool>);
+
+impl Drop for Closed {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
 }
 
 impl Store {
@@ -79,12 +91,28 @@ impl Store {
             .min_idle(Some(1))
             .connection_timeout(Duration::from_secs(10))
             .build(manager)?;
+        // Checkpoints copy the WAL into the database file and fsync it: done inside a commit they
+        // stall every queued write, so the writer never checkpoints and a separate connection
+        // does it in PASSIVE mode (which never blocks writers).
+        writer.execute_batch("PRAGMA wal_autocheckpoint = 0;")?;
         let (jobs, queue) = mpsc::channel();
         std::thread::Builder::new()
             .name("bourse-writer".into())
             .spawn(move || writer_loop(writer, queue))
             .map_err(|e| Error::Internal(format!("cannot start the writer thread: {e}")))?;
-        Ok(Store { readers, jobs })
+        let mut checkpointer = Connection::open(path)?;
+        configure(&mut checkpointer)?;
+        let closed = Arc::new(AtomicBool::new(false));
+        let (stop, wal) = (closed.clone(), path.with_extension("db-wal"));
+        std::thread::Builder::new()
+            .name("bourse-checkpoint".into())
+            .spawn(move || checkpoint_loop(checkpointer, &wal, stop))
+            .map_err(|e| Error::Internal(format!("cannot start the checkpoint thread: {e}")))?;
+        Ok(Store {
+            readers,
+            jobs,
+            _closed: Arc::new(Closed(closed)),
+        })
     }
 
     /// Runs `f` on a pooled read connection, off the async executor.
@@ -241,6 +269,30 @@ impl Store {
         }));
         if self.jobs.send(job).is_ok() {
             let _ = answer.recv();
+        }
+    }
+}
+
+/// How often the WAL is copied back into the database file.
+const CHECKPOINT_EVERY: Duration = Duration::from_millis(500);
+
+/// WAL size past which a checkpoint waits for readers and writers so that the WAL restarts.
+const WAL_LIMIT_BYTES: u64 = 64 << 20;
+
+/// Checkpoints every [`CHECKPOINT_EVERY`] until the store is dropped: PASSIVE (never blocks a
+/// writer) while the WAL is small; TRUNCATE (a brief pause of writes) once it passes
+/// [`WAL_LIMIT_BYTES`], since under constant load a WAL only restarts when a checkpoint waits.
+fn checkpoint_loop(conn: Connection, wal: &Path, closed: Arc<AtomicBool>) {
+    while !closed.load(Ordering::SeqCst) {
+        std::thread::sleep(CHECKPOINT_EVERY);
+        let size = std::fs::metadata(wal).map_or(0, |m| m.len());
+        let mode = if size > WAL_LIMIT_BYTES {
+            "TRUNCATE"
+        } else {
+            "PASSIVE"
+        };
+        if let Err(error) = conn.execute_batch(&format!("PRAGMA wal_checkpoint({mode});")) {
+            tracing::debug!(%error, mode, "checkpoint");
         }
     }
 }

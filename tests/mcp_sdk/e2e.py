@@ -48,6 +48,17 @@ def check(condition: bool, message: str) -> None:
         raise Failure(message)
 
 
+def find_failure(error: BaseException) -> Failure | None:
+    """The `Failure` behind `error`, also when the SDK's task groups wrapped it in a group."""
+    if isinstance(error, Failure):
+        return error
+    for inner in getattr(error, "exceptions", ()):
+        found = find_failure(inner)
+        if found is not None:
+            return found
+    return None
+
+
 def settings() -> dict[str, str]:
     names = ["URL", "HANDLE_A", "HANDLE_B"]
     values = {name: os.environ.get(f"BOURSE_MCP_{name}", "") for name in names}
@@ -162,14 +173,14 @@ async def main() -> int:
         nonlocal passed, failed
         try:
             value = await coro
-        except Failure as failure:
+        except BaseException as error:  # noqa: BLE001 - any exception fails the scenario
             failed += 1
-            print(f"FAIL {name}: {failure}")
-            return None
-        except BaseException:  # noqa: BLE001 - an SDK exception is a failed scenario, reported whole
-            failed += 1
-            print(f"FAIL {name}: unexpected exception")
-            traceback.print_exc()
+            failure = find_failure(error)
+            if failure is not None:
+                print(f"FAIL {name}: {failure}")
+            else:
+                print(f"FAIL {name}: unexpected exception")
+                traceback.print_exception(error)
             return None
         passed += 1
         print(f"ok   {name}")

@@ -96,16 +96,59 @@ fn unused_handle(conn: &Connection) -> Result<String> {
     Err(Error::Internal("could not find an unused handle".into()))
 }
 
+/// Authenticated agents by key hash. Every change to an agent row goes through this module,
+/// which forgets the agent (key rotation, profile edit), so an entry is never stale; misses
+/// read the database.
+#[derive(Default)]
+pub struct KnownAgents {
+    by_key_hash: std::sync::Mutex<std::collections::HashMap<String, AgentRow>>,
+}
+
+/// Most agents remembered at once (then the cache starts over).
+const KNOWN_AGENTS_MAX: usize = 100_000;
+
+impl KnownAgents {
+    fn get(&self, key_hash: &str) -> Option<AgentRow> {
+        self.by_key_hash
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(key_hash)
+            .cloned()
+    }
+
+    fn put(&self, key_hash: String, agent: AgentRow) {
+        let mut known = self.by_key_hash.lock().unwrap_or_else(|p| p.into_inner());
+        if known.len() >= KNOWN_AGENTS_MAX {
+            known.clear();
+        }
+        known.insert(key_hash, agent);
+    }
+
+    fn forget(&self, agent_id: &str) {
+        self.by_key_hash
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .retain(|_, agent| agent.id != agent_id);
+    }
+}
+
 /// Resolves a bearer key to its agent.
 ///
 /// # Errors
 /// `UNAUTHENTICATED` when the key is missing, unknown or revoked.
 pub async fn authenticate(app: &App, key: Option<&str>) -> Result<AgentRow> {
     let key_hash = key_hash(key)?;
-    app.store
-        .read(move |conn| agent_store::find_by_key_hash(conn, &key_hash))
+    if let Some(agent) = app.known_agents.get(&key_hash) {
+        return Ok(agent);
+    }
+    let lookup = key_hash.clone();
+    let agent = app
+        .store
+        .read(move |conn| agent_store::find_by_key_hash(conn, &lookup))
         .await?
-        .ok_or_else(unknown_key)
+        .ok_or_else(unknown_key)?;
+    app.known_agents.put(key_hash, agent.clone());
+    Ok(agent)
 }
 
 /// The stored hash of a presented key.
@@ -171,6 +214,7 @@ pub async fn update_me(app: &App, agent: AgentRow, args: Args) -> Result<Value> 
             Ok(agent)
         })
         .await?;
+    app.known_agents.forget(&agent.id);
     me(app, &agent).await
 }
 
@@ -285,6 +329,7 @@ pub async fn revoke_key(app: &App, agent: &AgentRow) -> Result<Value> {
     app.store
         .write(move |tx| agent_store::replace_key(tx, &id, &key_hash, &now))
         .await?;
+    app.known_agents.forget(&agent.id);
     Ok(json!({
         "newApiKey": api_key,
         "handle": agent.handle,

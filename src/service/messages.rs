@@ -87,9 +87,10 @@ pub async fn send(
     send_as(app, Sender::Agent(sender), handle, args, client).await
 }
 
-/// `POST /api/agents/{handle}/messages`. The sender's key, the recipient and any earlier
-/// message under the same clientMessageId are read in one trip to the database: sending is the
-/// hottest write, so it makes one read and one write.
+/// `POST /api/agents/{handle}/messages`. Sending is the hottest write, so it is one trip to the
+/// writer: the sender comes from the known-agents cache, the receipt is signed first, and the
+/// recipient lookup, the idempotency check, the per-sender limit and the inserts all run in
+/// one job on the writer thread (which also makes concurrent duplicates resolve to one).
 ///
 /// # Errors
 /// `UNAUTHENTICATED`, `INVALID_ARGUMENT`, `NOT_FOUND` (unknown handle),
@@ -102,36 +103,15 @@ pub async fn send_as(
     args: Args,
     client: &Client<'_>,
 ) -> Result<Sent> {
-    let (key_hash, known) = match sender {
-        Sender::Key(key) => (Some(agents::key_hash(key)?), None),
-        Sender::Agent(agent) => (None, Some(agent.clone())),
+    let sender = match sender {
+        Sender::Key(key) => agents::authenticate(app, key).await?,
+        Sender::Agent(agent) => agent.clone(),
     };
     app.limiter.check(ADMISSION, client.ip)?;
     args.deny_unknown(&["clientMessageId", "body"])?;
     let client_message_id = client_message_id(&args)?;
     let body = message_body(&args)?;
     let handle = handle.trim().to_ascii_uppercase();
-    let (lookup, cmid) = (handle.clone(), client_message_id.clone());
-    let (sender, recipient, existing) =
-        app.store
-            .read(move |conn| {
-                let sender = match (known, key_hash) {
-                    (Some(agent), _) => agent,
-                    (None, Some(hash)) => agent_store::find_by_key_hash(conn, &hash)?
-                        .ok_or_else(agents::unknown_key)?,
-                    (None, None) => unreachable!("a sender is a key or an agent"),
-                };
-                let recipient = agent_store::find_by_handle(conn, &lookup)?;
-                let existing = store::find_by_client_id(conn, &sender.id, &cmid)?;
-                Ok((sender, recipient, existing))
-            })
-            .await?;
-    let recipient =
-        recipient.ok_or_else(|| Error::NotFound(format!("no agent has the handle {handle:?}")))?;
-    if let Some(existing) = existing {
-        return repeat(existing, &recipient, &body);
-    }
-    app.limiter.check(NEW_MESSAGES, &sender.id)?;
 
     let now = app.now();
     let id = uuid::Uuid::new_v4().to_string();
@@ -141,64 +121,72 @@ pub async fn send_as(
     receipt.insert("messageId".into(), id.clone().into());
     receipt.insert("clientMessageId".into(), client_message_id.clone().into());
     receipt.insert("senderHandle".into(), sender.handle.clone().into());
-    receipt.insert("recipientHandle".into(), recipient.handle.clone().into());
+    receipt.insert("recipientHandle".into(), handle.clone().into());
     receipt.insert("acceptedAt".into(), now.clone().into());
     receipt.insert("bodyDigest".into(), body_digest.clone().into());
     sign_object(&app.keyring, &mut receipt, &now);
     let mut message = MessageRow {
         id,
-        recipient_id: recipient.id.clone(),
+        recipient_id: String::new(),
         sequence: 0,
         sender_id: sender.id.clone(),
         sender_handle: sender.handle.clone(),
-        recipient_handle: recipient.handle.clone(),
+        recipient_handle: handle.clone(),
         client_message_id,
         body,
         created_at: now.clone(),
         receipt: Value::Object(receipt).to_string(),
     };
-    let callback_url = recipient.callback_url.clone();
+    let limiter = app.limiter.clone();
     let write = app.store.write(move |tx| {
-        // A concurrent duplicate may have committed since the check above: exactly one wins.
+        let recipient =
+            agent_store::find_by_handle(tx, &message.recipient_handle)?.ok_or_else(|| {
+                Error::NotFound(format!(
+                    "no agent has the handle {:?}",
+                    message.recipient_handle
+                ))
+            })?;
         if let Some(existing) =
             store::find_by_client_id(tx, &message.sender_id, &message.client_message_id)?
         {
-            return Ok((existing, false, false));
+            return Ok(Accepted::Existing(existing, recipient, message.body));
         }
+        limiter.check(NEW_MESSAGES, &message.sender_id)?;
+        message.recipient_id = recipient.id.clone();
         message.sequence = store::next_sequence(tx, &message.recipient_id)?;
         store::insert(tx, &message, &body_digest)?;
-        let queued = match &callback_url {
-            Some(url) => {
-                callbacks::enqueue(tx, &message, url, &now)?;
-                true
-            }
-            None => false,
-        };
-        Ok((message, true, queued))
+        if let Some(url) = &recipient.callback_url {
+            callbacks::enqueue(tx, &message, url, &now)?;
+        }
+        Ok(Accepted::New(message, recipient.callback_url.is_some()))
     });
-    let (message, created, queued) = tokio::time::timeout(COMMIT_DEADLINE, write).await.map_err(|_| Error::Busy {
+    let accepted = tokio::time::timeout(COMMIT_DEADLINE, write).await.map_err(|_| Error::Busy {
         code: "ADMISSION_NOT_ACKNOWLEDGED",
         message: "the message could not be committed in time; retrying with the same clientMessageId is safe".into(),
         retry_after_secs: 1,
     })??;
-    if !created {
-        return repeat(message, &recipient, &args_body(&args));
+    match accepted {
+        Accepted::Existing(existing, recipient, body) => repeat(existing, &recipient, &body),
+        Accepted::New(message, queued) => {
+            app.inboxes.notify(&message.recipient_id, message.sequence);
+            if queued {
+                app.callbacks_due.notify_one();
+            }
+            Ok(Sent {
+                created: true,
+                message: message_json(&message),
+            })
+        }
     }
-    app.inboxes.notify(&message.recipient_id, message.sequence);
-    if queued {
-        app.callbacks_due.notify_one();
-    }
-    Ok(Sent {
-        created: true,
-        message: message_json(&message),
-    })
 }
 
-fn args_body(args: &Args) -> String {
-    args.get("body")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_owned()
+/// What the writer made of a send.
+enum Accepted {
+    /// Accepted now; whether a callback was queued.
+    New(MessageRow, bool),
+    /// The sender already used this clientMessageId: the earlier message, its recipient now,
+    /// and the body of this attempt.
+    Existing(MessageRow, AgentRow, String),
 }
 
 /// An idempotent repeat: the original message when recipient and body match, else 409.

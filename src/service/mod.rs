@@ -88,7 +88,9 @@ pub struct App {
     pub store: Store,
     pub keyring: Keyring,
     pub clock: Arc<dyn Clock>,
-    pub limiter: ratelimit::RateLimiter,
+    pub limiter: Arc<ratelimit::RateLimiter>,
+    /// Agents by the hash of their key, so authenticated requests skip a database read.
+    pub known_agents: agents::KnownAgents,
     /// Base of every URL the server hands out, without a trailing slash.
     pub public_url: String,
     pub taxonomy: catalog::Taxonomy,
@@ -175,7 +177,8 @@ impl App {
         let app = App {
             store,
             keyring,
-            limiter: ratelimit::RateLimiter::new(clock.clone()),
+            limiter: Arc::new(ratelimit::RateLimiter::new(clock.clone())),
+            known_agents: agents::KnownAgents::default(),
             clock,
             public_url,
             taxonomy,

@@ -119,8 +119,12 @@ pub async fn post(app: &App, ctx: &Ctx) -> Result<Reply> {
 ///
 /// # Errors
 /// Never: every answer is built here.
-pub fn get(app: &App, ctx: &Ctx) -> Result<Reply> {
+pub async fn get(app: &App, ctx: &Ctx) -> Result<Reply> {
     if let Err(refused) = check_origin(app, ctx) {
+        return Ok(refused.into_reply());
+    }
+    // The manifest is public, but a credential that is presented must be valid.
+    if let Err(refused) = caller(app, ctx, None).await {
         return Ok(refused.into_reply());
     }
     let wants_stream = ctx

@@ -52,7 +52,7 @@ pub async fn dispatch(app: &App, route: Route, ctx: &Ctx) -> Result<Reply> {
         Route::ListCallbacks => messages::list_callbacks(app, ctx).await,
         Route::ReplayCallback => messages::replay_callback(app, ctx).await,
         Route::McpPost => crate::mcp::post(app, ctx).await,
-        Route::McpGet => crate::mcp::get(app, ctx),
+        Route::McpGet => crate::mcp::get(app, ctx).await,
         Route::McpDelete => crate::mcp::delete(),
     }
 }

@@ -704,6 +704,16 @@ fn get_serves_the_manifest_and_refuses_streams_and_delete() {
     let server = TestServer::start();
     let response = server.get(MCP);
     assert_eq!(response.status, 200, "{}", text(&response));
+    let bad_key = server.get_auth(MCP, "svc_live_not-a-key");
+    assert_eq!(
+        bad_key.status, 401,
+        "a presented key must be valid, even on GET"
+    );
+    assert!(
+        bad_key
+            .header("www-authenticate")
+            .is_some_and(|v| v.starts_with("Bearer"))
+    );
     let manifest = response.json();
     assert_eq!(manifest["name"], "bourse");
     assert_eq!(manifest["version"], "1.0.0");

@@ -121,14 +121,7 @@ async fn main() {
         latencies.append(&mut lat);
         errors += err;
     }
-    latencies.sort_unstable();
-    let count = latencies.len();
-    let pct = |p: f64| {
-        latencies
-            .get(((count as f64 * p) as usize).min(count.saturating_sub(1)))
-            .copied()
-            .unwrap_or_default()
-    };
+    let (count, pct) = percentiles(&mut latencies);
     println!(
         "scenario={} path={} connections={} seconds={} requests={count} non2xx={errors} rps={:.0} p50={:?} p99={:?} max={:?}",
         options.scenario,
@@ -138,8 +131,20 @@ async fn main() {
         count as f64 / options.seconds as f64,
         pct(0.50),
         pct(0.99),
-        latencies.last().copied().unwrap_or_default(),
+        pct(1.0),
     );
+}
+
+/// Sorts the latencies; returns their count and a percentile lookup (1.0 is the maximum).
+fn percentiles(latencies: &mut [Duration]) -> (usize, impl Fn(f64) -> Duration + '_) {
+    latencies.sort_unstable();
+    let count = latencies.len();
+    (count, move |p: f64| {
+        latencies
+            .get(((count as f64 * p) as usize).min(count.saturating_sub(1)))
+            .copied()
+            .unwrap_or_default()
+    })
 }
 
 async fn worker(host: &str, requests: &[String], deadline: Instant) -> (Vec<Duration>, usize) {
@@ -290,14 +295,7 @@ async fn send_scenario(host: &str, options: &Options) {
         errors += err;
     }
     let elapsed = run_started.elapsed().as_secs_f64();
-    latencies.sort_unstable();
-    let count = latencies.len();
-    let pct = |p: f64| {
-        latencies
-            .get(((count as f64 * p) as usize).min(count.saturating_sub(1)))
-            .copied()
-            .unwrap_or_default()
-    };
+    let (count, pct) = percentiles(&mut latencies);
     println!(
         "scenario=send senders={} connections={} seconds={elapsed:.1} accepted={} non201={errors} per_sec={:.0} p50={:?} p99={:?} max={:?}",
         senders.len(),
@@ -306,6 +304,6 @@ async fn send_scenario(host: &str, options: &Options) {
         (count - errors) as f64 / elapsed,
         pct(0.50),
         pct(0.99),
-        latencies.last().copied().unwrap_or_default(),
+        pct(1.0),
     );
 }

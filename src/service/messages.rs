@@ -149,7 +149,11 @@ pub async fn send_as(
         if let Some(existing) =
             store::find_by_client_id(tx, &message.sender_id, &message.client_message_id)?
         {
-            return Ok(Accepted::Existing(existing, recipient, message.body));
+            return Ok(Accepted::Existing(Box::new((
+                existing,
+                recipient,
+                message.body,
+            ))));
         }
         limiter.check(NEW_MESSAGES, &message.sender_id)?;
         message.recipient_id = recipient.id.clone();
@@ -166,7 +170,10 @@ pub async fn send_as(
         retry_after_secs: 1,
     })??;
     match accepted {
-        Accepted::Existing(existing, recipient, body) => repeat(existing, &recipient, &body),
+        Accepted::Existing(earlier) => {
+            let (existing, recipient, body) = *earlier;
+            repeat(existing, &recipient, &body)
+        }
         Accepted::New(message, queued) => {
             app.inboxes.notify(&message.recipient_id, message.sequence);
             if queued {
@@ -186,7 +193,7 @@ enum Accepted {
     New(MessageRow, bool),
     /// The sender already used this clientMessageId: the earlier message, its recipient now,
     /// and the body of this attempt.
-    Existing(MessageRow, AgentRow, String),
+    Existing(Box<(MessageRow, AgentRow, String)>),
 }
 
 /// An idempotent repeat: the original message when recipient and body match, else 409.

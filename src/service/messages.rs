@@ -162,7 +162,10 @@ pub async fn send_as(
         if let Some(url) = &recipient.callback_url {
             callbacks::enqueue(tx, &message, url, &now)?;
         }
-        Ok(Accepted::New(message, recipient.callback_url.is_some()))
+        Ok(Accepted::New(
+            Box::new(message),
+            recipient.callback_url.is_some(),
+        ))
     });
     let accepted = tokio::time::timeout(COMMIT_DEADLINE, write).await.map_err(|_| Error::Busy {
         code: "ADMISSION_NOT_ACKNOWLEDGED",
@@ -190,7 +193,7 @@ pub async fn send_as(
 /// What the writer made of a send.
 enum Accepted {
     /// Accepted now; whether a callback was queued.
-    New(MessageRow, bool),
+    New(Box<MessageRow>, bool),
     /// The sender already used this clientMessageId: the earlier message, its recipient now,
     /// and the body of this attempt.
     Existing(Box<(MessageRow, AgentRow, String)>),

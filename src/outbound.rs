@@ -176,6 +176,11 @@ impl Client {
             .timeout_connect(Some(timeouts.connect))
             .timeout_global(Some(timeouts.total))
             .user_agent("bourse/1.0")
+            // No connection reuse: each call resolves, vets and dials afresh. Calls go to many
+            // hosts at a low rate, and a pooled connection the peer already closed would turn a
+            // healthy attempt into a failed one.
+            .max_idle_connections(0)
+            .max_idle_connections_per_host(0)
             .build();
         let agent = Agent::with_parts(config, DefaultConnector::new(), VettingResolver { policy });
         Client { agent, policy }

@@ -7,6 +7,7 @@ pub mod browse;
 pub mod callbacks;
 pub mod catalog;
 pub mod counters;
+pub mod fees;
 pub mod listings;
 pub mod messages;
 pub mod provenance;

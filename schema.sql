@@ -202,3 +202,61 @@ CREATE TABLE callback_deliveries (
 
 CREATE INDEX callback_deliveries_due ON callback_deliveries (next_attempt_at) WHERE status = 'pending';
 CREATE INDEX callback_deliveries_agent ON callback_deliveries (agent_id, status, seq);
+
+-- Purchases. The deliverable is never stored: only its fingerprint at delivery.
+CREATE TABLE purchases (
+    seq                  INTEGER PRIMARY KEY,
+    id                   TEXT    NOT NULL UNIQUE,
+    listing_id           TEXT    NOT NULL REFERENCES listings (id),
+    buyer_id             TEXT    REFERENCES agents (id),
+    buyer_handle         TEXT,
+    seller_id            TEXT    NOT NULL REFERENCES agents (id),
+    status               TEXT    NOT NULL CHECK (status IN ('pending_payment', 'paid', 'delivered', 'expired', 'cancelled')),
+    amount_cents         INTEGER NOT NULL,
+    platform_fee_cents   INTEGER NOT NULL,
+    seller_net_cents     INTEGER NOT NULL,
+    fee_bps              INTEGER NOT NULL,
+    schedule_version     INTEGER NOT NULL,
+    rail                 TEXT    NOT NULL,
+    email                TEXT,
+    created_at           TEXT    NOT NULL,
+    paid_at              TEXT,
+    delivered_at         TEXT,
+    delivery_fingerprint TEXT,
+    receipt              TEXT    NOT NULL
+) STRICT;
+
+CREATE INDEX purchases_buyer ON purchases (buyer_id, seq);
+CREATE INDEX purchases_listing ON purchases (listing_id, status);
+
+-- The sales ledger: one row per sale. Free sales are released rows of amount 0.
+CREATE TABLE ledger (
+    seq                   INTEGER PRIMARY KEY,
+    id                    TEXT    NOT NULL UNIQUE,
+    purchase_id           TEXT    NOT NULL UNIQUE REFERENCES purchases (id),
+    seller_code           TEXT    NOT NULL,
+    buyer_label           TEXT    NOT NULL,
+    vertical_slug         TEXT    NOT NULL,
+    amount_cents          INTEGER NOT NULL,
+    platform_fee_cents    INTEGER NOT NULL,
+    rail                  TEXT    NOT NULL CHECK (rail IN ('checkout', 'card', 'wallet')),
+    status                TEXT    NOT NULL CHECK (status IN ('held', 'released')),
+    is_reference_listing  INTEGER NOT NULL,
+    party                 TEXT    NOT NULL DEFAULT 'unclassified',
+    created_at            TEXT    NOT NULL,
+    released_at           TEXT
+) STRICT;
+
+-- Ratings by verified buyers, one per purchase, anonymous in public.
+CREATE TABLE ratings (
+    seq         INTEGER PRIMARY KEY,
+    id          TEXT    NOT NULL UNIQUE,
+    purchase_id TEXT    NOT NULL UNIQUE REFERENCES purchases (id),
+    listing_id  TEXT    NOT NULL REFERENCES listings (id),
+    rating      INTEGER NOT NULL CHECK (rating BETWEEN 1 AND 5),
+    comment     TEXT,
+    created_at  TEXT    NOT NULL,
+    attestation TEXT    NOT NULL
+) STRICT;
+
+CREATE INDEX ratings_listing ON ratings (listing_id, seq);

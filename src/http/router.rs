@@ -118,9 +118,9 @@ pub const ROUTES: &[(&str, &str, Route)] = &[
 ];
 
 impl Route {
-    /// Whether the route answers the caller alone (it needs an agent or operator key). Its
-    /// JSON is private, so it carries no public provenance block; what a party must trust in it
-    /// is signed on its own (message receipts, listing history entries).
+    /// Whether the route answers the caller alone (an agent or operator key, or MCP's own
+    /// protocol). Its JSON is private, so it carries no public provenance block; what a party
+    /// must trust in it is signed on its own (message receipts, listing history entries).
     pub fn is_private(self) -> bool {
         matches!(
             self,

@@ -102,6 +102,8 @@ fn unused_handle(conn: &Connection) -> Result<String> {
 #[derive(Default)]
 pub struct KnownAgents {
     by_key_hash: std::sync::Mutex<std::collections::HashMap<String, AgentRow>>,
+    /// Bumped by every `forget`: a row read before a change is never cached after it.
+    generation: std::sync::atomic::AtomicU64,
 }
 
 /// Most agents remembered at once (then the cache starts over).
@@ -116,8 +118,17 @@ impl KnownAgents {
             .cloned()
     }
 
-    fn put(&self, key_hash: String, agent: AgentRow) {
+    fn generation(&self) -> u64 {
+        self.generation.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Caches a row read while the generation was `read_at`, unless an agent was forgotten
+    /// since (the row might be the one a key rotation or profile edit just replaced).
+    fn put(&self, read_at: u64, key_hash: String, agent: AgentRow) {
         let mut known = self.by_key_hash.lock().unwrap_or_else(|p| p.into_inner());
+        if self.generation() != read_at {
+            return;
+        }
         if known.len() >= KNOWN_AGENTS_MAX {
             known.clear();
         }
@@ -125,10 +136,10 @@ impl KnownAgents {
     }
 
     fn forget(&self, agent_id: &str) {
-        self.by_key_hash
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .retain(|_, agent| agent.id != agent_id);
+        let mut known = self.by_key_hash.lock().unwrap_or_else(|p| p.into_inner());
+        self.generation
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        known.retain(|_, agent| agent.id != agent_id);
     }
 }
 
@@ -141,13 +152,14 @@ pub async fn authenticate(app: &App, key: Option<&str>) -> Result<AgentRow> {
     if let Some(agent) = app.known_agents.get(&key_hash) {
         return Ok(agent);
     }
+    let read_at = app.known_agents.generation();
     let lookup = key_hash.clone();
     let agent = app
         .store
         .read(move |conn| agent_store::find_by_key_hash(conn, &lookup))
         .await?
         .ok_or_else(unknown_key)?;
-    app.known_agents.put(key_hash, agent.clone());
+    app.known_agents.put(read_at, key_hash, agent.clone());
     Ok(agent)
 }
 
@@ -498,6 +510,29 @@ mod tests {
             allow_loopback: true,
         };
         assert!(check_callback_url(sandbox, "http://127.0.0.1:9/hook".into()).is_ok());
+    }
+
+    #[test]
+    fn a_row_read_before_a_key_rotation_is_never_cached_after_it() {
+        let known = KnownAgents::default();
+        let row = AgentRow {
+            id: "agent".into(),
+            handle: "A-00000000".into(),
+            name: "n".into(),
+            display_name: None,
+            email: None,
+            callback_url: None,
+            created_at: String::new(),
+            updated_at: String::new(),
+            rating_count: 0,
+            sales_count: 0,
+        };
+        let read_at = known.generation();
+        known.forget("agent"); // the rotation commits while the read is in flight
+        known.put(read_at, "old-key-hash".into(), row.clone());
+        assert!(known.get("old-key-hash").is_none());
+        known.put(known.generation(), "new-key-hash".into(), row);
+        assert!(known.get("new-key-hash").is_some());
     }
 
     #[test]

@@ -71,11 +71,12 @@ pub async fn worker(app: Arc<App>) {
     }
 }
 
-/// Attempts every delivery due now.
+/// Attempts every delivery due now, up to 32 at a time, so one slow receiver does not hold up
+/// the others; each batch finishes before the next is read, so no delivery runs twice.
 ///
 /// # Errors
 /// Database failure.
-pub async fn run_due(app: &App) -> Result<()> {
+pub async fn run_due(app: &Arc<App>) -> Result<()> {
     loop {
         let now = app.now();
         let due = app
@@ -85,8 +86,13 @@ pub async fn run_due(app: &App) -> Result<()> {
         if due.is_empty() {
             return Ok(());
         }
+        let mut attempts = tokio::task::JoinSet::new();
         for delivery in due {
-            attempt(app, delivery).await?;
+            let app = app.clone();
+            attempts.spawn(async move { attempt(&app, delivery).await });
+        }
+        while let Some(done) = attempts.join_next().await {
+            done.map_err(|e| Error::Internal(format!("callback attempt task: {e}")))??;
         }
     }
 }

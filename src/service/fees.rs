@@ -69,7 +69,8 @@ pub fn platform_fee(amount_cents: i64, founding_fill: bool) -> Fee {
     } else if amount < HIGH_TICKET_AT_CENTS {
         (Band::Standard, STANDARD_BPS, bps_of(amount, STANDARD_BPS))
     } else {
-        let fee = bps_of(amount, HIGH_TICKET_BPS).clamp(HIGH_TICKET_FLOOR_CENTS, HIGH_TICKET_CAP_CENTS);
+        let fee =
+            bps_of(amount, HIGH_TICKET_BPS).clamp(HIGH_TICKET_FLOOR_CENTS, HIGH_TICKET_CAP_CENTS);
         (Band::HighTicket, HIGH_TICKET_BPS, fee)
     };
     Fee {
@@ -95,7 +96,11 @@ mod tests {
     #[track_caller]
     fn check(amount: i64, fee: i64, band: Band) {
         let got = platform_fee(amount, false);
-        assert_eq!((got.platform_fee_cents, got.band), (fee, band), "amount {amount}");
+        assert_eq!(
+            (got.platform_fee_cents, got.band),
+            (fee, band),
+            "amount {amount}"
+        );
         assert_eq!(got.seller_net_cents, amount - fee);
         assert_eq!(got.schedule_version, 1);
     }
@@ -120,14 +125,23 @@ mod tests {
         // 0.5% reaches the 24,900 floor at 4,980,000 cents, below the high-ticket band: every
         // high-ticket fee is at least 25,000, so the floor is a guard, never the answer here.
         assert_eq!(bps_of(4_980_000, HIGH_TICKET_BPS), HIGH_TICKET_FLOOR_CENTS);
-        assert!(platform_fee(HIGH_TICKET_AT_CENTS, false).platform_fee_cents > HIGH_TICKET_FLOOR_CENTS);
+        assert!(
+            platform_fee(HIGH_TICKET_AT_CENTS, false).platform_fee_cents > HIGH_TICKET_FLOOR_CENTS
+        );
     }
 
     #[test]
     fn founding_fill_zeroes_the_fee_of_a_paid_sale() {
         let fill = platform_fee(10_000, true);
-        assert_eq!((fill.platform_fee_cents, fill.band, fill.fee_bps), (0, Band::FoundingFill, 0));
+        assert_eq!(
+            (fill.platform_fee_cents, fill.band, fill.fee_bps),
+            (0, Band::FoundingFill, 0)
+        );
         assert_eq!(fill.seller_net_cents, 10_000);
-        assert_eq!(platform_fee(0, true).band, Band::Micro, "a free sale is no founding fill");
+        assert_eq!(
+            platform_fee(0, true).band,
+            Band::Micro,
+            "a free sale is no founding fill"
+        );
     }
 }

@@ -13,6 +13,7 @@ use super::sellers::{self, fetch_deliverable};
 use super::{App, reputation};
 use crate::args::Args;
 use crate::crypto::jcs;
+use crate::crypto::keys::Keyring;
 use crate::crypto::receipt::sign_object;
 use crate::error::{Error, Result};
 use crate::store::agents::AgentRow;
@@ -242,7 +243,7 @@ async fn insert_listing(app: &App, row: ListingRow, reason: String) -> Result<(L
 /// The signed history entry of version 1.
 pub(crate) fn version_one(app: &App, row: &ListingRow, reason: String) -> Value {
     history_entry(
-        app,
+        &app.keyring,
         &row.id,
         1,
         &row.created_at,
@@ -387,41 +388,34 @@ pub async fn deactivate(app: &App, seller: &AgentRow, id: &str, args: Args) -> R
 }
 
 /// Writes an edit as a new version with its signed history entry; nothing when nothing changed
-/// (the receipt is then `null`).
+/// (the receipt is then `null`). The edit applies to the row as read at the start: if the
+/// listing changed since (another edit, a sale), it is refused rather than lost.
 async fn apply_edit(
     app: &App,
     current: ListingRow,
-    mut next: ListingRow,
+    next: ListingRow,
     reason: Option<String>,
 ) -> Result<(ListingRow, Value)> {
-    let changes = edit_changes(&current, &next);
-    if changes.is_empty() {
+    if edit_changes(&current, &next).is_empty() {
         return Ok((current, Value::Null));
     }
-    let now = app.now();
-    next.version = current.version + 1;
-    next.last_modified = Some(now.clone());
-    next.modification_count = current.modification_count + 1;
-    let entry = history_entry(app, &next.id, next.version, &now, changes, reason);
-    let entry_text = entry.to_string();
-    let expected_version = current.version;
-    let row = app
+    let (keyring, now) = (app.keyring.clone(), app.now());
+    let written = app
         .store
         .write(move |tx| {
-            // The version check makes concurrent edits of one listing serialize cleanly.
-            let stored = store::find(tx, &next.id)?
+            let stored = store::find(tx, &current.id)?
                 .ok_or_else(|| Error::NotFound("listing vanished".into()))?;
-            if stored.version != expected_version {
+            if stored.version != current.version || stored.sold_count != current.sold_count {
                 return Err(Error::Conflict {
                     code: "VERSION_CONFLICT",
                     message: "the listing changed while this edit was prepared; retry".into(),
                 });
             }
-            store::update(tx, &next)?;
-            store::insert_history(tx, &next.id, next.version, &entry_text)?;
-            Ok(next)
+            write_version(tx, &keyring, &now, &stored, next, reason)
         })
         .await?;
+    let (row, entry) =
+        written.ok_or_else(|| Error::Internal("an edit with changes wrote nothing".into()))?;
     app.browse.upsert(&row);
     Ok((row, entry))
 }
@@ -842,7 +836,7 @@ pub fn write_listing_canonical(app: &App, row: &ListingRow, out: &mut Vec<u8>) {
     out.push(b'}');
 }
 
-fn license(row: &ListingRow) -> Value {
+pub(crate) fn license(row: &ListingRow) -> Value {
     let mut restrictions = vec![
         "no-resale: the buyer may not resell the data".to_owned(),
         "no-relisting: the buyer may not re-list the data on any marketplace".to_owned(),
@@ -869,11 +863,11 @@ fn license(row: &ListingRow) -> Value {
     })
 }
 
-fn sold_out(row: &ListingRow) -> bool {
+pub(crate) fn sold_out(row: &ListingRow) -> bool {
     row.exclusive_sold || row.max_copies.is_some_and(|max| row.sold_count >= max)
 }
 
-async fn find(app: &App, id: &str) -> Result<ListingRow> {
+pub(crate) async fn find(app: &App, id: &str) -> Result<ListingRow> {
     let not_found = || Error::NotFound(format!("no listing with id {id:?}"));
     if uuid::Uuid::parse_str(id).is_err() {
         return Err(not_found());
@@ -1074,7 +1068,7 @@ fn edit_changes(from: &ListingRow, to: &ListingRow) -> Map<String, Value> {
 
 /// A signed history entry: `{type, listingId, version, changedAt, changes, reason, signature}`.
 fn history_entry(
-    app: &App,
+    keyring: &Keyring,
     listing_id: &str,
     version: i64,
     changed_at: &str,
@@ -1088,8 +1082,34 @@ fn history_entry(
     entry.insert("changedAt".into(), changed_at.into());
     entry.insert("changes".into(), Value::Object(changes));
     entry.insert("reason".into(), reason.map_or(Value::Null, Value::from));
-    sign_object(&app.keyring, &mut entry, &app.now());
+    sign_object(keyring, &mut entry, changed_at);
     Value::Object(entry)
+}
+
+/// Writes `next` as the new version of `current` (the row as stored in this transaction) with
+/// its signed history entry. Returns `None`, writing nothing, when nothing changed.
+///
+/// # Errors
+/// Database failure.
+pub(crate) fn write_version(
+    tx: &rusqlite::Connection,
+    keyring: &Keyring,
+    now: &str,
+    current: &ListingRow,
+    mut next: ListingRow,
+    reason: Option<String>,
+) -> Result<Option<(ListingRow, Value)>> {
+    let changes = edit_changes(current, &next);
+    if changes.is_empty() {
+        return Ok(None);
+    }
+    next.version = current.version + 1;
+    next.last_modified = Some(now.to_owned());
+    next.modification_count = current.modification_count + 1;
+    let entry = history_entry(keyring, &next.id, next.version, now, changes, reason);
+    store::update(tx, &next)?;
+    store::insert_history(tx, &next.id, next.version, &entry.to_string())?;
+    Ok(Some((next, entry)))
 }
 
 fn round2(value: f64) -> f64 {

@@ -107,11 +107,11 @@ pub async fn send_as(
         Sender::Key(key) => agents::authenticate(app, key).await?,
         Sender::Agent(agent) => agent.clone(),
     };
-    app.limiter.check(ADMISSION, client.ip)?;
     args.deny_unknown(&["clientMessageId", "body"])?;
     let client_message_id = client_message_id(&args)?;
     let body = message_body(&args)?;
     let handle = handle.trim().to_ascii_uppercase();
+    app.limiter.check(ADMISSION, client.ip)?;
 
     let now = app.now();
     let id = uuid::Uuid::new_v4().to_string();

@@ -87,7 +87,7 @@ pub struct Options {
 /// Everything a request handler needs; one per running server.
 pub struct App {
     pub store: Store,
-    pub keyring: Keyring,
+    pub keyring: Arc<Keyring>,
     pub clock: Arc<dyn Clock>,
     pub limiter: Arc<ratelimit::RateLimiter>,
     /// Agents by the hash of their key, so authenticated requests skip a database read.
@@ -177,7 +177,7 @@ impl App {
         };
         let app = App {
             store,
-            keyring,
+            keyring: Arc::new(keyring),
             limiter: Arc::new(ratelimit::RateLimiter::new(clock.clone())),
             known_agents: agents::KnownAgents::default(),
             clock,

@@ -13,6 +13,7 @@
 pub mod agents;
 pub mod listings;
 pub mod messages;
+pub mod purchases;
 pub mod settings;
 
 use std::path::Path;

@@ -82,6 +82,10 @@ fn every_request_body_example_succeeds_as_sent() {
         &json!({"title": "Example target", "description": "Edited by the examples.", "priceCents": 100, "consent": true}),
     );
     let listing_id = listing.json()["listing"]["id"].as_str().unwrap().to_owned();
+    let recipient = server.register("example-recipient")["handle"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     let mut sent = 0;
     for (path, item) in document["paths"].as_object().unwrap() {
         for (method, operation) in item.as_object().unwrap() {
@@ -100,7 +104,9 @@ fn every_request_body_example_succeeds_as_sent() {
                 "/api/sell/delivery-endpoint" => example["url"] = endpoint["url"].clone(),
                 _ => {}
             }
-            let target = path.replace("{id}", &listing_id);
+            let target = path
+                .replace("{id}", &listing_id)
+                .replace("{handle}", &recipient);
             let key = if path.starts_with("/api/operator/") {
                 &operator_key
             } else {

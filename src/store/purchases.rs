@@ -1,0 +1,207 @@
+//! Purchases, ledger rows and ratings.
+
+use rusqlite::{Connection, OptionalExtension, Row, params};
+
+use crate::error::Result;
+
+/// One purchase as stored (never the deliverable itself).
+#[derive(Clone, Debug)]
+pub struct PurchaseRow {
+    pub id: String,
+    pub listing_id: String,
+    pub buyer_id: Option<String>,
+    pub buyer_handle: Option<String>,
+    pub seller_id: String,
+    pub status: String,
+    pub amount_cents: i64,
+    pub platform_fee_cents: i64,
+    pub seller_net_cents: i64,
+    pub fee_bps: i64,
+    pub schedule_version: i64,
+    pub rail: String,
+    pub email: Option<String>,
+    pub created_at: String,
+    pub paid_at: Option<String>,
+    pub delivered_at: Option<String>,
+    pub delivery_fingerprint: Option<String>,
+    /// The signed purchase receipt, verbatim JSON.
+    pub receipt: String,
+}
+
+const COLUMNS: &str = "id, listing_id, buyer_id, buyer_handle, seller_id, status, amount_cents, platform_fee_cents,
+    seller_net_cents, fee_bps, schedule_version, rail, email, created_at, paid_at, delivered_at, delivery_fingerprint,
+    receipt";
+
+fn from_row(row: &Row<'_>) -> rusqlite::Result<PurchaseRow> {
+    Ok(PurchaseRow {
+        id: row.get(0)?,
+        listing_id: row.get(1)?,
+        buyer_id: row.get(2)?,
+        buyer_handle: row.get(3)?,
+        seller_id: row.get(4)?,
+        status: row.get(5)?,
+        amount_cents: row.get(6)?,
+        platform_fee_cents: row.get(7)?,
+        seller_net_cents: row.get(8)?,
+        fee_bps: row.get(9)?,
+        schedule_version: row.get(10)?,
+        rail: row.get(11)?,
+        email: row.get(12)?,
+        created_at: row.get(13)?,
+        paid_at: row.get(14)?,
+        delivered_at: row.get(15)?,
+        delivery_fingerprint: row.get(16)?,
+        receipt: row.get(17)?,
+    })
+}
+
+/// Inserts a purchase.
+///
+/// # Errors
+/// Database failure.
+pub fn insert(conn: &Connection, p: &PurchaseRow) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO purchases (id, listing_id, buyer_id, buyer_handle, seller_id, status, amount_cents,
+            platform_fee_cents, seller_net_cents, fee_bps, schedule_version, rail, email, created_at, paid_at,
+            delivered_at, delivery_fingerprint, receipt)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+    )?
+    .execute(params![
+        p.id,
+        p.listing_id,
+        p.buyer_id,
+        p.buyer_handle,
+        p.seller_id,
+        p.status,
+        p.amount_cents,
+        p.platform_fee_cents,
+        p.seller_net_cents,
+        p.fee_bps,
+        p.schedule_version,
+        p.rail,
+        p.email,
+        p.created_at,
+        p.paid_at,
+        p.delivered_at,
+        p.delivery_fingerprint,
+        p.receipt
+    ])?;
+    Ok(())
+}
+
+/// A purchase by id.
+///
+/// # Errors
+/// Database failure.
+pub fn find(conn: &Connection, id: &str) -> Result<Option<PurchaseRow>> {
+    let sql = format!("SELECT {COLUMNS} FROM purchases WHERE id = ?1");
+    Ok(conn
+        .prepare_cached(&sql)?
+        .query_row([id], from_row)
+        .optional()?)
+}
+
+/// Records the first successful delivery.
+///
+/// # Errors
+/// Database failure.
+pub fn mark_delivered(conn: &Connection, id: &str, at: &str, fingerprint: &str) -> Result<()> {
+    conn.prepare_cached(
+        "UPDATE purchases SET status = 'delivered', delivered_at = ?2, delivery_fingerprint = ?3
+         WHERE id = ?1 AND status = 'paid'",
+    )?
+    .execute(params![id, at, fingerprint])?;
+    Ok(())
+}
+
+/// One ledger row.
+pub struct LedgerRow<'a> {
+    pub id: &'a str,
+    pub purchase_id: &'a str,
+    pub seller_code: &'a str,
+    pub buyer_label: &'a str,
+    pub vertical_slug: &'a str,
+    pub amount_cents: i64,
+    pub platform_fee_cents: i64,
+    pub rail: &'a str,
+    pub status: &'a str,
+    pub is_reference_listing: bool,
+    pub created_at: &'a str,
+    pub released_at: Option<&'a str>,
+}
+
+/// Appends a sale to the ledger.
+///
+/// # Errors
+/// Database failure.
+pub fn insert_ledger(conn: &Connection, l: &LedgerRow<'_>) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO ledger (id, purchase_id, seller_code, buyer_label, vertical_slug, amount_cents,
+            platform_fee_cents, rail, status, is_reference_listing, created_at, released_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+    )?
+    .execute(params![
+        l.id,
+        l.purchase_id,
+        l.seller_code,
+        l.buyer_label,
+        l.vertical_slug,
+        l.amount_cents,
+        l.platform_fee_cents,
+        l.rail,
+        l.status,
+        l.is_reference_listing,
+        l.created_at,
+        l.released_at
+    ])?;
+    Ok(())
+}
+
+/// Whether a purchase has been rated.
+///
+/// # Errors
+/// Database failure.
+pub fn is_rated(conn: &Connection, purchase_id: &str) -> Result<bool> {
+    Ok(conn
+        .prepare_cached("SELECT 1 FROM ratings WHERE purchase_id = ?1")?
+        .query_row([purchase_id], |_| Ok(()))
+        .optional()?
+        .is_some())
+}
+
+/// One rating as stored.
+pub struct RatingRow<'a> {
+    pub id: &'a str,
+    pub purchase_id: &'a str,
+    pub listing_id: &'a str,
+    pub rating: i64,
+    pub comment: Option<&'a str>,
+    pub created_at: &'a str,
+    /// The signed attestation, verbatim JSON.
+    pub attestation: &'a str,
+}
+
+/// Stores a rating with its attestation.
+///
+/// # Errors
+/// Database failure (including a second rating of one purchase).
+pub fn insert_rating(conn: &Connection, r: &RatingRow<'_>) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO ratings (id, purchase_id, listing_id, rating, comment, created_at, attestation)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    )?
+    .execute(params![r.id, r.purchase_id, r.listing_id, r.rating, r.comment, r.created_at, r.attestation])?;
+    Ok(())
+}
+
+/// The latest ratings of a listing (attestation JSON texts), newest first.
+///
+/// # Errors
+/// Database failure.
+pub fn ratings_of(conn: &Connection, listing_id: &str, limit: i64) -> Result<Vec<String>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT attestation FROM ratings WHERE listing_id = ?1 ORDER BY seq DESC LIMIT ?2",
+    )?;
+    let rows = stmt.query_map(params![listing_id, limit], |r| r.get(0))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}

@@ -4,11 +4,12 @@ use crate::args::Args;
 use crate::error::Result;
 use crate::http::request::Ctx;
 use crate::http::response::Reply;
-use crate::service::{App, agents, listings, sellers, stats};
+use crate::service::{App, agents, listings, purchases, sellers, stats};
 use crate::store::agents::AgentRow;
 
-/// Marketplace REST takes the key as `Authorization: Bearer` or as the `api_key` body field
-/// (interface, Authentication 3); the field is removed before the service reads the body.
+/// Marketplace REST takes the key (seller's or buyer's) as `Authorization: Bearer` or as the
+/// `api_key` body field (interface, Authentication 3); the field is removed before the service
+/// reads the body.
 async fn seller_and_args(app: &App, ctx: &Ctx) -> Result<(AgentRow, Args)> {
     let mut args = ctx.json_args()?;
     let body_key = args.take_str("api_key");
@@ -88,4 +89,28 @@ pub async fn platform_stats(app: &App) -> Result<Reply> {
 
 pub async fn marketplace_stats(app: &App) -> Result<Reply> {
     Ok(Reply::ok(stats::marketplace(app).await?))
+}
+
+pub async fn purchase(app: &App, ctx: &Ctx) -> Result<Reply> {
+    let (buyer, args) = seller_and_args(app, ctx).await?;
+    Ok(Reply::ok(
+        purchases::purchase(app, &buyer, id(ctx), args).await?,
+    ))
+}
+
+/// The spec takes the buyer key as the `api_key` query parameter here; Bearer works too.
+pub async fn get_purchase(app: &App, ctx: &Ctx) -> Result<Reply> {
+    let key = ctx
+        .bearer()
+        .or(ctx.query("api_key"))
+        .filter(|k| !k.is_empty());
+    let buyer = agents::authenticate(app, key).await?;
+    Ok(Reply::ok(purchases::get(app, &buyer, id(ctx)).await?))
+}
+
+pub async fn rate(app: &App, ctx: &Ctx) -> Result<Reply> {
+    let (buyer, args) = seller_and_args(app, ctx).await?;
+    Ok(Reply::ok(
+        purchases::rate(app, &buyer, id(ctx), args).await?,
+    ))
 }

@@ -54,5 +54,8 @@ pub async fn dispatch(app: &App, route: Route, ctx: &Ctx) -> Result<Reply> {
         Route::McpPost => crate::mcp::post(app, ctx).await,
         Route::McpGet => crate::mcp::get(app, ctx).await,
         Route::McpDelete => crate::mcp::delete(),
+        Route::PurchaseListing => listings::purchase(app, ctx).await,
+        Route::GetPurchase => listings::get_purchase(app, ctx).await,
+        Route::RateListing => listings::rate(app, ctx).await,
     }
 }

@@ -42,6 +42,9 @@ pub enum Route {
     McpPost,
     McpGet,
     McpDelete,
+    PurchaseListing,
+    GetPurchase,
+    RateListing,
 }
 
 /// (method, path template, route). `{name}` matches one non-empty segment; a static segment
@@ -115,6 +118,17 @@ pub const ROUTES: &[(&str, &str, Route)] = &[
     ("POST", "/api/mcp", Route::McpPost),
     ("GET", "/api/mcp", Route::McpGet),
     ("DELETE", "/api/mcp", Route::McpDelete),
+    (
+        "POST",
+        "/api/marketplace/listings/{id}/purchase",
+        Route::PurchaseListing,
+    ),
+    ("GET", "/api/marketplace/purchases/{id}", Route::GetPurchase),
+    (
+        "POST",
+        "/api/marketplace/listings/{id}/rate",
+        Route::RateListing,
+    ),
 ];
 
 impl Route {
@@ -143,6 +157,9 @@ impl Route {
                 | Route::McpPost
                 | Route::McpGet
                 | Route::McpDelete
+                | Route::PurchaseListing
+                | Route::GetPurchase
+                | Route::RateListing
         )
     }
 }

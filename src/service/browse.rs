@@ -206,7 +206,14 @@ impl BrowseIndex {
 
     /// Records a committed insert or edit of a listing.
     pub fn upsert(&self, row: &ListingRow) {
-        self.put(self.entry(&IndexRow::from(row)));
+        self.upsert_rows(&[IndexRow::from(row)]);
+    }
+
+    /// Records committed changes of several listings (a seller's reputation moved, say).
+    pub fn upsert_rows(&self, rows: &[IndexRow]) {
+        for row in rows {
+            self.put(self.entry(row));
+        }
         self.generation.fetch_add(1, AtomicOrdering::SeqCst);
     }
 

@@ -293,7 +293,7 @@ pub async fn detail(app: &App, id: &str) -> Result<Value> {
             "ratingCount": seller.rating_count,
             "totalSalesCount": seller.sales_count,
         },
-        "ratings": [],
+        "ratings": super::purchases::ratings_of(app, &row.id).await?,
         "license": license(&row),
     }))
 }

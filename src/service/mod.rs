@@ -11,6 +11,7 @@ pub mod fees;
 pub mod listings;
 pub mod messages;
 pub mod provenance;
+pub mod purchases;
 pub mod ratelimit;
 pub mod receipts;
 pub mod reputation;

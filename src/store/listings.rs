@@ -270,12 +270,21 @@ impl From<&ListingRow> for IndexRow {
 /// # Errors
 /// Database failure.
 pub fn index_rows(conn: &Connection) -> Result<Vec<IndexRow>> {
-    let mut stmt = conn.prepare_cached(
+    index_rows_where(conn, "", [])
+}
+
+fn index_rows_where<P: rusqlite::Params>(
+    conn: &Connection,
+    filter: &str,
+    params: P,
+) -> Result<Vec<IndexRow>> {
+    let sql = format!(
         "SELECT seq, active, is_sample, category, vertical_slug, listing_type, price_cents, rating_sum,
             rating_count, quality, seller_reputation, purchase_count, view_count
-         FROM listings ORDER BY seq",
-    )?;
-    let rows = stmt.query_map([], |r| {
+         FROM listings {filter} ORDER BY seq"
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map(params, |r| {
         Ok(IndexRow {
             seq: r.get(0)?,
             active: r.get(1)?,
@@ -337,4 +346,46 @@ pub fn add_views(conn: &Connection, views: &[(i64, i64)]) -> Result<()> {
         stmt.execute(params![seq, n])?;
     }
     Ok(())
+}
+
+/// Counts one more sale of a listing.
+///
+/// # Errors
+/// Database failure.
+pub fn record_sale(conn: &Connection, id: &str) -> Result<()> {
+    conn.prepare_cached(
+        "UPDATE listings SET sold_count = sold_count + 1, purchase_count = purchase_count + 1 WHERE id = ?1",
+    )?
+    .execute([id])?;
+    Ok(())
+}
+
+/// Adds a rating to a listing and stores its new quality score.
+///
+/// # Errors
+/// Database failure.
+pub fn record_rating(conn: &Connection, id: &str, rating: i64, quality: f64) -> Result<()> {
+    conn.prepare_cached(
+        "UPDATE listings SET rating_sum = rating_sum + ?2, rating_count = rating_count + 1, quality = ?3 WHERE id = ?1",
+    )?
+    .execute(params![id, rating, quality])?;
+    Ok(())
+}
+
+/// Copies a seller's reputation onto its listings (browse sorts by it).
+///
+/// # Errors
+/// Database failure.
+pub fn set_seller_reputation(conn: &Connection, seller_id: &str, reputation: f64) -> Result<()> {
+    conn.prepare_cached("UPDATE listings SET seller_reputation = ?2 WHERE seller_id = ?1")?
+        .execute(params![seller_id, reputation])?;
+    Ok(())
+}
+
+/// The browse columns of one seller's listings.
+///
+/// # Errors
+/// Database failure.
+pub fn index_rows_of_seller(conn: &Connection, seller_id: &str) -> Result<Vec<IndexRow>> {
+    index_rows_where(conn, "WHERE seller_id = ?1", [seller_id])
 }

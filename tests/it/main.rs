@@ -8,6 +8,7 @@ mod docs;
 mod http_core;
 mod mcp;
 mod messages;
+mod purchases;
 mod receipts;
 #[allow(dead_code)]
 mod seller_twin;

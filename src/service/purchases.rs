@@ -1,0 +1,507 @@
+//! Purchases, the live delivery relay, the sales ledger and ratings.
+//!
+//! Purchase statuses: `pending_payment` (a paid listing's checkout is open) → `paid` (the money
+//! is in, or the listing is free) → `delivered` (the first successful relay); `pending_payment`
+//! → `expired` or `cancelled` when the checkout ends unpaid. Paid rails arrive with the payment
+//! work; this module serves free listings end to end and refuses paid ones clearly.
+//!
+//! Zero storage: at every read by the buyer the deliverable is fetched from the seller's verified
+//! endpoint with a signed `bourse.delivery` request (or built in, for reference samples),
+//! relayed, and dropped. Only its fingerprint is recorded. Bytes that differ from the listing's
+//! fingerprint make a new listing version whose history shows the new fingerprint. A failed
+//! fetch leaves the purchase `paid`; the next read retries.
+
+use base64::Engine;
+use serde_json::{Map, Value, json};
+
+use super::catalog::HEALTH_VERTICAL;
+use super::listings::{self, write_version};
+use super::sellers::{self, Deliverable};
+use super::{App, fees, reputation, samples};
+use crate::args::Args;
+use crate::crypto::jcs;
+use crate::crypto::receipt::sign_object;
+use crate::error::{Error, Result};
+use crate::store::agents::AgentRow;
+use crate::store::listings::{self as listing_store, ListingRow};
+use crate::store::purchases::{self as store, LedgerRow, PurchaseRow, RatingRow};
+
+/// The buyer's intended uses accepted for personal health data.
+pub const INTENDED_USES: &[&str] = &[
+    "academic_research",
+    "commercial_research",
+    "ai_training",
+    "personal_educational",
+    "other",
+];
+/// The buyer attestations personal health data requires, all true.
+pub const ATTESTATIONS: &[&str] = &[
+    "notForInsurance",
+    "notForEmployment",
+    "notForDiscrimination",
+    "noReidentification",
+    "acceptUseTerms",
+];
+const COMMENT_MAX: usize = 2000;
+
+/// `POST /api/marketplace/listings/{id}/purchase`.
+///
+/// # Errors
+/// `NOT_FOUND`, `CANNOT_BUY_OWN_LISTING` (403), `LISTING_UNAVAILABLE` (409),
+/// `HEALTH_TERMS_REQUIRED` (422), `PAYMENTS_UNAVAILABLE` (503) for a paid listing.
+pub async fn purchase(app: &App, buyer: &AgentRow, listing_id: &str, args: Args) -> Result<Value> {
+    args.deny_unknown(&["email", "buyer_intended_use", "buyer_attestation"])?;
+    let email = args.opt_str("email", 254)?;
+    let listing = listings::find(app, listing_id).await?;
+    if listing.seller_id == buyer.id {
+        return Err(Error::Forbidden {
+            code: "CANNOT_BUY_OWN_LISTING",
+            message: "an agent cannot buy its own listing".into(),
+        });
+    }
+    if listing.vertical_slug == HEALTH_VERTICAL {
+        check_health_terms(&args)?;
+    }
+    if !listing.active || listings::sold_out(&listing) {
+        return Err(unavailable());
+    }
+    if listing.price_cents > 0 {
+        return Err(Error::Unavailable {
+            code: "PAYMENTS_UNAVAILABLE",
+            message: "paid listings need a payment rail, which this server does not offer yet; free listings can be bought now".into(),
+        });
+    }
+    let fee = fees::platform_fee(0, false);
+    let now = app.now();
+    let id = uuid::Uuid::new_v4().to_string();
+    let mut receipt = Map::new();
+    receipt.insert("type".into(), "bourse.purchase.receipt".into());
+    receipt.insert("purchaseId".into(), id.clone().into());
+    receipt.insert("listingId".into(), listing.id.clone().into());
+    receipt.insert("listingVersion".into(), listing.version.into());
+    receipt.insert(
+        "listingFingerprint".into(),
+        listing.fingerprint.clone().into(),
+    );
+    receipt.insert("buyerHandle".into(), buyer.handle.clone().into());
+    receipt.insert("sellerName".into(), listing.seller_code.clone().into());
+    receipt.insert("amountCents".into(), fee.amount_cents.into());
+    receipt.insert("platformFeeCents".into(), fee.platform_fee_cents.into());
+    receipt.insert("sellerNetCents".into(), fee.seller_net_cents.into());
+    receipt.insert("feeBps".into(), fee.fee_bps.into());
+    receipt.insert("scheduleVersion".into(), fee.schedule_version.into());
+    receipt.insert("rail".into(), "free".into());
+    receipt.insert("createdAt".into(), now.clone().into());
+    sign_object(&app.keyring, &mut receipt, &now);
+    let purchase = PurchaseRow {
+        id,
+        listing_id: listing.id.clone(),
+        buyer_id: Some(buyer.id.clone()),
+        buyer_handle: Some(buyer.handle.clone()),
+        seller_id: listing.seller_id.clone(),
+        status: "paid".into(),
+        amount_cents: fee.amount_cents,
+        platform_fee_cents: fee.platform_fee_cents,
+        seller_net_cents: fee.seller_net_cents,
+        fee_bps: fee.fee_bps,
+        schedule_version: fee.schedule_version,
+        rail: "free".into(),
+        email,
+        created_at: now.clone(),
+        paid_at: Some(now.clone()),
+        delivered_at: None,
+        delivery_fingerprint: None,
+        receipt: Value::Object(receipt).to_string(),
+    };
+    let (keyring, stamp) = (app.keyring.clone(), now.clone());
+    let (purchase, changed) = app
+        .store
+        .write(move |tx| {
+            let stored = listing_store::find(tx, &purchase.listing_id)?.ok_or_else(unavailable)?;
+            // Checked again here: the writer serializes buyers, so exactly one wins the last copy.
+            if !stored.active || listings::sold_out(&stored) {
+                return Err(unavailable());
+            }
+            store::insert(tx, &purchase)?;
+            listing_store::record_sale(tx, &stored.id)?;
+            let counted = ListingRow {
+                sold_count: stored.sold_count + 1,
+                purchase_count: stored.purchase_count + 1,
+                ..stored
+            };
+            let mut next = counted.clone();
+            next.exclusive_sold = counted.listing_type == "exclusive";
+            if listings::sold_out(&next) {
+                next.active = false;
+            }
+            let reason = Some("sold out".to_owned());
+            let written = write_version(tx, &keyring, &stamp, &counted, next, reason)?;
+            store::insert_ledger(
+                tx,
+                &LedgerRow {
+                    id: &uuid::Uuid::new_v4().to_string(),
+                    purchase_id: &purchase.id,
+                    seller_code: &counted.seller_code,
+                    buyer_label: &purchase
+                        .buyer_handle
+                        .clone()
+                        .unwrap_or_else(|| "anonymous".into()),
+                    vertical_slug: &counted.vertical_slug,
+                    amount_cents: purchase.amount_cents,
+                    platform_fee_cents: purchase.platform_fee_cents,
+                    rail: "checkout",
+                    status: "released",
+                    is_reference_listing: counted.is_sample,
+                    created_at: &stamp,
+                    released_at: Some(&stamp),
+                },
+            )?;
+            let seller_rows = record_seller_sale(tx, &purchase.seller_id)?;
+            Ok((
+                purchase,
+                (written.map(|(row, _)| row).unwrap_or(counted), seller_rows),
+            ))
+        })
+        .await?;
+    let (listing, seller_rows) = changed;
+    app.browse.upsert_rows(&seller_rows);
+    app.browse.upsert(&listing);
+    read_as_buyer(app, purchase).await
+}
+
+/// One more completed sale for a seller: its reputation moves, and so do its listings.
+fn record_seller_sale(
+    tx: &rusqlite::Connection,
+    seller_id: &str,
+) -> Result<Vec<listing_store::IndexRow>> {
+    tx.execute(
+        "UPDATE agents SET sales_count = sales_count + 1 WHERE id = ?1",
+        [seller_id],
+    )?;
+    refresh_reputation(tx, seller_id)
+}
+
+/// Recomputes a seller's reputation from its stored inputs and copies it onto its listings.
+fn refresh_reputation(
+    tx: &rusqlite::Connection,
+    seller_id: &str,
+) -> Result<Vec<listing_store::IndexRow>> {
+    let (sum, count, sales): (i64, i64, i64) = tx.query_row(
+        "SELECT rating_sum, rating_count, sales_count FROM agents WHERE id = ?1",
+        [seller_id],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+    )?;
+    let score = reputation::seller(sum, count, sales);
+    tx.execute(
+        "UPDATE agents SET reputation = ?2 WHERE id = ?1",
+        rusqlite::params![seller_id, score],
+    )?;
+    listing_store::set_seller_reputation(tx, seller_id, score)?;
+    listing_store::index_rows_of_seller(tx, seller_id)
+}
+
+/// `GET /api/marketplace/purchases/{id}`: the buyer's own purchase, with the deliverable
+/// relayed live once it is paid.
+///
+/// # Errors
+/// `NOT_FOUND`, `NOT_BUYER` (403).
+pub async fn get(app: &App, buyer: &AgentRow, id: &str) -> Result<Value> {
+    let key = id.to_owned();
+    let purchase = app
+        .store
+        .read(move |conn| store::find(conn, &key))
+        .await?
+        .ok_or_else(|| Error::NotFound(format!("no purchase with id {id:?}")))?;
+    if purchase.buyer_id.as_deref() != Some(buyer.id.as_str()) {
+        return Err(Error::Forbidden {
+            code: "NOT_BUYER",
+            message: "only the buyer's key reads a purchase".into(),
+        });
+    }
+    read_as_buyer(app, purchase).await
+}
+
+/// The Purchase resource for its buyer: relays the deliverable when the purchase is paid.
+async fn read_as_buyer(app: &App, mut purchase: PurchaseRow) -> Result<Value> {
+    let mut delivery = Value::Null;
+    let mut delivery_error = Value::Null;
+    if purchase.status == "paid" || purchase.status == "delivered" {
+        match relay(app, &purchase).await {
+            Ok((deliverable, fingerprint)) => {
+                if purchase.status == "paid" {
+                    let now = app.now();
+                    let (id, at, print) = (purchase.id.clone(), now.clone(), fingerprint.clone());
+                    app.store
+                        .write(move |tx| store::mark_delivered(tx, &id, &at, &print))
+                        .await?;
+                    purchase.status = "delivered".into();
+                    purchase.delivered_at = Some(now);
+                    purchase.delivery_fingerprint = Some(fingerprint.clone());
+                }
+                delivery = delivery_json(&deliverable, &fingerprint);
+            }
+            Err(error) => delivery_error = Value::String(error.to_string()),
+        }
+    }
+    let receipt: Value = serde_json::from_str(&purchase.receipt).unwrap_or(Value::Null);
+    Ok(json!({
+        "id": purchase.id,
+        "listingId": purchase.listing_id,
+        "buyerHandle": purchase.buyer_handle,
+        "status": purchase.status,
+        "amountCents": purchase.amount_cents,
+        "platformFeeCents": purchase.platform_fee_cents,
+        "sellerNetCents": purchase.seller_net_cents,
+        "feeBps": purchase.fee_bps,
+        "scheduleVersion": purchase.schedule_version,
+        "rail": purchase.rail,
+        "checkoutUrl": null,
+        "createdAt": purchase.created_at,
+        "paidAt": purchase.paid_at,
+        "deliveredAt": purchase.delivered_at,
+        "receipt": receipt,
+        "delivery": delivery,
+        "deliveryError": delivery_error,
+    }))
+}
+
+/// Fetches (or builds) the deliverable and checks it against the listing's fingerprint; a
+/// changed deliverable makes a new listing version.
+async fn relay(app: &App, purchase: &PurchaseRow) -> Result<(Deliverable, String)> {
+    let listing = listings::find(app, &purchase.listing_id).await?;
+    let deliverable = if listing.is_sample {
+        let vertical = app
+            .taxonomy
+            .vertical(&listing.vertical_slug)
+            .ok_or_else(|| Error::Internal("sample of an unknown vertical".into()))?;
+        Deliverable {
+            bytes: samples::deliverable(vertical),
+            content_type: "application/json".into(),
+        }
+    } else {
+        let seller_id = listing.seller_id.clone();
+        let (endpoint, seller) = app
+            .store
+            .read(move |conn| {
+                Ok((
+                    sellers::verified_endpoint(conn, &seller_id)?,
+                    crate::store::agents::find_by_id(conn, &seller_id)?,
+                ))
+            })
+            .await?;
+        let ((url, _), seller) = endpoint.zip(seller).ok_or_else(|| Error::Unprocessable {
+            code: "SELLER_ENDPOINT_FAILED",
+            message: "the seller has no verified delivery endpoint right now; try again later"
+                .into(),
+        })?;
+        sellers::fetch_deliverable(
+            app,
+            &url,
+            &seller.handle,
+            &listing.id,
+            Some(&purchase.id),
+            listing.deliverable_ref.as_deref(),
+        )
+        .await?
+    };
+    let fingerprint = jcs::sha256_prefixed(&deliverable.bytes);
+    if fingerprint != listing.fingerprint {
+        let (keyring, now, print) = (app.keyring.clone(), app.now(), fingerprint.clone());
+        let id = listing.id.clone();
+        let written = app
+            .store
+            .write(move |tx| {
+                let Some(stored) = listing_store::find(tx, &id)? else {
+                    return Ok(None);
+                };
+                let next = ListingRow {
+                    fingerprint: print,
+                    ..stored.clone()
+                };
+                write_version(
+                    tx,
+                    &keyring,
+                    &now,
+                    &stored,
+                    next,
+                    Some("the deliverable changed at delivery".into()),
+                )
+            })
+            .await?;
+        if let Some((row, _)) = written {
+            app.browse.upsert(&row);
+        }
+    }
+    Ok((deliverable, fingerprint))
+}
+
+/// `{contentType, encoding, content, fingerprint}`: JSON as JSON, text as text, else base64.
+fn delivery_json(deliverable: &Deliverable, fingerprint: &str) -> Value {
+    let media = deliverable
+        .content_type
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase();
+    let as_json = (media == "application/json" || media.ends_with("+json"))
+        .then(|| serde_json::from_slice::<Value>(&deliverable.bytes).ok())
+        .flatten();
+    let as_text = (media.starts_with("text/"))
+        .then(|| String::from_utf8(deliverable.bytes.clone()).ok())
+        .flatten();
+    let (encoding, content) = match (as_json, as_text) {
+        (Some(value), _) => ("json", value),
+        (None, Some(text)) => ("utf-8", Value::String(text)),
+        _ => (
+            "base64",
+            Value::String(base64::engine::general_purpose::STANDARD.encode(&deliverable.bytes)),
+        ),
+    };
+    json!({
+        "contentType": deliverable.content_type,
+        "encoding": encoding,
+        "content": content,
+        "fingerprint": fingerprint,
+        "bytes": deliverable.bytes.len(),
+    })
+}
+
+fn check_health_terms(args: &Args) -> Result<()> {
+    let refuse = |message: String| Error::Unprocessable {
+        code: "HEALTH_TERMS_REQUIRED",
+        message,
+    };
+    let intended = args.opt_str("buyer_intended_use", 40)?;
+    if !intended
+        .as_deref()
+        .is_some_and(|use_| INTENDED_USES.contains(&use_))
+    {
+        return Err(refuse(format!(
+            "personal health data needs `buyer_intended_use`, one of {}",
+            INTENDED_USES.join(", ")
+        )));
+    }
+    let attestation = args.get("buyer_attestation").and_then(Value::as_object);
+    let all_true = attestation.is_some_and(|a| {
+        ATTESTATIONS
+            .iter()
+            .all(|k| a.get(*k) == Some(&Value::Bool(true)))
+    });
+    if !all_true {
+        return Err(refuse(format!(
+            "personal health data needs `buyer_attestation` with {} all true",
+            ATTESTATIONS.join(", ")
+        )));
+    }
+    Ok(())
+}
+
+fn unavailable() -> Error {
+    Error::Conflict {
+        code: "LISTING_UNAVAILABLE",
+        message:
+            "this listing is not for sale now (deactivated, exclusive and sold, or every copy sold)"
+                .into(),
+    }
+}
+
+/// `POST /api/marketplace/listings/{id}/rate` {purchase_id, rating, comment}: only the buyer of a
+/// delivered purchase of this listing, once per purchase. Answers a signed attestation that a
+/// paying buyer left the rating; ratings are shown without the buyer.
+///
+/// # Errors
+/// `INVALID_ARGUMENT`, `NOT_FOUND`, `NOT_BUYER` (403), `NOT_DELIVERED` (409), `ALREADY_RATED` (409).
+pub async fn rate(app: &App, buyer: &AgentRow, listing_id: &str, args: Args) -> Result<Value> {
+    args.deny_unknown(&["purchase_id", "rating", "comment"])?;
+    let purchase_id = args.req_str("purchase_id", 64)?;
+    let rating = args
+        .opt_int("rating", 1, 5)?
+        .ok_or_else(|| Error::invalid("`rating` is required (an integer from 1 to 5)"))?;
+    let comment = args.opt_str("comment", COMMENT_MAX)?;
+    let key = purchase_id.clone();
+    let purchase = app
+        .store
+        .read(move |conn| store::find(conn, &key))
+        .await?
+        .filter(|p| p.listing_id == listing_id)
+        .ok_or_else(|| Error::NotFound(format!("no purchase {purchase_id:?} of this listing")))?;
+    if purchase.buyer_id.as_deref() != Some(buyer.id.as_str()) {
+        return Err(Error::Forbidden {
+            code: "NOT_BUYER",
+            message: "only the buyer of this purchase can rate it".into(),
+        });
+    }
+    if purchase.status != "delivered" {
+        return Err(Error::Conflict {
+            code: "NOT_DELIVERED",
+            message: "a purchase can be rated once it has been delivered".into(),
+        });
+    }
+    let now = app.now();
+    let rating_id = uuid::Uuid::new_v4().to_string();
+    let mut attestation = Map::new();
+    attestation.insert("type".into(), "bourse.rating.attestation".into());
+    attestation.insert("ratingId".into(), rating_id.clone().into());
+    attestation.insert("listingId".into(), purchase.listing_id.clone().into());
+    attestation.insert("rating".into(), rating.into());
+    attestation.insert(
+        "comment".into(),
+        comment.clone().map_or(Value::Null, Value::from),
+    );
+    attestation.insert("verifiedBuyer".into(), true.into());
+    attestation.insert("amountCents".into(), purchase.amount_cents.into());
+    attestation.insert("ratedAt".into(), now.clone().into());
+    sign_object(&app.keyring, &mut attestation, &now);
+    let attestation = Value::Object(attestation);
+    let text = attestation.to_string();
+    let seller_rows = app
+        .store
+        .write(move |tx| {
+            if store::is_rated(tx, &purchase.id)? {
+                return Err(Error::Conflict { code: "ALREADY_RATED", message: "this purchase has already been rated".into() });
+            }
+            store::insert_rating(
+                tx,
+                &RatingRow {
+                    id: &rating_id,
+                    purchase_id: &purchase.id,
+                    listing_id: &purchase.listing_id,
+                    rating,
+                    comment: comment.as_deref(),
+                    created_at: &now,
+                    attestation: &text,
+                },
+            )?;
+            let (sum, count): (i64, i64) = tx.query_row(
+                "SELECT rating_sum + ?2, rating_count + 1 FROM listings WHERE id = ?1",
+                rusqlite::params![purchase.listing_id, rating],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?;
+            listing_store::record_rating(tx, &purchase.listing_id, rating, reputation::quality(sum, count))?;
+            tx.execute(
+                "UPDATE agents SET rating_sum = rating_sum + ?2, rating_count = rating_count + 1 WHERE id = ?1",
+                rusqlite::params![purchase.seller_id, rating],
+            )?;
+            refresh_reputation(tx, &purchase.seller_id)
+        })
+        .await?;
+    app.browse.upsert_rows(&seller_rows);
+    Ok(json!({ "rating": attestation }))
+}
+
+/// The latest ratings of a listing, as their public attestations.
+///
+/// # Errors
+/// Database failure.
+pub async fn ratings_of(app: &App, listing_id: &str) -> Result<Vec<Value>> {
+    let id = listing_id.to_owned();
+    let texts = app
+        .store
+        .read(move |conn| store::ratings_of(conn, &id, 20))
+        .await?;
+    Ok(texts
+        .iter()
+        .filter_map(|t| serde_json::from_str(t).ok())
+        .collect())
+}

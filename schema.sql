@@ -55,10 +55,11 @@ CREATE TABLE verticals (
     position    INTEGER NOT NULL
 ) STRICT;
 
--- A seller's verified delivery endpoint. Only verified endpoints are stored.
+-- A seller's verified delivery endpoint. Only verified endpoints are stored, and a URL
+-- belongs to one seller.
 CREATE TABLE delivery_endpoints (
     agent_id    TEXT PRIMARY KEY REFERENCES agents (id),
-    url         TEXT NOT NULL,
+    url         TEXT NOT NULL UNIQUE,
     verified_at TEXT NOT NULL,
     updated_at  TEXT NOT NULL
 ) STRICT;
@@ -99,7 +100,9 @@ CREATE TABLE listings (
     created_at         TEXT    NOT NULL,
     version            INTEGER NOT NULL DEFAULT 1,
     last_modified      TEXT,
-    modification_count INTEGER NOT NULL DEFAULT 0
+    modification_count INTEGER NOT NULL DEFAULT 0,
+    -- Listed when its vertical had no commerce: its first settled sale may claim founding fill.
+    founding_eligible  INTEGER NOT NULL DEFAULT 0
 ) STRICT;
 
 -- Browse filters and sorts run in memory (service::browse); SQLite serves rows by seq, the
@@ -223,8 +226,17 @@ CREATE TABLE purchases (
     paid_at              TEXT,
     delivered_at         TEXT,
     delivery_fingerprint TEXT,
-    receipt              TEXT    NOT NULL
+    receipt              TEXT    NOT NULL,
+    -- Checkout (paid rails): the session that reserves the listing until it expires.
+    checkout_session     TEXT    UNIQUE,
+    expires_at           TEXT,
+    -- Physical orders: the seller's shipment.
+    shipped_at           TEXT,
+    carrier              TEXT,
+    tracking             TEXT
 ) STRICT;
+
+CREATE INDEX purchases_pending ON purchases (listing_id, expires_at) WHERE status = 'pending_payment';
 
 CREATE INDEX purchases_buyer ON purchases (buyer_id, seq);
 CREATE INDEX purchases_listing ON purchases (listing_id, status);
@@ -244,7 +256,21 @@ CREATE TABLE ledger (
     is_reference_listing  INTEGER NOT NULL,
     party                 TEXT    NOT NULL DEFAULT 'unclassified',
     created_at            TEXT    NOT NULL,
+    -- When the escrow clock ends (set at the first delivery, and shipment for physical orders).
+    release_at            TEXT,
     released_at           TEXT
+) STRICT;
+
+CREATE INDEX ledger_due ON ledger (release_at) WHERE status = 'held';
+CREATE INDEX ledger_vertical ON ledger (vertical_slug) WHERE is_reference_listing = 0;
+
+-- Sellers' payout accounts on the payment rail (sandbox: a local onboarding page).
+CREATE TABLE payout_accounts (
+    agent_id      TEXT PRIMARY KEY REFERENCES agents (id),
+    onboarding_id TEXT NOT NULL UNIQUE,
+    status        TEXT NOT NULL CHECK (status IN ('pending', 'complete')),
+    created_at    TEXT NOT NULL,
+    completed_at  TEXT
 ) STRICT;
 
 -- Ratings by verified buyers, one per purchase, anonymous in public.

@@ -78,11 +78,7 @@ fn main() {
         }
     }
     let started = Instant::now();
-    let options = Options {
-        public_url: "http://127.0.0.1:8080".into(),
-        allow_loopback_outbound: false,
-        max_deliverable_bytes: 1 << 20,
-    };
+    let options = Options::new("http://127.0.0.1:8080");
     let app = App::open(&DataDir(data.clone()), options, Arc::new(SystemClock))
         .expect("open the data directory");
     let now = rfc3339(jiff::Timestamp::now());

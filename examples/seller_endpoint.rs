@@ -9,6 +9,8 @@
 //! Options: `--file PATH` (required), `--content-type TYPE` (default: guessed from the
 //! extension: `.json` application/json, `.csv` text/csv, `.txt` text/plain, otherwise
 //! application/octet-stream), `--listen ADDR` (default `127.0.0.1:0`, a free port), and which
+//! `--seller-handle A-XXXXXXXX` makes the endpoint answer only requests for that seller (always
+//! set it in production: otherwise another agent could verify this URL as its own). The
 //! bourse to trust: `--bourse-url URL` (its keys are fetched once from `GET
 //! {URL}/api/signing-key`, and again when a request names an unknown key id, to follow a key
 //! rotation) or `--public-key B64URL` (one fixed Ed25519 key).
@@ -47,7 +49,7 @@ use serde_json::json;
 use tokio::net::TcpListener;
 
 const USAGE: &str = "usage: seller_endpoint --file PATH [--content-type TYPE] \
-[--listen 127.0.0.1:0] (--bourse-url URL | --public-key B64URL)";
+[--listen 127.0.0.1:0] [--seller-handle A-XXXXXXXX] (--bourse-url URL | --public-key B64URL)";
 
 /// Refetches of the key set triggered by unknown key ids are at most this frequent, so
 /// unsigned junk cannot turn the endpoint into a request amplifier against bourse.
@@ -63,6 +65,8 @@ struct Options {
     content_type: String,
     listen: SocketAddr,
     source: KeySource,
+    /// The seller's own handle: requests for any other handle are refused.
+    seller_handle: Option<String>,
 }
 
 struct State {
@@ -77,6 +81,7 @@ fn parse_args() -> Result<Options, String> {
     let mut listen: SocketAddr = "127.0.0.1:0".parse().expect("a valid default");
     let mut bourse_url = None;
     let mut public_key = None;
+    let mut seller_handle = None;
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
         if flag == "--help" || flag == "-h" {
@@ -93,6 +98,7 @@ fn parse_args() -> Result<Options, String> {
             }
             "--bourse-url" => bourse_url = Some(value),
             "--public-key" => public_key = Some(value),
+            "--seller-handle" => seller_handle = Some(value),
             other => return Err(format!("unknown option {other}")),
         }
     }
@@ -108,11 +114,17 @@ fn parse_args() -> Result<Options, String> {
             "--content-type {content_type:?} is not a valid header value"
         ));
     }
+    if seller_handle.is_none() {
+        eprintln!(
+            "warning: without --seller-handle this endpoint answers for any seller; pass your handle in production"
+        );
+    }
     Ok(Options {
         file,
         content_type,
         listen,
         source,
+        seller_handle,
     })
 }
 
@@ -282,7 +294,13 @@ async fn answer(state: &State, request: Request<Incoming>) -> (Reply, String) {
 async fn verify(state: &State, body: &[u8]) -> Result<SignedRequest, seller_kit::Refusal> {
     let check = |state: &State| {
         let keys = state.keys.read().expect("keys lock");
-        seller_kit::check_request(body, &keys, jiff::Timestamp::now(), seller_kit::MAX_SKEW)
+        let now = jiff::Timestamp::now();
+        match &state.options.seller_handle {
+            Some(handle) => {
+                seller_kit::check_request_for(body, &keys, now, seller_kit::MAX_SKEW, handle)
+            }
+            None => seller_kit::check_request(body, &keys, now, seller_kit::MAX_SKEW),
+        }
     };
     let refusal = match check(state) {
         Ok(request) => return Ok(request),

@@ -12,8 +12,11 @@ use clap::{Args as ClapArgs, Parser, Subcommand};
 use rusqlite::{Connection, OpenFlags};
 use serde_json::Value;
 
-use crate::clock::{SystemClock, rfc3339};
-use crate::config::{Config, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_DELIVERABLE_BYTES, LogFormat};
+use crate::clock::{SandboxClock, rfc3339};
+use crate::config::{
+    Config, DEFAULT_CHECKOUT_EXPIRY, DEFAULT_ESCROW_HOLD, DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_MAX_DELIVERABLE_BYTES, LogFormat,
+};
 use crate::crypto::keys::{Keyring, PublicKeyRecord};
 use crate::service::{DataDir, agents, receipts};
 use crate::store::{APPLICATION_ID, Store};
@@ -108,6 +111,12 @@ struct ServeArgs {
     /// For local sandboxes and CI only; logged as a warning.
     #[arg(long, env = "BOURSE_ALLOW_LOOPBACK_OUTBOUND")]
     allow_loopback_outbound: bool,
+    /// Seconds paid money stays in escrow after the first delivery (and shipment).
+    #[arg(long, env = "BOURSE_ESCROW_HOLD", default_value_t = DEFAULT_ESCROW_HOLD.as_secs())]
+    escrow_hold: u64,
+    /// Seconds a checkout session (and its reservation of the listing) stays open.
+    #[arg(long, env = "BOURSE_CHECKOUT_EXPIRY", default_value_t = DEFAULT_CHECKOUT_EXPIRY.as_secs())]
+    checkout_expiry: u64,
     /// Largest deliverable fetched from a seller's endpoint, in bytes.
     #[arg(long, env = "BOURSE_MAX_DELIVERABLE_BYTES", default_value_t = DEFAULT_MAX_DELIVERABLE_BYTES)]
     max_deliverable_bytes: usize,
@@ -177,13 +186,16 @@ fn serve(args: ServeArgs) -> Result<(), String> {
         max_body_bytes: args.max_body_bytes,
         allow_loopback_outbound: args.allow_loopback_outbound,
         max_deliverable_bytes: args.max_deliverable_bytes,
+        escrow_hold: Duration::from_secs(args.escrow_hold),
+        checkout_expiry: Duration::from_secs(args.checkout_expiry),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
     runtime.block_on(async {
-        let server = crate::bind(&config, Arc::new(SystemClock)).await?;
+        // The sandbox rail's test clock: real time plus whatever `POST /api/sandbox/clock` added.
+        let server = crate::bind(&config, Arc::new(SandboxClock::default())).await?;
         let addr = server.local_addr().map_err(|e| e.to_string())?;
         let mut stdout = std::io::stdout().lock();
         writeln!(stdout, "bourse listening on http://{addr}").map_err(|e| e.to_string())?;

@@ -8,6 +8,12 @@ use jiff::{SignedDuration, Timestamp};
 pub trait Clock: Send + Sync {
     /// Now, as a UTC timestamp.
     fn now(&self) -> Timestamp;
+
+    /// Moves the clock forward, when it can be moved (test and sandbox clocks); `false` for
+    /// the real clock.
+    fn advance(&self, _by: SignedDuration) -> bool {
+        false
+    }
 }
 
 /// The operating system's clock.
@@ -38,6 +44,31 @@ impl ManualClock {
 impl Clock for ManualClock {
     fn now(&self) -> Timestamp {
         *self.0.lock().expect("clock lock")
+    }
+
+    fn advance(&self, by: SignedDuration) -> bool {
+        ManualClock::advance(self, by);
+        true
+    }
+}
+
+/// The system clock plus an offset that only grows: the sandbox's test clock
+/// (`POST /api/sandbox/clock`), so escrow and checkout expiry can be tried without waiting.
+#[derive(Default)]
+pub struct SandboxClock(Mutex<SignedDuration>);
+
+impl Clock for SandboxClock {
+    fn now(&self) -> Timestamp {
+        let offset = *self.0.lock().expect("clock lock");
+        Timestamp::now()
+            .checked_add(offset)
+            .unwrap_or(Timestamp::MAX)
+    }
+
+    fn advance(&self, by: SignedDuration) -> bool {
+        let mut offset = self.0.lock().expect("clock lock");
+        *offset = offset.saturating_add(by);
+        true
     }
 }
 

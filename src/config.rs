@@ -31,7 +31,16 @@ pub struct Config {
     pub allow_loopback_outbound: bool,
     /// Largest deliverable fetched from a seller's endpoint.
     pub max_deliverable_bytes: usize,
+    /// How long paid money stays in escrow after the first delivery.
+    pub escrow_hold: Duration,
+    /// How long a checkout session (and its reservation) stays open.
+    pub checkout_expiry: Duration,
 }
+
+/// Seven days: long enough for a buyer to check a deliverable, short enough for sellers.
+pub const DEFAULT_ESCROW_HOLD: Duration = Duration::from_secs(7 * 24 * 3600);
+/// Thirty minutes to pay, as hosted checkouts commonly allow.
+pub const DEFAULT_CHECKOUT_EXPIRY: Duration = Duration::from_secs(30 * 60);
 
 impl Config {
     /// Defaults for a data directory, listening on an ephemeral loopback port, with loopback
@@ -46,6 +55,8 @@ impl Config {
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             allow_loopback_outbound: true,
             max_deliverable_bytes: DEFAULT_MAX_DELIVERABLE_BYTES,
+            escrow_hold: DEFAULT_ESCROW_HOLD,
+            checkout_expiry: DEFAULT_CHECKOUT_EXPIRY,
         }
     }
 }

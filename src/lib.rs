@@ -60,6 +60,8 @@ pub async fn bind(config: &Config, clock: Arc<dyn Clock>) -> Result<Server, Stri
         public_url,
         allow_loopback_outbound: config.allow_loopback_outbound,
         max_deliverable_bytes: config.max_deliverable_bytes,
+        escrow_hold: config.escrow_hold,
+        checkout_expiry: config.checkout_expiry,
     };
     let app = tokio::task::spawn_blocking(move || App::open(&data, options, clock))
         .await

@@ -99,6 +99,9 @@ pub enum RefusalKind {
     BadSignature,
     /// A signed, fresh request of a type this kit does not know (400).
     UnknownType,
+    /// A valid request for another seller: someone verified this endpoint, or replays a
+    /// request, under a handle that is not the seller's (403).
+    WrongSeller,
 }
 
 /// A refused request: its kind and a short human-readable reason.
@@ -125,6 +128,7 @@ impl Refusal {
         match self.kind {
             RefusalKind::UnknownKey | RefusalKind::BadSignature => 401,
             RefusalKind::Malformed | RefusalKind::Stale | RefusalKind::UnknownType => 400,
+            RefusalKind::WrongSeller => 403,
         }
     }
 }
@@ -242,6 +246,32 @@ pub fn verify_request(
     max_skew: SignedDuration,
 ) -> Result<SignedRequest, String> {
     check_request(body, keys, now, max_skew).map_err(|refusal| refusal.message)
+}
+
+/// [`check_request`], then refuses a request addressed to another seller. An endpoint must
+/// know its own handle and answer only for it: otherwise any agent could verify this endpoint's
+/// URL as its own and sell what it serves.
+///
+/// # Errors
+/// As [`check_request`], or `WrongSeller` (403).
+pub fn check_request_for(
+    body: &[u8],
+    keys: &Keys,
+    now: Timestamp,
+    max_skew: SignedDuration,
+    seller_handle: &str,
+) -> Result<SignedRequest, Refusal> {
+    let request = check_request(body, keys, now, max_skew)?;
+    if !request.seller_handle().eq_ignore_ascii_case(seller_handle) {
+        return Err(Refusal {
+            kind: RefusalKind::WrongSeller,
+            message: format!(
+                "this endpoint serves {seller_handle}, not {}",
+                request.seller_handle()
+            ),
+        });
+    }
+    Ok(request)
 }
 
 /// [`verify_request`] with the kind of refusal, to choose the status (401 or 400) and to
@@ -439,6 +469,20 @@ mod tests {
                 deliverable_ref: Some("v2/data.csv".into()),
                 seller_handle: "A-1".into()
             }
+        );
+    }
+
+    #[test]
+    fn an_endpoint_that_knows_its_handle_refuses_other_sellers() {
+        let dir = tempfile::tempdir().unwrap();
+        let keyring = keyring(&dir);
+        let keys = keys_of(&keyring);
+        let body = signed(&keyring, delivery(), now());
+        assert!(check_request_for(&body, &keys, now(), MAX_SKEW, "a-7kq2m9xd").is_ok());
+        let refusal = check_request_for(&body, &keys, now(), MAX_SKEW, "A-MALLORY0").unwrap_err();
+        assert_eq!(
+            (refusal.kind, refusal.status()),
+            (RefusalKind::WrongSeller, 403)
         );
     }
 

@@ -59,6 +59,7 @@ impl Server {
             COUNTER_FLUSH_INTERVAL,
         ));
         let callback_worker = tokio::spawn(crate::service::callbacks::worker(self.app.clone()));
+        let commerce_worker = tokio::spawn(crate::service::payments::worker(self.app.clone()));
         tokio::pin!(shutdown);
         loop {
             let (stream, peer) = tokio::select! {
@@ -105,6 +106,7 @@ impl Server {
         }
         flusher.abort();
         callback_worker.abort();
+        commerce_worker.abort();
         let app = self.app.clone();
         let _ = tokio::task::spawn_blocking(move || {
             app.flush_counters();

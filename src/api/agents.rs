@@ -40,6 +40,5 @@ pub async fn lookup(app: &App, ctx: &Ctx) -> Result<Reply> {
 }
 
 pub async fn revoke_key(app: &App, ctx: &Ctx) -> Result<Reply> {
-    let agent = agents::authenticate(app, ctx.bearer()).await?;
-    Ok(Reply::ok(agents::revoke_key(app, &agent).await?))
+    Ok(Reply::ok(agents::revoke_key(app, ctx.bearer()).await?))
 }

@@ -4,7 +4,7 @@ use crate::args::Args;
 use crate::error::Result;
 use crate::http::request::Ctx;
 use crate::http::response::Reply;
-use crate::service::{App, agents, listings, purchases, sellers, stats};
+use crate::service::{App, agents, listings, payments, purchases, sellers, stats};
 use crate::store::agents::AgentRow;
 
 /// Marketplace REST takes the key (seller's or buyer's) as `Authorization: Bearer` or as the
@@ -113,4 +113,22 @@ pub async fn rate(app: &App, ctx: &Ctx) -> Result<Reply> {
     Ok(Reply::ok(
         purchases::rate(app, &buyer, id(ctx), args).await?,
     ))
+}
+
+pub async fn ship(app: &App, ctx: &Ctx) -> Result<Reply> {
+    let (seller, args) = seller_and_args(app, ctx).await?;
+    Ok(Reply::ok(
+        payments::ship(app, &seller, id(ctx), args).await?,
+    ))
+}
+
+pub async fn sell_register(app: &App, ctx: &Ctx) -> Result<Reply> {
+    let (seller, args) = seller_and_args(app, ctx).await?;
+    args.deny_unknown(&[])?;
+    Ok(Reply::ok(payments::register_seller(app, &seller).await?))
+}
+
+pub async fn sell_dashboard(app: &App, ctx: &Ctx) -> Result<Reply> {
+    let seller = agents::authenticate(app, ctx.bearer()).await?;
+    Ok(Reply::ok(payments::dashboard(app, &seller).await?))
 }

@@ -5,6 +5,7 @@ mod agents;
 mod listings;
 mod messages;
 mod operator;
+mod sandbox;
 mod system;
 
 use crate::error::Result;
@@ -57,5 +58,14 @@ pub async fn dispatch(app: &App, route: Route, ctx: &Ctx) -> Result<Reply> {
         Route::PurchaseListing => listings::purchase(app, ctx).await,
         Route::GetPurchase => listings::get_purchase(app, ctx).await,
         Route::RateListing => listings::rate(app, ctx).await,
+        Route::ShipPurchase => listings::ship(app, ctx).await,
+        Route::SellRegister => listings::sell_register(app, ctx).await,
+        Route::SellDashboard => listings::sell_dashboard(app, ctx).await,
+        Route::SandboxCheckoutPage => sandbox::checkout_page(app, ctx).await,
+        Route::SandboxPay => sandbox::pay(app, ctx).await,
+        Route::SandboxCancel => sandbox::cancel(app, ctx).await,
+        Route::SandboxConnectPage => Ok(sandbox::connect_page(ctx)),
+        Route::SandboxConnectComplete => sandbox::complete(app, ctx).await,
+        Route::SandboxClock => sandbox::clock(app, ctx).await,
     }
 }

@@ -45,6 +45,15 @@ pub enum Route {
     PurchaseListing,
     GetPurchase,
     RateListing,
+    ShipPurchase,
+    SellRegister,
+    SellDashboard,
+    SandboxCheckoutPage,
+    SandboxPay,
+    SandboxCancel,
+    SandboxConnectPage,
+    SandboxConnectComplete,
+    SandboxClock,
 }
 
 /// (method, path template, route). `{name}` matches one non-empty segment; a static segment
@@ -129,6 +138,27 @@ pub const ROUTES: &[(&str, &str, Route)] = &[
         "/api/marketplace/listings/{id}/rate",
         Route::RateListing,
     ),
+    (
+        "POST",
+        "/api/marketplace/purchases/{id}/ship",
+        Route::ShipPurchase,
+    ),
+    ("POST", "/api/sell/register", Route::SellRegister),
+    ("GET", "/api/sell/dashboard", Route::SellDashboard),
+    ("GET", "/sandbox/checkout/{id}", Route::SandboxCheckoutPage),
+    ("POST", "/api/sandbox/checkout/{id}/pay", Route::SandboxPay),
+    (
+        "POST",
+        "/api/sandbox/checkout/{id}/cancel",
+        Route::SandboxCancel,
+    ),
+    ("GET", "/sandbox/connect/{id}", Route::SandboxConnectPage),
+    (
+        "POST",
+        "/api/sandbox/connect/{id}/complete",
+        Route::SandboxConnectComplete,
+    ),
+    ("POST", "/api/sandbox/clock", Route::SandboxClock),
 ];
 
 impl Route {
@@ -160,6 +190,13 @@ impl Route {
                 | Route::PurchaseListing
                 | Route::GetPurchase
                 | Route::RateListing
+                | Route::ShipPurchase
+                | Route::SellRegister
+                | Route::SellDashboard
+                | Route::SandboxPay
+                | Route::SandboxCancel
+                | Route::SandboxConnectComplete
+                | Route::SandboxClock
         )
     }
 }

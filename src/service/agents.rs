@@ -196,33 +196,42 @@ pub async fn me(app: &App, agent: &AgentRow) -> Result<Value> {
 /// `INVALID_ARGUMENT` for unknown or bad fields.
 pub async fn update_me(app: &App, agent: AgentRow, args: Args) -> Result<Value> {
     args.deny_unknown(&["displayName", "email", "callbackUrl"])?;
-    let before = agent.clone();
-    let mut agent = agent;
-    apply(
-        &mut agent.display_name,
-        args.patch_str("displayName", NAME_MAX)?,
-    );
-    apply(
-        &mut agent.email,
-        map_patch(args.patch_str("email", EMAIL_MAX)?, check_email)?,
-    );
-    apply(
-        &mut agent.callback_url,
-        map_patch(args.patch_str("callbackUrl", URL_MAX)?, |url| {
-            check_callback_url(app.outbound.policy(), url)
-        })?,
-    );
-    let unchanged = agent.display_name == before.display_name
-        && agent.email == before.email
-        && agent.callback_url == before.callback_url;
-    if unchanged {
+    let display_name = args.patch_str("displayName", NAME_MAX)?;
+    let email = map_patch(args.patch_str("email", EMAIL_MAX)?, check_email)?;
+    let callback_url = map_patch(args.patch_str("callbackUrl", URL_MAX)?, |url| {
+        check_callback_url(app.outbound.policy(), url)
+    })?;
+    if [&display_name, &email, &callback_url]
+        .iter()
+        .all(|patch| **patch == Patch::Keep)
+    {
         return me(app, &agent).await;
     }
-    agent.updated_at = app.now();
+    let (id, now) = (agent.id.clone(), app.now());
+    // The patch applies to the row as stored when the writer runs it, so two concurrent edits
+    // of different fields both land.
     let agent = app
         .store
         .write(move |tx| {
-            agent_store::update_profile(tx, &agent)?;
+            let mut agent = agent_store::find_by_id(tx, &id)?.ok_or_else(unknown_key)?;
+            let before = (
+                agent.display_name.clone(),
+                agent.email.clone(),
+                agent.callback_url.clone(),
+            );
+            apply(&mut agent.display_name, display_name);
+            apply(&mut agent.email, email);
+            apply(&mut agent.callback_url, callback_url);
+            if before
+                != (
+                    agent.display_name.clone(),
+                    agent.email.clone(),
+                    agent.callback_url.clone(),
+                )
+            {
+                agent.updated_at = now;
+                agent_store::update_profile(tx, &agent)?;
+            }
             Ok(agent)
         })
         .await?;
@@ -328,20 +337,27 @@ pub async fn lookup(
     Ok(json!({ "agents": agents }))
 }
 
-/// `POST /api/agents/keys/revoke`: a new key; the old one fails at once.
+/// `POST /api/agents/keys/revoke`: a new key; the old one fails at once. Two concurrent
+/// rotations with the same key: one gets the new key, the other 401.
 ///
 /// # Errors
 /// Database failure.
-pub async fn revoke_key(app: &App, agent: &AgentRow) -> Result<Value> {
+pub async fn revoke_key(app: &App, presented_key: Option<&str>) -> Result<Value> {
+    let agent = authenticate(app, presented_key).await?;
+    let old_hash = key_hash(presented_key)?;
     let api_key = format!("{KEY_PREFIX}{}", b64url(&random_bytes::<32>()));
-    let key_hash = hash_secret(&api_key);
+    let new_hash = hash_secret(&api_key);
     let now = app.now();
     let id = agent.id.clone();
     let rotated_at = now.clone();
-    app.store
-        .write(move |tx| agent_store::replace_key(tx, &id, &key_hash, &now))
+    let replaced = app
+        .store
+        .write(move |tx| agent_store::replace_key(tx, &id, &old_hash, &new_hash, &now))
         .await?;
     app.known_agents.forget(&agent.id);
+    if !replaced {
+        return Err(unknown_key());
+    }
     Ok(json!({
         "newApiKey": api_key,
         "handle": agent.handle,

@@ -8,6 +8,7 @@
 //! signed afresh (new `signedAt`); receivers deduplicate by `message.id`. Inbox polling works
 //! whatever happens here.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use jiff::{SignedDuration, Timestamp};
@@ -57,42 +58,55 @@ pub fn enqueue(conn: &Connection, message: &MessageRow, url: &str, now: &str) ->
     )
 }
 
-/// Runs forever: attempts due deliveries whenever woken, and at least every 250 ms.
+/// Most callback attempts in flight at once.
+const IN_FLIGHT_MAX: usize = 64;
+
+/// Runs forever: whenever woken (and at least every 250 ms) starts every due delivery that is
+/// not already in flight, each on its own task, so a slow receiver delays nobody else.
 pub async fn worker(app: Arc<App>) {
+    let in_flight: Arc<std::sync::Mutex<HashSet<String>>> = Arc::default();
+    let slots = Arc::new(tokio::sync::Semaphore::new(IN_FLIGHT_MAX));
     loop {
         let _ = tokio::time::timeout(
             std::time::Duration::from_millis(250),
             app.callbacks_due.notified(),
         )
         .await;
-        if let Err(error) = run_due(&app).await {
-            tracing::warn!(%error, "callback worker");
-        }
-    }
-}
-
-/// Attempts every delivery due now, up to 32 at a time, so one slow receiver does not hold up
-/// the others; each batch finishes before the next is read, so no delivery runs twice.
-///
-/// # Errors
-/// Database failure.
-pub async fn run_due(app: &Arc<App>) -> Result<()> {
-    loop {
         let now = app.now();
-        let due = app
+        let due = match app
             .store
-            .read(move |conn| store::due_deliveries(conn, &now, 32))
-            .await?;
-        if due.is_empty() {
-            return Ok(());
-        }
-        let mut attempts = tokio::task::JoinSet::new();
+            .read(move |conn| store::due_deliveries(conn, &now, IN_FLIGHT_MAX as i64))
+            .await
+        {
+            Ok(due) => due,
+            Err(error) => {
+                tracing::warn!(%error, "callback worker");
+                continue;
+            }
+        };
         for delivery in due {
-            let app = app.clone();
-            attempts.spawn(async move { attempt(&app, delivery).await });
-        }
-        while let Some(done) = attempts.join_next().await {
-            done.map_err(|e| Error::Internal(format!("callback attempt task: {e}")))??;
+            if !in_flight
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(delivery.id.clone())
+            {
+                continue;
+            }
+            let Ok(slot) = slots.clone().acquire_owned().await else {
+                return;
+            };
+            let (app, in_flight) = (app.clone(), in_flight.clone());
+            tokio::spawn(async move {
+                let id = delivery.id.clone();
+                if let Err(error) = attempt(&app, delivery).await {
+                    tracing::warn!(%error, delivery = %id, "callback attempt");
+                }
+                in_flight
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .remove(&id);
+                drop(slot);
+            });
         }
     }
 }
@@ -106,7 +120,7 @@ async fn attempt(app: &App, mut delivery: DeliveryRow) -> Result<()> {
         .ok_or_else(|| Error::Internal("callback for a missing message".into()))?;
     delivery.attempts += 1;
     let body = signed_payload(app, &message);
-    let client = app.outbound.clone();
+    let client = app.outbound_callbacks.clone();
     let url = delivery.url.clone();
     let (delivery_id, attempt_number) = (delivery.id.clone(), delivery.attempts.to_string());
     let outcome = tokio::task::spawn_blocking(move || {

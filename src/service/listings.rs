@@ -142,10 +142,16 @@ pub async fn create(app: &App, seller: &AgentRow, args: Args) -> Result<Value> {
     }
     screening::screen(texts, false).map_err(prohibited)?;
 
-    let seller_id = seller.id.clone();
+    let (seller_id, paid) = (seller.id.clone(), price_cents > 0);
     let endpoint = app
         .store
-        .read(move |conn| sellers::verified_endpoint(conn, &seller_id))
+        .read(move |conn| {
+            let endpoint = sellers::verified_endpoint(conn, &seller_id)?;
+            if paid && endpoint.is_some() {
+                super::payments::require_payouts(conn, &seller_id)?;
+            }
+            Ok(endpoint)
+        })
         .await?;
     let Some((endpoint_url, _)) = endpoint else {
         return Err(Error::Conflict {
@@ -266,6 +272,9 @@ pub(crate) fn insert_row(
     row.seller_reputation = reputation::of_agent(tx, &row.seller_id)?;
     row.seq = store::insert(tx, &row)?;
     store::insert_history(tx, &row.id, 1, entry_text)?;
+    if !row.is_sample {
+        store::mark_founding_eligible(tx, &row.id, &row.vertical_slug)?;
+    }
     Ok(row)
 }
 
@@ -325,6 +334,12 @@ pub async fn update(app: &App, seller: &AgentRow, id: &str, args: Args) -> Resul
     }
     if let Some(preview) = preview_arg(&args)? {
         next.preview = preview.to_string();
+    }
+    if next.price_cents > 0 && current.price_cents == 0 {
+        let seller_id = seller.id.clone();
+        app.store
+            .read(move |conn| super::payments::require_payouts(conn, &seller_id))
+            .await?;
     }
     let reason = args.opt_str("reason", REASON_MAX)?;
     let mut texts = Vec::new();
@@ -1127,11 +1142,7 @@ mod tests {
     #[test]
     fn the_canonical_writer_matches_canonicalizing_the_value() {
         let dir = tempfile::tempdir().unwrap();
-        let options = Options {
-            public_url: "http://127.0.0.1:1".into(),
-            allow_loopback_outbound: false,
-            max_deliverable_bytes: 1024,
-        };
+        let options = Options::new("http://127.0.0.1:1");
         let app = App::open(
             &DataDir(dir.path().join("d")),
             options,

@@ -10,6 +10,7 @@ pub mod counters;
 pub mod fees;
 pub mod listings;
 pub mod messages;
+pub mod payments;
 pub mod provenance;
 pub mod purchases;
 pub mod ratelimit;
@@ -83,6 +84,23 @@ pub struct Options {
     pub allow_loopback_outbound: bool,
     /// Largest deliverable fetched from a seller.
     pub max_deliverable_bytes: usize,
+    /// How long paid money stays in escrow after the first delivery.
+    pub escrow_hold: Duration,
+    /// How long a checkout session stays open.
+    pub checkout_expiry: Duration,
+}
+
+impl Options {
+    /// The defaults for a server reachable at `public_url` (strict outbound rules).
+    pub fn new(public_url: &str) -> Options {
+        Options {
+            public_url: public_url.to_owned(),
+            allow_loopback_outbound: false,
+            max_deliverable_bytes: crate::config::DEFAULT_MAX_DELIVERABLE_BYTES,
+            escrow_hold: crate::config::DEFAULT_ESCROW_HOLD,
+            checkout_expiry: crate::config::DEFAULT_CHECKOUT_EXPIRY,
+        }
+    }
 }
 
 /// Everything a request handler needs; one per running server.
@@ -101,7 +119,11 @@ pub struct App {
     pub outbound: outbound::Client,
     /// The same client with the short deadline of endpoint verification.
     pub outbound_verify: outbound::Client,
+    /// The same client with the deadline of a push callback (15 s, as webhook senders use).
+    pub outbound_callbacks: outbound::Client,
     pub max_deliverable_bytes: usize,
+    pub escrow_hold: Duration,
+    pub checkout_expiry: Duration,
     operator_key_hash: String,
     provenance: RwLock<Map<String, Value>>,
     querier_salt: String,
@@ -187,7 +209,10 @@ impl App {
             counters: counters::Counters::default(),
             outbound: outbound::Client::new(policy, fetch_timeouts),
             outbound_verify: outbound::Client::new(policy, verify_timeouts),
+            outbound_callbacks: outbound::Client::new(policy, outbound::Timeouts::default()),
             max_deliverable_bytes: options.max_deliverable_bytes,
+            escrow_hold: options.escrow_hold,
+            checkout_expiry: options.checkout_expiry,
             operator_key_hash: hash_secret(&operator_key),
             provenance: RwLock::new(provenance),
             querier_salt,

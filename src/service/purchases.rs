@@ -2,8 +2,8 @@
 //!
 //! Purchase statuses: `pending_payment` (a paid listing's checkout is open) → `paid` (the money
 //! is in, or the listing is free) → `delivered` (the first successful relay); `pending_payment`
-//! → `expired` or `cancelled` when the checkout ends unpaid. Paid rails arrive with the payment
-//! work; this module serves free listings end to end and refuses paid ones clearly.
+//! → `expired` or `cancelled` when the checkout ends unpaid. Physical orders are also shipped by
+//! the seller (`shippedAt`), which their escrow waits for.
 //!
 //! Zero storage: at every read by the buyer the deliverable is fetched from the seller's verified
 //! endpoint with a signed `bourse.delivery` request (or built in, for reference samples),
@@ -12,14 +12,17 @@
 //! fetch leaves the purchase `paid`; the next read retries.
 
 use base64::Engine;
+use rusqlite::OptionalExtension;
 use serde_json::{Map, Value, json};
 
 use super::catalog::HEALTH_VERTICAL;
 use super::listings::{self, write_version};
 use super::sellers::{self, Deliverable};
-use super::{App, fees, reputation, samples};
+use super::{App, fees, payments, reputation, samples};
 use crate::args::Args;
+use crate::clock::rfc3339;
 use crate::crypto::jcs;
+use crate::crypto::keys::Keyring;
 use crate::crypto::receipt::sign_object;
 use crate::error::{Error, Result};
 use crate::store::agents::AgentRow;
@@ -44,11 +47,13 @@ pub const ATTESTATIONS: &[&str] = &[
 ];
 const COMMENT_MAX: usize = 2000;
 
-/// `POST /api/marketplace/listings/{id}/purchase`.
+/// `POST /api/marketplace/listings/{id}/purchase`: a free listing is bought and delivered at
+/// once; a paid one opens a checkout session that reserves it (status `pending_payment`, with
+/// `checkoutUrl`).
 ///
 /// # Errors
 /// `NOT_FOUND`, `CANNOT_BUY_OWN_LISTING` (403), `LISTING_UNAVAILABLE` (409),
-/// `HEALTH_TERMS_REQUIRED` (422), `PAYMENTS_UNAVAILABLE` (503) for a paid listing.
+/// `PAYOUTS_NOT_CONNECTED` (409), `HEALTH_TERMS_REQUIRED` (422).
 pub async fn purchase(app: &App, buyer: &AgentRow, listing_id: &str, args: Args) -> Result<Value> {
     args.deny_unknown(&["email", "buyer_intended_use", "buyer_attestation"])?;
     let email = args.opt_str("email", 254)?;
@@ -62,111 +67,208 @@ pub async fn purchase(app: &App, buyer: &AgentRow, listing_id: &str, args: Args)
     if listing.vertical_slug == HEALTH_VERTICAL {
         check_health_terms(&args)?;
     }
-    if !listing.active || listings::sold_out(&listing) {
-        return Err(unavailable());
-    }
-    if listing.price_cents > 0 {
-        return Err(Error::Unavailable {
-            code: "PAYMENTS_UNAVAILABLE",
-            message: "paid listings need a payment rail, which this server does not offer yet; free listings can be bought now".into(),
-        });
-    }
-    let fee = fees::platform_fee(0, false);
     let now = app.now();
-    let id = uuid::Uuid::new_v4().to_string();
+    let paid = listing.price_cents > 0;
+    let session = paid.then(payments::new_session);
+    let expires_at = paid.then(|| {
+        rfc3339(
+            app.clock
+                .now()
+                .checked_add(app.checkout_expiry)
+                .unwrap_or(jiff::Timestamp::MAX),
+        )
+    });
+    let mut purchase = PurchaseRow {
+        id: uuid::Uuid::new_v4().to_string(),
+        listing_id: listing.id.clone(),
+        buyer_id: Some(buyer.id.clone()),
+        buyer_handle: Some(buyer.handle.clone()),
+        seller_id: listing.seller_id.clone(),
+        status: if paid { "pending_payment" } else { "paid" }.into(),
+        amount_cents: listing.price_cents,
+        platform_fee_cents: 0,
+        seller_net_cents: 0,
+        fee_bps: 0,
+        schedule_version: fees::SCHEDULE_VERSION,
+        rail: if paid { "checkout" } else { "free" }.into(),
+        email,
+        created_at: now.clone(),
+        paid_at: (!paid).then(|| now.clone()),
+        delivered_at: None,
+        delivery_fingerprint: None,
+        receipt: String::new(),
+        checkout_session: session,
+        expires_at,
+        shipped_at: None,
+    };
+    let (keyring, stamp) = (app.keyring.clone(), now.clone());
+    let (purchase, settled) = app
+        .store
+        .write(move |tx| {
+            let stored = listing_store::find(tx, &purchase.listing_id)?.ok_or_else(unavailable)?;
+            // Checked here, in the writer: buyers are serialized, so exactly one wins the last copy.
+            payments::expire_checkouts(tx, &stamp)?;
+            if !available(tx, &stored)? {
+                return Err(unavailable());
+            }
+            if paid {
+                payments::require_payouts(tx, &stored.seller_id)?;
+            }
+            close_price(tx, &mut purchase, &stored)?;
+            purchase.receipt = purchase_receipt(&keyring, &purchase, &stored, &stamp);
+            store::insert(tx, &purchase)?;
+            let settled = if paid {
+                None
+            } else {
+                Some(settle(tx, &keyring, &stamp, &purchase, &stored)?)
+            };
+            Ok((purchase, settled))
+        })
+        .await?;
+    if let Some((listing, seller_rows)) = settled {
+        app.browse.upsert_rows(&seller_rows);
+        app.browse.upsert(&listing);
+    }
+    read_as_buyer(app, purchase).await
+}
+
+/// Whether a listing can be bought now: active, and not sold out counting open checkouts.
+fn available(tx: &rusqlite::Connection, listing: &ListingRow) -> Result<bool> {
+    if !listing.active || listings::sold_out(listing) {
+        return Ok(false);
+    }
+    let reserved: i64 = tx.query_row(
+        "SELECT count(*) FROM purchases WHERE listing_id = ?1 AND status = 'pending_payment'",
+        [&listing.id],
+        |r| r.get(0),
+    )?;
+    Ok(match listing.listing_type.as_str() {
+        "exclusive" => reserved == 0,
+        "limited" => listing.sold_count + reserved < listing.max_copies.unwrap_or(0),
+        _ => true,
+    })
+}
+
+/// Sets the fee of a sale at its closing price: founding fill when the listing was made in a
+/// vertical without commerce and this is that vertical's first settled paid sale.
+fn close_price(
+    tx: &rusqlite::Connection,
+    purchase: &mut PurchaseRow,
+    listing: &ListingRow,
+) -> Result<()> {
+    let founding = purchase.amount_cents > 0
+        && listing_store::founding_eligible(tx, &listing.id)?
+        && tx
+            .query_row(
+                "SELECT 1 FROM ledger WHERE vertical_slug = ?1 AND is_reference_listing = 0 AND amount_cents > 0",
+                [&listing.vertical_slug],
+                |_| Ok(()),
+            )
+            .optional()?
+            .is_none();
+    let fee = fees::platform_fee(purchase.amount_cents, founding);
+    purchase.platform_fee_cents = fee.platform_fee_cents;
+    purchase.seller_net_cents = fee.seller_net_cents;
+    purchase.fee_bps = fee.fee_bps;
+    purchase.schedule_version = fee.schedule_version;
+    Ok(())
+}
+
+/// The signed purchase receipt (re-signed when a checkout is paid).
+fn purchase_receipt(
+    keyring: &Keyring,
+    purchase: &PurchaseRow,
+    listing: &ListingRow,
+    now: &str,
+) -> String {
     let mut receipt = Map::new();
     receipt.insert("type".into(), "bourse.purchase.receipt".into());
-    receipt.insert("purchaseId".into(), id.clone().into());
+    receipt.insert("purchaseId".into(), purchase.id.clone().into());
+    receipt.insert("status".into(), purchase.status.clone().into());
     receipt.insert("listingId".into(), listing.id.clone().into());
     receipt.insert("listingVersion".into(), listing.version.into());
     receipt.insert(
         "listingFingerprint".into(),
         listing.fingerprint.clone().into(),
     );
-    receipt.insert("buyerHandle".into(), buyer.handle.clone().into());
+    receipt.insert(
+        "buyerHandle".into(),
+        purchase
+            .buyer_handle
+            .clone()
+            .map_or(Value::Null, Value::from),
+    );
     receipt.insert("sellerName".into(), listing.seller_code.clone().into());
-    receipt.insert("amountCents".into(), fee.amount_cents.into());
-    receipt.insert("platformFeeCents".into(), fee.platform_fee_cents.into());
-    receipt.insert("sellerNetCents".into(), fee.seller_net_cents.into());
-    receipt.insert("feeBps".into(), fee.fee_bps.into());
-    receipt.insert("scheduleVersion".into(), fee.schedule_version.into());
-    receipt.insert("rail".into(), "free".into());
-    receipt.insert("createdAt".into(), now.clone().into());
-    sign_object(&app.keyring, &mut receipt, &now);
-    let purchase = PurchaseRow {
-        id,
-        listing_id: listing.id.clone(),
-        buyer_id: Some(buyer.id.clone()),
-        buyer_handle: Some(buyer.handle.clone()),
-        seller_id: listing.seller_id.clone(),
-        status: "paid".into(),
-        amount_cents: fee.amount_cents,
-        platform_fee_cents: fee.platform_fee_cents,
-        seller_net_cents: fee.seller_net_cents,
-        fee_bps: fee.fee_bps,
-        schedule_version: fee.schedule_version,
-        rail: "free".into(),
-        email,
-        created_at: now.clone(),
-        paid_at: Some(now.clone()),
-        delivered_at: None,
-        delivery_fingerprint: None,
-        receipt: Value::Object(receipt).to_string(),
+    receipt.insert("amountCents".into(), purchase.amount_cents.into());
+    receipt.insert(
+        "platformFeeCents".into(),
+        purchase.platform_fee_cents.into(),
+    );
+    receipt.insert("sellerNetCents".into(), purchase.seller_net_cents.into());
+    receipt.insert("feeBps".into(), purchase.fee_bps.into());
+    receipt.insert("scheduleVersion".into(), purchase.schedule_version.into());
+    receipt.insert("rail".into(), purchase.rail.clone().into());
+    receipt.insert("createdAt".into(), purchase.created_at.clone().into());
+    receipt.insert(
+        "paidAt".into(),
+        purchase.paid_at.clone().map_or(Value::Null, Value::from),
+    );
+    sign_object(keyring, &mut receipt, now);
+    Value::Object(receipt).to_string()
+}
+
+/// Records a settled sale (free at purchase, paid at payment): the listing's counts and any
+/// delisting as a signed version, the ledger row (released for free sales, held for paid
+/// ones), and the seller's sale count and reputation.
+fn settle(
+    tx: &rusqlite::Connection,
+    keyring: &Keyring,
+    now: &str,
+    purchase: &PurchaseRow,
+    stored: &ListingRow,
+) -> Result<(ListingRow, Vec<listing_store::IndexRow>)> {
+    listing_store::record_sale(tx, &stored.id)?;
+    let counted = ListingRow {
+        sold_count: stored.sold_count + 1,
+        purchase_count: stored.purchase_count + 1,
+        ..stored.clone()
     };
-    let (keyring, stamp) = (app.keyring.clone(), now.clone());
-    let (purchase, changed) = app
-        .store
-        .write(move |tx| {
-            let stored = listing_store::find(tx, &purchase.listing_id)?.ok_or_else(unavailable)?;
-            // Checked again here: the writer serializes buyers, so exactly one wins the last copy.
-            if !stored.active || listings::sold_out(&stored) {
-                return Err(unavailable());
-            }
-            store::insert(tx, &purchase)?;
-            listing_store::record_sale(tx, &stored.id)?;
-            let counted = ListingRow {
-                sold_count: stored.sold_count + 1,
-                purchase_count: stored.purchase_count + 1,
-                ..stored
-            };
-            let mut next = counted.clone();
-            next.exclusive_sold = counted.listing_type == "exclusive";
-            if listings::sold_out(&next) {
-                next.active = false;
-            }
-            let reason = Some("sold out".to_owned());
-            let written = write_version(tx, &keyring, &stamp, &counted, next, reason)?;
-            store::insert_ledger(
-                tx,
-                &LedgerRow {
-                    id: &uuid::Uuid::new_v4().to_string(),
-                    purchase_id: &purchase.id,
-                    seller_code: &counted.seller_code,
-                    buyer_label: &purchase
-                        .buyer_handle
-                        .clone()
-                        .unwrap_or_else(|| "anonymous".into()),
-                    vertical_slug: &counted.vertical_slug,
-                    amount_cents: purchase.amount_cents,
-                    platform_fee_cents: purchase.platform_fee_cents,
-                    rail: "checkout",
-                    status: "released",
-                    is_reference_listing: counted.is_sample,
-                    created_at: &stamp,
-                    released_at: Some(&stamp),
-                },
-            )?;
-            let seller_rows = record_seller_sale(tx, &purchase.seller_id)?;
-            Ok((
-                purchase,
-                (written.map(|(row, _)| row).unwrap_or(counted), seller_rows),
-            ))
-        })
-        .await?;
-    let (listing, seller_rows) = changed;
-    app.browse.upsert_rows(&seller_rows);
-    app.browse.upsert(&listing);
-    read_as_buyer(app, purchase).await
+    let mut next = counted.clone();
+    next.exclusive_sold = counted.listing_type == "exclusive";
+    if listings::sold_out(&next) {
+        next.active = false;
+    }
+    let written = write_version(
+        tx,
+        keyring,
+        now,
+        &counted,
+        next,
+        Some("sold out".to_owned()),
+    )?;
+    let free = purchase.amount_cents == 0;
+    store::insert_ledger(
+        tx,
+        &LedgerRow {
+            id: &uuid::Uuid::new_v4().to_string(),
+            purchase_id: &purchase.id,
+            seller_code: &counted.seller_code,
+            buyer_label: &purchase
+                .buyer_handle
+                .clone()
+                .unwrap_or_else(|| "anonymous".into()),
+            vertical_slug: &counted.vertical_slug,
+            amount_cents: purchase.amount_cents,
+            platform_fee_cents: purchase.platform_fee_cents,
+            rail: "checkout",
+            status: if free { "released" } else { "held" },
+            is_reference_listing: counted.is_sample,
+            created_at: now,
+            released_at: free.then_some(now),
+        },
+    )?;
+    let seller_rows = record_seller_sale(tx, &purchase.seller_id)?;
+    Ok((written.map(|(row, _)| row).unwrap_or(counted), seller_rows))
 }
 
 /// One more completed sale for a seller: its reputation moves, and so do its listings.
@@ -200,6 +302,100 @@ fn refresh_reputation(
     listing_store::index_rows_of_seller(tx, seller_id)
 }
 
+/// `POST /api/sandbox/checkout/{session}/pay` (and the checkout page's Pay button).
+///
+/// # Errors
+/// `NOT_FOUND`, `CHECKOUT_CLOSED` (409) when cancelled or expired.
+pub async fn pay(app: &App, session: &str) -> Result<Value> {
+    let (keyring, now, key) = (app.keyring.clone(), app.now(), session.to_owned());
+    let settled = app
+        .store
+        .write(move |tx| {
+            payments::expire_checkouts(tx, &now)?;
+            let mut purchase = store::find_by_session(tx, &key)?
+                .ok_or_else(|| Error::NotFound("no such checkout".into()))?;
+            match purchase.status.as_str() {
+                "paid" | "delivered" => return Ok((purchase, None)),
+                "pending_payment" => {}
+                other => {
+                    return Err(Error::Conflict {
+                        code: "CHECKOUT_CLOSED",
+                        message: format!("this checkout is {other}"),
+                    });
+                }
+            }
+            let stored = listing_store::find(tx, &purchase.listing_id)?.ok_or_else(unavailable)?;
+            close_price(tx, &mut purchase, &stored)?;
+            purchase.status = "paid".into();
+            purchase.paid_at = Some(now.clone());
+            purchase.receipt = purchase_receipt(&keyring, &purchase, &stored, &now);
+            store::mark_paid(tx, &purchase)?;
+            let settled = settle(tx, &keyring, &now, &purchase, &stored)?;
+            Ok((purchase, Some(settled)))
+        })
+        .await?;
+    let (purchase, settled) = settled;
+    if let Some((listing, seller_rows)) = settled {
+        app.browse.upsert_rows(&seller_rows);
+        app.browse.upsert(&listing);
+    }
+    Ok(json!({ "purchaseId": purchase.id, "status": purchase.status, "paidAt": purchase.paid_at }))
+}
+
+/// `POST /api/sandbox/checkout/{session}/cancel`: frees the reservation.
+///
+/// # Errors
+/// `NOT_FOUND`, `CHECKOUT_CLOSED` (409) when already paid.
+pub async fn cancel(app: &App, session: &str) -> Result<Value> {
+    let key = session.to_owned();
+    app.store
+        .write(move |tx| {
+            let purchase = store::find_by_session(tx, &key)?
+                .ok_or_else(|| Error::NotFound("no such checkout".into()))?;
+            match purchase.status.as_str() {
+                "pending_payment" => {
+                    tx.execute(
+                        "UPDATE purchases SET status = 'cancelled' WHERE id = ?1",
+                        [&purchase.id],
+                    )?;
+                    Ok(json!({ "purchaseId": purchase.id, "status": "cancelled" }))
+                }
+                "cancelled" | "expired" => {
+                    Ok(json!({ "purchaseId": purchase.id, "status": purchase.status }))
+                }
+                other => Err(Error::Conflict {
+                    code: "CHECKOUT_CLOSED",
+                    message: format!("this checkout is already {other}"),
+                }),
+            }
+        })
+        .await
+}
+
+/// What the sandbox checkout page shows: the listing, the amount and the state.
+///
+/// # Errors
+/// `NOT_FOUND`.
+pub async fn checkout_view(app: &App, session: &str) -> Result<Value> {
+    let key = session.to_owned();
+    let (purchase, listing) = app
+        .store
+        .read(move |tx| {
+            let purchase = store::find_by_session(tx, &key)?
+                .ok_or_else(|| Error::NotFound("no such checkout".into()))?;
+            let listing = listing_store::find(tx, &purchase.listing_id)?;
+            Ok((purchase, listing))
+        })
+        .await?;
+    Ok(json!({
+        "session": session,
+        "status": purchase.status,
+        "amountCents": purchase.amount_cents,
+        "expiresAt": purchase.expires_at,
+        "title": listing.map(|l| l.title),
+    }))
+}
+
 /// `GET /api/marketplace/purchases/{id}`: the buyer's own purchase, with the deliverable
 /// relayed live once it is paid.
 ///
@@ -225,14 +421,31 @@ pub async fn get(app: &App, buyer: &AgentRow, id: &str) -> Result<Value> {
 async fn read_as_buyer(app: &App, mut purchase: PurchaseRow) -> Result<Value> {
     let mut delivery = Value::Null;
     let mut delivery_error = Value::Null;
+    if purchase.status == "pending_payment"
+        && purchase
+            .expires_at
+            .as_deref()
+            .is_some_and(|at| at <= app.now().as_str())
+    {
+        let now = app.now();
+        app.store
+            .write(move |tx| payments::expire_checkouts(tx, &now))
+            .await?;
+        purchase.status = "expired".into();
+    }
     if purchase.status == "paid" || purchase.status == "delivered" {
         match relay(app, &purchase).await {
             Ok((deliverable, fingerprint)) => {
                 if purchase.status == "paid" {
                     let now = app.now();
                     let (id, at, print) = (purchase.id.clone(), now.clone(), fingerprint.clone());
+                    let (instant, hold) = (app.clock.now(), app.escrow_hold);
                     app.store
-                        .write(move |tx| store::mark_delivered(tx, &id, &at, &print))
+                        .write(move |tx| {
+                            store::mark_delivered(tx, &id, &at, &print)?;
+                            // The first successful delivery starts the escrow clock.
+                            payments::start_escrow(tx, &id, instant, hold)
+                        })
                         .await?;
                     purchase.status = "delivered".into();
                     purchase.delivered_at = Some(now);
@@ -255,7 +468,11 @@ async fn read_as_buyer(app: &App, mut purchase: PurchaseRow) -> Result<Value> {
         "feeBps": purchase.fee_bps,
         "scheduleVersion": purchase.schedule_version,
         "rail": purchase.rail,
-        "checkoutUrl": null,
+        "checkoutUrl": (purchase.status == "pending_payment")
+            .then(|| purchase.checkout_session.as_deref().map(|session| payments::checkout_url(app, session)))
+            .flatten(),
+        "expiresAt": purchase.expires_at,
+        "shippedAt": purchase.shipped_at,
         "createdAt": purchase.created_at,
         "paidAt": purchase.paid_at,
         "deliveredAt": purchase.delivered_at,

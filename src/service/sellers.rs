@@ -40,6 +40,19 @@ pub async fn set_endpoint(app: &App, agent: &AgentRow, args: Args) -> Result<Val
     args.deny_unknown(&["url"])?;
     let url = args.req_str("url", 2048)?;
     let url = outbound::check_url(&url, app.outbound.policy()).map_err(outbound_error)?;
+    let (owner_check, me) = (url.clone(), agent.id.clone());
+    let owner: Option<String> = app
+        .store
+        .read(move |conn| {
+            Ok(conn
+                .prepare_cached("SELECT agent_id FROM delivery_endpoints WHERE url = ?1")?
+                .query_row([&owner_check], |r| r.get(0))
+                .optional()?)
+        })
+        .await?;
+    if owner.is_some_and(|owner| owner != me) {
+        return Err(endpoint_in_use());
+    }
     let challenge = b64url(&random_bytes::<32>());
     let mut body = Map::new();
     body.insert("type".into(), "bourse.verify".into());
@@ -85,6 +98,13 @@ pub async fn set_endpoint(app: &App, agent: &AgentRow, args: Args) -> Result<Val
     let verified_at = now.clone();
     app.store
         .write(move |tx| {
+            let taken: Option<String> = tx
+                .prepare_cached("SELECT agent_id FROM delivery_endpoints WHERE url = ?1 AND agent_id != ?2")?
+                .query_row([&stored_url, &agent_id], |r| r.get(0))
+                .optional()?;
+            if taken.is_some() {
+                return Err(endpoint_in_use());
+            }
             tx.prepare_cached(
                 "INSERT INTO delivery_endpoints (agent_id, url, verified_at, updated_at) VALUES (?1, ?2, ?3, ?3)
                  ON CONFLICT (agent_id) DO UPDATE SET url = excluded.url, verified_at = excluded.verified_at,
@@ -229,6 +249,14 @@ fn outbound_error(error: OutboundError) -> Error {
             ),
         },
         other => verification_failed(other.to_string()),
+    }
+}
+
+fn endpoint_in_use() -> Error {
+    Error::Conflict {
+        code: "ENDPOINT_IN_USE",
+        message: "another seller has verified this URL; a delivery endpoint belongs to one seller"
+            .into(),
     }
 }
 

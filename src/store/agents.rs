@@ -143,16 +143,25 @@ pub fn update_profile(conn: &Connection, agent: &AgentRow) -> Result<()> {
     Ok(())
 }
 
-/// Replaces the key hash; the old key stops working at once.
+/// Replaces the key hash, only if the presented key is still the current one (of two
+/// concurrent rotations with one key, one wins); the old key stops working at once. Returns
+/// whether the key was replaced.
 ///
 /// # Errors
 /// Database failure.
-pub fn replace_key(conn: &Connection, id: &str, key_hash: &str, now: &str) -> Result<()> {
-    conn.prepare_cached(
-        "UPDATE agents SET key_hash = ?2, key_rotated_at = ?3, updated_at = ?3 WHERE id = ?1",
-    )?
-    .execute(params![id, key_hash, now])?;
-    Ok(())
+pub fn replace_key(
+    conn: &Connection,
+    id: &str,
+    old_hash: &str,
+    key_hash: &str,
+    now: &str,
+) -> Result<bool> {
+    let changed = conn
+        .prepare_cached(
+            "UPDATE agents SET key_hash = ?3, key_rotated_at = ?4, updated_at = ?4 WHERE id = ?1 AND key_hash = ?2",
+        )?
+        .execute(params![id, old_hash, key_hash, now])?;
+    Ok(changed == 1)
 }
 
 /// Total number of agents.

@@ -389,3 +389,30 @@ pub fn set_seller_reputation(conn: &Connection, seller_id: &str, reputation: f64
 pub fn index_rows_of_seller(conn: &Connection, seller_id: &str) -> Result<Vec<IndexRow>> {
     index_rows_where(conn, "WHERE seller_id = ?1", [seller_id])
 }
+
+/// Whether a listing was made in a vertical without commerce (its first settled sale may claim
+/// founding fill).
+///
+/// # Errors
+/// Database failure.
+pub fn founding_eligible(conn: &Connection, id: &str) -> Result<bool> {
+    Ok(conn
+        .prepare_cached("SELECT founding_eligible FROM listings WHERE id = ?1")?
+        .query_row([id], |r| r.get(0))
+        .optional()?
+        .unwrap_or(false))
+}
+
+/// Marks a new listing founding-eligible when its vertical has had no commerce (no ledger row
+/// outside reference listings).
+///
+/// # Errors
+/// Database failure.
+pub fn mark_founding_eligible(conn: &Connection, id: &str, vertical: &str) -> Result<()> {
+    conn.prepare_cached(
+        "UPDATE listings SET founding_eligible = 1 WHERE id = ?1 AND NOT EXISTS
+            (SELECT 1 FROM ledger WHERE vertical_slug = ?2 AND is_reference_listing = 0)",
+    )?
+    .execute(params![id, vertical])?;
+    Ok(())
+}

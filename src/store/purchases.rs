@@ -26,11 +26,17 @@ pub struct PurchaseRow {
     pub delivery_fingerprint: Option<String>,
     /// The signed purchase receipt, verbatim JSON.
     pub receipt: String,
+    /// The checkout session of a paid purchase (its unguessable capability).
+    pub checkout_session: Option<String>,
+    /// When an unpaid checkout expires.
+    pub expires_at: Option<String>,
+    /// When the seller shipped a physical order.
+    pub shipped_at: Option<String>,
 }
 
 const COLUMNS: &str = "id, listing_id, buyer_id, buyer_handle, seller_id, status, amount_cents, platform_fee_cents,
     seller_net_cents, fee_bps, schedule_version, rail, email, created_at, paid_at, delivered_at, delivery_fingerprint,
-    receipt";
+    receipt, checkout_session, expires_at, shipped_at";
 
 fn from_row(row: &Row<'_>) -> rusqlite::Result<PurchaseRow> {
     Ok(PurchaseRow {
@@ -52,6 +58,9 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<PurchaseRow> {
         delivered_at: row.get(15)?,
         delivery_fingerprint: row.get(16)?,
         receipt: row.get(17)?,
+        checkout_session: row.get(18)?,
+        expires_at: row.get(19)?,
+        shipped_at: row.get(20)?,
     })
 }
 
@@ -63,8 +72,8 @@ pub fn insert(conn: &Connection, p: &PurchaseRow) -> Result<()> {
     conn.prepare_cached(
         "INSERT INTO purchases (id, listing_id, buyer_id, buyer_handle, seller_id, status, amount_cents,
             platform_fee_cents, seller_net_cents, fee_bps, schedule_version, rail, email, created_at, paid_at,
-            delivered_at, delivery_fingerprint, receipt)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+            delivered_at, delivery_fingerprint, receipt, checkout_session, expires_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)",
     )?
     .execute(params![
         p.id,
@@ -84,6 +93,41 @@ pub fn insert(conn: &Connection, p: &PurchaseRow) -> Result<()> {
         p.paid_at,
         p.delivered_at,
         p.delivery_fingerprint,
+        p.receipt,
+        p.checkout_session,
+        p.expires_at
+    ])?;
+    Ok(())
+}
+
+/// A purchase by its checkout session.
+///
+/// # Errors
+/// Database failure.
+pub fn find_by_session(conn: &Connection, session: &str) -> Result<Option<PurchaseRow>> {
+    let sql = format!("SELECT {COLUMNS} FROM purchases WHERE checkout_session = ?1");
+    Ok(conn
+        .prepare_cached(&sql)?
+        .query_row([session], from_row)
+        .optional()?)
+}
+
+/// Records a paid checkout: status, time, the fee it closed at, the re-signed receipt.
+///
+/// # Errors
+/// Database failure.
+pub fn mark_paid(conn: &Connection, p: &PurchaseRow) -> Result<()> {
+    conn.prepare_cached(
+        "UPDATE purchases SET status = 'paid', paid_at = ?2, platform_fee_cents = ?3, seller_net_cents = ?4,
+            fee_bps = ?5, schedule_version = ?6, receipt = ?7 WHERE id = ?1 AND status = 'pending_payment'",
+    )?
+    .execute(params![
+        p.id,
+        p.paid_at,
+        p.platform_fee_cents,
+        p.seller_net_cents,
+        p.fee_bps,
+        p.schedule_version,
         p.receipt
     ])?;
     Ok(())

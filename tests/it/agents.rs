@@ -411,3 +411,89 @@ fn operator_can_override_provenance_fields() {
         )
         .assert_error(400, "INVALID_ARGUMENT");
 }
+
+#[test]
+fn concurrent_rotations_with_one_key_leave_exactly_one_working_key() {
+    let server = TestServer::start();
+    let agent = server.register("racer");
+    let key = agent["apiKey"].as_str().unwrap().to_owned();
+    let threads: Vec<_> = (0..6)
+        .map(|_| {
+            let (base, key) = (server.base.clone(), key.clone());
+            std::thread::spawn(move || {
+                let response = crate::support::Client::new(&base).send_auth(
+                    "POST",
+                    "/api/agents/keys/revoke",
+                    &key,
+                    &json!({}),
+                );
+                (
+                    response.status,
+                    response.json()["newApiKey"].as_str().map(str::to_owned),
+                )
+            })
+        })
+        .collect();
+    let results: Vec<(u16, Option<String>)> =
+        threads.into_iter().map(|t| t.join().unwrap()).collect();
+    let winners: Vec<&String> = results
+        .iter()
+        .filter(|(s, _)| *s == 200)
+        .filter_map(|(_, k)| k.as_ref())
+        .collect();
+    assert_eq!(winners.len(), 1, "{results:?}");
+    assert!(
+        results.iter().all(|(s, _)| *s == 200 || *s == 401),
+        "{results:?}"
+    );
+    assert_eq!(
+        server.get_auth("/api/agents/me", winners[0]).status,
+        200,
+        "the key that was handed out works"
+    );
+}
+
+#[test]
+fn concurrent_edits_of_different_fields_both_land() {
+    let server = TestServer::start();
+    for round in 0..10 {
+        let agent = server.register(&format!("editor-{round}"));
+        let key = agent["apiKey"].as_str().unwrap().to_owned();
+        let (base_a, key_a, base_b, key_b) = (
+            server.base.clone(),
+            key.clone(),
+            server.base.clone(),
+            key.clone(),
+        );
+        let a = std::thread::spawn(move || {
+            crate::support::Client::new(&base_a)
+                .send_auth(
+                    "PATCH",
+                    "/api/agents/me",
+                    &key_a,
+                    &json!({"displayName": "Both"}),
+                )
+                .status
+        });
+        let b = std::thread::spawn(move || {
+            crate::support::Client::new(&base_b)
+                .send_auth(
+                    "PATCH",
+                    "/api/agents/me",
+                    &key_b,
+                    &json!({"email": "both@x.example"}),
+                )
+                .status
+        });
+        assert_eq!((a.join().unwrap(), b.join().unwrap()), (200, 200));
+        let me = server.get_auth("/api/agents/me", &key).json();
+        assert_eq!(
+            (me["displayName"].clone(), me["email"].clone()),
+            (json!("Both"), json!("both@x.example"))
+        );
+        if round == 9 {
+            break;
+        }
+        server.clock.advance(jiff::SignedDuration::from_hours(1)); // registration limit
+    }
+}

@@ -32,6 +32,7 @@ fn seller(server: &TestServer, name: &str, deliverable: &[u8]) -> Seller {
         "{}",
         String::from_utf8_lossy(&verified.body)
     );
+    server.onboard(&key);
     Seller {
         key,
         handle: agent["handle"].as_str().unwrap().to_owned(),
@@ -150,6 +151,28 @@ fn endpoint_verification_succeeds_with_the_echo_and_fails_otherwise() {
         ),
     );
     assert_eq!(by_field.status, 200);
+}
+
+#[test]
+fn a_verified_endpoint_url_belongs_to_one_seller() {
+    let server = TestServer::start();
+    let owner = seller(&server, "owner", b"the owner's data");
+    let mallory = server.register("mallory");
+    let taken = server.send_auth(
+        "PUT",
+        "/api/sell/delivery-endpoint",
+        mallory["apiKey"].as_str().unwrap(),
+        &json!({"url": owner.twin.url}),
+    );
+    taken.assert_error(409, "ENDPOINT_IN_USE");
+    // The owner can verify it again.
+    let again = server.send_auth(
+        "PUT",
+        "/api/sell/delivery-endpoint",
+        &owner.key,
+        &json!({"url": owner.twin.url}),
+    );
+    assert_eq!(again.status, 200);
 }
 
 #[test]

@@ -75,6 +75,7 @@ fn every_request_body_example_succeeds_as_sent() {
     let endpoint = json!({"url": twin.url});
     let verified = server.send_auth("PUT", "/api/sell/delivery-endpoint", &agent_key, &endpoint);
     assert_eq!(verified.status, 200);
+    server.onboard(&agent_key);
     let listing = server.send_auth(
         "POST",
         "/api/marketplace/listings",

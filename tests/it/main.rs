@@ -3,6 +3,7 @@
 
 mod agents;
 mod catalog;
+mod checkout;
 mod cli;
 mod docs;
 mod http_core;

@@ -145,6 +145,20 @@ impl Client {
         )
     }
 
+    /// Connects an agent's payouts on the sandbox rail (needed for paid listings).
+    #[track_caller]
+    pub fn onboard(&self, key: &str) {
+        let link = self.send_auth("POST", "/api/sell/register", key, &serde_json::json!({}));
+        assert_eq!(link.status, 200, "{}", String::from_utf8_lossy(&link.body));
+        let complete = link.json()["completeUrl"].as_str().unwrap().to_owned();
+        let path = complete.strip_prefix(&self.base).unwrap().to_owned();
+        assert_eq!(
+            self.send_auth("POST", &path, key, &serde_json::json!({}))
+                .status,
+            200
+        );
+    }
+
     /// Registers an agent; returns the 201 body.
     #[track_caller]
     pub fn register(&self, name: &str) -> Value {

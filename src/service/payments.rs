@@ -1,0 +1,292 @@
+//! The payment rail (sandbox for now): seller onboarding, checkout sessions with reservations,
+//! settlement, escrow release, shipment, and the seller dashboard.
+//!
+//! Sandbox rail: no accounts, no network. Onboarding and checkout are local pages
+//! (`/sandbox/connect/{id}`, `/sandbox/checkout/{session}`) with scripted twins under
+//! `/api/sandbox/…`, so CI needs no browser. A checkout session reserves an exclusive or limited
+//! listing until it is paid, cancelled or expires. Paid money is `held` in the ledger until the
+//! escrow clock has run after the first successful delivery (and the shipment, for physical
+//! orders); a worker driven by the injected clock then releases it to the seller.
+
+use std::sync::Arc;
+
+use jiff::SignedDuration;
+use rusqlite::{Connection, OptionalExtension, params};
+use serde_json::{Value, json};
+
+use super::App;
+use crate::args::Args;
+use crate::clock::rfc3339;
+use crate::crypto::{b64url, random_bytes};
+use crate::error::{Error, Result};
+use crate::store::agents::AgentRow;
+
+/// `POST /api/sell/register`: the payment-connect onboarding link and status.
+///
+/// # Errors
+/// Database failure.
+pub async fn register_seller(app: &App, agent: &AgentRow) -> Result<Value> {
+    let (agent_id, now) = (agent.id.clone(), app.now());
+    let fresh = b64url(&random_bytes::<16>());
+    let (onboarding_id, status) = app
+        .store
+        .write(move |tx| {
+            tx.execute(
+                "INSERT INTO payout_accounts (agent_id, onboarding_id, status, created_at) VALUES (?1, ?2, 'pending', ?3)
+                 ON CONFLICT (agent_id) DO NOTHING",
+                params![agent_id, fresh, now],
+            )?;
+            Ok(tx.query_row(
+                "SELECT onboarding_id, status FROM payout_accounts WHERE agent_id = ?1",
+                [&agent_id],
+                |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)),
+            )?)
+        })
+        .await?;
+    Ok(json!({
+        "rail": "sandbox",
+        "status": status,
+        "onboardingUrl": app.url(&format!("/sandbox/connect/{onboarding_id}")),
+        "completeUrl": app.url(&format!("/api/sandbox/connect/{onboarding_id}/complete")),
+        "note": "open onboardingUrl to connect payouts (sandbox: one click, or POST completeUrl)",
+    }))
+}
+
+/// `POST /api/sandbox/connect/{id}/complete` (and the onboarding page's button).
+///
+/// # Errors
+/// `NOT_FOUND` for an unknown onboarding id.
+pub async fn complete_onboarding(app: &App, onboarding_id: &str) -> Result<Value> {
+    let (id, now) = (onboarding_id.to_owned(), app.now());
+    let changed = app
+        .store
+        .write(move |tx| {
+            Ok(tx.execute(
+                "UPDATE payout_accounts SET status = 'complete', completed_at = coalesce(completed_at, ?2) WHERE onboarding_id = ?1",
+                params![id, now],
+            )?)
+        })
+        .await?;
+    if changed == 0 {
+        return Err(Error::NotFound("no such onboarding session".into()));
+    }
+    Ok(json!({ "status": "complete" }))
+}
+
+/// Refuses a paid listing from a seller whose payouts are not connected.
+///
+/// # Errors
+/// `PAYOUTS_NOT_CONNECTED` (409).
+pub fn require_payouts(conn: &Connection, agent_id: &str) -> Result<()> {
+    let status: Option<String> = conn
+        .prepare_cached("SELECT status FROM payout_accounts WHERE agent_id = ?1")?
+        .query_row([agent_id], |r| r.get(0))
+        .optional()?;
+    if status.as_deref() == Some("complete") {
+        return Ok(());
+    }
+    Err(Error::Conflict {
+        code: "PAYOUTS_NOT_CONNECTED",
+        message: "a paid listing needs connected payouts: POST /api/sell/register and finish onboarding (free listings need none)".into(),
+    })
+}
+
+/// A new checkout session id (the unguessable capability of the checkout page).
+pub fn new_session() -> String {
+    format!("cs_{}", b64url(&random_bytes::<24>()))
+}
+
+/// The URL a buyer opens to pay.
+pub fn checkout_url(app: &App, session: &str) -> String {
+    app.url(&format!("/sandbox/checkout/{session}"))
+}
+
+/// Marks pending checkouts whose time is up as expired, freeing their reservations.
+///
+/// # Errors
+/// Database failure.
+pub fn expire_checkouts(conn: &Connection, now: &str) -> Result<usize> {
+    Ok(conn
+        .prepare_cached(
+            "UPDATE purchases SET status = 'expired' WHERE status = 'pending_payment' AND expires_at <= ?1",
+        )?
+        .execute([now])?)
+}
+
+/// Starts the escrow clock of a sale once it is delivered (and shipped, for physical orders).
+///
+/// # Errors
+/// Database failure.
+pub fn start_escrow(
+    conn: &Connection,
+    purchase_id: &str,
+    now: jiff::Timestamp,
+    hold: std::time::Duration,
+) -> Result<()> {
+    let ready: Option<(Option<String>, Option<String>, bool)> = conn
+        .query_row(
+            "SELECT p.delivered_at, p.shipped_at, l.physical FROM purchases p JOIN listings l ON l.id = p.listing_id
+             WHERE p.id = ?1",
+            [purchase_id],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .optional()?;
+    let Some((delivered, shipped, physical)) = ready else {
+        return Ok(());
+    };
+    if delivered.is_none() || (physical && shipped.is_none()) {
+        return Ok(());
+    }
+    let hold = SignedDuration::try_from(hold).unwrap_or(SignedDuration::MAX);
+    let release_at = rfc3339(now.checked_add(hold).unwrap_or(jiff::Timestamp::MAX));
+    conn.prepare_cached(
+        "UPDATE ledger SET release_at = ?2 WHERE purchase_id = ?1 AND status = 'held' AND release_at IS NULL",
+    )?
+    .execute(params![purchase_id, release_at])?;
+    Ok(())
+}
+
+/// Runs forever: expires checkouts and releases escrow whose clock has run, every second.
+pub async fn worker(app: Arc<App>) {
+    loop {
+        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+        if let Err(error) = run_due(&app).await {
+            tracing::warn!(%error, "commerce worker");
+        }
+    }
+}
+
+/// One pass of the commerce worker. Released rows are paid out through the rail (the sandbox
+/// rail records the release; there is no money to move).
+///
+/// # Errors
+/// Database failure.
+pub async fn run_due(app: &App) -> Result<(usize, usize)> {
+    let now = app.now();
+    app.store
+        .write(move |tx| {
+            let expired = expire_checkouts(tx, &now)?;
+            let released = tx
+                .prepare_cached(
+                    "UPDATE ledger SET status = 'released', released_at = ?1
+                     WHERE status = 'held' AND release_at IS NOT NULL AND release_at <= ?1",
+                )?
+                .execute([&now])?;
+            Ok((expired, released))
+        })
+        .await
+}
+
+/// `POST /api/sandbox/clock` {advanceSeconds} (operator): moves the sandbox clock forward, then
+/// runs the commerce worker once so its effects are visible at once.
+///
+/// # Errors
+/// `INVALID_ARGUMENT`; `CLOCK_FIXED` (409) when the server's clock cannot move.
+pub async fn advance_clock(app: &App, args: Args) -> Result<Value> {
+    args.deny_unknown(&["advanceSeconds"])?;
+    let seconds = args
+        .opt_int("advanceSeconds", 1, 10 * 365 * 24 * 3600)?
+        .ok_or_else(|| Error::invalid("`advanceSeconds` is required (a positive integer)"))?;
+    if !app.clock.advance(SignedDuration::from_secs(seconds)) {
+        return Err(Error::Conflict {
+            code: "CLOCK_FIXED",
+            message: "this server's clock cannot be moved".into(),
+        });
+    }
+    let (expired, released) = run_due(app).await?;
+    Ok(json!({ "now": app.now(), "expiredCheckouts": expired, "releasedRows": released }))
+}
+
+/// `POST /api/marketplace/purchases/{id}/ship` {carrier, tracking}: the seller marks a physical
+/// order shipped; its escrow clock can then start.
+///
+/// # Errors
+/// `NOT_FOUND`, `NOT_SELLER` (403), `NOT_PHYSICAL` (409), `NOT_PAID` (409).
+pub async fn ship(app: &App, seller: &AgentRow, purchase_id: &str, args: Args) -> Result<Value> {
+    args.deny_unknown(&["carrier", "tracking"])?;
+    let carrier = args.req_str("carrier", 100)?;
+    let tracking = args.req_str("tracking", 200)?;
+    let (seller_id, id, now, at) = (
+        seller.id.clone(),
+        purchase_id.to_owned(),
+        app.clock.now(),
+        app.now(),
+    );
+    let hold = app.escrow_hold;
+    app.store
+        .write(move |tx| {
+            let found: Option<(String, String, bool)> = tx
+                .query_row(
+                    "SELECT p.seller_id, p.status, l.physical FROM purchases p JOIN listings l ON l.id = p.listing_id
+                     WHERE p.id = ?1",
+                    [&id],
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+                )
+                .optional()?;
+            let (owner, status, physical) = found.ok_or_else(|| Error::NotFound(format!("no purchase {id:?}")))?;
+            if owner != seller_id {
+                return Err(Error::Forbidden { code: "NOT_SELLER", message: "only the seller ships an order".into() });
+            }
+            if !physical {
+                return Err(Error::Conflict { code: "NOT_PHYSICAL", message: "only physical listings are shipped".into() });
+            }
+            if status != "paid" && status != "delivered" {
+                return Err(Error::Conflict { code: "NOT_PAID", message: "an order is shipped once it is paid".into() });
+            }
+            tx.execute(
+                "UPDATE purchases SET shipped_at = coalesce(shipped_at, ?2), carrier = ?3, tracking = ?4 WHERE id = ?1",
+                params![id, at, carrier, tracking],
+            )?;
+            start_escrow(tx, &id, now, hold)?;
+            Ok(json!({ "purchaseId": id, "shippedAt": at, "carrier": carrier, "tracking": tracking }))
+        })
+        .await
+}
+
+/// `GET /api/sell/dashboard`: the seller's listings (inactive too), sales, escrow and ratings.
+///
+/// # Errors
+/// Database failure.
+pub async fn dashboard(app: &App, seller: &AgentRow) -> Result<Value> {
+    let seller_id = seller.id.clone();
+    let (rows, sales) = app
+        .store
+        .read(move |conn| {
+            let ids: Vec<String> = conn
+                .prepare_cached("SELECT id FROM listings WHERE seller_id = ?1 ORDER BY seq DESC")?
+                .query_map([&seller_id], |r| r.get(0))?
+                .collect::<rusqlite::Result<_>>()?;
+            let mut rows = Vec::new();
+            for id in ids {
+                if let Some(row) = crate::store::listings::find(conn, &id)? {
+                    rows.push(row);
+                }
+            }
+            let sales = conn.query_row(
+                "SELECT count(*), coalesce(sum(p.amount_cents), 0), coalesce(sum(p.platform_fee_cents), 0),
+                    coalesce(sum(CASE WHEN l.status = 'held' THEN p.seller_net_cents END), 0),
+                    coalesce(sum(CASE WHEN l.status = 'released' THEN p.seller_net_cents END), 0)
+                 FROM ledger l JOIN purchases p ON p.id = l.purchase_id WHERE p.seller_id = ?1",
+                [&seller_id],
+                |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?, r.get::<_, i64>(3)?, r.get::<_, i64>(4)?)),
+            )?;
+            Ok((rows, sales))
+        })
+        .await?;
+    let listings: Vec<Value> = rows
+        .iter()
+        .map(|row| super::listings::listing_json(app, row))
+        .collect();
+    let (count, gross, fees, held, released) = sales;
+    Ok(json!({
+        "listings": listings,
+        "sales": {
+            "count": count,
+            "grossCents": gross,
+            "platformFeeCents": fees,
+            "heldCents": held,
+            "releasedCents": released,
+        },
+        "ratings": { "count": seller.rating_count },
+    }))
+}

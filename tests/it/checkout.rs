@@ -1,0 +1,341 @@
+//! The sandbox payment rail: onboarding, checkout, reservations, escrow, shipment, fees.
+
+use serde_json::{Value, json};
+
+use crate::seller_twin::{Mode, SellerTwin};
+use crate::support::TestServer;
+
+struct Party {
+    key: String,
+}
+
+fn party(server: &TestServer, name: &str) -> Party {
+    Party {
+        key: server.register(name)["apiKey"].as_str().unwrap().to_owned(),
+    }
+}
+
+/// A seller with a verified endpoint and connected payouts, and its twin.
+fn seller(server: &TestServer, name: &str) -> (Party, SellerTwin) {
+    let seller = party(server, name);
+    let twin = SellerTwin::start(
+        &server.base,
+        b"paid deliverable".to_vec(),
+        "text/plain",
+        Mode::Honest,
+    );
+    assert_eq!(
+        server
+            .send_auth(
+                "PUT",
+                "/api/sell/delivery-endpoint",
+                &seller.key,
+                &json!({"url": twin.url})
+            )
+            .status,
+        200
+    );
+    server.onboard(&seller.key);
+    (seller, twin)
+}
+
+fn list(server: &TestServer, seller: &Party, price: i64, extra: Value) -> String {
+    let mut body = json!({"title": "Freight rates", "description": "Weekly freight.", "priceCents": price, "verticalSlug": "trucking", "consent": true});
+    for (k, v) in extra.as_object().unwrap() {
+        body[k] = v.clone();
+    }
+    let created = server.send_auth("POST", "/api/marketplace/listings", &seller.key, &body);
+    assert_eq!(
+        created.status,
+        201,
+        "{}",
+        String::from_utf8_lossy(&created.body)
+    );
+    created.json()["listing"]["id"].as_str().unwrap().to_owned()
+}
+
+fn buy(server: &TestServer, buyer: &Party, listing: &str) -> crate::support::Resp {
+    server.send_auth(
+        "POST",
+        &format!("/api/marketplace/listings/{listing}/purchase"),
+        &buyer.key,
+        &json!({}),
+    )
+}
+
+/// The API path of a checkout URL's session, for the scripted twin of the page.
+fn session_of(checkout_url: &str) -> String {
+    checkout_url.rsplit('/').next().unwrap().to_owned()
+}
+
+fn advance(server: &TestServer, seconds: i64) -> Value {
+    let moved = server.send_auth(
+        "POST",
+        "/api/sandbox/clock",
+        &server.operator_key(),
+        &json!({"advanceSeconds": seconds}),
+    );
+    assert_eq!(
+        moved.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&moved.body)
+    );
+    moved.json()
+}
+
+fn dashboard(server: &TestServer, seller: &Party) -> Value {
+    server.get_auth("/api/sell/dashboard", &seller.key).json()
+}
+
+#[test]
+fn a_paid_listing_needs_connected_payouts() {
+    let server = TestServer::start();
+    let seller = party(&server, "unconnected");
+    let twin = SellerTwin::start(&server.base, b"x".to_vec(), "text/plain", Mode::Honest);
+    server.send_auth(
+        "PUT",
+        "/api/sell/delivery-endpoint",
+        &seller.key,
+        &json!({"url": twin.url}),
+    );
+    let body = json!({"title": "Paid", "description": "d", "priceCents": 2500, "consent": true});
+    server
+        .send_auth("POST", "/api/marketplace/listings", &seller.key, &body)
+        .assert_error(409, "PAYOUTS_NOT_CONNECTED");
+    let link = server
+        .send_auth("POST", "/api/sell/register", &seller.key, &json!({}))
+        .json();
+    assert_eq!(link["status"], "pending");
+    let page = server.get(
+        link["onboardingUrl"]
+            .as_str()
+            .unwrap()
+            .strip_prefix(&server.base)
+            .unwrap(),
+    );
+    assert_eq!(page.status, 200);
+    assert!(String::from_utf8_lossy(&page.body).contains("Complete onboarding"));
+    server.onboard(&seller.key);
+    assert_eq!(
+        server
+            .send_auth("POST", "/api/sell/register", &seller.key, &json!({}))
+            .json()["status"],
+        "complete"
+    );
+    assert_eq!(
+        server
+            .send_auth("POST", "/api/marketplace/listings", &seller.key, &body)
+            .status,
+        201
+    );
+}
+
+#[test]
+fn checkout_pay_poll_deliver_then_escrow_releases_on_the_clock() {
+    let server = TestServer::start();
+    let (seller, _twin) = seller(&server, "seller");
+    let buyer = party(&server, "buyer");
+    let listing = list(&server, &seller, 10_000, json!({}));
+    let pending = buy(&server, &buyer, &listing).json();
+    assert_eq!(pending["status"], "pending_payment");
+    assert_eq!(pending["delivery"], Value::Null, "nothing before payment");
+    let checkout = pending["checkoutUrl"].as_str().unwrap();
+    let page = server.get(checkout.strip_prefix(&server.base).unwrap());
+    assert_eq!(page.status, 200);
+    let html = String::from_utf8_lossy(&page.body).into_owned();
+    let session = session_of(checkout);
+    assert!(
+        html.contains("$100.00") && html.contains(&format!("/api/sandbox/checkout/{session}/pay")),
+        "{html}"
+    );
+
+    let paid = server.post(&format!("/api/sandbox/checkout/{session}/pay"), &json!({}));
+    assert_eq!(paid.status, 200, "{}", String::from_utf8_lossy(&paid.body));
+    assert_eq!(
+        server
+            .post(&format!("/api/sandbox/checkout/{session}/pay"), &json!({}))
+            .status,
+        200,
+        "paying twice is harmless"
+    );
+    let id = pending["id"].as_str().unwrap();
+    let polled = server
+        .get_auth(&format!("/api/marketplace/purchases/{id}"), &buyer.key)
+        .json();
+    assert_eq!(polled["status"], "delivered");
+    assert_eq!(polled["delivery"]["content"], "paid deliverable");
+    assert_eq!(
+        polled["receipt"]["status"], "paid",
+        "the receipt is re-signed at payment"
+    );
+    assert_eq!(
+        server
+            .post("/api/verify-receipt", &json!({"signed": polled["receipt"]}))
+            .json()["valid"],
+        true
+    );
+
+    let sales = &dashboard(&server, &seller)["sales"];
+    assert_eq!(sales["count"], 1);
+    assert_eq!(sales["heldCents"], polled["sellerNetCents"]);
+    assert_eq!(sales["releasedCents"], 0);
+    assert_eq!(
+        advance(&server, 6 * 24 * 3600)["releasedRows"],
+        0,
+        "not before the escrow clock has run"
+    );
+    assert_eq!(advance(&server, 24 * 3600)["releasedRows"], 1);
+    let sales = &dashboard(&server, &seller)["sales"];
+    assert_eq!(
+        (sales["heldCents"].clone(), sales["releasedCents"].clone()),
+        (json!(0), polled["sellerNetCents"].clone())
+    );
+}
+
+#[test]
+fn cancel_and_expiry_free_an_exclusive_reservation() {
+    let server = TestServer::start();
+    let (seller, _twin) = seller(&server, "seller");
+    let (a, b) = (party(&server, "a"), party(&server, "b"));
+    let listing = list(&server, &seller, 5_000, json!({"listingType": "exclusive"}));
+    let first = buy(&server, &a, &listing).json();
+    buy(&server, &b, &listing).assert_error(409, "LISTING_UNAVAILABLE");
+    let session = session_of(first["checkoutUrl"].as_str().unwrap());
+    assert_eq!(
+        server
+            .post(
+                &format!("/api/sandbox/checkout/{session}/cancel"),
+                &json!({})
+            )
+            .json()["status"],
+        "cancelled"
+    );
+    server
+        .post(&format!("/api/sandbox/checkout/{session}/pay"), &json!({}))
+        .assert_error(409, "CHECKOUT_CLOSED");
+
+    let second = buy(&server, &b, &listing).json();
+    assert_eq!(second["status"], "pending_payment");
+    buy(&server, &a, &listing).assert_error(409, "LISTING_UNAVAILABLE");
+    assert_eq!(advance(&server, 31 * 60)["expiredCheckouts"], 1);
+    let id = second["id"].as_str().unwrap();
+    assert_eq!(
+        server
+            .get_auth(&format!("/api/marketplace/purchases/{id}"), &b.key)
+            .json()["status"],
+        "expired"
+    );
+    let third = buy(&server, &a, &listing).json();
+    let session = session_of(third["checkoutUrl"].as_str().unwrap());
+    assert_eq!(
+        server
+            .post(&format!("/api/sandbox/checkout/{session}/pay"), &json!({}))
+            .status,
+        200
+    );
+    let detail = server
+        .get(&format!("/api/marketplace/listings/{listing}"))
+        .json();
+    assert_eq!(
+        (
+            detail["listing"]["exclusiveSold"].clone(),
+            detail["listing"]["active"].clone()
+        ),
+        (json!(true), json!(false))
+    );
+}
+
+#[test]
+fn physical_orders_wait_for_shipment_before_escrow_runs() {
+    let server = TestServer::start();
+    let (seller, _twin) = seller(&server, "seller");
+    let buyer = party(&server, "buyer");
+    let listing = list(&server, &seller, 9_000, json!({"physical": true}));
+    let pending = buy(&server, &buyer, &listing).json();
+    let session = session_of(pending["checkoutUrl"].as_str().unwrap());
+    server.post(&format!("/api/sandbox/checkout/{session}/pay"), &json!({}));
+    let id = pending["id"].as_str().unwrap();
+    assert_eq!(
+        server
+            .get_auth(&format!("/api/marketplace/purchases/{id}"), &buyer.key)
+            .json()["status"],
+        "delivered"
+    );
+    assert_eq!(
+        advance(&server, 30 * 24 * 3600)["releasedRows"],
+        0,
+        "unshipped: the escrow clock has not started"
+    );
+
+    let ship = |who: &Party| {
+        server.send_auth(
+            "POST",
+            &format!("/api/marketplace/purchases/{id}/ship"),
+            &who.key,
+            &json!({"carrier": "UPS", "tracking": "1Z999"}),
+        )
+    };
+    ship(&buyer).assert_error(403, "NOT_SELLER");
+    assert_eq!(ship(&seller).status, 200);
+    assert_eq!(advance(&server, 7 * 24 * 3600)["releasedRows"], 1);
+}
+
+#[test]
+fn a_restart_in_the_middle_of_a_held_escrow_loses_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let server = TestServer::start_in(&data);
+    let (seller, twin) = seller(&server, "seller");
+    let buyer = party(&server, "buyer");
+    let listing = list(&server, &seller, 4_000, json!({}));
+    let pending = buy(&server, &buyer, &listing).json();
+    let session = session_of(pending["checkoutUrl"].as_str().unwrap());
+    server.post(&format!("/api/sandbox/checkout/{session}/pay"), &json!({}));
+    let id = pending["id"].as_str().unwrap().to_owned();
+    server.get_auth(&format!("/api/marketplace/purchases/{id}"), &buyer.key);
+    let held = dashboard(&server, &seller)["sales"]["heldCents"].clone();
+    assert!(held.as_i64().unwrap() > 0);
+    server.stop();
+    drop(twin);
+
+    let server = TestServer::start_in(&data);
+    assert_eq!(dashboard(&server, &seller)["sales"]["heldCents"], held);
+    assert_eq!(advance(&server, 7 * 24 * 3600 + 1)["releasedRows"], 1);
+    assert_eq!(dashboard(&server, &seller)["sales"]["releasedCents"], held);
+}
+
+#[test]
+fn fees_follow_the_schedule_and_the_first_sale_in_an_empty_vertical_claims_founding_fill() {
+    let server = TestServer::start();
+    let (seller, _twin) = seller(&server, "seller");
+    let buyer = party(&server, "buyer");
+    let first = list(&server, &seller, 10_000, json!({}));
+    let second = list(&server, &seller, 10_000, json!({}));
+    let pay = |listing: &str| {
+        let pending = buy(&server, &buyer, listing).json();
+        let session = session_of(pending["checkoutUrl"].as_str().unwrap());
+        server.post(&format!("/api/sandbox/checkout/{session}/pay"), &json!({}));
+        let id = pending["id"].as_str().unwrap().to_owned();
+        server
+            .get_auth(&format!("/api/marketplace/purchases/{id}"), &buyer.key)
+            .json()
+    };
+    let founding = pay(&first);
+    assert_eq!(
+        (
+            founding["platformFeeCents"].clone(),
+            founding["sellerNetCents"].clone()
+        ),
+        (json!(0), json!(10_000))
+    );
+    let standard = pay(&second);
+    assert_eq!(
+        standard["platformFeeCents"], 500,
+        "5% once the vertical has commerce"
+    );
+    assert_eq!(standard["feeBps"], 500);
+    assert_eq!(standard["scheduleVersion"], 1);
+    let micro = list(&server, &seller, 1_999, json!({}));
+    assert_eq!(pay(&micro)["platformFeeCents"], 0, "under $20 pays no fee");
+}

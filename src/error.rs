@@ -25,6 +25,8 @@ pub enum Error {
     Conflict { code: &'static str, message: String },
     /// The body exceeds the cap (413 `PAYLOAD_TOO_LARGE`).
     PayloadTooLarge { limit: usize },
+    /// The body did not arrive in time (408 `REQUEST_TIMEOUT`).
+    RequestTimeout,
     /// Well-formed but refused by a business rule (422 with its own code).
     Unprocessable { code: &'static str, message: String },
     /// Too many requests (429 `RATE_LIMITED`, with `Retry-After`).
@@ -55,6 +57,7 @@ impl Error {
             Error::MethodNotAllowed { .. } => 405,
             Error::Conflict { .. } => 409,
             Error::PayloadTooLarge { .. } => 413,
+            Error::RequestTimeout => 408,
             Error::Unprocessable { .. } => 422,
             Error::RateLimited { .. } => 429,
             Error::Unavailable { .. } | Error::Busy { .. } => 503,
@@ -71,6 +74,7 @@ impl Error {
             Error::NotFound(_) => "NOT_FOUND",
             Error::MethodNotAllowed { .. } => "METHOD_NOT_ALLOWED",
             Error::PayloadTooLarge { .. } => "PAYLOAD_TOO_LARGE",
+            Error::RequestTimeout => "REQUEST_TIMEOUT",
             Error::RateLimited { .. } => "RATE_LIMITED",
             Error::Internal(_) => "INTERNAL",
             Error::Forbidden { code, .. }
@@ -116,6 +120,7 @@ impl fmt::Display for Error {
                     allow.join(", ")
                 )
             }
+            Error::RequestTimeout => f.write_str("the request body did not arrive in time"),
             Error::PayloadTooLarge { limit } => {
                 write!(f, "request body exceeds the limit of {limit} bytes")
             }

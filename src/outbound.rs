@@ -25,9 +25,8 @@
 //!
 //! Why a filtering resolver on one shared agent rather than a per-request agent with pre-resolved
 //! addresses: the resolver sits exactly where ureq obtains the addresses it will dial, it runs for
-//! literal-IP URLs too, it needs no shared mutable state keyed by host, and the agent's connection
-//! pool keeps working (a pooled connection was opened to an address vetted when it was opened,
-//! and the host is re-vetted before every request anyway).
+//! literal-IP URLs too, and it needs no shared mutable state keyed by host. Connections are never
+//! pooled: every call resolves, vets and dials afresh.
 
 use std::error::Error as StdError;
 use std::fmt;
@@ -443,6 +442,46 @@ pub fn check_url(url: &str, policy: Policy) -> Result<String, OutboundError> {
         path.to_owned()
     };
     Ok(format!("{scheme}://{host}{port}{path}"))
+}
+
+/// [`check_url`], then where a host name resolves now: refused when every address it resolves
+/// to is denied. A name that does not resolve (yet) passes; it is resolved and vetted again on
+/// every call. Blocking (a lookup of at most 3 s): call it off the async executor.
+///
+/// # Errors
+/// As [`check_url`], or `Denied` for a name that resolves only to refused addresses.
+pub fn check_destination(url: &str, policy: Policy) -> Result<String, OutboundError> {
+    let normalized = check_url(url, policy)?;
+    let uri: Uri = normalized
+        .parse()
+        .map_err(|_| OutboundError::InvalidUrl("is not a valid URL".into()))?;
+    let Some(host) = uri.host() else {
+        return Ok(normalized);
+    };
+    let host = host
+        .strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .unwrap_or(host);
+    let port = uri
+        .port_u16()
+        .unwrap_or(if uri.scheme_str() == Some("http") {
+            80
+        } else {
+            443
+        });
+    if let Ok(addresses) = lookup(host, port, Some(Duration::from_secs(3)))
+        && let Some(first) = addresses.first()
+        && addresses
+            .iter()
+            .all(|a| denied_reason(a.ip(), policy).is_some())
+    {
+        let reason = denied_reason(first.ip(), policy).unwrap_or("refused address");
+        return Err(OutboundError::Denied {
+            host: host.to_owned(),
+            reason,
+        });
+    }
+    Ok(normalized)
 }
 
 /// Normalizes the host of a URL; returns the host text for the URL and the IP when literal.

@@ -31,6 +31,9 @@ pub struct HttpSettings {
 
 static REQUEST_COUNTER: AtomicU64 = AtomicU64::new(0);
 
+/// Longest wait for a request body.
+const BODY_READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
 fn next_request_id() -> String {
     let n = REQUEST_COUNTER.fetch_add(1, Ordering::Relaxed);
     let prefix = *PROCESS_PREFIX;
@@ -92,12 +95,15 @@ async fn serve(
     if declared.is_some_and(|length| length > limit as u64) {
         return Err(Error::PayloadTooLarge { limit });
     }
-    let body: Bytes = match Limited::new(body, limit).collect().await {
-        Ok(collected) => collected.to_bytes(),
-        Err(error) if error.is::<http_body_util::LengthLimitError>() => {
+    // A body must arrive in bounded time: a client that trickles one holds no task for long.
+    let reading = tokio::time::timeout(BODY_READ_TIMEOUT, Limited::new(body, limit).collect());
+    let body: Bytes = match reading.await {
+        Err(_) => return Err(Error::RequestTimeout),
+        Ok(Ok(collected)) => collected.to_bytes(),
+        Ok(Err(error)) if error.is::<http_body_util::LengthLimitError>() => {
             return Err(Error::PayloadTooLarge { limit });
         }
-        Err(error) => {
+        Ok(Err(error)) => {
             return Err(Error::InvalidArgument(format!(
                 "could not read the body: {error}"
             )));

@@ -44,6 +44,7 @@ pub async fn register(app: &App, args: Args, client: &Client<'_>) -> Result<Valu
         .opt_str("callbackUrl", URL_MAX)?
         .map(|url| check_callback_url(app.outbound.policy(), url))
         .transpose()?;
+    vet_callback(app, callback_url.as_ref()).await?;
     app.limiter.check(REGISTRATION, client.ip)?;
 
     let api_key = format!("{KEY_PREFIX}{}", b64url(&random_bytes::<32>()));
@@ -201,6 +202,9 @@ pub async fn update_me(app: &App, agent: AgentRow, args: Args) -> Result<Value> 
     let callback_url = map_patch(args.patch_str("callbackUrl", URL_MAX)?, |url| {
         check_callback_url(app.outbound.policy(), url)
     })?;
+    if let Patch::Set(url) = &callback_url {
+        vet_callback(app, Some(url)).await?;
+    }
     if [&display_name, &email, &callback_url]
         .iter()
         .all(|patch| **patch == Patch::Keep)
@@ -494,14 +498,33 @@ fn check_email(email: String) -> Result<String> {
 
 /// A callback URL must pass the outbound client's rules at registration and PATCH: `https://`
 /// (or `http://` under `--allow-loopback-outbound`), no credentials, and no literal address in a
-/// refused range. Names are resolved and checked again at every delivery.
+/// refused range. [`vet_callback`] then resolves a host name; names are checked again at every
+/// delivery.
 fn check_callback_url(policy: outbound::Policy, url: String) -> Result<String> {
-    outbound::check_url(&url, policy).map_err(|error| match error {
+    outbound::check_url(&url, policy).map_err(callback_error)
+}
+
+/// Resolves a callback URL's host (off the executor) and refuses a name that points only to
+/// refused addresses, such as `localhost` or a name for a private network.
+async fn vet_callback(app: &App, url: Option<&String>) -> Result<()> {
+    let Some(url) = url.cloned() else {
+        return Ok(());
+    };
+    let policy = app.outbound.policy();
+    tokio::task::spawn_blocking(move || outbound::check_destination(&url, policy))
+        .await
+        .map_err(|e| Error::Internal(format!("callback check: {e}")))?
+        .map(|_| ())
+        .map_err(callback_error)
+}
+
+fn callback_error(error: outbound::OutboundError) -> Error {
+    match error {
         outbound::OutboundError::Denied { host, reason } => Error::invalid(format!(
             "`callbackUrl` points to a refused destination ({host}: {reason})"
         )),
         other => Error::invalid(format!("`callbackUrl` {other}")),
-    })
+    }
 }
 
 #[cfg(test)]

@@ -274,6 +274,19 @@ impl Store {
     }
 }
 
+/// Runs one job, surviving its panic: the job's savepoint is rolled back and its caller hears
+/// an error (its reply channel is dropped), while the group and the writer thread go on.
+fn run_guarded(job: TransactionJob, tx: &Connection) -> Option<Completion> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job(Ok(tx)))) {
+        Ok(completion) => completion,
+        Err(_) => {
+            tracing::error!("a write job panicked; its changes were rolled back");
+            let _ = tx.execute_batch("ROLLBACK TO job; RELEASE job");
+            None
+        }
+    }
+}
+
 /// How often the WAL is copied back into the database file.
 const CHECKPOINT_EVERY: Duration = Duration::from_millis(500);
 
@@ -329,8 +342,10 @@ fn writer_loop(mut conn: Connection, queue: mpsc::Receiver<Job>) {
         }
         match conn.transaction_with_behavior(TransactionBehavior::Immediate) {
             Ok(tx) => {
-                let completions: Vec<Completion> =
-                    group.into_iter().filter_map(|job| job(Ok(&tx))).collect();
+                let completions: Vec<Completion> = group
+                    .into_iter()
+                    .filter_map(|job| run_guarded(job, &tx))
+                    .collect();
                 let committed = tx.commit().map_err(|e| format!("database commit: {e}"));
                 completions
                     .into_iter()
@@ -465,6 +480,32 @@ mod tests {
                 .unwrap()
         };
         assert_eq!(stored, (0..64).filter(|n| n % 2 == 0).collect::<Vec<i64>>());
+    }
+
+    #[test]
+    fn a_panicking_write_is_rolled_back_and_the_writer_goes_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("p.db")).unwrap();
+        store
+            .write_blocking(|tx| Ok(tx.execute_batch("CREATE TABLE t (n INTEGER)")?))
+            .unwrap();
+        let panicked = store.write_blocking(|tx| -> Result<()> {
+            tx.execute("INSERT INTO t (n) VALUES (1)", [])?;
+            panic!("a bug in a write job");
+        });
+        assert!(panicked.is_err());
+        store
+            .write_blocking(|tx| Ok(tx.execute("INSERT INTO t (n) VALUES (2)", [])?))
+            .unwrap();
+        let conn = store.readers.get().unwrap();
+        let stored: Vec<i64> = conn
+            .prepare("SELECT n FROM t")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        assert_eq!(stored, [2]);
     }
 
     #[test]

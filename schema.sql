@@ -286,3 +286,21 @@ CREATE TABLE ratings (
 ) STRICT;
 
 CREATE INDEX ratings_listing ON ratings (listing_id, seq);
+
+-- What agents and people sent the operator: ideas and contact messages. The id is the
+-- capability to read the inquiry's thread later.
+CREATE TABLE inquiries (
+    seq          INTEGER PRIMARY KEY,
+    id           TEXT    NOT NULL UNIQUE,
+    kind         TEXT    NOT NULL CHECK (kind IN ('idea', 'contact')),
+    subject      TEXT    NOT NULL,
+    message      TEXT    NOT NULL,
+    category     TEXT,
+    name         TEXT,
+    email        TEXT,
+    submitted_by TEXT,
+    impact       TEXT,
+    agent_id     TEXT    REFERENCES agents (id),
+    status       TEXT    NOT NULL DEFAULT 'open' CHECK (status IN ('open', 'closed')),
+    created_at   TEXT    NOT NULL
+) STRICT;

@@ -8,6 +8,7 @@ pub mod callbacks;
 pub mod catalog;
 pub mod counters;
 pub mod fees;
+pub mod inquiries;
 pub mod listings;
 pub mod messages;
 pub mod payments;

@@ -2,8 +2,10 @@
 //!
 //! Definitions: `totalListings` counts active, non-sample listings; `totalAgents` counts
 //! registered agents (not the house seller); `totalQueries` and `totalQueriers` are defined in
-//! `service::counters`; `totalSales` counts settled sales (the commerce rails record them; zero
-//! until a sale settles). Vertical and category counts are of active, non-sample listings.
+//! `service::counters`; `totalSales` counts settled sales: ledger rows outside reference
+//! listings (free sales included, reference-sample rows never); `platformFeeCents` sums their
+//! fees; `armsLengthCents` stays 0 until party classification exists. Vertical and category
+//! counts are of active, non-sample listings.
 
 use std::collections::HashMap;
 
@@ -79,20 +81,40 @@ pub async fn categories(app: &App) -> Result<Value> {
     Ok(Value::Array(categories))
 }
 
+/// Settled sales outside reference listings, and the platform fees they carried.
+fn settled_sales(conn: &rusqlite::Connection) -> Result<(i64, i64)> {
+    Ok(conn.query_row(
+        "SELECT count(*), coalesce(sum(platform_fee_cents), 0) FROM ledger WHERE is_reference_listing = 0",
+        [],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?)
+}
+
 /// `GET /api/stats`.
 ///
 /// # Errors
 /// Database failure.
 pub async fn platform(app: &App) -> Result<Value> {
+    let mut stats = figures(app).await?;
+    stats
+        .as_object_mut()
+        .expect("an object")
+        .shift_remove("platformFeeCents");
+    Ok(stats)
+}
+
+/// The platform figures, with the platform fees of settled sales.
+async fn figures(app: &App) -> Result<Value> {
     let counts = app.vertical_counts();
     let (pending_queries, pending_queriers) = app.counters.pending_queries();
-    let (agents, queries, queriers) = app
+    let (agents, queries, queriers, (sales, fees)) = app
         .store
         .read(move |conn| {
             Ok((
                 agent_store::count(conn)?,
                 counters::stored(conn, counters::QUERIES)? + pending_queries,
                 counters::distinct_queriers(conn, &pending_queriers)?,
+                settled_sales(conn)?,
             ))
         })
         .await?;
@@ -103,7 +125,8 @@ pub async fn platform(app: &App) -> Result<Value> {
         "totalQueriers": queriers,
         "totalListings": counts.values().sum::<i64>(),
         "totalQueries": queries,
-        "totalSales": 0,
+        "totalSales": sales,
+        "platformFeeCents": fees,
         "verticals": vertical_records(app, &counts),
     }))
 }
@@ -113,8 +136,7 @@ pub async fn platform(app: &App) -> Result<Value> {
 /// # Errors
 /// Database failure.
 pub async fn marketplace(app: &App) -> Result<Value> {
-    let mut stats = platform(app).await?;
-    stats["platformFeeCents"] = 0.into();
+    let mut stats = figures(app).await?;
     stats["armsLengthCents"] = 0.into();
     Ok(stats)
 }

@@ -338,4 +338,20 @@ fn fees_follow_the_schedule_and_the_first_sale_in_an_empty_vertical_claims_found
     assert_eq!(standard["scheduleVersion"], 1);
     let micro = list(&server, &seller, 1_999, json!({}));
     assert_eq!(pay(&micro)["platformFeeCents"], 0, "under $20 pays no fee");
+    let stats = server.get("/api/marketplace/stats").json();
+    assert_eq!(
+        (
+            stats["totalSales"].clone(),
+            stats["platformFeeCents"].clone()
+        ),
+        (json!(3), json!(500))
+    );
+    assert!(
+        server
+            .get("/api/stats")
+            .json()
+            .get("platformFeeCents")
+            .is_none(),
+        "only the marketplace stats carry fees"
+    );
 }

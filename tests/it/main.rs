@@ -8,6 +8,7 @@ mod cli;
 mod docs;
 mod http_core;
 mod mcp;
+mod mcp_market;
 mod messages;
 mod purchases;
 mod receipts;

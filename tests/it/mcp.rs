@@ -293,8 +293,9 @@ fn tools_list_offers_the_four_agent_connect_tools_without_a_key() {
     ));
     let tools = result["tools"].as_array().unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
-    assert_eq!(names, TOOL_NAMES);
-    for tool in tools {
+    // The Agent Connect tools come first; the marketplace tools (tests/it/mcp_market.rs) follow.
+    assert_eq!(names[..4], TOOL_NAMES);
+    for tool in &tools[..4] {
         assert!(
             tool["description"].as_str().is_some_and(|d| d.len() > 20),
             "{tool}"
@@ -346,7 +347,7 @@ fn the_stateless_2026_revision_discovers_lists_and_calls() {
 
     let result = ok_result(&post_stateless(&server, None, "tools/list", json!({}), &[]));
     assert_eq!(result["resultType"], "complete");
-    assert_eq!(result["tools"].as_array().unwrap().len(), 4);
+    assert_eq!(result["tools"].as_array().unwrap().len(), 4 + 19);
     assert!(result["ttlMs"].is_u64() && result["cacheScope"] == "public");
 
     let call = json!({"name": "agent_whoami", "arguments": {}});
@@ -723,7 +724,7 @@ fn get_serves_the_manifest_and_refuses_streams_and_delete() {
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, TOOL_NAMES);
+    assert_eq!(names[..4], TOOL_NAMES);
     assert!(
         manifest["tools"]
             .as_array()
@@ -948,6 +949,61 @@ fn official_python_sdk_end_to_end() {
             .lines()
             .last()
             .is_some_and(|line| line.starts_with("mcp sdk e2e: ") && line.ends_with(" 0 failed")),
+        "{stdout}"
+    );
+}
+
+/// The marketplace over the official Python SDK against the real binary: agents register,
+/// sell, buy (sandbox rail, scripted pay), poll until delivered and rate, all over MCP. Needs
+/// `BOURSE_MCP_PYTHON` like [`official_python_sdk_end_to_end`]; without it the test says so.
+#[test]
+fn official_python_sdk_marketplace_end_to_end() {
+    let Some(python) = std::env::var_os("BOURSE_MCP_PYTHON").filter(|p| !p.is_empty()) else {
+        println!(
+            "official_python_sdk_marketplace_end_to_end skipped: set BOURSE_MCP_PYTHON to a Python with the `mcp` SDK installed (.ci/run does)"
+        );
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let server = BinServer::spawn(&dir.path().join("data"), &["--allow-loopback-outbound"]);
+    let deliverable = "sdk market deliverable";
+    let twin = crate::seller_twin::SellerTwin::start(
+        &server.client.base,
+        deliverable.as_bytes().to_vec(),
+        "text/plain",
+        crate::seller_twin::Mode::Honest,
+    );
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp_sdk/market_e2e.py");
+    let mut child = Command::new(&python)
+        .arg(script)
+        .env("BOURSE_MCP_URL", format!("{}{MCP}", server.client.base))
+        .env("BOURSE_SELLER_ENDPOINT", &twin.url)
+        .env("BOURSE_DELIVERABLE", deliverable)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run {python:?}: {e}"));
+    let deadline = Instant::now() + Duration::from_secs(180);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let output = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    println!("{stdout}");
+    assert!(
+        output.status.success(),
+        "the MCP SDK marketplace end to end failed ({}):\n{stdout}\n{stderr}",
+        output.status
+    );
+    assert!(
+        stdout.lines().last().is_some_and(
+            |line| line.starts_with("mcp market e2e: ") && line.ends_with(" 0 failed")
+        ),
         "{stdout}"
     );
 }

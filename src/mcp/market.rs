@@ -1,0 +1,724 @@
+//! The marketplace tools of `/api/mcp`: thin adapters that rename MCP's snake_case arguments
+//! to the service layer's fields and call the same service function as the REST twin.
+//!
+//! Public tools work without credentials; every other tool is reached only with a valid
+//! `Authorization: Bearer` key (the dispatcher answers HTTP 401 otherwise). An `api_key`
+//! argument is accepted only when it names the same agent as the Bearer header (checked in
+//! the dispatcher), and is then dropped: it never stands in for the header.
+
+use serde_json::{Map, Value, json};
+
+use crate::args::Args;
+use crate::error::{Error, Result};
+use crate::service::agents::{self, Client};
+use crate::service::inquiries::{self, Kind};
+use crate::service::{App, fees, listings, payments, purchases, sellers, stats};
+use crate::store::agents::AgentRow;
+
+/// Longest id argument read (listing and purchase ids are UUIDs).
+const ID_MAX: usize = 64;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Market {
+    AboutMarketplace,
+    ListVerticals,
+    RegisterAgent,
+    GetPlatformStats,
+    SubmitIdea,
+    ContactMarketplace,
+    BecomeSeller,
+    SetDeliveryEndpoint,
+    SellData,
+    BrowseMarketplace,
+    PreviewListing,
+    BuyData,
+    GetPurchase,
+    RateListing,
+    UpdateListing,
+    DeactivateListing,
+    ListingHistory,
+    SellerDashboard,
+    MarketplaceStats,
+}
+
+/// In the order `tools/list` reports them (after the Agent Connect tools).
+pub const MARKET_TOOLS: [Market; 19] = [
+    Market::AboutMarketplace,
+    Market::ListVerticals,
+    Market::RegisterAgent,
+    Market::GetPlatformStats,
+    Market::SubmitIdea,
+    Market::ContactMarketplace,
+    Market::BecomeSeller,
+    Market::SetDeliveryEndpoint,
+    Market::SellData,
+    Market::BrowseMarketplace,
+    Market::PreviewListing,
+    Market::BuyData,
+    Market::GetPurchase,
+    Market::RateListing,
+    Market::UpdateListing,
+    Market::DeactivateListing,
+    Market::ListingHistory,
+    Market::SellerDashboard,
+    Market::MarketplaceStats,
+];
+
+const KEY_NOTE: &str = "Authenticate with the `Authorization: Bearer <API key>` header; an \
+     optional `api_key` argument is accepted only when it names the same agent as that header \
+     and never replaces it.";
+
+fn string(description: &str) -> Value {
+    json!({ "type": "string", "minLength": 1, "description": description })
+}
+
+fn integer(description: &str, minimum: i64, maximum: i64) -> Value {
+    json!({ "type": "integer", "minimum": minimum, "maximum": maximum, "description": description })
+}
+
+fn api_key() -> Value {
+    string("Optional. Must be the same key as the Bearer header (it never replaces the header).")
+}
+
+fn listing_id() -> Value {
+    string("The listing id (a UUID).")
+}
+
+fn schema(properties: Value, required: &[&str]) -> Value {
+    json!({
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": false,
+    })
+}
+
+fn empty() -> Value {
+    json!({ "type": "object", "properties": {}, "additionalProperties": false })
+}
+
+impl Market {
+    pub fn named(name: &str) -> Option<Market> {
+        MARKET_TOOLS.into_iter().find(|tool| tool.name() == name)
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Market::AboutMarketplace => "about_marketplace",
+            Market::ListVerticals => "list_verticals",
+            Market::RegisterAgent => "register_agent",
+            Market::GetPlatformStats => "get_platform_stats",
+            Market::SubmitIdea => "submit_idea",
+            Market::ContactMarketplace => "contact_marketplace",
+            Market::BecomeSeller => "become_seller",
+            Market::SetDeliveryEndpoint => "set_delivery_endpoint",
+            Market::SellData => "sell_data",
+            Market::BrowseMarketplace => "browse_marketplace",
+            Market::PreviewListing => "preview_listing",
+            Market::BuyData => "buy_data",
+            Market::GetPurchase => "get_purchase",
+            Market::RateListing => "rate_listing",
+            Market::UpdateListing => "update_listing",
+            Market::DeactivateListing => "deactivate_listing",
+            Market::ListingHistory => "listing_history",
+            Market::SellerDashboard => "seller_dashboard",
+            Market::MarketplaceStats => "marketplace_stats",
+        }
+    }
+
+    /// Works without a Bearer key.
+    pub fn is_public(self) -> bool {
+        matches!(
+            self,
+            Market::AboutMarketplace
+                | Market::ListVerticals
+                | Market::RegisterAgent
+                | Market::GetPlatformStats
+                | Market::SubmitIdea
+                | Market::ContactMarketplace
+                | Market::BrowseMarketplace
+                | Market::PreviewListing
+                | Market::ListingHistory
+                | Market::MarketplaceStats
+        )
+    }
+
+    /// Accepts an `api_key` argument (checked against the Bearer header by the dispatcher).
+    pub fn takes_api_key(self) -> bool {
+        !self.is_public()
+    }
+
+    pub fn descriptor(self) -> Value {
+        let (title, description, input, read_only, idempotent) = match self {
+            Market::AboutMarketplace => (
+                "About the marketplace",
+                "What this marketplace is, its fee schedule, links (llms.txt, OpenAPI, MCP) and current counts. Public.".to_owned(),
+                empty(),
+                true,
+                true,
+            ),
+            Market::ListVerticals => (
+                "List verticals",
+                "Every vertical (subcategory) with its slug, category and listing count; use a slug as `vertical` in sell_data or browse_marketplace. Public.".to_owned(),
+                empty(),
+                true,
+                true,
+            ),
+            Market::RegisterAgent => (
+                "Register an agent",
+                "Create an agent and get its API key (shown once); send that key as `Authorization: Bearer <key>` afterwards. Rate limited per IP. Public.".to_owned(),
+                schema(
+                    json!({
+                        "name": string("Your agent's name."),
+                        "email": string("Optional contact email."),
+                    }),
+                    &["name"],
+                ),
+                false,
+                false,
+            ),
+            Market::GetPlatformStats => (
+                "Platform stats",
+                "Platform totals: agents, listings, queries and per-vertical counts. Public.".to_owned(),
+                empty(),
+                true,
+                true,
+            ),
+            Market::SubmitIdea => (
+                "Submit an idea",
+                "Send the operator an idea (a feature, a dataset wanted); returns the inquiry id, which is the capability to read its thread later. Public.".to_owned(),
+                schema(
+                    json!({
+                        "title": string("A short title."),
+                        "description": string("The idea."),
+                        "category": string("Optional category."),
+                        "submittedBy": string("Optional: who sends it."),
+                        "impact": string("Optional: who benefits and how."),
+                    }),
+                    &["title", "description"],
+                ),
+                false,
+                false,
+            ),
+            Market::ContactMarketplace => (
+                "Contact the marketplace",
+                "Send the operator a message; returns the inquiry id, which is the capability to read its thread later. Public.".to_owned(),
+                schema(
+                    json!({
+                        "subject": string("The subject."),
+                        "message": string("The message."),
+                        "category": string("Optional category."),
+                        "name": string("Optional name to reply to."),
+                        "email": string("Optional email to reply to."),
+                        "submittedBy": string("Optional: who sends it."),
+                    }),
+                    &["subject", "message"],
+                ),
+                false,
+                false,
+            ),
+            Market::BecomeSeller => (
+                "Become a seller",
+                format!(
+                    "Start payout onboarding: returns the payment-connect onboarding link and status (open onboardingUrl, sandbox: one click). {KEY_NOTE}"
+                ),
+                schema(
+                    json!({
+                        "name": string("The seller name for onboarding (checked, not stored: your agent record is used)."),
+                        "email": string("Optional payout contact email (checked, not stored)."),
+                        "api_key": api_key(),
+                    }),
+                    &["name"],
+                ),
+                false,
+                true,
+            ),
+            Market::SetDeliveryEndpoint => (
+                "Set the delivery endpoint",
+                format!(
+                    "Register and verify your HTTPS delivery endpoint (a signed challenge it must echo); required before listing. {KEY_NOTE}"
+                ),
+                schema(
+                    json!({
+                        "url": string("Your delivery endpoint URL."),
+                        "api_key": api_key(),
+                    }),
+                    &["url"],
+                ),
+                false,
+                true,
+            ),
+            Market::SellData => (
+                "Sell data",
+                format!(
+                    "Create a listing: title, description, preview (object), price_cents (integer cents, 0 for free), consent (must be true); `vertical` omitted means auto-filed. Needs a verified delivery endpoint. {KEY_NOTE}"
+                ),
+                schema(
+                    json!({
+                        "title": string("The listing title."),
+                        "description": string("What the buyer gets."),
+                        "preview": { "type": "object", "description": "A public preview (JSON object, at most 4 KiB)." },
+                        "price_cents": integer("Price in integer cents (0 for free).", 0, listings::PRICE_MAX_CENTS),
+                        "consent": { "type": "boolean", "const": true, "description": "You affirm you own this asset and may sell it; must be true." },
+                        "vertical": string("Optional vertical slug (see list_verticals); omitted means auto-filed."),
+                        "category": string("Optional macro-category hint for auto-filing."),
+                        "listing_type": { "type": "string", "enum": ["standard", "limited", "exclusive"], "description": "Optional; default standard." },
+                        "max_copies": { "type": "integer", "minimum": 1, "description": "Copies of a limited listing (limited only)." },
+                        "api_key": api_key(),
+                    }),
+                    &["title", "description", "preview", "price_cents", "consent"],
+                ),
+                false,
+                false,
+            ),
+            Market::BrowseMarketplace => (
+                "Browse the marketplace",
+                "Search and filter listings (the same as GET /api/marketplace/listings): returns {listings, total, offset, limit}. Public.".to_owned(),
+                schema(
+                    json!({
+                        "q": string("Full-text search (at most 200 characters)."),
+                        "category": string("A macro-category slug."),
+                        "vertical": string("A vertical slug."),
+                        "class": string("A class of categories."),
+                        "type": { "type": "string", "enum": ["standard", "limited", "exclusive"] },
+                        "sort": { "type": "string", "enum": ["recent", "popular", "price_asc", "price_desc", "quality", "trust"] },
+                        "price": { "type": "string", "enum": ["all", "paid", "free"] },
+                        "min_rating": { "type": "number", "minimum": 1, "maximum": 5 },
+                        "samples": { "type": "string", "enum": ["exclude", "include", "only"] },
+                        "limit": integer("Page size.", 1, listings::PAGE_MAX),
+                        "offset": { "type": "integer", "minimum": 0 },
+                    }),
+                    &[],
+                ),
+                true,
+                true,
+            ),
+            Market::PreviewListing => (
+                "Preview a listing",
+                "A listing's full public detail (the same as GET /api/marketplace/listings/{id}). Public.".to_owned(),
+                schema(json!({ "listing_id": listing_id() }), &["listing_id"]),
+                true,
+                true,
+            ),
+            Market::BuyData => (
+                "Buy data",
+                format!(
+                    "Buy a listing: free is delivered at once; paid returns a checkoutUrl (poll get_purchase). Personal health data needs buyer_intended_use and buyer_attestation. {KEY_NOTE}"
+                ),
+                schema(
+                    json!({
+                        "listing_id": listing_id(),
+                        "email": string("Optional receipt email."),
+                        "buyer_intended_use": { "type": "string", "enum": purchases::INTENDED_USES, "description": "Required for personal health data." },
+                        "buyer_attestation": {
+                            "type": "object",
+                            "description": "Required for personal health data: all five must be true.",
+                            "properties": purchases::ATTESTATIONS.iter().map(|name| ((*name).to_owned(), json!({ "type": "boolean" }))).collect::<Map<String, Value>>(),
+                        },
+                        "api_key": api_key(),
+                    }),
+                    &["listing_id"],
+                ),
+                false,
+                false,
+            ),
+            Market::GetPurchase => (
+                "Get a purchase",
+                format!("One of your purchases and its status (poll until delivered). {KEY_NOTE}"),
+                schema(
+                    json!({ "purchase_id": string("The purchase id."), "api_key": api_key() }),
+                    &["purchase_id"],
+                ),
+                true,
+                true,
+            ),
+            Market::RateListing => (
+                "Rate a listing",
+                format!(
+                    "Rate a listing you bought, once per delivered purchase: rating 1 to 5, optional comment. {KEY_NOTE}"
+                ),
+                schema(
+                    json!({
+                        "listing_id": listing_id(),
+                        "purchase_id": string("Your delivered purchase of this listing."),
+                        "rating": integer("1 to 5.", 1, 5),
+                        "comment": { "type": "string", "maxLength": 2000 },
+                        "api_key": api_key(),
+                    }),
+                    &["listing_id", "purchase_id", "rating"],
+                ),
+                false,
+                false,
+            ),
+            Market::UpdateListing => (
+                "Update a listing",
+                format!(
+                    "Edit your listing (title, description, price_cents, active, preview, reason); each change is a new signed version. {KEY_NOTE}"
+                ),
+                schema(
+                    json!({
+                        "listing_id": listing_id(),
+                        "title": string("New title."),
+                        "description": string("New description."),
+                        "price_cents": integer("New price in integer cents.", 0, listings::PRICE_MAX_CENTS),
+                        "active": { "type": "boolean" },
+                        "preview": { "type": "object" },
+                        "reason": string("Why (recorded in the history)."),
+                        "api_key": api_key(),
+                    }),
+                    &["listing_id"],
+                ),
+                false,
+                true,
+            ),
+            Market::DeactivateListing => (
+                "Deactivate a listing",
+                format!("Withdraw your listing from sale (the same as active: false). {KEY_NOTE}"),
+                schema(
+                    json!({
+                        "listing_id": listing_id(),
+                        "reason": string("Why (recorded in the history)."),
+                        "api_key": api_key(),
+                    }),
+                    &["listing_id"],
+                ),
+                false,
+                true,
+            ),
+            Market::ListingHistory => (
+                "Listing history",
+                "A listing's signed modification history; data changes appear as fingerprints only. Public.".to_owned(),
+                schema(json!({ "listing_id": listing_id() }), &["listing_id"]),
+                true,
+                true,
+            ),
+            Market::SellerDashboard => (
+                "Seller dashboard",
+                format!("Your listings (inactive too), sales, escrow and ratings. {KEY_NOTE}"),
+                schema(json!({ "api_key": api_key() }), &[]),
+                true,
+                true,
+            ),
+            Market::MarketplaceStats => (
+                "Marketplace stats",
+                "Platform figures plus fee and arm's-length totals. Public.".to_owned(),
+                empty(),
+                true,
+                true,
+            ),
+        };
+        json!({
+            "name": self.name(),
+            "title": title,
+            "description": description,
+            "inputSchema": input,
+            "annotations": {
+                "title": title,
+                "readOnlyHint": read_only,
+                "destructiveHint": false,
+                "idempotentHint": idempotent,
+                "openWorldHint": false,
+            },
+        })
+    }
+
+    /// Runs the tool. `arguments` no longer holds any `api_key` (the dispatcher checked and
+    /// removed it); `agent` is `Some` for every non-public tool.
+    pub async fn run(
+        self,
+        app: &App,
+        agent: Option<&AgentRow>,
+        mut arguments: Map<String, Value>,
+        client: &Client<'_>,
+    ) -> Result<Value> {
+        let me = || {
+            agent.ok_or_else(|| {
+                Error::Unauthenticated(format!(
+                    "`{}` needs `Authorization: Bearer <API key>`",
+                    self.name()
+                ))
+            })
+        };
+        match self {
+            Market::AboutMarketplace => {
+                no_arguments(&arguments)?;
+                about(app).await
+            }
+            Market::ListVerticals => {
+                no_arguments(&arguments)?;
+                stats::verticals(app).await
+            }
+            Market::RegisterAgent => {
+                agents::register(app, Args::from_value(Value::Object(arguments))?, client).await
+            }
+            Market::GetPlatformStats => {
+                no_arguments(&arguments)?;
+                stats::platform(app).await
+            }
+            Market::SubmitIdea => {
+                inquiries::submit(app, Kind::Idea, agent, object(arguments)?).await
+            }
+            Market::ContactMarketplace => {
+                inquiries::submit(app, Kind::Contact, agent, object(arguments)?).await
+            }
+            Market::BecomeSeller => {
+                let agent = me()?;
+                let args = object(arguments)?;
+                args.deny_unknown(&["name", "email"])?;
+                args.req_str("name", 200)?;
+                args.opt_str("email", 254)?;
+                payments::register_seller(app, agent).await
+            }
+            Market::SetDeliveryEndpoint => {
+                sellers::set_endpoint(app, me()?, object(arguments)?).await
+            }
+            Market::SellData => {
+                let agent = me()?;
+                rename(
+                    &mut arguments,
+                    &[
+                        ("price_cents", "priceCents"),
+                        ("vertical", "verticalSlug"),
+                        ("listing_type", "listingType"),
+                        ("max_copies", "maxCopies"),
+                    ],
+                )?;
+                let allowed = [
+                    "title",
+                    "description",
+                    "preview",
+                    "priceCents",
+                    "consent",
+                    "verticalSlug",
+                    "category",
+                    "listingType",
+                    "maxCopies",
+                ];
+                let args = object(arguments)?;
+                args.deny_unknown(&allowed)
+                    .map_err(|_| unknown_of(&args, &allowed, self))?;
+                listings::create(app, agent, args).await
+            }
+            Market::BrowseMarketplace => browse(app, agent, client, &arguments).await,
+            Market::PreviewListing => {
+                let id = take_id(&mut arguments, "listing_id")?;
+                no_arguments(&arguments)?;
+                listings::detail(app, &id).await
+            }
+            Market::BuyData => {
+                let agent = me()?;
+                let id = take_id(&mut arguments, "listing_id")?;
+                purchases::purchase(app, agent, &id, object(arguments)?).await
+            }
+            Market::GetPurchase => {
+                let agent = me()?;
+                let id = take_id(&mut arguments, "purchase_id")?;
+                no_arguments(&arguments)?;
+                purchases::get(app, agent, &id).await
+            }
+            Market::RateListing => {
+                let agent = me()?;
+                let id = take_id(&mut arguments, "listing_id")?;
+                purchases::rate(app, agent, &id, object(arguments)?).await
+            }
+            Market::UpdateListing => {
+                let agent = me()?;
+                let id = take_id(&mut arguments, "listing_id")?;
+                rename(&mut arguments, &[("price_cents", "priceCents")])?;
+                let allowed = [
+                    "title",
+                    "description",
+                    "priceCents",
+                    "active",
+                    "preview",
+                    "reason",
+                ];
+                let args = object(arguments)?;
+                args.deny_unknown(&allowed)
+                    .map_err(|_| unknown_of(&args, &allowed, self))?;
+                listings::update(app, agent, &id, args).await
+            }
+            Market::DeactivateListing => {
+                let agent = me()?;
+                let id = take_id(&mut arguments, "listing_id")?;
+                listings::deactivate(app, agent, &id, object(arguments)?).await
+            }
+            Market::ListingHistory => {
+                let id = take_id(&mut arguments, "listing_id")?;
+                no_arguments(&arguments)?;
+                listings::history(app, &id).await
+            }
+            Market::SellerDashboard => {
+                let agent = me()?;
+                no_arguments(&arguments)?;
+                payments::dashboard(app, agent).await
+            }
+            Market::MarketplaceStats => {
+                no_arguments(&arguments)?;
+                stats::marketplace(app).await
+            }
+        }
+    }
+}
+
+fn object(arguments: Map<String, Value>) -> Result<Args> {
+    Args::from_value(Value::Object(arguments))
+}
+
+fn no_arguments(arguments: &Map<String, Value>) -> Result<()> {
+    match arguments.keys().next() {
+        Some(key) => Err(Error::invalid(format!("unknown argument `{key}`"))),
+        None => Ok(()),
+    }
+}
+
+/// An unknown-argument error in the tool's own (snake_case) names.
+fn unknown_of(args: &Args, allowed: &[&str], tool: Market) -> Error {
+    let shown = |name: &str| {
+        match name {
+            "priceCents" => "price_cents",
+            "verticalSlug" => "vertical",
+            "listingType" => "listing_type",
+            "maxCopies" => "max_copies",
+            other => other,
+        }
+        .to_owned()
+    };
+    let accepted: Vec<String> = allowed.iter().map(|name| shown(name)).collect();
+    let first = args
+        .deny_unknown(allowed)
+        .err()
+        .map(|error| error.public_message())
+        .unwrap_or_default();
+    let field = first
+        .split('`')
+        .nth(1)
+        .map(str::to_owned)
+        .unwrap_or_default();
+    Error::invalid(format!(
+        "unknown argument `{field}` for {}; accepted arguments: {}",
+        tool.name(),
+        accepted.join(", ")
+    ))
+}
+
+/// Renames MCP argument names to the service's field names; both spellings at once is an error.
+fn rename(arguments: &mut Map<String, Value>, pairs: &[(&str, &str)]) -> Result<()> {
+    for (from, to) in pairs {
+        if arguments.contains_key(*to) {
+            return Err(Error::invalid(format!(
+                "unknown argument `{to}`; this tool calls it `{from}`"
+            )));
+        }
+        if let Some(value) = arguments.shift_remove(*from) {
+            arguments.insert((*to).to_owned(), value);
+        }
+    }
+    Ok(())
+}
+
+fn take_id(arguments: &mut Map<String, Value>, name: &str) -> Result<String> {
+    match arguments.shift_remove(name) {
+        None | Some(Value::Null) => Err(Error::invalid(format!("`{name}` is required"))),
+        Some(Value::String(id)) if !id.trim().is_empty() && id.chars().count() <= ID_MAX => {
+            Ok(id.trim().to_owned())
+        }
+        Some(_) => Err(Error::invalid(format!(
+            "`{name}` must be a non-empty string of at most {ID_MAX} characters"
+        ))),
+    }
+}
+
+const BROWSE_ARGUMENTS: [&str; 11] = [
+    "q",
+    "category",
+    "vertical",
+    "class",
+    "type",
+    "sort",
+    "price",
+    "min_rating",
+    "samples",
+    "limit",
+    "offset",
+];
+
+/// The same parser and query as `GET /api/marketplace/listings`; the canonical members are read
+/// back into a JSON object.
+async fn browse(
+    app: &App,
+    agent: Option<&AgentRow>,
+    client: &Client<'_>,
+    arguments: &Map<String, Value>,
+) -> Result<Value> {
+    let mut params = Map::new();
+    for (name, value) in arguments {
+        if !BROWSE_ARGUMENTS.contains(&name.as_str()) {
+            return Err(Error::invalid(format!(
+                "unknown argument `{name}`; accepted arguments: {}",
+                BROWSE_ARGUMENTS.join(", ")
+            )));
+        }
+        let text = match value {
+            Value::Null => continue,
+            Value::String(text) => text.clone(),
+            Value::Number(number) => number.to_string(),
+            _ => {
+                return Err(Error::invalid(format!(
+                    "`{name}` must be a string or a number"
+                )));
+            }
+        };
+        params.insert(name.clone(), Value::String(text));
+    }
+    let query = listings::parse_browse(app, |name| {
+        params.get(name).and_then(Value::as_str).map(str::to_owned)
+    })?;
+    let identity = match agent {
+        Some(agent) => format!("agent:{}", agent.id),
+        None => format!("ip:{}", client.ip),
+    };
+    let members = listings::browse(app, query, app.querier_key(&identity)).await?;
+    let mut body = Map::new();
+    for (name, bytes) in members {
+        let value: Value = serde_json::from_slice(&bytes)
+            .map_err(|error| Error::Internal(format!("browse member {name}: {error}")))?;
+        body.insert(name, value);
+    }
+    Ok(Value::Object(body))
+}
+
+/// What the marketplace is, its fees, links and counts.
+async fn about(app: &App) -> Result<Value> {
+    let platform = stats::platform(app).await?;
+    Ok(json!({
+        "name": "bourse",
+        "description": "A self-hosted marketplace where AI agents buy and sell data and digital goods, and message each other. Sellers list with a verified delivery endpoint; buyers pay through a payment rail with escrow; every listing change and rating is signed.",
+        "url": app.public_url,
+        "fees": {
+            "scheduleVersion": fees::SCHEDULE_VERSION,
+            "lockedUntil": fees::LOCKED_UNTIL,
+            "changeNoticeDays": fees::CHANGE_NOTICE_DAYS,
+            "buyerFeeBps": fees::BUYER_BPS,
+            "listingFeeBps": fees::LISTING_FEE_BPS,
+            "bands": [
+                { "band": "micro", "underCents": fees::MICRO_UNDER_CENTS, "feeBps": 0 },
+                { "band": "standard", "fromCents": fees::MICRO_UNDER_CENTS, "underCents": fees::HIGH_TICKET_AT_CENTS, "feeBps": fees::STANDARD_BPS },
+                { "band": "high_ticket", "fromCents": fees::HIGH_TICKET_AT_CENTS, "feeBps": fees::HIGH_TICKET_BPS, "floorCents": fees::HIGH_TICKET_FLOOR_CENTS, "capCents": fees::HIGH_TICKET_CAP_CENTS },
+            ],
+            "foundingFill": "0% on the first settled sale in a subcategory that had no commerce when the listing was made",
+        },
+        "links": {
+            "llmsTxt": app.url("/llms.txt"),
+            "openapi": app.url("/openapi.json"),
+            "mcp": app.url("/api/mcp"),
+            "register": app.url("/api/agents/register"),
+        },
+        "counts": {
+            "agents": platform["totalAgents"],
+            "listings": platform["totalListings"],
+            "verticals": platform["totalVerticals"],
+            "queries": platform["totalQueries"],
+        },
+    }))
+}

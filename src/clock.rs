@@ -14,6 +14,13 @@ pub trait Clock: Send + Sync {
     fn advance(&self, _by: SignedDuration) -> bool {
         false
     }
+
+    /// The time to stamp on requests other parties check for freshness (signed requests to
+    /// sellers, callbacks): the real time even when the sandbox clock has been moved, so peers
+    /// do not refuse them as stale. Test clocks answer their own time.
+    fn wall(&self) -> Timestamp {
+        self.now()
+    }
 }
 
 /// The operating system's clock.
@@ -69,6 +76,10 @@ impl Clock for SandboxClock {
         let mut offset = self.0.lock().expect("clock lock");
         *offset = offset.saturating_add(by);
         true
+    }
+
+    fn wall(&self) -> Timestamp {
+        Timestamp::now()
     }
 }
 

@@ -191,7 +191,7 @@ fn signed_payload(app: &App, message: &MessageRow) -> Vec<u8> {
     let mut payload = Map::new();
     payload.insert("event".into(), "agent.message".into());
     payload.insert("message".into(), message_json(message));
-    sign_object(&app.keyring, &mut payload, &app.now());
+    sign_object(&app.keyring, &mut payload, &rfc3339(app.clock.wall()));
     serde_json::to_vec(&payload).expect("a map serializes")
 }
 

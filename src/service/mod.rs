@@ -222,6 +222,13 @@ impl App {
             callbacks_due: tokio::sync::Notify::new(),
             shutdown: tokio::sync::watch::channel(false).0,
         };
+        // A moved sandbox clock resumes where it was moved to: a restart never goes back in time.
+        let offset = app
+            .store
+            .write_blocking(|tx| settings::get(tx, settings::SANDBOX_CLOCK_OFFSET))?;
+        if let Some(seconds) = offset.and_then(|v| v.as_i64()).filter(|s| *s > 0) {
+            app.clock.advance(jiff::SignedDuration::from_secs(seconds));
+        }
         samples::seed(&app)?;
         Ok(app)
     }

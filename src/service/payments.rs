@@ -20,6 +20,7 @@ use crate::clock::rfc3339;
 use crate::crypto::{b64url, random_bytes};
 use crate::error::{Error, Result};
 use crate::store::agents::AgentRow;
+use crate::store::settings;
 
 /// `POST /api/sell/register`: the payment-connect onboarding link and status.
 ///
@@ -193,6 +194,22 @@ pub async fn advance_clock(app: &App, args: Args) -> Result<Value> {
             message: "this server's clock cannot be moved".into(),
         });
     }
+    // Kept, so a restart does not move the sandbox back in time.
+    let stamp = app.now();
+    app.store
+        .write(move |tx| {
+            let total = match settings::get(tx, settings::SANDBOX_CLOCK_OFFSET)? {
+                Some(Value::Number(n)) => n.as_i64().unwrap_or(0),
+                _ => 0,
+            };
+            settings::put(
+                tx,
+                settings::SANDBOX_CLOCK_OFFSET,
+                &Value::from(total.saturating_add(seconds)),
+                &stamp,
+            )
+        })
+        .await?;
     let (expired, released) = run_due(app).await?;
     Ok(json!({ "now": app.now(), "expiredCheckouts": expired, "releasedRows": released }))
 }
@@ -238,7 +255,8 @@ pub async fn ship(app: &App, seller: &AgentRow, purchase_id: &str, args: Args) -
                 params![id, at, carrier, tracking],
             )?;
             start_escrow(tx, &id, now, hold)?;
-            Ok(json!({ "purchaseId": id, "shippedAt": at, "carrier": carrier, "tracking": tracking }))
+            let shipped_at: String = tx.query_row("SELECT shipped_at FROM purchases WHERE id = ?1", [&id], |r| r.get(0))?;
+            Ok(json!({ "purchaseId": id, "shippedAt": shipped_at, "carrier": carrier, "tracking": tracking }))
         })
         .await
 }
@@ -249,7 +267,7 @@ pub async fn ship(app: &App, seller: &AgentRow, purchase_id: &str, args: Args) -
 /// Database failure.
 pub async fn dashboard(app: &App, seller: &AgentRow) -> Result<Value> {
     let seller_id = seller.id.clone();
-    let (rows, sales) = app
+    let (rows, sales, ratings, orders) = app
         .store
         .read(move |conn| {
             let ids: Vec<String> = conn
@@ -270,7 +288,35 @@ pub async fn dashboard(app: &App, seller: &AgentRow) -> Result<Value> {
                 [&seller_id],
                 |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?, r.get::<_, i64>(3)?, r.get::<_, i64>(4)?)),
             )?;
-            Ok((rows, sales))
+            // Read fresh: the caller's agent row may come from the known-agents cache.
+            let ratings = conn.query_row(
+                "SELECT rating_count, rating_sum, reputation FROM agents WHERE id = ?1",
+                [&seller_id],
+                |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, f64>(2)?)),
+            )?;
+            let orders: Vec<Value> = conn
+                .prepare_cached(
+                    "SELECT p.id, p.listing_id, p.status, p.amount_cents, p.seller_net_cents, p.created_at, p.paid_at,
+                        p.delivered_at, p.shipped_at, l.physical
+                     FROM purchases p JOIN listings l ON l.id = p.listing_id
+                     WHERE p.seller_id = ?1 ORDER BY p.seq DESC LIMIT 100",
+                )?
+                .query_map([&seller_id], |r| {
+                    Ok(json!({
+                        "purchaseId": r.get::<_, String>(0)?,
+                        "listingId": r.get::<_, String>(1)?,
+                        "status": r.get::<_, String>(2)?,
+                        "amountCents": r.get::<_, i64>(3)?,
+                        "sellerNetCents": r.get::<_, i64>(4)?,
+                        "createdAt": r.get::<_, String>(5)?,
+                        "paidAt": r.get::<_, Option<String>>(6)?,
+                        "deliveredAt": r.get::<_, Option<String>>(7)?,
+                        "shippedAt": r.get::<_, Option<String>>(8)?,
+                        "physical": r.get::<_, bool>(9)?,
+                    }))
+                })?
+                .collect::<rusqlite::Result<_>>()?;
+            Ok((rows, sales, ratings, orders))
         })
         .await?;
     let listings: Vec<Value> = rows
@@ -278,8 +324,12 @@ pub async fn dashboard(app: &App, seller: &AgentRow) -> Result<Value> {
         .map(|row| super::listings::listing_json(app, row))
         .collect();
     let (count, gross, fees, held, released) = sales;
+    let (rating_count, rating_sum, reputation) = ratings;
+    let average = (rating_count > 0)
+        .then(|| (rating_sum as f64 / rating_count as f64 * 100.0).round() / 100.0);
     Ok(json!({
         "listings": listings,
+        "orders": orders,
         "sales": {
             "count": count,
             "grossCents": gross,
@@ -287,6 +337,7 @@ pub async fn dashboard(app: &App, seller: &AgentRow) -> Result<Value> {
             "heldCents": held,
             "releasedCents": released,
         },
-        "ratings": { "count": seller.rating_count },
+        "ratings": { "count": rating_count, "average": average },
+        "reputation": reputation,
     }))
 }

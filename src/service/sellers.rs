@@ -200,7 +200,7 @@ pub async fn fetch_deliverable(
 
 /// Signs a request body with a fresh `issuedAt`.
 fn signed_request(app: &App, mut body: Map<String, Value>) -> Vec<u8> {
-    let now = app.now();
+    let now = crate::clock::rfc3339(app.clock.wall());
     body.insert("issuedAt".into(), now.clone().into());
     sign_object(&app.keyring, &mut body, &now);
     serde_json::to_vec(&body).expect("a map serializes")

@@ -11,6 +11,8 @@ pub const CHAIR: &str = "chair";
 pub const PROVENANCE: &str = "provenance";
 /// The house seller's agent id (owner of the reference samples).
 pub const HOUSE: &str = "house";
+/// Seconds the sandbox clock has been moved forward in all (restored at start).
+pub const SANDBOX_CLOCK_OFFSET: &str = "sandbox_clock_offset";
 /// Random salt for hashing querier identities.
 pub const QUERIER_SALT: &str = "querier_salt";
 /// When this instance's database was created (`"2026-…Z"`).

@@ -3,65 +3,7 @@
 use serde_json::{Value, json};
 
 use crate::seller_twin::{Mode, SellerTwin};
-use crate::support::TestServer;
-
-struct Party {
-    key: String,
-}
-
-fn party(server: &TestServer, name: &str) -> Party {
-    Party {
-        key: server.register(name)["apiKey"].as_str().unwrap().to_owned(),
-    }
-}
-
-/// A seller with a verified endpoint and connected payouts, and its twin.
-fn seller(server: &TestServer, name: &str) -> (Party, SellerTwin) {
-    let seller = party(server, name);
-    let twin = SellerTwin::start(
-        &server.base,
-        b"paid deliverable".to_vec(),
-        "text/plain",
-        Mode::Honest,
-    );
-    assert_eq!(
-        server
-            .send_auth(
-                "PUT",
-                "/api/sell/delivery-endpoint",
-                &seller.key,
-                &json!({"url": twin.url})
-            )
-            .status,
-        200
-    );
-    server.onboard(&seller.key);
-    (seller, twin)
-}
-
-fn list(server: &TestServer, seller: &Party, price: i64, extra: Value) -> String {
-    let mut body = json!({"title": "Freight rates", "description": "Weekly freight.", "priceCents": price, "verticalSlug": "trucking", "consent": true});
-    for (k, v) in extra.as_object().unwrap() {
-        body[k] = v.clone();
-    }
-    let created = server.send_auth("POST", "/api/marketplace/listings", &seller.key, &body);
-    assert_eq!(
-        created.status,
-        201,
-        "{}",
-        String::from_utf8_lossy(&created.body)
-    );
-    created.json()["listing"]["id"].as_str().unwrap().to_owned()
-}
-
-fn buy(server: &TestServer, buyer: &Party, listing: &str) -> crate::support::Resp {
-    server.send_auth(
-        "POST",
-        &format!("/api/marketplace/listings/{listing}/purchase"),
-        &buyer.key,
-        &json!({}),
-    )
-}
+use crate::support::{Party, TestServer};
 
 /// The API path of a checkout URL's session, for the scripted twin of the page.
 fn session_of(checkout_url: &str) -> String {
@@ -88,10 +30,15 @@ fn dashboard(server: &TestServer, seller: &Party) -> Value {
     server.get_auth("/api/sell/dashboard", &seller.key).json()
 }
 
+fn list(server: &TestServer, seller: &Party, price: i64, extra: Value) -> String {
+    let base = json!({"title": "Freight rates", "description": "Weekly freight.", "priceCents": price, "verticalSlug": "trucking", "consent": true});
+    server.create_listing(seller, base, extra)
+}
+
 #[test]
 fn a_paid_listing_needs_connected_payouts() {
     let server = TestServer::start();
-    let seller = party(&server, "unconnected");
+    let seller = server.party("unconnected");
     let twin = SellerTwin::start(&server.base, b"x".to_vec(), "text/plain", Mode::Honest);
     server.send_auth(
         "PUT",
@@ -134,10 +81,10 @@ fn a_paid_listing_needs_connected_payouts() {
 #[test]
 fn checkout_pay_poll_deliver_then_escrow_releases_on_the_clock() {
     let server = TestServer::start();
-    let (seller, _twin) = seller(&server, "seller");
-    let buyer = party(&server, "buyer");
+    let (seller, _twin) = server.seller("seller", b"paid deliverable");
+    let buyer = server.party("buyer");
     let listing = list(&server, &seller, 10_000, json!({}));
-    let pending = buy(&server, &buyer, &listing).json();
+    let pending = server.buy(&buyer, &listing).json();
     assert_eq!(pending["status"], "pending_payment");
     assert_eq!(pending["delivery"], Value::Null, "nothing before payment");
     let checkout = pending["checkoutUrl"].as_str().unwrap();
@@ -196,11 +143,13 @@ fn checkout_pay_poll_deliver_then_escrow_releases_on_the_clock() {
 #[test]
 fn cancel_and_expiry_free_an_exclusive_reservation() {
     let server = TestServer::start();
-    let (seller, _twin) = seller(&server, "seller");
-    let (a, b) = (party(&server, "a"), party(&server, "b"));
+    let (seller, _twin) = server.seller("seller", b"paid deliverable");
+    let (a, b) = (server.party("a"), server.party("b"));
     let listing = list(&server, &seller, 5_000, json!({"listingType": "exclusive"}));
-    let first = buy(&server, &a, &listing).json();
-    buy(&server, &b, &listing).assert_error(409, "LISTING_UNAVAILABLE");
+    let first = server.buy(&a, &listing).json();
+    server
+        .buy(&b, &listing)
+        .assert_error(409, "LISTING_UNAVAILABLE");
     let session = session_of(first["checkoutUrl"].as_str().unwrap());
     assert_eq!(
         server
@@ -215,9 +164,11 @@ fn cancel_and_expiry_free_an_exclusive_reservation() {
         .post(&format!("/api/sandbox/checkout/{session}/pay"), &json!({}))
         .assert_error(409, "CHECKOUT_CLOSED");
 
-    let second = buy(&server, &b, &listing).json();
+    let second = server.buy(&b, &listing).json();
     assert_eq!(second["status"], "pending_payment");
-    buy(&server, &a, &listing).assert_error(409, "LISTING_UNAVAILABLE");
+    server
+        .buy(&a, &listing)
+        .assert_error(409, "LISTING_UNAVAILABLE");
     assert_eq!(advance(&server, 31 * 60)["expiredCheckouts"], 1);
     let id = second["id"].as_str().unwrap();
     assert_eq!(
@@ -226,7 +177,7 @@ fn cancel_and_expiry_free_an_exclusive_reservation() {
             .json()["status"],
         "expired"
     );
-    let third = buy(&server, &a, &listing).json();
+    let third = server.buy(&a, &listing).json();
     let session = session_of(third["checkoutUrl"].as_str().unwrap());
     assert_eq!(
         server
@@ -249,10 +200,10 @@ fn cancel_and_expiry_free_an_exclusive_reservation() {
 #[test]
 fn physical_orders_wait_for_shipment_before_escrow_runs() {
     let server = TestServer::start();
-    let (seller, _twin) = seller(&server, "seller");
-    let buyer = party(&server, "buyer");
+    let (seller, _twin) = server.seller("seller", b"paid deliverable");
+    let buyer = server.party("buyer");
     let listing = list(&server, &seller, 9_000, json!({"physical": true}));
-    let pending = buy(&server, &buyer, &listing).json();
+    let pending = server.buy(&buyer, &listing).json();
     let session = session_of(pending["checkoutUrl"].as_str().unwrap());
     server.post(&format!("/api/sandbox/checkout/{session}/pay"), &json!({}));
     let id = pending["id"].as_str().unwrap();
@@ -268,6 +219,12 @@ fn physical_orders_wait_for_shipment_before_escrow_runs() {
         "unshipped: the escrow clock has not started"
     );
 
+    let orders = dashboard(&server, &seller)["orders"].clone();
+    assert_eq!(
+        orders[0]["purchaseId"], id,
+        "the seller finds the order to ship"
+    );
+    assert_eq!(orders[0]["physical"], true);
     let ship = |who: &Party| {
         server.send_auth(
             "POST",
@@ -286,10 +243,10 @@ fn a_restart_in_the_middle_of_a_held_escrow_loses_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     let server = TestServer::start_in(&data);
-    let (seller, twin) = seller(&server, "seller");
-    let buyer = party(&server, "buyer");
+    let (seller, twin) = server.seller("seller", b"paid deliverable");
+    let buyer = server.party("buyer");
     let listing = list(&server, &seller, 4_000, json!({}));
-    let pending = buy(&server, &buyer, &listing).json();
+    let pending = server.buy(&buyer, &listing).json();
     let session = session_of(pending["checkoutUrl"].as_str().unwrap());
     server.post(&format!("/api/sandbox/checkout/{session}/pay"), &json!({}));
     let id = pending["id"].as_str().unwrap().to_owned();
@@ -308,12 +265,12 @@ fn a_restart_in_the_middle_of_a_held_escrow_loses_nothing() {
 #[test]
 fn fees_follow_the_schedule_and_the_first_sale_in_an_empty_vertical_claims_founding_fill() {
     let server = TestServer::start();
-    let (seller, _twin) = seller(&server, "seller");
-    let buyer = party(&server, "buyer");
+    let (seller, _twin) = server.seller("seller", b"paid deliverable");
+    let buyer = server.party("buyer");
     let first = list(&server, &seller, 10_000, json!({}));
     let second = list(&server, &seller, 10_000, json!({}));
     let pay = |listing: &str| {
-        let pending = buy(&server, &buyer, listing).json();
+        let pending = server.buy(&buyer, listing).json();
         let session = session_of(pending["checkoutUrl"].as_str().unwrap());
         server.post(&format!("/api/sandbox/checkout/{session}/pay"), &json!({}));
         let id = pending["id"].as_str().unwrap().to_owned();

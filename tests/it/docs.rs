@@ -87,9 +87,15 @@ fn every_request_body_example_succeeds_as_sent() {
         .as_str()
         .unwrap()
         .to_owned();
-    let mut sent = 0;
+    let (mut sent, mut skipped) = (0, 0);
     for (path, item) in document["paths"].as_object().unwrap() {
         for (method, operation) in item.as_object().unwrap() {
+            // Examples that need a purchase of another agent (buying, rating, shipping) are
+            // marked and exercised by the purchase and checkout tests instead.
+            if operation.get("x-example-skip") == Some(&Value::Bool(true)) {
+                skipped += 1;
+                continue;
+            }
             let Some(example) = operation.pointer("/requestBody/content/application~1json/example")
             else {
                 assert!(
@@ -108,7 +114,7 @@ fn every_request_body_example_succeeds_as_sent() {
             let target = path
                 .replace("{id}", &listing_id)
                 .replace("{handle}", &recipient);
-            let key = if path.starts_with("/api/operator/") {
+            let key = if path.starts_with("/api/operator/") || path == "/api/sandbox/clock" {
                 &operator_key
             } else {
                 &agent_key
@@ -124,4 +130,8 @@ fn every_request_body_example_succeeds_as_sent() {
         }
     }
     assert!(sent >= 8, "only {sent} examples were found");
+    assert!(
+        skipped <= 3,
+        "{skipped} examples are skipped; only buy, rate and ship may be"
+    );
 }

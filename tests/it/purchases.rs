@@ -3,62 +3,11 @@
 use serde_json::{Value, json};
 
 use crate::seller_twin::{Mode, SellerTwin};
-use crate::support::TestServer;
-
-struct Party {
-    key: String,
-    handle: String,
-}
-
-fn party(server: &TestServer, name: &str) -> Party {
-    let body = server.register(name);
-    Party {
-        key: body["apiKey"].as_str().unwrap().to_owned(),
-        handle: body["handle"].as_str().unwrap().to_owned(),
-    }
-}
-
-fn seller(server: &TestServer, name: &str, deliverable: &[u8]) -> (Party, SellerTwin) {
-    let seller = party(server, name);
-    let twin = SellerTwin::start(
-        &server.base,
-        deliverable.to_vec(),
-        "text/plain",
-        Mode::Honest,
-    );
-    let verified = server.send_auth(
-        "PUT",
-        "/api/sell/delivery-endpoint",
-        &seller.key,
-        &json!({"url": twin.url}),
-    );
-    assert_eq!(verified.status, 200);
-    server.onboard(&seller.key);
-    (seller, twin)
-}
+use crate::support::{Party, TestServer};
 
 fn list(server: &TestServer, seller: &Party, extra: Value) -> String {
-    let mut body = json!({"title": "Tide tables", "description": "Hourly tides.", "priceCents": 0, "verticalSlug": "research-data", "consent": true});
-    for (k, v) in extra.as_object().unwrap() {
-        body[k] = v.clone();
-    }
-    let created = server.send_auth("POST", "/api/marketplace/listings", &seller.key, &body);
-    assert_eq!(
-        created.status,
-        201,
-        "{}",
-        String::from_utf8_lossy(&created.body)
-    );
-    created.json()["listing"]["id"].as_str().unwrap().to_owned()
-}
-
-fn buy(server: &TestServer, buyer: &Party, listing: &str) -> crate::support::Resp {
-    server.send_auth(
-        "POST",
-        &format!("/api/marketplace/listings/{listing}/purchase"),
-        &buyer.key,
-        &json!({}),
-    )
+    let base = json!({"title": "Tide tables", "description": "Hourly tides.", "priceCents": 0, "verticalSlug": "research-data", "consent": true});
+    server.create_listing(seller, base, extra)
 }
 
 #[test]
@@ -67,10 +16,10 @@ fn a_free_purchase_relays_the_sellers_bytes_and_stores_none_of_them() {
     let data = dir.path().join("data");
     let server = TestServer::start_in(&data);
     let marker = "DELIVERABLE-7f3a9c-never-stored";
-    let (seller, twin) = seller(&server, "seller", marker.as_bytes());
-    let buyer = party(&server, "buyer");
+    let (seller, twin) = server.seller("seller", marker.as_bytes());
+    let buyer = server.party("buyer");
     let listing = list(&server, &seller, json!({}));
-    let bought = buy(&server, &buyer, &listing);
+    let bought = server.buy(&buyer, &listing);
     assert_eq!(
         bought.status,
         200,
@@ -109,7 +58,7 @@ fn a_free_purchase_relays_the_sellers_bytes_and_stores_none_of_them() {
         marker,
         "relayed live again"
     );
-    let stranger = party(&server, "stranger");
+    let stranger = server.party("stranger");
     server
         .get_auth(&format!("/api/marketplace/purchases/{id}"), &stranger.key)
         .assert_error(403, "NOT_BUYER");
@@ -147,12 +96,14 @@ fn a_free_purchase_relays_the_sellers_bytes_and_stores_none_of_them() {
 #[test]
 fn purchase_rules_own_listing_unavailable_paid_and_samples() {
     let server = TestServer::start();
-    let (seller, _twin) = seller(&server, "seller", b"x");
-    let buyer = party(&server, "buyer");
+    let (seller, _twin) = server.seller("seller", b"x");
+    let buyer = server.party("buyer");
     let free = list(&server, &seller, json!({}));
-    buy(&server, &seller, &free).assert_error(403, "CANNOT_BUY_OWN_LISTING");
+    server
+        .buy(&seller, &free)
+        .assert_error(403, "CANNOT_BUY_OWN_LISTING");
     let paid = list(&server, &seller, json!({"priceCents": 1500}));
-    let checkout = buy(&server, &buyer, &paid).json();
+    let checkout = server.buy(&buyer, &paid).json();
     assert_eq!(
         checkout["status"], "pending_payment",
         "a paid listing opens a checkout"
@@ -163,8 +114,12 @@ fn purchase_rules_own_listing_unavailable_paid_and_samples() {
         &seller.key,
         &json!({}),
     );
-    buy(&server, &buyer, &free).assert_error(409, "LISTING_UNAVAILABLE");
-    buy(&server, &buyer, "00000000-0000-4000-8000-000000000000").assert_error(404, "NOT_FOUND");
+    server
+        .buy(&buyer, &free)
+        .assert_error(409, "LISTING_UNAVAILABLE");
+    server
+        .buy(&buyer, "00000000-0000-4000-8000-000000000000")
+        .assert_error(404, "NOT_FOUND");
     let by_field = server.request(
         "POST",
         &format!("/api/marketplace/listings/{paid}/purchase"),
@@ -183,7 +138,7 @@ fn purchase_rules_own_listing_unavailable_paid_and_samples() {
         .as_str()
         .unwrap()
         .to_owned();
-    let bought = buy(&server, &buyer, &sample).json();
+    let bought = server.buy(&buyer, &sample).json();
     assert_eq!(bought["status"], "delivered");
     assert_eq!(bought["delivery"]["encoding"], "json");
     assert_eq!(bought["delivery"]["content"]["vertical"], "music");
@@ -192,10 +147,10 @@ fn purchase_rules_own_listing_unavailable_paid_and_samples() {
 #[test]
 fn an_exclusive_listing_sells_once_even_to_concurrent_buyers_and_is_delisted() {
     let server = TestServer::start();
-    let (seller, _twin) = seller(&server, "seller", b"exclusive bytes");
+    let (seller, _twin) = server.seller("seller", b"exclusive bytes");
     let listing = list(&server, &seller, json!({"listingType": "exclusive"}));
     let buyers: Vec<Party> = (0..6)
-        .map(|i| party(&server, &format!("buyer-{i}")))
+        .map(|i| server.party(&format!("buyer-{i}")))
         .collect();
     let threads: Vec<_> = buyers
         .into_iter()
@@ -263,26 +218,24 @@ fn an_exclusive_listing_sells_once_even_to_concurrent_buyers_and_is_delisted() {
 #[test]
 fn a_limited_listing_is_delisted_at_its_cap() {
     let server = TestServer::start();
-    let (seller, _twin) = seller(&server, "seller", b"limited");
+    let (seller, _twin) = server.seller("seller", b"limited");
     let listing = list(
         &server,
         &seller,
         json!({"listingType": "limited", "maxCopies": 2}),
     );
-    let (a, b, c) = (
-        party(&server, "a"),
-        party(&server, "b"),
-        party(&server, "c"),
-    );
-    assert_eq!(buy(&server, &a, &listing).status, 200);
+    let (a, b, c) = (server.party("a"), server.party("b"), server.party("c"));
+    assert_eq!(server.buy(&a, &listing).status, 200);
     assert_eq!(
         server
             .get(&format!("/api/marketplace/listings/{listing}"))
             .json()["listing"]["active"],
         true
     );
-    assert_eq!(buy(&server, &b, &listing).status, 200);
-    buy(&server, &c, &listing).assert_error(409, "LISTING_UNAVAILABLE");
+    assert_eq!(server.buy(&b, &listing).status, 200);
+    server
+        .buy(&c, &listing)
+        .assert_error(409, "LISTING_UNAVAILABLE");
     let detail = server
         .get(&format!("/api/marketplace/listings/{listing}"))
         .json();
@@ -298,11 +251,11 @@ fn a_limited_listing_is_delisted_at_its_cap() {
 #[test]
 fn a_failed_delivery_leaves_the_purchase_paid_and_the_next_poll_delivers() {
     let server = TestServer::start();
-    let (seller, twin) = seller(&server, "seller", b"eventually");
-    let buyer = party(&server, "buyer");
+    let (seller, twin) = server.seller("seller", b"eventually");
+    let buyer = server.party("buyer");
     let listing = list(&server, &seller, json!({}));
     drop(twin); // the seller's endpoint goes away
-    let bought = buy(&server, &buyer, &listing).json();
+    let bought = server.buy(&buyer, &listing).json();
     assert_eq!(bought["status"], "paid");
     assert!(
         bought["deliveryError"]
@@ -336,11 +289,11 @@ fn a_failed_delivery_leaves_the_purchase_paid_and_the_next_poll_delivers() {
 #[test]
 fn bytes_that_changed_since_listing_make_a_new_version_with_the_new_fingerprint() {
     let server = TestServer::start();
-    let (seller, twin) = seller(&server, "seller", b"version one");
-    let buyer = party(&server, "buyer");
+    let (seller, twin) = server.seller("seller", b"version one");
+    let buyer = server.party("buyer");
     let listing = list(&server, &seller, json!({}));
     twin.set_deliverable(b"version two".to_vec());
-    let bought = buy(&server, &buyer, &listing).json();
+    let bought = server.buy(&buyer, &listing).json();
     assert_eq!(bought["delivery"]["content"], "version two");
     let history = server
         .get(&format!("/api/marketplace/listings/{listing}/history"))
@@ -366,10 +319,10 @@ fn bytes_that_changed_since_listing_make_a_new_version_with_the_new_fingerprint(
 #[test]
 fn only_the_buyer_of_a_delivered_purchase_rates_once_with_a_signed_attestation() {
     let server = TestServer::start();
-    let (seller, _twin) = seller(&server, "seller", b"rated");
-    let (buyer, other) = (party(&server, "buyer"), party(&server, "other"));
+    let (seller, _twin) = server.seller("seller", b"rated");
+    let (buyer, other) = (server.party("buyer"), server.party("other"));
     let listing = list(&server, &seller, json!({}));
-    let purchase = buy(&server, &buyer, &listing).json();
+    let purchase = server.buy(&buyer, &listing).json();
     let purchase_id = purchase["id"].as_str().unwrap();
     let rate = |who: &Party, body: Value| {
         server.send_auth(
@@ -440,7 +393,7 @@ fn personal_health_data_needs_the_buyers_intended_use_and_attestation() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     let server = TestServer::start_in(&data);
-    let (seller, _twin) = seller(&server, "seller", b"my own sleep data");
+    let (seller, _twin) = server.seller("seller", b"my own sleep data");
     let listing = list(&server, &seller, json!({}));
     server.stop();
     // The consent flow that lists health data belongs to later work; the buyer rules apply now.
@@ -460,7 +413,7 @@ fn personal_health_data_needs_the_buyers_intended_use_and_attestation() {
         &seller.key,
         &json!({"url": twin.url}),
     );
-    let buyer = party(&server, "buyer");
+    let buyer = server.party("buyer");
     let path = format!("/api/marketplace/listings/{listing}/purchase");
     let all_true = json!({"notForInsurance": true, "notForEmployment": true, "notForDiscrimination": true, "noReidentification": true, "acceptUseTerms": true});
     let mut one_false = all_true.clone();

@@ -173,6 +173,82 @@ impl Client {
     }
 }
 
+/// A registered agent as a test holds it.
+pub struct Party {
+    pub key: String,
+    pub handle: String,
+}
+
+impl Client {
+    /// Registers an agent.
+    #[track_caller]
+    pub fn party(&self, name: &str) -> Party {
+        let body = self.register(name);
+        Party {
+            key: body["apiKey"].as_str().unwrap().to_owned(),
+            handle: body["handle"].as_str().unwrap().to_owned(),
+        }
+    }
+
+    /// Registers a seller with a verified delivery endpoint (an honest twin serving
+    /// `deliverable` as text) and connected payouts.
+    #[track_caller]
+    pub fn seller(
+        &self,
+        name: &str,
+        deliverable: &[u8],
+    ) -> (Party, crate::seller_twin::SellerTwin) {
+        let seller = self.party(name);
+        let twin = crate::seller_twin::SellerTwin::start(
+            &self.base,
+            deliverable.to_vec(),
+            "text/plain",
+            crate::seller_twin::Mode::Honest,
+        );
+        let verified = self.send_auth(
+            "PUT",
+            "/api/sell/delivery-endpoint",
+            &seller.key,
+            &serde_json::json!({"url": twin.url}),
+        );
+        assert_eq!(
+            verified.status,
+            200,
+            "{}",
+            String::from_utf8_lossy(&verified.body)
+        );
+        self.onboard(&seller.key);
+        (seller, twin)
+    }
+
+    /// Creates a listing from `base` with `extra` fields laid over it; returns its id.
+    #[track_caller]
+    pub fn create_listing(&self, seller: &Party, base: Value, extra: Value) -> String {
+        let mut body = base;
+        for (k, v) in extra.as_object().unwrap() {
+            body[k] = v.clone();
+        }
+        let created = self.send_auth("POST", "/api/marketplace/listings", &seller.key, &body);
+        assert_eq!(
+            created.status,
+            201,
+            "{}",
+            String::from_utf8_lossy(&created.body)
+        );
+        created.json()["listing"]["id"].as_str().unwrap().to_owned()
+    }
+
+    /// Buys a listing with the buyer's Bearer key.
+    pub fn buy(&self, buyer: &Party, listing: &str) -> Resp {
+        self.send_auth(
+            "POST",
+            &format!("/api/marketplace/listings/{listing}/purchase"),
+            &buyer.key,
+            &serde_json::json!({}),
+        )
+    }
+}
+
 /// The server running inside the test process.
 pub struct TestServer {
     pub client: Client,

@@ -2,9 +2,12 @@
 //! [`Reply`]. Business rules live in `service`, never here.
 
 mod agents;
+mod contact;
 mod listings;
 mod messages;
+mod meta;
 mod operator;
+mod proof;
 mod sandbox;
 mod system;
 
@@ -67,5 +70,19 @@ pub async fn dispatch(app: &App, route: Route, ctx: &Ctx) -> Result<Reply> {
         Route::SandboxConnectPage => Ok(sandbox::connect_page(ctx)),
         Route::SandboxConnectComplete => sandbox::complete(app, ctx).await,
         Route::SandboxClock => sandbox::clock(app, ctx).await,
+        Route::Meta => meta::meta(app),
+        Route::Fees => meta::fees(app).await,
+        Route::AnnounceFees => meta::announce(app, ctx).await,
+        Route::Disclosures => meta::disclosures(app).await,
+        Route::DemandLedger => proof::demand(app, ctx).await,
+        Route::ClassifyParty => proof::classify(app, ctx).await,
+        Route::CreateInquiry => contact::create_inquiry(app, ctx).await,
+        Route::InquiryThread => contact::thread(app, ctx).await,
+        Route::InquiryMessage => contact::follow_up(app, ctx).await,
+        Route::ListInquiries => contact::list(app, ctx).await,
+        Route::ReplyInquiry => contact::reply(app, ctx).await,
+        Route::UpdateInquiry => contact::update(app, ctx).await,
+        Route::CreateRail => contact::create_rail(app, ctx).await,
+        Route::ServiceRequest => contact::service_request(app, ctx).await,
     }
 }

@@ -54,6 +54,20 @@ pub enum Route {
     SandboxConnectPage,
     SandboxConnectComplete,
     SandboxClock,
+    Meta,
+    Fees,
+    AnnounceFees,
+    Disclosures,
+    DemandLedger,
+    ClassifyParty,
+    CreateInquiry,
+    InquiryThread,
+    InquiryMessage,
+    ListInquiries,
+    ReplyInquiry,
+    UpdateInquiry,
+    CreateRail,
+    ServiceRequest,
 }
 
 /// (method, path template, route). `{name}` matches one non-empty segment; a static segment
@@ -159,6 +173,40 @@ pub const ROUTES: &[(&str, &str, Route)] = &[
         Route::SandboxConnectComplete,
     ),
     ("POST", "/api/sandbox/clock", Route::SandboxClock),
+    ("GET", "/api/meta", Route::Meta),
+    ("GET", "/api/fees", Route::Fees),
+    (
+        "POST",
+        "/api/operator/fees/announcements",
+        Route::AnnounceFees,
+    ),
+    ("GET", "/disclosures", Route::Disclosures),
+    ("GET", "/api/proof/demand", Route::DemandLedger),
+    (
+        "PUT",
+        "/api/operator/parties/{handle}",
+        Route::ClassifyParty,
+    ),
+    ("POST", "/api/inquiries", Route::CreateInquiry),
+    ("GET", "/api/inquiries/{id}/thread", Route::InquiryThread),
+    (
+        "POST",
+        "/api/inquiries/{id}/messages",
+        Route::InquiryMessage,
+    ),
+    ("GET", "/api/operator/inquiries", Route::ListInquiries),
+    (
+        "POST",
+        "/api/operator/inquiries/{id}/reply",
+        Route::ReplyInquiry,
+    ),
+    (
+        "PATCH",
+        "/api/operator/inquiries/{id}",
+        Route::UpdateInquiry,
+    ),
+    ("POST", "/api/rails", Route::CreateRail),
+    ("POST", "/api/services/request", Route::ServiceRequest),
 ];
 
 impl Route {
@@ -197,6 +245,12 @@ impl Route {
                 | Route::SandboxCancel
                 | Route::SandboxConnectComplete
                 | Route::SandboxClock
+                | Route::AnnounceFees
+                | Route::ClassifyParty
+                | Route::ListInquiries
+                | Route::ReplyInquiry
+                | Route::UpdateInquiry
+                | Route::CreateRail
         )
     }
 }

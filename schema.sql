@@ -301,6 +301,57 @@ CREATE TABLE inquiries (
     submitted_by TEXT,
     impact       TEXT,
     agent_id     TEXT    REFERENCES agents (id),
-    status       TEXT    NOT NULL DEFAULT 'open' CHECK (status IN ('open', 'closed')),
+    status       TEXT    NOT NULL DEFAULT 'open' CHECK (status IN ('open', 'answered', 'resolved', 'closed')),
     created_at   TEXT    NOT NULL
+) STRICT;
+
+-- The messages of an inquiry's thread (the first is the inquiry itself). Attachments are small
+-- base64 blobs stored as JSON.
+CREATE TABLE inquiry_messages (
+    seq          INTEGER PRIMARY KEY,
+    id           TEXT    NOT NULL UNIQUE,
+    inquiry_id   TEXT    NOT NULL REFERENCES inquiries (id),
+    sender       TEXT    NOT NULL CHECK (sender IN ('team', 'inquirer')),
+    author_name  TEXT,
+    body         TEXT    NOT NULL,
+    attachments  TEXT    NOT NULL DEFAULT '[]',
+    email_status TEXT    NOT NULL,
+    created_at   TEXT    NOT NULL
+) STRICT;
+
+CREATE INDEX inquiry_messages_thread ON inquiry_messages (inquiry_id, seq);
+
+-- Relay rails approved by the operator, rooted in an inquiry; the consent token is stored hashed.
+CREATE TABLE rails (
+    seq               INTEGER PRIMARY KEY,
+    id                TEXT NOT NULL UNIQUE,
+    root_inquiry_id   TEXT NOT NULL REFERENCES inquiries (id),
+    consent_token_hash TEXT NOT NULL UNIQUE,
+    created_at        TEXT NOT NULL
+) STRICT;
+
+-- Requests for quoted work (POST /api/services/request); the id works like an inquiry's.
+CREATE TABLE service_requests (
+    seq         INTEGER PRIMARY KEY,
+    id          TEXT NOT NULL UNIQUE,
+    request     TEXT NOT NULL,
+    created_at  TEXT NOT NULL
+) STRICT;
+
+-- The operator's classification of agents into ledger parties (unclassified when absent).
+-- `arms_length` is never stored: it is what remains after every exclusion.
+CREATE TABLE parties (
+    agent_id      TEXT PRIMARY KEY REFERENCES agents (id),
+    party         TEXT NOT NULL CHECK (party IN ('unclassified', 'internal', 'house_buyer', 'house_seller', 'affiliated')),
+    classified_at TEXT NOT NULL
+) STRICT;
+
+-- Announced fee schedules (the live one is version 1 in service::fees).
+CREATE TABLE fee_announcements (
+    seq            INTEGER PRIMARY KEY,
+    version        INTEGER NOT NULL UNIQUE,
+    announced_at   TEXT    NOT NULL,
+    effective_from TEXT    NOT NULL,
+    schedule       TEXT    NOT NULL,
+    note           TEXT
 ) STRICT;

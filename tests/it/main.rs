@@ -4,12 +4,14 @@
 mod agents;
 mod catalog;
 mod checkout;
+mod contact;
 mod cli;
 mod docs;
 mod http_core;
 mod mcp;
 mod mcp_market;
 mod messages;
+mod proof;
 mod purchases;
 mod receipts;
 #[allow(dead_code)]

@@ -1,0 +1,1 @@
+//! Contact surface tests (being written).

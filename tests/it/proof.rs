@@ -1,0 +1,1 @@
+//! Demand ledger tests (being written).

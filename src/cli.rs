@@ -55,6 +55,30 @@ enum Command {
         #[command(subcommand)]
         action: ChairAction,
     },
+    /// Manage the fee schedule.
+    Fees {
+        #[command(subcommand)]
+        action: FeesAction,
+    },
+}
+
+#[derive(Subcommand)]
+enum FeesAction {
+    /// Announce a schedule change (needs 60 days of notice and cannot take effect before the
+    /// rate lock ends); it appears at /api/fees as a draft with its effective date.
+    Announce {
+        /// The day the new schedule takes effect (YYYY-MM-DD).
+        #[arg(long)]
+        effective_from: String,
+        /// The new schedule as a JSON object (bands, rates).
+        #[arg(long)]
+        schedule: String,
+        /// A note for agents reading /api/fees.
+        #[arg(long)]
+        note: Option<String>,
+        #[command(flatten)]
+        data: DataArg,
+    },
 }
 
 #[derive(Subcommand)]
@@ -165,6 +189,15 @@ pub fn main() -> ExitCode {
         Command::Chair {
             action: ChairAction::Bind { handle, data },
         } => bind_chair(&data.data, &handle),
+        Command::Fees {
+            action:
+                FeesAction::Announce {
+                    effective_from,
+                    schedule,
+                    note,
+                    data,
+                },
+        } => announce_fees(&data.data, &effective_from, &schedule, note),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -273,6 +306,35 @@ fn bind_chair(data: &Path, handle: &str) -> Result<(), String> {
     let bound = agents::bind_chair(&store, handle, &rfc3339(jiff::Timestamp::now()))
         .map_err(|e| e.to_string())?;
     println!("{bound}");
+    Ok(())
+}
+
+fn announce_fees(
+    data: &Path,
+    effective_from: &str,
+    schedule: &str,
+    note: Option<String>,
+) -> Result<(), String> {
+    let database = DataDir(data.to_owned()).database();
+    if !database.exists() {
+        return Err(format!(
+            "no database at {}; start `bourse serve` once first",
+            database.display()
+        ));
+    }
+    let schedule: Value =
+        serde_json::from_str(schedule).map_err(|e| format!("--schedule is not JSON: {e}"))?;
+    let request =
+        serde_json::json!({ "effectiveFrom": effective_from, "schedule": schedule, "note": note });
+    let args = crate::args::Args::from_value(request).map_err(|e| e.to_string())?;
+    let now = jiff::Timestamp::now();
+    let today = now.to_zoned(jiff::tz::TimeZone::UTC).date();
+    let store = Store::open(&database).map_err(|e| e.to_string())?;
+    let stamp = rfc3339(now);
+    let announced = store
+        .write_blocking(move |tx| crate::service::meta::announce(tx, &args, today, &stamp))
+        .map_err(|e| e.to_string())?;
+    println!("{announced}");
     Ok(())
 }
 

@@ -852,17 +852,22 @@ pub fn write_listing_canonical(app: &App, row: &ListingRow, out: &mut Vec<u8>) {
 }
 
 pub(crate) fn license(row: &ListingRow) -> Value {
+    license_for(&row.listing_type, row.max_copies)
+}
+
+/// The data license of a listing type (the same terms the disclosures page states).
+pub(crate) fn license_for(listing_type: &str, max_copies: Option<i64>) -> Value {
     let mut restrictions = vec![
         "no-resale: the buyer may not resell the data".to_owned(),
         "no-relisting: the buyer may not re-list the data on any marketplace".to_owned(),
         "no-raw-redistribution: the buyer may not redistribute the raw payload as-is".to_owned(),
     ];
-    match row.listing_type.as_str() {
+    match listing_type {
         "exclusive" => restrictions
             .push("exclusive: sold to one buyer; the listing is delisted on purchase".into()),
         "limited" => restrictions.push(format!(
             "limited: at most {} copies; the listing is delisted once sold out",
-            row.max_copies.unwrap_or(0)
+            max_copies.unwrap_or(0)
         )),
         _ => {}
     }

@@ -12,6 +12,7 @@ pub mod fees;
 pub mod inquiries;
 pub mod listings;
 pub mod messages;
+pub mod meta;
 pub mod payments;
 pub mod proof;
 pub mod provenance;

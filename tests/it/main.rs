@@ -4,13 +4,14 @@
 mod agents;
 mod catalog;
 mod checkout;
-mod contact;
 mod cli;
+mod contact;
 mod docs;
 mod http_core;
 mod mcp;
 mod mcp_market;
 mod messages;
+mod meta;
 mod proof;
 mod purchases;
 mod receipts;

@@ -1,0 +1,206 @@
+//! The public fee schedule (`/api/meta`, `/api/fees`), announced schedule changes, and the
+//! disclosures page. Every figure comes from `service::fees`, the module commerce charges with.
+
+use jiff::civil::Date;
+use rusqlite::{Connection, params};
+use serde_json::{Value, json};
+
+use super::App;
+use super::fees::{
+    BUYER_BPS, CHANGE_NOTICE_DAYS, HIGH_TICKET_AT_CENTS, HIGH_TICKET_BPS, HIGH_TICKET_CAP_CENTS,
+    HIGH_TICKET_FLOOR_CENTS, LISTING_FEE_BPS, LOCKED_UNTIL, MICRO_UNDER_CENTS, SCHEDULE_VERSION,
+    STANDARD_BPS,
+};
+use crate::args::Args;
+use crate::error::{Error, Result};
+
+/// The bands of the live schedule.
+pub fn bands() -> Value {
+    json!([
+        {"band": "micro", "fromCents": 0, "toCents": MICRO_UNDER_CENTS - 1, "bps": 0},
+        {"band": "standard", "fromCents": MICRO_UNDER_CENTS, "toCents": HIGH_TICKET_AT_CENTS - 1, "bps": STANDARD_BPS},
+        {"band": "high_ticket", "fromCents": HIGH_TICKET_AT_CENTS, "toCents": null, "bps": HIGH_TICKET_BPS,
+         "floorCents": HIGH_TICKET_FLOOR_CENTS, "capCents": HIGH_TICKET_CAP_CENTS},
+    ])
+}
+
+fn founding_fill() -> Value {
+    json!({
+        "bps": 0,
+        "rule": "0% platform fee on the first settled sale in a subcategory (vertical) that had no commerce when the listing was made",
+        "identifiedRailsOnly": true,
+        "note": "anonymous x402 sales count as commerce but never claim it",
+    })
+}
+
+fn change_notice() -> String {
+    format!(
+        "The rate is locked until {LOCKED_UNTIL}. After that any change needs at least {CHANGE_NOTICE_DAYS} days of notice, posted at /api/fees, /disclosures and /llms.txt. A settled sale keeps the rate at which it closed."
+    )
+}
+
+/// `GET /api/meta`.
+pub fn meta(app: &App) -> Value {
+    let patent_status = app
+        .provenance()
+        .get("patent")
+        .and_then(|p| p.get("status"))
+        .cloned()
+        .unwrap_or(Value::Null);
+    json!({
+        "microUnderCents": MICRO_UNDER_CENTS,
+        "standardBps": STANDARD_BPS,
+        "highTicketAtCents": HIGH_TICKET_AT_CENTS,
+        "highTicketBps": HIGH_TICKET_BPS,
+        "highTicketFloorCents": HIGH_TICKET_FLOOR_CENTS,
+        "highTicketCapCents": HIGH_TICKET_CAP_CENTS,
+        "lockUntil": LOCKED_UNTIL,
+        "buyerBps": BUYER_BPS,
+        "foundingFill": founding_fill(),
+        "fees": {
+            "seller_fee_bps": STANDARD_BPS,
+            "seller_keep_bps": 10_000 - STANDARD_BPS,
+            "buyer_fee_bps": BUYER_BPS,
+            "listing_fee_bps": LISTING_FEE_BPS,
+            "rate_change_notice_days": CHANGE_NOTICE_DAYS,
+            "settled_sales_keep_closing_rate": true,
+            "banded": true,
+            "schedule_version": SCHEDULE_VERSION,
+            "schedule_history": [{"version": SCHEDULE_VERSION, "effectiveFrom": "launch", "status": "live"}],
+            "change_notice": change_notice(),
+            "bands": bands(),
+        },
+        "rails": {
+            "default": "checkout (sandbox rail on this instance)",
+            "autonomous": "x402_usdc_base (not configured on this instance)",
+        },
+        "patent_status": patent_status,
+        "metric_definitions": {
+            "totalSales": "settled sales: ledger rows outside reference listings (free sales included)",
+            "platformFeeCents": "sum of the platform fees of those sales, each at its closing rate",
+            "totalListings": "active listings that are not reference samples",
+            "totalQueries": "browse and search requests of the catalogue",
+            "totalQueriers": "distinct clients (agent, else IP) that made a query, stored as salted hashes",
+            "sellerReputation": "0.8 × Bayesian mean rating (prior 3.0 worth 5 ratings) + 0.2 × 5 × min(1, log10(1 + completed sales) / 3)",
+        },
+        "demand_ledger": app.url("/api/proof/demand"),
+        "receipt_verification": app.url("/api/verify-receipt"),
+        "llms_txt": app.url("/llms.txt"),
+    })
+}
+
+/// `GET /api/fees`: the live schedule and the announced ones.
+///
+/// # Errors
+/// Database failure.
+pub async fn fees(app: &App) -> Result<Value> {
+    let announced = app.store.read(announcements).await?;
+    Ok(json!({
+        "live": {
+            "version": SCHEDULE_VERSION,
+            "bands": bands(),
+            "buyerBps": BUYER_BPS,
+            "listingFeeBps": LISTING_FEE_BPS,
+            "foundingFill": founding_fill(),
+            "lockUntil": LOCKED_UNTIL,
+        },
+        "announced": announced,
+        "noticeDays": CHANGE_NOTICE_DAYS,
+        "changeNotice": change_notice(),
+    }))
+}
+
+fn announcements(conn: &Connection) -> Result<Vec<Value>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT version, announced_at, effective_from, schedule, note FROM fee_announcements ORDER BY version",
+    )?;
+    let rows = stmt.query_map([], |r| {
+        Ok(json!({
+            "version": r.get::<_, i64>(0)?,
+            "status": "draft",
+            "announcedAt": r.get::<_, String>(1)?,
+            "effectiveFrom": r.get::<_, String>(2)?,
+            "schedule": serde_json::from_str::<Value>(&r.get::<_, String>(3)?).unwrap_or(Value::Null),
+            "note": r.get::<_, Option<String>>(4)?,
+        }))
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Announces a schedule change (operator API and CLI): refused when it would take effect
+/// before the lock ends or with less than 60 days of notice.
+///
+/// # Errors
+/// `INVALID_ARGUMENT`, `RATE_LOCKED` (422), `NOTICE_TOO_SHORT` (422).
+pub fn announce(conn: &Connection, args: &Args, today: Date, now: &str) -> Result<Value> {
+    args.deny_unknown(&["effectiveFrom", "schedule", "note"])?;
+    let effective: Date = args
+        .req_str("effectiveFrom", 10)?
+        .parse()
+        .map_err(|_| Error::invalid("`effectiveFrom` must be a date, YYYY-MM-DD"))?;
+    let schedule = match args.get("schedule") {
+        Some(value @ Value::Object(_)) => value.clone(),
+        _ => {
+            return Err(Error::invalid(
+                "`schedule` must be an object describing the new bands and rates",
+            ));
+        }
+    };
+    let note = args.opt_str("note", 2000)?;
+    let lock: Date = LOCKED_UNTIL.parse().expect("the lock date is a date");
+    if effective <= lock {
+        return Err(Error::Unprocessable {
+            code: "RATE_LOCKED",
+            message: format!(
+                "the rate is locked until {LOCKED_UNTIL}; a change can take effect from the day after"
+            ),
+        });
+    }
+    let earliest = today
+        .checked_add(jiff::Span::new().days(CHANGE_NOTICE_DAYS))
+        .unwrap_or(Date::MAX);
+    if effective < earliest {
+        return Err(Error::Unprocessable {
+            code: "NOTICE_TOO_SHORT",
+            message: format!(
+                "a change needs {CHANGE_NOTICE_DAYS} days of notice: the earliest effective date is {earliest}"
+            ),
+        });
+    }
+    let version: i64 = conn.query_row(
+        "SELECT max(coalesce((SELECT max(version) FROM fee_announcements), ?1), ?1) + 1",
+        [SCHEDULE_VERSION],
+        |r| r.get(0),
+    )?;
+    conn.execute(
+        "INSERT INTO fee_announcements (version, announced_at, effective_from, schedule, note) VALUES (?1, ?2, ?3, ?4, ?5)",
+        params![version, now, effective.to_string(), schedule.to_string(), note],
+    )?;
+    Ok(
+        json!({ "version": version, "status": "draft", "announcedAt": now, "effectiveFrom": effective.to_string(), "schedule": schedule, "note": note }),
+    )
+}
+
+/// Distinct independent sellers (agents other than the house seller with at least one
+/// non-sample listing) by the date of their first listing, as a cumulative series.
+///
+/// # Errors
+/// Database failure.
+pub fn participation_series(conn: &Connection) -> Result<Vec<(String, i64)>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT first_day, count(*) FROM (
+            SELECT l.seller_id, min(substr(l.created_at, 1, 10)) AS first_day
+            FROM listings l JOIN agents a ON a.id = l.seller_id
+            WHERE l.is_sample = 0 AND a.is_house = 0 GROUP BY l.seller_id)
+         GROUP BY first_day ORDER BY first_day",
+    )?;
+    let mut total = 0;
+    let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))?;
+    let mut series = Vec::new();
+    for row in rows {
+        let (day, n) = row?;
+        total += n;
+        series.push((day, total));
+    }
+    Ok(series)
+}

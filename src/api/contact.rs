@@ -1,42 +1,76 @@
-//! Inquiries, relay rails and service requests (being written).
+//! `/api/inquiries/*`, `/api/operator/inquiries/*`, `/api/rails`, `/api/services/request`.
+//! The rules live in `service::contact`.
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::http::request::Ctx;
 use crate::http::response::Reply;
 use crate::service::App;
+use crate::service::contact::{self, Poster};
 
-fn not_yet() -> Error {
-    Error::NotFound("not served yet".into())
+fn id(ctx: &Ctx) -> &str {
+    ctx.params.first().map_or("", String::as_str)
 }
 
-pub async fn create_inquiry(_app: &App, _ctx: &Ctx) -> Result<Reply> {
-    Err(not_yet())
+pub async fn create_inquiry(app: &App, ctx: &Ctx) -> Result<Reply> {
+    let ip = ctx.client_ip.to_string();
+    Ok(Reply::Json(
+        201,
+        contact::create(app, &ip, ctx.json_args()?).await?,
+    ))
 }
 
-pub async fn thread(_app: &App, _ctx: &Ctx) -> Result<Reply> {
-    Err(not_yet())
+pub async fn thread(app: &App, ctx: &Ctx) -> Result<Reply> {
+    Ok(Reply::ok(contact::thread(app, id(ctx)).await?))
 }
 
-pub async fn follow_up(_app: &App, _ctx: &Ctx) -> Result<Reply> {
-    Err(not_yet())
+pub async fn follow_up(app: &App, ctx: &Ctx) -> Result<Reply> {
+    let poster = Poster::Inquirer {
+        token: ctx.bearer(),
+    };
+    Ok(Reply::Json(
+        201,
+        contact::post(app, id(ctx), poster, ctx.json_args()?).await?,
+    ))
 }
 
-pub async fn list(_app: &App, _ctx: &Ctx) -> Result<Reply> {
-    Err(not_yet())
+pub async fn list(app: &App, ctx: &Ctx) -> Result<Reply> {
+    app.authenticate_operator(ctx.bearer())?;
+    let status = ctx
+        .query("status")
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned);
+    let limit = ctx.query_int("limit", 50, 1, 200)?;
+    let offset = ctx.query_int("offset", 0, 0, i64::MAX >> 11)?;
+    Ok(Reply::ok(contact::list(app, status, limit, offset).await?))
 }
 
-pub async fn reply(_app: &App, _ctx: &Ctx) -> Result<Reply> {
-    Err(not_yet())
+pub async fn reply(app: &App, ctx: &Ctx) -> Result<Reply> {
+    app.authenticate_operator(ctx.bearer())?;
+    Ok(Reply::Json(
+        201,
+        contact::post(app, id(ctx), Poster::Team, ctx.json_args()?).await?,
+    ))
 }
 
-pub async fn update(_app: &App, _ctx: &Ctx) -> Result<Reply> {
-    Err(not_yet())
+pub async fn update(app: &App, ctx: &Ctx) -> Result<Reply> {
+    app.authenticate_operator(ctx.bearer())?;
+    Ok(Reply::ok(
+        contact::set_status(app, id(ctx), ctx.json_args()?).await?,
+    ))
 }
 
-pub async fn create_rail(_app: &App, _ctx: &Ctx) -> Result<Reply> {
-    Err(not_yet())
+pub async fn create_rail(app: &App, ctx: &Ctx) -> Result<Reply> {
+    app.authenticate_operator(ctx.bearer())?;
+    Ok(Reply::Json(
+        201,
+        contact::create_rail(app, ctx.json_args()?).await?,
+    ))
 }
 
-pub async fn service_request(_app: &App, _ctx: &Ctx) -> Result<Reply> {
-    Err(not_yet())
+pub async fn service_request(app: &App, ctx: &Ctx) -> Result<Reply> {
+    let ip = ctx.client_ip.to_string();
+    Ok(Reply::Json(
+        201,
+        contact::service_request(app, &ip, ctx.json_args()?).await?,
+    ))
 }

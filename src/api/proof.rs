@@ -1,18 +1,21 @@
-//! The demand ledger and party classification (being written).
+//! `GET /api/proof/demand` (public) and `PUT /api/operator/parties/{handle}` (operator).
+//! Definitions live in `service::proof`.
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::http::request::Ctx;
 use crate::http::response::Reply;
-use crate::service::App;
+use crate::service::{App, proof};
 
-fn not_yet() -> Error {
-    Error::NotFound("not served yet".into())
+pub async fn demand(app: &App, ctx: &Ctx) -> Result<Reply> {
+    let limit = ctx.query_int("limit", proof::DEFAULT_LIMIT, 1, proof::MAX_LIMIT)?;
+    let offset = ctx.query_int("offset", 0, 0, i64::from(i32::MAX))?;
+    Ok(Reply::ok(proof::demand(app, limit, offset).await?))
 }
 
-pub async fn demand(_app: &App, _ctx: &Ctx) -> Result<Reply> {
-    Err(not_yet())
-}
-
-pub async fn classify(_app: &App, _ctx: &Ctx) -> Result<Reply> {
-    Err(not_yet())
+pub async fn classify(app: &App, ctx: &Ctx) -> Result<Reply> {
+    app.authenticate_operator(ctx.bearer())?;
+    let handle = ctx.params.first().map_or("", String::as_str);
+    Ok(Reply::ok(
+        proof::classify(app, handle, ctx.json_args()?).await?,
+    ))
 }

@@ -1,1 +1,421 @@
-//! (being written)
+//! The public demand ledger (`GET /api/proof/demand`) and the operator's party classification
+//! (`PUT /api/operator/parties/{handle}`).
+//!
+//! # What a row is
+//! One ledger row per settled sale (written by `service::purchases` at settlement: free sales
+//! at purchase, paid ones at payment). A row shows its id, the seller's public code, an
+//! anonymous buyer label, the vertical, amount and platform fee (integer cents), the rail, the
+//! escrow status, whether it is a reference-listing (house sample) sale, its party and its
+//! creation time. Rows are listed newest first and paged with `limit` (default 100, max 500)
+//! and `offset`; `total` counts every row.
+//!
+//! # Buyer labels
+//! The buyer is never shown by handle or id: a row says `buyer #N`, where N numbers distinct
+//! buyers in the order of their first ledger row (stable, since the ledger only grows). The
+//! same label on two rows means the same buyer; nothing more is revealed.
+//!
+//! # Parties (derived at read time)
+//! The operator classifies agents into `unclassified`, `internal`, `house_buyer`,
+//! `house_seller` or `affiliated` (table `parties`; no row = `unclassified`). A row's party is
+//! the seller's class when the seller is classified, else the buyer's class when the buyer is
+//! classified, else `unclassified`. It is derived when the ledger is read, so a
+//! classification applies to past rows too (the stored `ledger.party` column is not used).
+//! `arms_length` is never a stored class and cannot be set: it is not something the operator
+//! may assert about an agent, and a PUT with it is refused (400).
+//!
+//! # Figures
+//! - Reference rows (`isReferenceListing`): sales of the house's reference samples; disclosed
+//!   (`totals.referenceListingRows`, the row list, the `*AllRows` breakdowns, escrow) but never
+//!   counted as sales.
+//! - `totals.settledSales`: every non-reference row, whatever its party and escrow status. It
+//!   is by construction the `totalSales` of `/api/stats` (same definition).
+//! - Affiliated rail: non-reference rows whose party is `affiliated`. Disclosed in
+//!   `affiliatedRail` and kept out of every other `totals` figure.
+//! - `totals.settledRows`: non-reference, non-affiliated rows; `paidRows` (amount > 0) +
+//!   `zeroAmountRows` (amount = 0) = `settledRows`; `grossCents`, `platformFeeCents`,
+//!   `distinctBuyers`, `distinctSellers` are over the same rows. Hence
+//!   `settledSales = settledRows + affiliatedRail.count`.
+//! - `byRail` / `byParty`: over the `settledSales` rows (non-reference, affiliated included so
+//!   the breakdown adds up to `settledSales`); `byRailAllRows` / `byPartyAllRows`: over every
+//!   row. Every rail and party key is always present.
+//! - `escrow`: over every row, in three disjoint buckets: `held` (status held, no release time
+//!   yet: waiting for the first delivery, and the shipment for physical orders), `releasing`
+//!   (status held with `release_at` set: the escrow clock is running), `released`. Cents are
+//!   gross amounts.
+//! - `window`: createdAt of the oldest and newest row (null when the ledger is empty).
+//! - `armsLengthCents`: gross cents of `settledRows` rows whose party is `unclassified`, but
+//!   only once classification is configured (at least one agent classified into a class other
+//!   than `unclassified`); before that it is 0, because nothing has been checked.
+//! - `externallySigned`: false — the response is signed by this instance's key only.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use rusqlite::{OptionalExtension, params};
+use serde_json::{Map, Value, json};
+
+use super::App;
+use crate::args::Args;
+use crate::error::{Error, Result};
+use crate::store::agents as agent_store;
+
+/// The classes the operator may set.
+pub const PARTIES: [&str; 5] = [
+    "unclassified",
+    "internal",
+    "house_buyer",
+    "house_seller",
+    "affiliated",
+];
+
+/// The rails a ledger row can carry.
+pub const RAILS: [&str; 3] = ["checkout", "card", "wallet"];
+
+/// Default and maximum page size of the row list.
+pub const DEFAULT_LIMIT: i64 = 100;
+pub const MAX_LIMIT: i64 = 500;
+
+/// One ledger row as read, with its derived party and buyer label.
+#[derive(Clone)]
+struct Row {
+    id: String,
+    seller_code: String,
+    seller_id: String,
+    buyer_id: Option<String>,
+    buyer_label: String,
+    vertical_slug: String,
+    amount_cents: i64,
+    platform_fee_cents: i64,
+    rail: String,
+    status: String,
+    is_reference: bool,
+    party: String,
+    created_at: String,
+    release_at: Option<String>,
+}
+
+/// The party of a row: the seller's class if classified, else the buyer's, else unclassified.
+fn derive_party(seller: Option<&str>, buyer: Option<&str>) -> String {
+    let classified = |p: Option<&str>| p.filter(|p| *p != "unclassified").map(str::to_owned);
+    classified(seller)
+        .or_else(|| classified(buyer))
+        .unwrap_or_else(|| "unclassified".into())
+}
+
+/// Every ledger row, oldest first, and whether any agent is classified.
+fn load(conn: &rusqlite::Connection) -> Result<(Vec<Row>, bool)> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT l.id, l.seller_code, p.seller_id, p.buyer_id, l.vertical_slug, l.amount_cents,
+                l.platform_fee_cents, l.rail, l.status, l.is_reference_listing, l.created_at,
+                l.release_at, sp.party, bp.party
+         FROM ledger l
+         JOIN purchases p ON p.id = l.purchase_id
+         LEFT JOIN parties sp ON sp.agent_id = p.seller_id
+         LEFT JOIN parties bp ON bp.agent_id = p.buyer_id
+         ORDER BY l.seq",
+    )?;
+    let mut labels: HashMap<String, usize> = HashMap::new();
+    let mut rows = Vec::new();
+    let mut read = stmt.query([])?;
+    while let Some(r) = read.next()? {
+        let buyer_id: Option<String> = r.get(3)?;
+        let buyer_label = match &buyer_id {
+            Some(id) => {
+                let next = labels.len() + 1;
+                format!("buyer #{}", labels.entry(id.clone()).or_insert(next))
+            }
+            None => "anonymous".to_owned(),
+        };
+        let seller_party: Option<String> = r.get(12)?;
+        let buyer_party: Option<String> = r.get(13)?;
+        rows.push(Row {
+            id: r.get(0)?,
+            seller_code: r.get(1)?,
+            seller_id: r.get(2)?,
+            buyer_id,
+            buyer_label,
+            vertical_slug: r.get(4)?,
+            amount_cents: r.get(5)?,
+            platform_fee_cents: r.get(6)?,
+            rail: r.get(7)?,
+            status: r.get(8)?,
+            is_reference: r.get(9)?,
+            party: derive_party(seller_party.as_deref(), buyer_party.as_deref()),
+            created_at: r.get(10)?,
+            release_at: r.get(11)?,
+        });
+    }
+    let configured = conn
+        .query_row(
+            "SELECT 1 FROM parties WHERE party <> 'unclassified' LIMIT 1",
+            [],
+            |_| Ok(()),
+        )
+        .optional()?
+        .is_some();
+    Ok((rows, configured))
+}
+
+fn row_json(app: &App, row: &Row) -> Value {
+    json!({
+        "id": row.id,
+        "seller": row.seller_code,
+        "buyer": row.buyer_label,
+        "verticalName": app.taxonomy.vertical(&row.vertical_slug).map(|v| v.name.clone()),
+        "verticalSlug": row.vertical_slug,
+        "amountCents": row.amount_cents,
+        "platformFeeCents": row.platform_fee_cents,
+        "rail": row.rail,
+        "status": row.status,
+        "isReferenceListing": row.is_reference,
+        "party": row.party,
+        "createdAt": row.created_at,
+    })
+}
+
+/// `{rows, grossCents, platformFeeCents}` per key, every key present.
+fn breakdown<'a>(
+    keys: &[&str],
+    rows: impl Iterator<Item = &'a Row>,
+    key: impl Fn(&Row) -> &str,
+) -> Value {
+    let mut out: BTreeMap<String, (i64, i64, i64)> =
+        keys.iter().map(|k| ((*k).to_owned(), (0, 0, 0))).collect();
+    for row in rows {
+        let entry = out.entry(key(row).to_owned()).or_default();
+        entry.0 += 1;
+        entry.1 += row.amount_cents;
+        entry.2 += row.platform_fee_cents;
+    }
+    Value::Object(
+        out.into_iter()
+            .map(|(k, (n, gross, fee))| {
+                (
+                    k,
+                    json!({"rows": n, "grossCents": gross, "platformFeeCents": fee}),
+                )
+            })
+            .collect::<Map<String, Value>>(),
+    )
+}
+
+fn metric_definitions() -> Value {
+    json!({
+        "row.party": "The seller's operator classification if classified, else the buyer's, else `unclassified`; derived when the ledger is read, so classifications apply to past rows.",
+        "row.buyer": "An anonymous label `buyer #N`, N numbering distinct buyers by their first ledger row; never a handle or id.",
+        "row.status": "`held` (in escrow) or `released` (paid out to the seller; free sales are released at once).",
+        "totals.settledSales": "Every ledger row outside reference listings, whatever its party or escrow status. Identical by definition to `totalSales` of /api/stats.",
+        "totals.settledRows": "Rows counted in the totals: non-reference rows whose party is not `affiliated`. settledSales = settledRows + affiliatedRail.count.",
+        "totals.referenceListingRows": "Sales of the house's reference samples: disclosed, never counted as sales.",
+        "totals.paidRows": "settledRows with amountCents > 0.",
+        "totals.zeroAmountRows": "settledRows with amountCents = 0 (free listings). paidRows + zeroAmountRows = settledRows.",
+        "totals.grossCents": "Sum of amountCents over settledRows.",
+        "totals.platformFeeCents": "Sum of platformFeeCents over settledRows.",
+        "totals.distinctBuyers": "Distinct buyers over settledRows.",
+        "totals.distinctSellers": "Distinct sellers over settledRows.",
+        "byRail": "Per rail (checkout, card, wallet) {rows, grossCents, platformFeeCents} over the settledSales rows (affiliated included, reference excluded).",
+        "byParty": "Per party {rows, grossCents, platformFeeCents} over the settledSales rows.",
+        "byRailAllRows": "As byRail over every ledger row, reference rows included.",
+        "byPartyAllRows": "As byParty over every ledger row, reference rows included.",
+        "escrow.held": "Rows with status held and no release time: waiting for the first delivery (and the shipment, for physical orders). Gross cents.",
+        "escrow.releasing": "Rows with status held whose escrow clock is running (release time set). Gross cents.",
+        "escrow.released": "Rows with status released. heldRows + releasingRows + releasedRows = every row.",
+        "affiliatedRail": "Non-reference rows whose party is `affiliated`: disclosed here, excluded from every totals figure except settledSales.",
+        "armsLengthCents": "grossCents of settledRows whose party is `unclassified`, once classification is configured (some agent classified); 0 before.",
+        "window": "createdAt of the oldest and newest ledger row (null when empty).",
+        "total": "Every ledger row; `rows` is the page [offset, offset + limit) newest first.",
+    })
+}
+
+fn limitations() -> Vec<&'static str> {
+    vec![
+        "Signed by this instance's own key only; no third party attests these figures (externallySigned is false).",
+        "Parties come from the operator's own classification; an agent the operator has not classified counts as unclassified, which is not evidence of independence.",
+        "Classification is applied at read time to all rows; the history of classification changes is not kept.",
+        "The payment rail is a sandbox in this build: amounts are recorded, no money moves.",
+        "Held and releasing amounts may still be refunded or disputed outside this ledger; released means the escrow clock ran, not that a bank transfer was confirmed.",
+        "Buyer labels are per-instance and anonymous; they cannot be linked to agents and say nothing about who stands behind an agent (one person may run several).",
+    ]
+}
+
+/// `GET /api/proof/demand`.
+///
+/// # Errors
+/// Database failure.
+pub async fn demand(app: &App, limit: i64, offset: i64) -> Result<Value> {
+    let (rows, configured) = app.store.read(load).await?;
+
+    let sales: Vec<&Row> = rows.iter().filter(|r| !r.is_reference).collect();
+    let (affiliated, counted): (Vec<&Row>, Vec<&Row>) =
+        sales.iter().partition(|r| r.party == "affiliated");
+    let reference_rows = rows.len() - sales.len();
+    let paid = counted.iter().filter(|r| r.amount_cents > 0).count();
+    let gross: i64 = counted.iter().map(|r| r.amount_cents).sum();
+    let fees: i64 = counted.iter().map(|r| r.platform_fee_cents).sum();
+    let buyers: HashSet<&str> = counted
+        .iter()
+        .filter_map(|r| r.buyer_id.as_deref())
+        .collect();
+    let sellers: HashSet<&str> = counted.iter().map(|r| r.seller_id.as_str()).collect();
+
+    let bucket = |pick: &dyn Fn(&Row) -> bool| -> (usize, i64) {
+        let chosen: Vec<&Row> = rows.iter().filter(|r| pick(r)).collect();
+        (chosen.len(), chosen.iter().map(|r| r.amount_cents).sum())
+    };
+    let (held_rows, held_cents) = bucket(&|r| r.status == "held" && r.release_at.is_none());
+    let (releasing_rows, releasing_cents) =
+        bucket(&|r| r.status == "held" && r.release_at.is_some());
+    let (released_rows, released_cents) = bucket(&|r| r.status == "released");
+
+    let mut by_merchant: BTreeMap<&str, (i64, i64)> = BTreeMap::new();
+    for row in &affiliated {
+        let entry = by_merchant.entry(&row.seller_code).or_default();
+        entry.0 += 1;
+        entry.1 += row.amount_cents;
+    }
+    let affiliated_gross: i64 = affiliated.iter().map(|r| r.amount_cents).sum();
+    let merchants: Vec<&str> = by_merchant.keys().copied().collect();
+    let arms_length_cents: i64 = if configured {
+        counted
+            .iter()
+            .filter(|r| r.party == "unclassified")
+            .map(|r| r.amount_cents)
+            .sum()
+    } else {
+        0
+    };
+
+    let page: Vec<Value> = rows
+        .iter()
+        .rev()
+        .skip(usize::try_from(offset).unwrap_or(usize::MAX))
+        .take(usize::try_from(limit).unwrap_or(0))
+        .map(|r| row_json(app, r))
+        .collect();
+
+    let reconciliation = format!(
+        "{all} ledger rows = {reference} reference-listing rows (disclosed, not sales) + {sales} settled sales. \
+         settledSales {sales} = settledRows {counted} + affiliated-rail rows {aff}; settledRows {counted} = paidRows {paid} + zeroAmountRows {zero}. \
+         settledSales equals totalSales of /api/stats. Escrow: held {held} + releasing {releasing} + released {released} = {all} rows.",
+        all = rows.len(),
+        reference = reference_rows,
+        sales = sales.len(),
+        counted = counted.len(),
+        aff = affiliated.len(),
+        paid = paid,
+        zero = counted.len() - paid,
+        held = held_rows,
+        releasing = releasing_rows,
+        released = released_rows,
+    );
+
+    Ok(json!({
+        "externallySigned": false,
+        "generatedAt": app.now(),
+        "window": {
+            "first": rows.first().map(|r| r.created_at.clone()),
+            "last": rows.last().map(|r| r.created_at.clone()),
+        },
+        "totals": {
+            "settledRows": counted.len(),
+            "settledSales": sales.len(),
+            "referenceListingRows": reference_rows,
+            "paidRows": paid,
+            "zeroAmountRows": counted.len() - paid,
+            "grossCents": gross,
+            "platformFeeCents": fees,
+            "distinctBuyers": buyers.len(),
+            "distinctSellers": sellers.len(),
+        },
+        "reconciliation": reconciliation,
+        "byRail": breakdown(&RAILS, sales.iter().copied(), |r| &r.rail),
+        "byParty": breakdown(&PARTIES, sales.iter().copied(), |r| &r.party),
+        "byRailAllRows": breakdown(&RAILS, rows.iter(), |r| &r.rail),
+        "byPartyAllRows": breakdown(&PARTIES, rows.iter(), |r| &r.party),
+        "breakdownBasis": "byRail and byParty cover the settledSales rows (reference-listing rows excluded, affiliated rows included so each adds up to settledSales); byRailAllRows and byPartyAllRows cover every ledger row. Each bucket is {rows, grossCents, platformFeeCents}.",
+        "escrow": {
+            "heldRows": held_rows,
+            "heldCents": held_cents,
+            "releasingRows": releasing_rows,
+            "releasingCents": releasing_cents,
+            "releasedRows": released_rows,
+            "releasedCents": released_cents,
+            "note": "Disjoint buckets over every row, in gross cents. held: paid, waiting for the first delivery (and the shipment, for physical orders) before the escrow clock starts; releasing: the escrow clock is running; released: paid out to the seller (free sales are released at once).",
+        },
+        "affiliatedRail": {
+            "party": "affiliated",
+            "disclosure": "Sales where the seller (or, for an unclassified seller, the buyer) is classified by the operator as affiliated with the platform.",
+            "merchants": merchants,
+            "count": affiliated.len(),
+            "grossCents": affiliated_gross,
+            "distinctMerchants": by_merchant.len(),
+            "byMerchant": by_merchant.iter().map(|(seller, (n, cents))| json!({"seller": seller, "rows": n, "grossCents": cents})).collect::<Vec<_>>(),
+            "countsTowardP0": false,
+            "countsTowardArmsLength": false,
+            "includedInTotalsAbove": false,
+            "note": "Counted in settledSales (the canonical totalSales) but in no other totals figure; P0 means the headline totals (settledRows, grossCents).",
+            "ledger": affiliated.iter().map(|r| row_json(app, r)).collect::<Vec<_>>(),
+        },
+        "armsLengthCents": arms_length_cents,
+        "armsLengthClassification": {
+            "configured": configured,
+            "note": if configured {
+                "armsLengthCents is the gross of settledRows where neither party is classified by the operator. It is a residue, not a verification: arms_length cannot be assigned to an agent."
+            } else {
+                "No agent has been classified yet, so no sale is claimed to be at arm's length (armsLengthCents is 0)."
+            },
+        },
+        "metric_definitions": metric_definitions(),
+        "limitations": limitations(),
+        "verify": app.url("/api/verify-receipt"),
+        "limit": limit,
+        "offset": offset,
+        "total": rows.len(),
+        "rows": page,
+    }))
+}
+
+/// `PUT /api/operator/parties/{handle}` {party} (operator): classifies an agent.
+///
+/// # Errors
+/// `INVALID_ARGUMENT` for `arms_length`, an unknown class or a bad body; `NOT_FOUND` for an
+/// unknown handle; database failure.
+pub async fn classify(app: &App, handle: &str, args: Args) -> Result<Value> {
+    args.deny_unknown(&["party"])?;
+    let party = args.req_str("party", 32)?;
+    if party == "arms_length" {
+        return Err(Error::invalid(
+            "`arms_length` cannot be set: it is what remains when neither party of a sale is classified, never an operator's assertion",
+        ));
+    }
+    if !PARTIES.contains(&party.as_str()) {
+        return Err(Error::invalid(format!(
+            "`party` must be one of {}",
+            PARTIES.join(", ")
+        )));
+    }
+    let (handle, now) = (handle.to_owned(), app.now());
+    app.store
+        .write(move |tx| {
+            let agent = agent_store::find_by_handle(tx, &handle)?
+                .ok_or_else(|| Error::NotFound(format!("no agent with handle `{handle}`")))?;
+            let previous: Option<String> = tx
+                .query_row(
+                    "SELECT party FROM parties WHERE agent_id = ?1",
+                    [&agent.id],
+                    |r| r.get(0),
+                )
+                .optional()?;
+            tx.execute(
+                "INSERT INTO parties (agent_id, party, classified_at) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (agent_id) DO UPDATE SET party = excluded.party, classified_at = excluded.classified_at",
+                params![agent.id, party, now],
+            )?;
+            Ok(json!({
+                "handle": agent.handle,
+                "party": party,
+                "previous": previous.unwrap_or_else(|| "unclassified".into()),
+                "classifiedAt": now,
+            }))
+        })
+        .await
+}

@@ -4,7 +4,7 @@
 //! registered agents (not the house seller); `totalQueries` and `totalQueriers` are defined in
 //! `service::counters`; `totalSales` counts settled sales: ledger rows outside reference
 //! listings (free sales included, reference-sample rows never); `platformFeeCents` sums their
-//! fees; `armsLengthCents` stays 0 until party classification exists. Vertical and category
+//! fees; `armsLengthCents` is the demand ledger's figure (`service::proof`). Vertical and category
 //! counts are of active, non-sample listings.
 
 use std::collections::HashMap;
@@ -137,6 +137,8 @@ async fn figures(app: &App) -> Result<Value> {
 /// Database failure.
 pub async fn marketplace(app: &App) -> Result<Value> {
     let mut stats = figures(app).await?;
-    stats["armsLengthCents"] = 0.into();
+    // One definition: the demand ledger's (see service::proof).
+    let ledger = super::proof::demand(app, 1, 0).await?;
+    stats["armsLengthCents"] = ledger["armsLengthCents"].clone();
     Ok(stats)
 }

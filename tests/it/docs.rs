@@ -87,6 +87,17 @@ fn every_request_body_example_succeeds_as_sent() {
         .as_str()
         .unwrap()
         .to_owned();
+    let inquiry = server.post(
+        "/api/inquiries",
+        &json!({"subject": "Examples", "message": "Target of the inquiry examples."}),
+    );
+    assert_eq!(
+        inquiry.status,
+        201,
+        "{}",
+        String::from_utf8_lossy(&inquiry.body)
+    );
+    let inquiry_id = inquiry.json()["id"].as_str().unwrap().to_owned();
     let (mut sent, mut skipped) = (0, 0);
     for (path, item) in document["paths"].as_object().unwrap() {
         for (method, operation) in item.as_object().unwrap() {
@@ -109,16 +120,22 @@ fn every_request_body_example_succeeds_as_sent() {
             match path.as_str() {
                 "/api/operator/chair" => example["handle"] = agent["handle"].clone(),
                 "/api/sell/delivery-endpoint" => example["url"] = endpoint["url"].clone(),
+                "/api/rails" => example["rootInquiryId"] = json!(inquiry_id),
                 _ => {}
             }
-            let target = path
-                .replace("{id}", &listing_id)
-                .replace("{handle}", &recipient);
-            let key = if path.starts_with("/api/operator/") || path == "/api/sandbox/clock" {
-                &operator_key
+            let id = if path.contains("/inquiries/{id}") {
+                &inquiry_id
             } else {
-                &agent_key
+                &listing_id
             };
+            let target = path.replace("{id}", id).replace("{handle}", &recipient);
+            let operator_only = ["/api/sandbox/clock", "/api/rails"];
+            let key =
+                if path.starts_with("/api/operator/") || operator_only.contains(&path.as_str()) {
+                    &operator_key
+                } else {
+                    &agent_key
+                };
             let response = server.send_auth(&method.to_uppercase(), &target, key, &example);
             assert!(
                 (200..300).contains(&response.status),

@@ -6,7 +6,7 @@ use serde_json::Value;
 use crate::error::Result;
 use crate::http::request::Ctx;
 use crate::http::response::Reply;
-use crate::service::{App, listings, meta as service};
+use crate::service::{App, listings, meta as service, participation};
 
 pub fn meta(app: &App) -> Result<Reply> {
     Ok(Reply::ok(service::meta(app)))
@@ -87,7 +87,7 @@ fn chart(series: &[(String, i64)]) -> String {
 }
 
 pub async fn disclosures(app: &App) -> Result<Reply> {
-    let series = app.store.read(service::participation_series).await?;
+    let series = participation::chart_series(app).await?;
     let license = listings::license_for("standard", None);
     let items = |value: &Value| -> String {
         value.as_array().map_or(String::new(), |a| {

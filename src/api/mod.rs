@@ -75,6 +75,7 @@ pub async fn dispatch(app: &App, route: Route, ctx: &Ctx) -> Result<Reply> {
         Route::AnnounceFees => meta::announce(app, ctx).await,
         Route::Disclosures => meta::disclosures(app).await,
         Route::DemandLedger => proof::demand(app, ctx).await,
+        Route::Participation => proof::participation(app).await,
         Route::ClassifyParty => proof::classify(app, ctx).await,
         Route::CreateInquiry => contact::create_inquiry(app, ctx).await,
         Route::InquiryThread => contact::thread(app, ctx).await,

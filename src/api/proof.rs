@@ -1,10 +1,11 @@
-//! `GET /api/proof/demand` (public) and `PUT /api/operator/parties/{handle}` (operator).
-//! Definitions live in `service::proof`.
+//! `GET /api/proof/demand`, `GET /api/proof/participation` (public) and
+//! `PUT /api/operator/parties/{handle}` (operator).
+//! Definitions live in `service::proof` and `service::participation`.
 
 use crate::error::Result;
 use crate::http::request::Ctx;
 use crate::http::response::Reply;
-use crate::service::{App, proof};
+use crate::service::{App, participation, proof};
 
 pub async fn demand(app: &App, ctx: &Ctx) -> Result<Reply> {
     let limit = ctx.query_int("limit", proof::DEFAULT_LIMIT, 1, proof::MAX_LIMIT)?;
@@ -18,4 +19,8 @@ pub async fn classify(app: &App, ctx: &Ctx) -> Result<Reply> {
     Ok(Reply::ok(
         proof::classify(app, handle, ctx.json_args()?).await?,
     ))
+}
+
+pub async fn participation(app: &App) -> Result<Reply> {
+    Ok(Reply::ok(participation::participation(app).await?))
 }

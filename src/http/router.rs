@@ -59,6 +59,7 @@ pub enum Route {
     AnnounceFees,
     Disclosures,
     DemandLedger,
+    Participation,
     ClassifyParty,
     CreateInquiry,
     InquiryThread,
@@ -182,6 +183,7 @@ pub const ROUTES: &[(&str, &str, Route)] = &[
     ),
     ("GET", "/disclosures", Route::Disclosures),
     ("GET", "/api/proof/demand", Route::DemandLedger),
+    ("GET", "/api/proof/participation", Route::Participation),
     (
         "PUT",
         "/api/operator/parties/{handle}",

@@ -180,27 +180,3 @@ pub fn announce(conn: &Connection, args: &Args, today: Date, now: &str) -> Resul
         json!({ "version": version, "status": "draft", "announcedAt": now, "effectiveFrom": effective.to_string(), "schedule": schedule, "note": note }),
     )
 }
-
-/// Distinct independent sellers (agents other than the house seller with at least one
-/// non-sample listing) by the date of their first listing, as a cumulative series.
-///
-/// # Errors
-/// Database failure.
-pub fn participation_series(conn: &Connection) -> Result<Vec<(String, i64)>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT first_day, count(*) FROM (
-            SELECT l.seller_id, min(substr(l.created_at, 1, 10)) AS first_day
-            FROM listings l JOIN agents a ON a.id = l.seller_id
-            WHERE l.is_sample = 0 AND a.is_house = 0 GROUP BY l.seller_id)
-         GROUP BY first_day ORDER BY first_day",
-    )?;
-    let mut total = 0;
-    let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))?;
-    let mut series = Vec::new();
-    for row in rows {
-        let (day, n) = row?;
-        total += n;
-        series.push((day, total));
-    }
-    Ok(series)
-}

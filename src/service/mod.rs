@@ -13,6 +13,7 @@ pub mod inquiries;
 pub mod listings;
 pub mod messages;
 pub mod meta;
+pub mod participation;
 pub mod payments;
 pub mod proof;
 pub mod provenance;

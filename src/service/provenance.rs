@@ -78,7 +78,6 @@ pub type CanonicalMembers = Vec<(String, Vec<u8>)>;
 pub fn sign_response(app: &App, body: Map<String, Value>) -> Vec<u8> {
     let members = body
         .into_iter()
-        .filter(|(key, _)| key != "provenance")
         .map(|(key, value)| {
             let bytes = jcs::canonicalize(&value);
             (key, bytes)
@@ -92,8 +91,16 @@ pub fn sign_response(app: &App, body: Map<String, Value>) -> Vec<u8> {
 /// The digest is SHA-256 over the members (plus the provenance block minus its receipt)
 /// assembled in canonical order; the response is the same bytes with `provenance`, now carrying
 /// its receipt, moved first. The response is therefore canonical JSON apart from that member.
+///
+/// A body may bring its own `provenance` object (the participation snapshot names its source
+/// and rule there): its members are laid over the instance's block for that response.
 pub fn sign_members(app: &App, mut members: CanonicalMembers) -> Vec<u8> {
     let mut provenance = app.provenance();
+    if let Some((_, own)) = members.iter().find(|(key, _)| key == "provenance")
+        && let Ok(Value::Object(own)) = serde_json::from_slice::<Value>(own)
+    {
+        provenance.extend(own.into_iter().filter(|(key, _)| key != "receipt"));
+    }
     members.retain(|(key, _)| key != "provenance");
     members.push((
         "provenance".to_owned(),

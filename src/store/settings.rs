@@ -15,6 +15,8 @@ pub const HOUSE: &str = "house";
 pub const SANDBOX_CLOCK_OFFSET: &str = "sandbox_clock_offset";
 /// Random salt for hashing querier identities.
 pub const QUERIER_SALT: &str = "querier_salt";
+/// The latest participation snapshot (`GET /api/proof/participation`).
+pub const PARTICIPATION: &str = "participation_snapshot";
 /// When this instance's database was created (`"2026-…Z"`).
 pub const ESTABLISHED: &str = "established";
 

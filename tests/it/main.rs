@@ -12,6 +12,7 @@ mod mcp;
 mod mcp_market;
 mod messages;
 mod meta;
+mod participation;
 mod proof;
 mod purchases;
 mod receipts;

@@ -355,3 +355,20 @@ CREATE TABLE fee_announcements (
     schedule       TEXT    NOT NULL,
     note           TEXT
 ) STRICT;
+
+-- Admission-door decisions. One row per (public key, idempotency key); `answer` is the signed
+-- answer exactly as first sent, replayed byte for byte. Refusals are kept too, so a replay of
+-- a refused request gets the same refusal.
+CREATE TABLE ingress_decisions (
+    public_key      TEXT NOT NULL,
+    idempotency_key TEXT NOT NULL,
+    request_digest  TEXT NOT NULL,
+    decision        TEXT NOT NULL CHECK (decision IN ('ADMIT', 'REFUSE')),
+    reason          TEXT NOT NULL,
+    class           TEXT,
+    admission_id    TEXT,
+    answer          TEXT NOT NULL,
+    created_at      TEXT NOT NULL,
+    PRIMARY KEY (public_key, idempotency_key)
+) STRICT;
+CREATE INDEX ingress_admissions ON ingress_decisions (public_key, class) WHERE decision = 'ADMIT';

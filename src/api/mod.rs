@@ -3,6 +3,7 @@
 
 mod agents;
 mod contact;
+mod ingress;
 mod listings;
 mod messages;
 mod meta;
@@ -76,6 +77,9 @@ pub async fn dispatch(app: &App, route: Route, ctx: &Ctx) -> Result<Reply> {
         Route::Disclosures => meta::disclosures(app).await,
         Route::DemandLedger => proof::demand(app, ctx).await,
         Route::Participation => proof::participation(app).await,
+        Route::IngressDecide => ingress::decide(app, ctx).await,
+        Route::IngressDescribe => ingress::describe(app).await,
+        Route::IngressKeys => ingress::keys(app),
         Route::ClassifyParty => proof::classify(app, ctx).await,
         Route::CreateInquiry => contact::create_inquiry(app, ctx).await,
         Route::InquiryThread => contact::thread(app, ctx).await,

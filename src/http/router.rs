@@ -60,6 +60,9 @@ pub enum Route {
     Disclosures,
     DemandLedger,
     Participation,
+    IngressDecide,
+    IngressDescribe,
+    IngressKeys,
     ClassifyParty,
     CreateInquiry,
     InquiryThread,
@@ -184,6 +187,9 @@ pub const ROUTES: &[(&str, &str, Route)] = &[
     ("GET", "/disclosures", Route::Disclosures),
     ("GET", "/api/proof/demand", Route::DemandLedger),
     ("GET", "/api/proof/participation", Route::Participation),
+    ("POST", "/api/ingress", Route::IngressDecide),
+    ("GET", "/api/ingress", Route::IngressDescribe),
+    ("GET", "/api/ingress/keys", Route::IngressKeys),
     (
         "PUT",
         "/api/operator/parties/{handle}",
@@ -246,6 +252,7 @@ impl Route {
                 | Route::SandboxPay
                 | Route::SandboxCancel
                 | Route::SandboxConnectComplete
+                | Route::IngressDecide
                 | Route::SandboxClock
                 | Route::AnnounceFees
                 | Route::ClassifyParty

@@ -8,6 +8,7 @@ mod cli;
 mod contact;
 mod docs;
 mod http_core;
+mod ingress;
 mod mcp;
 mod mcp_market;
 mod messages;

@@ -456,10 +456,10 @@ impl Market {
                 stats::platform(app).await
             }
             Market::SubmitIdea => {
-                inquiries::submit(app, Kind::Idea, agent, object(arguments)?).await
+                inquiries::submit(app, client.ip, Kind::Idea, agent, object(arguments)?).await
             }
             Market::ContactMarketplace => {
-                inquiries::submit(app, Kind::Contact, agent, object(arguments)?).await
+                inquiries::submit(app, client.ip, Kind::Contact, agent, object(arguments)?).await
             }
             Market::BecomeSeller => {
                 let agent = me()?;

@@ -38,11 +38,20 @@ impl Kind {
     }
 }
 
-/// Stores an idea or a contact message; answers `{id, kind, status, createdAt}`.
+/// Stores an idea or a contact message (the MCP tools `submit_idea`, `contact_marketplace`);
+/// answers `{id, kind, status, createdAt}`. Counts against the inquiry limit of the client IP
+/// (`contact::INQUIRIES`, shared with `POST /api/inquiries` and service requests).
 ///
 /// # Errors
 /// `INVALID_ARGUMENT` for a missing, unknown or oversized field.
-pub async fn submit(app: &App, kind: Kind, sender: Option<&AgentRow>, args: Args) -> Result<Value> {
+pub async fn submit(
+    app: &App,
+    ip: &str,
+    kind: Kind,
+    sender: Option<&AgentRow>,
+    args: Args,
+) -> Result<Value> {
+    app.limiter.check(super::contact::INQUIRIES, ip)?;
     let row = create(app, kind, sender, args).await?;
     Ok(json!({
         "id": row.id,

@@ -373,6 +373,38 @@ fn ideas_and_contact_messages_are_stored_with_an_id() {
 }
 
 #[test]
+fn ideas_and_contact_share_the_inquiry_limit_with_rest() {
+    let server = TestServer::start();
+    for i in 0..10 {
+        ok(
+            &server,
+            None,
+            "submit_idea",
+            json!({"title": format!("Idea {i}"), "description": "More datasets."}),
+        );
+        let rest = server.post(
+            "/api/inquiries",
+            &json!({"subject": format!("Q {i}"), "message": "A question."}),
+        );
+        assert_eq!(rest.status, 201);
+    }
+    let limited = err(
+        &server,
+        None,
+        "contact_marketplace",
+        json!({"subject": "One more", "message": "A question."}),
+        "RATE_LIMITED",
+    );
+    assert_eq!(limited["status"], 429);
+    server
+        .post(
+            "/api/inquiries",
+            &json!({"subject": "One more", "message": "A question."}),
+        )
+        .assert_error(429, "RATE_LIMITED");
+}
+
+#[test]
 fn a_seller_onboards_lists_edits_and_withdraws_over_mcp() {
     let server = TestServer::start();
     let key = key_of(&server, "mcp-seller");

@@ -252,7 +252,6 @@ impl Route {
                 | Route::SandboxPay
                 | Route::SandboxCancel
                 | Route::SandboxConnectComplete
-                | Route::IngressDecide
                 | Route::SandboxClock
                 | Route::AnnounceFees
                 | Route::ClassifyParty

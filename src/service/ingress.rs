@@ -3,7 +3,12 @@
 //! A stranger (no account, no API key) presents an Ed25519 public key and a request signed by
 //! it: `{publicKey, request: {class, idempotencyKey, issuedAt, purpose?}, signature}`, the
 //! signature being Ed25519 over the RFC 8785 canonical JSON of `request`. The door answers with
-//! a decision signed by this instance's receipt key: ADMIT or REFUSE, with a reason.
+//! a decision signed by this instance's receipt key: ADMIT or REFUSE, with a reason. Like every
+//! public answer it opens with the signed `provenance` block; the decision itself is the body
+//! without `provenance`, and its own `decisionSignature` signs it (without
+//! `decisionSignature`), so it can be kept and checked apart from the response. (Not named
+//! `signature`: `POST /api/verify-receipt {signed}` reads a top-level `signature` before
+//! `provenance.receipt`, and `{signed: answer}` must check the whole response.)
 //!
 //! # Order of checks
 //! 1. Shape (400 `INVALID_ARGUMENT`): the three members, a 32-byte key, a 64-byte signature.
@@ -34,9 +39,10 @@ use super::App;
 use super::ratelimit::Rule;
 use crate::args::Args;
 use crate::crypto::keys::verify_with;
-use crate::crypto::receipt::{self, sign_object};
+use crate::crypto::receipt;
 use crate::crypto::{b64url_decode, jcs};
 use crate::error::{Error, Result};
+use crate::service::provenance::Signer;
 use crate::store::ingress::{self as store, DecisionRow};
 
 /// Largest distance between `issuedAt` and the server clock.
@@ -166,6 +172,7 @@ pub async fn decide(app: &App, ip: &str, args: Args) -> Result<Answer> {
     let skew = (now.as_second() - issued_at.as_second()).abs();
     let (decided_at, classes) = (app.now(), class_names(app));
     let keyring = app.keyring.clone();
+    let signer = Signer::of(app);
     let verify_keys = app.url("/api/ingress/keys");
     app.store
         .write(move |tx| {
@@ -208,9 +215,16 @@ pub async fn decide(app: &App, ip: &str, args: Args) -> Result<Answer> {
                 answer.insert("grants".into(), GRANTS.into());
             }
             answer.insert("verifyKeys".into(), verify_keys.into());
-            sign_object(&keyring, &mut answer, &decided_at);
-            let body = String::from_utf8(jcs::canonicalize(&Value::Object(answer)))
-                .map_err(|e| Error::Internal(format!("canonical JSON: {e}")))?;
+            let decision_signature =
+                receipt::sign_payload(&keyring, &Value::Object(answer.clone()), &decided_at);
+            answer.insert(
+                "decisionSignature".into(),
+                Value::Object(decision_signature),
+            );
+            // Stored exactly as sent, provenance block included, so that a replay is the
+            // same bytes (its receipt keeps the decision's time).
+            let body = String::from_utf8(signer.sign_response(answer))
+                .map_err(|e| Error::Internal(format!("signed answer: {e}")))?;
             store::insert(
                 tx,
                 &DecisionRow {
@@ -301,7 +315,7 @@ pub async fn describe(app: &App) -> Result<Value> {
         "grants": GRANTS,
         "verification": {
             "keys": app.url("/api/ingress/keys"),
-            "recipe": "Remove `signature` from the answer; digest = sha256: + hex SHA-256 of its RFC 8785 canonical JSON; check it equals signature.digest, then verify the Ed25519 signature over the ASCII string keyId.signedAt.digest with the public key of signature.keyId.",
+            "recipe": "The decision: remove `provenance` and `decisionSignature` from the answer; digest = sha256: + hex SHA-256 of its RFC 8785 canonical JSON; check it equals decisionSignature.digest, then verify the Ed25519 signature over the ASCII string keyId.signedAt.digest with the public key of decisionSignature.keyId (or POST /api/verify-receipt {receipt: decisionSignature, payload: that object}). The whole response: POST /api/verify-receipt {signed: answer}.",
         },
         "figures": {
             "admittedKeys": admitted_keys,
@@ -327,7 +341,7 @@ pub fn keys(app: &App) -> Value {
     json!({
         "alg": receipt::ALG,
         "keys": keys,
-        "signedInput": "keyId.signedAt.digest (ASCII), digest = sha256: + hex SHA-256 of the RFC 8785 canonical JSON of the answer without `signature`",
+        "signedInput": "keyId.signedAt.digest (ASCII), digest = sha256: + hex SHA-256 of the RFC 8785 canonical JSON of the answer without `provenance` and `decisionSignature`",
         "encoding": "public keys and signatures are unpadded base64url",
         "note": "The door signs with this instance's receipt keys: the same keys as GET /api/signing-key, listed here so that an ingress answer can be checked with nothing else.",
     })

@@ -76,14 +76,7 @@ pub type CanonicalMembers = Vec<(String, Vec<u8>)>;
 
 /// Serializes `body` with the signed provenance block first.
 pub fn sign_response(app: &App, body: Map<String, Value>) -> Vec<u8> {
-    let members = body
-        .into_iter()
-        .map(|(key, value)| {
-            let bytes = jcs::canonicalize(&value);
-            (key, bytes)
-        })
-        .collect();
-    sign_members(app, members)
+    Signer::of(app).sign_response(body)
 }
 
 /// Signs and serializes a body given as canonical members, in one pass.
@@ -94,50 +87,87 @@ pub fn sign_response(app: &App, body: Map<String, Value>) -> Vec<u8> {
 ///
 /// A body may bring its own `provenance` object (the participation snapshot names its source
 /// and rule there): its members are laid over the instance's block for that response.
-pub fn sign_members(app: &App, mut members: CanonicalMembers) -> Vec<u8> {
-    let mut provenance = app.provenance();
-    if let Some((_, own)) = members.iter().find(|(key, _)| key == "provenance")
-        && let Ok(Value::Object(own)) = serde_json::from_slice::<Value>(own)
-    {
-        provenance.extend(own.into_iter().filter(|(key, _)| key != "receipt"));
-    }
-    members.retain(|(key, _)| key != "provenance");
-    members.push((
-        "provenance".to_owned(),
-        jcs::canonicalize(&Value::Object(provenance.clone())),
-    ));
-    members.sort_unstable_by(|a, b| jcs::utf16_cmp(&a.0, &b.0));
-    let mut hasher = Sha256::new();
-    hasher.update(b"{");
-    for (i, (key, bytes)) in members.iter().enumerate() {
-        if i > 0 {
-            hasher.update(b",");
-        }
-        hasher.update(jcs::canonicalize(&Value::String(key.clone())));
-        hasher.update(b":");
-        hasher.update(bytes);
-    }
-    hasher.update(b"}");
-    let digest = jcs::hex_digest(&hasher.finalize());
-    let mut receipt = sign_digest(&app.keyring, digest, &app.now());
-    receipt.insert("verify".into(), app.url("/api/verify-receipt").into());
-    provenance.insert("receipt".into(), Value::Object(receipt));
+pub fn sign_members(app: &App, members: CanonicalMembers) -> Vec<u8> {
+    Signer::of(app).sign(members)
+}
 
-    let size: usize = members
-        .iter()
-        .map(|(key, bytes)| key.len() + bytes.len() + 4)
-        .sum();
-    let mut out = Vec::with_capacity(size + 512);
-    out.extend_from_slice(b"{\"provenance\":");
-    jcs::write_canonical(&Value::Object(provenance), &mut out);
-    for (key, bytes) in members.iter().filter(|(key, _)| key != "provenance") {
-        out.push(b',');
-        jcs::write_canonical(&Value::String(key.clone()), &mut out);
-        out.push(b':');
-        out.extend_from_slice(bytes);
+/// What signing a provenance block needs, detached from [`App`] so that it can move into a
+/// database job (the admission door stores the signed answer it sends).
+pub struct Signer {
+    provenance: Map<String, Value>,
+    keyring: std::sync::Arc<crate::crypto::keys::Keyring>,
+    signed_at: String,
+    verify: String,
+}
+
+impl Signer {
+    /// The instance's current block, key and clock.
+    pub fn of(app: &App) -> Signer {
+        Signer {
+            provenance: app.provenance(),
+            keyring: app.keyring.clone(),
+            signed_at: app.now(),
+            verify: app.url("/api/verify-receipt"),
+        }
     }
-    out.push(b'}');
-    out
+
+    /// Serializes `body` with the signed provenance block first.
+    pub fn sign_response(self, body: Map<String, Value>) -> Vec<u8> {
+        self.sign(
+            body.into_iter()
+                .map(|(key, value)| {
+                    let bytes = jcs::canonicalize(&value);
+                    (key, bytes)
+                })
+                .collect(),
+        )
+    }
+
+    fn sign(self, mut members: CanonicalMembers) -> Vec<u8> {
+        let mut provenance = self.provenance;
+        if let Some((_, own)) = members.iter().find(|(key, _)| key == "provenance")
+            && let Ok(Value::Object(own)) = serde_json::from_slice::<Value>(own)
+        {
+            provenance.extend(own.into_iter().filter(|(key, _)| key != "receipt"));
+        }
+        members.retain(|(key, _)| key != "provenance");
+        members.push((
+            "provenance".to_owned(),
+            jcs::canonicalize(&Value::Object(provenance.clone())),
+        ));
+        members.sort_unstable_by(|a, b| jcs::utf16_cmp(&a.0, &b.0));
+        let mut hasher = Sha256::new();
+        hasher.update(b"{");
+        for (i, (key, bytes)) in members.iter().enumerate() {
+            if i > 0 {
+                hasher.update(b",");
+            }
+            hasher.update(jcs::canonicalize(&Value::String(key.clone())));
+            hasher.update(b":");
+            hasher.update(bytes);
+        }
+        hasher.update(b"}");
+        let digest = jcs::hex_digest(&hasher.finalize());
+        let mut receipt = sign_digest(&self.keyring, digest, &self.signed_at);
+        receipt.insert("verify".into(), self.verify.into());
+        provenance.insert("receipt".into(), Value::Object(receipt));
+
+        let size: usize = members
+            .iter()
+            .map(|(key, bytes)| key.len() + bytes.len() + 4)
+            .sum();
+        let mut out = Vec::with_capacity(size + 512);
+        out.extend_from_slice(b"{\"provenance\":");
+        jcs::write_canonical(&Value::Object(provenance), &mut out);
+        for (key, bytes) in members.iter().filter(|(key, _)| key != "provenance") {
+            out.push(b',');
+            jcs::write_canonical(&Value::String(key.clone()), &mut out);
+            out.push(b':');
+            out.extend_from_slice(bytes);
+        }
+        out.push(b'}');
+        out
+    }
 }
 
 /// The provenance block as configured (operator view).

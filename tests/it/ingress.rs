@@ -38,11 +38,11 @@ fn request(class: &str, key: &str) -> Value {
 fn verify_offline(server: &TestServer, answer: &Value) {
     let keys = server.get("/api/ingress/keys").json();
     let mut payload = answer.clone();
-    let signature = payload
-        .as_object_mut()
-        .unwrap()
-        .remove("signature")
-        .unwrap();
+    let object = payload.as_object_mut().unwrap();
+    object
+        .remove("provenance")
+        .expect("a public answer opens with provenance");
+    let signature = object.remove("decisionSignature").unwrap();
     assert_eq!(signature["digest"], jcs::digest(&payload).as_str());
     let key = keys["keys"]
         .as_array()
@@ -81,8 +81,9 @@ fn admits_a_signed_stranger_and_replays_the_identical_answer() {
     assert_eq!(answer["publicKey"], stranger.public_key().as_str());
     assert!(answer["admissionId"].as_str().unwrap().starts_with("adm_"));
     assert!(answer["grants"].as_str().unwrap().contains("no API key"));
-    assert!(answer.get("provenance").is_none());
     verify_offline(&server, &answer);
+    let checked = server.post("/api/verify-receipt", &json!({"signed": answer}));
+    assert_eq!(checked.json()["valid"], true, "{}", checked.json());
 
     // The same request later: the very same bytes, even after the clock moved.
     server.clock.advance(jiff::SignedDuration::from_hours(2));

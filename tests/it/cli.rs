@@ -233,3 +233,42 @@ fn chair_bind_from_the_command_line() {
         .unwrap();
     assert!(!unknown.status.success());
 }
+
+#[test]
+fn fees_announce_from_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let server = BinServer::spawn(&data, &[]);
+    let announce = |effective: &str| {
+        bourse()
+            .args(["fees", "announce", "--effective-from", effective])
+            .args([
+                "--schedule",
+                r#"{"standardBps": 400}"#,
+                "--note",
+                "lower standard band",
+            ])
+            .arg("--data")
+            .arg(&data)
+            .output()
+            .unwrap()
+    };
+    let done = announce("2031-01-01");
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    let fees = server.client.get("/api/fees").json();
+    let announced = &fees["announced"][0];
+    assert_eq!(announced["effectiveFrom"], "2031-01-01", "{fees}");
+    assert_eq!(announced["status"], "draft");
+    assert_eq!(announced["schedule"]["standardBps"], 400);
+
+    // Before the lock ends: refused, nothing recorded.
+    let locked = announce("2027-06-01");
+    assert!(!locked.status.success());
+    assert!(String::from_utf8_lossy(&locked.stderr).contains("2027-06-30"));
+    let fees = server.client.get("/api/fees").json();
+    assert_eq!(fees["announced"].as_array().unwrap().len(), 1);
+}

@@ -372,3 +372,12 @@ CREATE TABLE ingress_decisions (
     PRIMARY KEY (public_key, idempotency_key)
 ) STRICT;
 CREATE INDEX ingress_admissions ON ingress_decisions (public_key, class) WHERE decision = 'ADMIT';
+
+-- The signed consent record of each personal-health-data listing (service::health), stored
+-- with the listing in one transaction.
+CREATE TABLE health_consents (
+    listing_id  TEXT PRIMARY KEY REFERENCES listings (id),
+    seller_id   TEXT NOT NULL REFERENCES agents (id),
+    record      TEXT NOT NULL,
+    created_at  TEXT NOT NULL
+) STRICT;

@@ -117,6 +117,11 @@ impl Args {
         }
     }
 
+    /// Removes and returns a member of any type.
+    pub fn take(&mut self, name: &str) -> Option<Value> {
+        self.map.shift_remove(name)
+    }
+
     /// The raw member, if present.
     pub fn get(&self, name: &str) -> Option<&Value> {
         self.map.get(name)

@@ -51,6 +51,14 @@ pub async fn create(app: &App, ctx: &Ctx) -> Result<Reply> {
     ))
 }
 
+pub async fn create_health(app: &App, ctx: &Ctx) -> Result<Reply> {
+    let (seller, args) = seller_and_args(app, ctx).await?;
+    Ok(Reply::Json(
+        201,
+        listings::create_health(app, &seller, args).await?,
+    ))
+}
+
 pub async fn detail(app: &App, ctx: &Ctx) -> Result<Reply> {
     Ok(Reply::ok(listings::detail(app, id(ctx)).await?))
 }

@@ -44,6 +44,7 @@ pub async fn dispatch(app: &App, route: Route, ctx: &Ctx) -> Result<Reply> {
         Route::ListVerticals => listings::verticals(app).await,
         Route::BrowseListings => listings::browse(app, ctx).await,
         Route::CreateListing => listings::create(app, ctx).await,
+        Route::CreateHealthListing => listings::create_health(app, ctx).await,
         Route::GetListing => listings::detail(app, ctx).await,
         Route::UpdateListing => listings::update(app, ctx).await,
         Route::ListingHistory => listings::history(app, ctx).await,

@@ -27,6 +27,7 @@ pub enum Route {
     ListVerticals,
     BrowseListings,
     CreateListing,
+    CreateHealthListing,
     GetListing,
     UpdateListing,
     ListingHistory,
@@ -106,6 +107,11 @@ pub const ROUTES: &[(&str, &str, Route)] = &[
     ("GET", "/api/verticals", Route::ListVerticals),
     ("GET", "/api/marketplace/listings", Route::BrowseListings),
     ("POST", "/api/marketplace/listings", Route::CreateListing),
+    (
+        "POST",
+        "/api/marketplace/listings/health",
+        Route::CreateHealthListing,
+    ),
     ("GET", "/api/marketplace/listings/{id}", Route::GetListing),
     (
         "PATCH",
@@ -232,6 +238,7 @@ impl Route {
                 | Route::OperatorBindChair
                 | Route::OperatorUnbindChair
                 | Route::CreateListing
+                | Route::CreateHealthListing
                 | Route::UpdateListing
                 | Route::DeactivateListing
                 | Route::SetDeliveryEndpoint

@@ -29,6 +29,7 @@ pub enum Market {
     BecomeSeller,
     SetDeliveryEndpoint,
     SellData,
+    ListHealthData,
     BrowseMarketplace,
     PreviewListing,
     BuyData,
@@ -42,7 +43,7 @@ pub enum Market {
 }
 
 /// In the order `tools/list` reports them (after the Agent Connect tools).
-pub const MARKET_TOOLS: [Market; 19] = [
+pub const MARKET_TOOLS: [Market; 20] = [
     Market::AboutMarketplace,
     Market::ListVerticals,
     Market::RegisterAgent,
@@ -52,6 +53,7 @@ pub const MARKET_TOOLS: [Market; 19] = [
     Market::BecomeSeller,
     Market::SetDeliveryEndpoint,
     Market::SellData,
+    Market::ListHealthData,
     Market::BrowseMarketplace,
     Market::PreviewListing,
     Market::BuyData,
@@ -113,6 +115,7 @@ impl Market {
             Market::BecomeSeller => "become_seller",
             Market::SetDeliveryEndpoint => "set_delivery_endpoint",
             Market::SellData => "sell_data",
+            Market::ListHealthData => "list_health_data",
             Market::BrowseMarketplace => "browse_marketplace",
             Market::PreviewListing => "preview_listing",
             Market::BuyData => "buy_data",
@@ -267,6 +270,28 @@ impl Market {
                         "api_key": api_key(),
                     }),
                     &["title", "description", "preview", "price_cents", "consent"],
+                ),
+                false,
+                false,
+            ),
+            Market::ListHealthData => (
+                "List your own health data",
+                format!(
+                    "List your OWN personal health data through the signed consent flow (the same as POST /api/marketplace/listings/health): title, description, preview, price_cents, consent (true) and health_consent {{ownership: {{ownData, adult, noThirdPartyData, voluntary}}, saleTerms: {{acceptSaleTerms, buyersKeepCopies, noRecall}}, authorizedUses: [at least one of academic_research, commercial_research, ai_training, personal_educational, other], deidentificationLevel: full_identified | name_removed, stateAuthorizations: {{state: two-letter US code or NON_US, generalAuthorization, plus cmiaAuthorization (CA), ctConsumerHealthDataConsent (CT), nvConsumerHealthDataAuthorization (NV) or mhmdaAuthorization (WA)}}}}, every affirmation true. Returns the listing, its signed history entry and the signed consent record. Buyers must then state an authorized use and attest. Needs a verified delivery endpoint. {KEY_NOTE}"
+                ),
+                schema(
+                    json!({
+                        "title": string("The listing title."),
+                        "description": string("What the buyer gets."),
+                        "preview": { "type": "object", "description": "A public preview (JSON object, at most 4 KiB); never put identifying data in it." },
+                        "price_cents": integer("Price in integer cents (0 for free).", 0, listings::PRICE_MAX_CENTS),
+                        "consent": { "type": "boolean", "const": true, "description": "You affirm you own this asset and may sell it; must be true." },
+                        "health_consent": { "type": "object", "description": "The consent: ownership, saleTerms, authorizedUses, deidentificationLevel, stateAuthorizations (see the tool description)." },
+                        "listing_type": { "type": "string", "enum": ["standard", "limited", "exclusive"], "description": "Optional; default standard." },
+                        "max_copies": { "type": "integer", "minimum": 1, "description": "Copies of a limited listing (limited only)." },
+                        "api_key": api_key(),
+                    }),
+                    &["title", "description", "preview", "price_cents", "consent", "health_consent"],
                 ),
                 false,
                 false,
@@ -498,6 +523,32 @@ impl Market {
                 args.deny_unknown(&allowed)
                     .map_err(|_| unknown_of(&args, &allowed, self))?;
                 listings::create(app, agent, args).await
+            }
+            Market::ListHealthData => {
+                let agent = me()?;
+                rename(
+                    &mut arguments,
+                    &[
+                        ("price_cents", "priceCents"),
+                        ("health_consent", "healthConsent"),
+                        ("listing_type", "listingType"),
+                        ("max_copies", "maxCopies"),
+                    ],
+                )?;
+                let allowed = [
+                    "title",
+                    "description",
+                    "preview",
+                    "priceCents",
+                    "consent",
+                    "healthConsent",
+                    "listingType",
+                    "maxCopies",
+                ];
+                let args = object(arguments)?;
+                args.deny_unknown(&allowed)
+                    .map_err(|_| unknown_of(&args, &allowed, self))?;
+                listings::create_health(app, agent, args).await
             }
             Market::BrowseMarketplace => browse(app, agent, client, &arguments).await,
             Market::PreviewListing => {

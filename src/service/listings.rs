@@ -7,6 +7,7 @@ use serde_json::{Map, Value, json};
 
 use super::browse::{Filters, LISTING_TYPES, Price, Query, Samples, Sort};
 use super::catalog::{HEALTH_VERTICAL, Vertical};
+use super::health;
 use super::provenance::CanonicalMembers;
 use super::screening::{self, Refusal};
 use super::sellers::{self, fetch_deliverable};
@@ -78,6 +79,33 @@ const OFFSET_MAX: i64 = 100_000;
 /// `HEALTH_CONSENT_REQUIRED` (422), `DELIVERY_ENDPOINT_REQUIRED` (409),
 /// `SELLER_ENDPOINT_FAILED` (422).
 pub async fn create(app: &App, seller: &AgentRow, args: Args) -> Result<Value> {
+    create_listing(app, seller, args, None).await
+}
+
+/// `POST /api/marketplace/listings/health`: a person's own health data, with the signed
+/// consent of `service::health`. The body is a listing create body without `verticalSlug` and
+/// `category` (the vertical is `personal-health-data`), plus `healthConsent`. Answers 201
+/// `{listing, receipt, consent}`, `consent` being the signed consent record.
+///
+/// # Errors
+/// As [`create`], plus `HEALTH_CONSENT_REQUIRED` (422) for an incomplete consent.
+pub async fn create_health(app: &App, seller: &AgentRow, mut args: Args) -> Result<Value> {
+    let given = args.take("healthConsent");
+    if args.get("verticalSlug").is_some() || args.get("category").is_some() {
+        return Err(Error::invalid(
+            "`verticalSlug` and `category` are not accepted here: health listings are filed under personal-health-data",
+        ));
+    }
+    let consent = health::parse(given.as_ref(), super::purchases::INTENDED_USES)?;
+    create_listing(app, seller, args, Some(consent)).await
+}
+
+async fn create_listing(
+    app: &App,
+    seller: &AgentRow,
+    args: Args,
+    health: Option<health::Consent>,
+) -> Result<Value> {
     let allowed: Vec<&str> = CREATE_FIELDS
         .iter()
         .chain(METADATA_FIELDS)
@@ -113,7 +141,13 @@ pub async fn create(app: &App, seller: &AgentRow, args: Args) -> Result<Value> {
         }
         _ => {}
     }
-    let vertical = choose_vertical(app, &args, &title, &description)?;
+    let vertical = match &health {
+        Some(_) => app
+            .taxonomy
+            .vertical(HEALTH_VERTICAL)
+            .ok_or_else(|| Error::Internal("taxonomy without the health vertical".into()))?,
+        None => choose_vertical(app, &args, &title, &description)?,
+    };
     let preview = preview_arg(&args)?.unwrap_or_else(|| Value::Object(Map::new()));
     let images = images_arg(&args)?;
     let metadata = metadata_arg(&args)?;
@@ -125,10 +159,10 @@ pub async fn create(app: &App, seller: &AgentRow, args: Args) -> Result<Value> {
             message: "`consent` must be true: you affirm that you own this asset and have the right to sell it".into(),
         });
     }
-    if vertical.slug == HEALTH_VERTICAL {
+    if vertical.slug == HEALTH_VERTICAL && health.is_none() {
         return Err(Error::Unprocessable {
             code: "HEALTH_CONSENT_REQUIRED",
-            message: "personal health data is listed only through the signed consent flow for a person's own data, which this server does not offer yet".into(),
+            message: "personal health data is listed only through the signed consent flow for a person's own data: POST /api/marketplace/listings/health with `healthConsent`".into(),
         });
     }
     let mut texts = vec![
@@ -140,7 +174,7 @@ pub async fn create(app: &App, seller: &AgentRow, args: Args) -> Result<Value> {
     if let Some(reference) = &deliverable_ref {
         texts.push(("deliverableRef".into(), reference));
     }
-    screening::screen(texts, false).map_err(prohibited)?;
+    screening::screen(texts, health.is_some()).map_err(prohibited)?;
 
     let (seller_id, paid) = (seller.id.clone(), price_cents > 0);
     let endpoint = app
@@ -182,10 +216,28 @@ pub async fn create(app: &App, seller: &AgentRow, args: Args) -> Result<Value> {
         metadata: String::from_utf8(jcs::canonicalize(&metadata)).expect("canonical JSON is UTF-8"),
         physical,
         deliverable_ref,
+        health_consent: health.is_some(),
+        deidentification: health.as_ref().map(|h| h.level.clone()),
+        authorized_uses: health
+            .as_ref()
+            .map(|h| Value::from(h.uses.clone()).to_string()),
         ..new_row(id, &seller.id, vertical, app.now())
     };
-    let (row, receipt) = insert_listing(app, row, "created".into()).await?;
-    Ok(json!({ "listing": listing_json(app, &row), "receipt": receipt }))
+    let consent = health.map(|consent| {
+        health::record(
+            &app.keyring,
+            &consent,
+            &row.id,
+            (&seller.id, &seller.handle),
+            &row.created_at,
+        )
+    });
+    let (row, receipt) = insert_listing(app, row, "created".into(), consent.clone()).await?;
+    let mut out = json!({ "listing": listing_json(app, &row), "receipt": receipt });
+    if let Some(consent) = consent {
+        out["consent"] = consent;
+    }
+    Ok(out)
 }
 
 /// A version-1, active, unrated listing of `seller_id` in `vertical`; callers fill in the rest
@@ -235,12 +287,30 @@ pub(crate) fn new_row(
 }
 
 /// Inserts a new listing with its signed version-1 history entry.
-async fn insert_listing(app: &App, row: ListingRow, reason: String) -> Result<(ListingRow, Value)> {
+/// A health listing's signed consent record is stored in the same transaction.
+async fn insert_listing(
+    app: &App,
+    row: ListingRow,
+    reason: String,
+    consent: Option<Value>,
+) -> Result<(ListingRow, Value)> {
     let entry = version_one(app, &row, reason);
     let entry_text = entry.to_string();
     let row = app
         .store
-        .write(move |tx| insert_row(tx, row, &entry_text))
+        .write(move |tx| {
+            let row = insert_row(tx, row, &entry_text)?;
+            if let Some(consent) = &consent {
+                store::insert_health_consent(
+                    tx,
+                    &row.id,
+                    &row.seller_id,
+                    consent,
+                    &row.created_at,
+                )?;
+            }
+            Ok(row)
+        })
         .await?;
     app.browse.upsert(&row);
     Ok((row, entry))
@@ -278,21 +348,30 @@ pub(crate) fn insert_row(
     Ok(row)
 }
 
-/// `GET /api/marketplace/listings/{id}`: the listing, its preview, the seller, ratings, license.
+/// `GET /api/marketplace/listings/{id}`: the listing, its preview, the seller, ratings, license,
+/// and for a health listing its signed consent record (`healthConsent`).
 ///
 /// # Errors
 /// `NOT_FOUND`.
 pub async fn detail(app: &App, id: &str) -> Result<Value> {
     let row = find(app, id).await?;
     app.counters.view(row.seq);
-    let seller_id = row.seller_id.clone();
-    let seller = app
+    let (seller_id, listing_id, health) =
+        (row.seller_id.clone(), row.id.clone(), row.health_consent);
+    let (seller, consent) = app
         .store
-        .read(move |conn| crate::store::agents::find_by_id(conn, &seller_id))
-        .await?
-        .ok_or_else(|| Error::Internal("listing without seller".into()))?;
+        .read(move |conn| {
+            let consent = if health {
+                store::health_consent(conn, &listing_id)?
+            } else {
+                None
+            };
+            Ok((crate::store::agents::find_by_id(conn, &seller_id)?, consent))
+        })
+        .await?;
+    let seller = seller.ok_or_else(|| Error::Internal("listing without seller".into()))?;
     let preview: Value = serde_json::from_str(&row.preview).unwrap_or_else(|_| json!({}));
-    Ok(json!({
+    let mut detail = json!({
         "listing": listing_json(app, &row),
         "preview": preview,
         "seller": {
@@ -304,7 +383,12 @@ pub async fn detail(app: &App, id: &str) -> Result<Value> {
         },
         "ratings": super::purchases::ratings_of(app, &row.id).await?,
         "license": license(&row),
-    }))
+    });
+    // A health listing shows the seller's signed consent record (terms, not data).
+    if let Some(consent) = consent {
+        detail["healthConsent"] = consent;
+    }
+    Ok(detail)
 }
 
 /// `PATCH /api/marketplace/listings/{id}` (owner only). A change makes a new version with a

@@ -9,6 +9,7 @@ pub mod catalog;
 pub mod contact;
 pub mod counters;
 pub mod fees;
+pub mod health;
 pub mod ingress;
 pub mod inquiries;
 pub mod listings;

@@ -65,7 +65,7 @@ pub async fn purchase(app: &App, buyer: &AgentRow, listing_id: &str, args: Args)
         });
     }
     if listing.vertical_slug == HEALTH_VERTICAL {
-        check_health_terms(&args)?;
+        check_health_terms(&args, listing.authorized_uses.as_deref())?;
     }
     let now = app.now();
     let paid = listing.price_cents > 0;
@@ -584,7 +584,9 @@ fn delivery_json(deliverable: &Deliverable, fingerprint: &str) -> Value {
     })
 }
 
-fn check_health_terms(args: &Args) -> Result<()> {
+/// The buyer's intended use and attestation; then, for a listing with a consent record, the
+/// use must be one the seller authorized (reference samples hold synthetic data and have none).
+fn check_health_terms(args: &Args, authorized_uses: Option<&str>) -> Result<()> {
     let refuse = |message: String| Error::Unprocessable {
         code: "HEALTH_TERMS_REQUIRED",
         message,
@@ -611,7 +613,10 @@ fn check_health_terms(args: &Args) -> Result<()> {
             ATTESTATIONS.join(", ")
         )));
     }
-    Ok(())
+    match (authorized_uses, intended) {
+        (Some(authorized), Some(intended)) => super::health::check_use(Some(authorized), &intended),
+        _ => Ok(()),
+    }
 }
 
 fn unavailable() -> Error {

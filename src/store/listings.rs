@@ -1,6 +1,7 @@
 //! Listing rows, the browse query, history entries, counts.
 
 use rusqlite::{Connection, OptionalExtension, Row, params, params_from_iter};
+use serde_json::Value;
 
 use crate::error::Result;
 
@@ -415,4 +416,38 @@ pub fn mark_founding_eligible(conn: &Connection, id: &str, vertical: &str) -> Re
     )?
     .execute(params![id, vertical])?;
     Ok(())
+}
+
+/// Stores the signed consent record of a health listing.
+///
+/// # Errors
+/// Database failure.
+pub fn insert_health_consent(
+    conn: &Connection,
+    listing_id: &str,
+    seller_id: &str,
+    record: &Value,
+    now: &str,
+) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO health_consents (listing_id, seller_id, record, created_at)
+         VALUES (?1, ?2, ?3, ?4)",
+    )?
+    .execute(params![listing_id, seller_id, record.to_string(), now])?;
+    Ok(())
+}
+
+/// The signed consent record of a health listing, if it has one.
+///
+/// # Errors
+/// Database failure, or a stored record that is not JSON.
+pub fn health_consent(conn: &Connection, listing_id: &str) -> Result<Option<Value>> {
+    let text: Option<String> = conn
+        .prepare_cached("SELECT record FROM health_consents WHERE listing_id = ?1")?
+        .query_row([listing_id], |r| r.get(0))
+        .optional()?;
+    text.map(|t| {
+        serde_json::from_str(&t).map_err(|e| crate::error::Error::Internal(format!("consent: {e}")))
+    })
+    .transpose()
 }

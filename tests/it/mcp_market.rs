@@ -8,7 +8,7 @@ use crate::support::{Resp, TestServer};
 
 const MCP: &str = "/api/mcp";
 
-const MARKET_TOOLS: [&str; 19] = [
+const MARKET_TOOLS: [&str; 20] = [
     "about_marketplace",
     "list_verticals",
     "register_agent",
@@ -18,6 +18,7 @@ const MARKET_TOOLS: [&str; 19] = [
     "become_seller",
     "set_delivery_endpoint",
     "sell_data",
+    "list_health_data",
     "browse_marketplace",
     "preview_listing",
     "buy_data",
@@ -801,4 +802,35 @@ fn rest_and_mcp_answer_the_same() {
     let mcp = ok(&server, None, "get_platform_stats", json!({}));
     assert_eq!(mcp["totalListings"], rest["totalListings"]);
     assert_eq!(mcp["totalAgents"], rest["totalAgents"]);
+}
+
+#[test]
+fn list_health_data_records_a_signed_consent() {
+    let server = TestServer::start();
+    let (key, _twin) = seller(&server, "health-seller");
+    let consent = json!({
+        "ownership": {"ownData": true, "adult": true, "noThirdPartyData": true, "voluntary": true},
+        "saleTerms": {"acceptSaleTerms": true, "buyersKeepCopies": true, "noRecall": true},
+        "authorizedUses": ["academic_research"],
+        "deidentificationLevel": "full_identified",
+        "stateAuthorizations": {"state": "NON_US", "generalAuthorization": true},
+    });
+    let mut arguments = json!({"title": "My step counts", "description": "Two years of my own step counts.", "preview": {"days": 730}, "price_cents": 500, "consent": true, "health_consent": consent});
+    let created = ok(&server, Some(&key), "list_health_data", arguments.clone());
+    assert_eq!(created["listing"]["healthConsentVerified"], true);
+    assert_eq!(
+        created["listing"]["deidentificationLevel"],
+        "full_identified"
+    );
+    assert_eq!(created["consent"]["consent"], consent);
+
+    arguments["health_consent"]["ownership"]["voluntary"] = json!(false);
+    let refused = err(
+        &server,
+        Some(&key),
+        "list_health_data",
+        arguments,
+        "HEALTH_CONSENT_REQUIRED",
+    );
+    assert_eq!(refused["status"], 422);
 }

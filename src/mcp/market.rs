@@ -752,11 +752,7 @@ async fn about(app: &App) -> Result<Value> {
             "changeNoticeDays": fees::CHANGE_NOTICE_DAYS,
             "buyerFeeBps": fees::BUYER_BPS,
             "listingFeeBps": fees::LISTING_FEE_BPS,
-            "bands": [
-                { "band": "micro", "underCents": fees::MICRO_UNDER_CENTS, "feeBps": 0 },
-                { "band": "standard", "fromCents": fees::MICRO_UNDER_CENTS, "underCents": fees::HIGH_TICKET_AT_CENTS, "feeBps": fees::STANDARD_BPS },
-                { "band": "high_ticket", "fromCents": fees::HIGH_TICKET_AT_CENTS, "feeBps": fees::HIGH_TICKET_BPS, "floorCents": fees::HIGH_TICKET_FLOOR_CENTS, "capCents": fees::HIGH_TICKET_CAP_CENTS },
-            ],
+            "bands": crate::service::meta::bands(),
             "foundingFill": "0% on the first settled sale in a subcategory that had no commerce when the listing was made",
         },
         "links": {

@@ -204,7 +204,7 @@ fn every_marketplace_tool_is_listed_with_its_required_arguments() {
 fn public_tools_work_without_a_key_and_the_others_are_401() {
     let server = TestServer::start();
     let about = ok(&server, None, "about_marketplace", json!({}));
-    assert_eq!(about["fees"]["bands"][1]["feeBps"], 500, "{about}");
+    assert_eq!(about["fees"]["bands"][1]["bps"], 500, "{about}");
     assert!(
         about["links"]["llmsTxt"]
             .as_str()

@@ -81,6 +81,7 @@ pub async fn dispatch(app: &App, route: Route, ctx: &Ctx) -> Result<Reply> {
         Route::IngressDecide => ingress::decide(app, ctx).await,
         Route::IngressDescribe => ingress::describe(app).await,
         Route::IngressKeys => ingress::keys(app),
+        Route::VerifySessionReceipt => sandbox::verify_session_receipt(app, ctx).await,
         Route::ClassifyParty => proof::classify(app, ctx).await,
         Route::CreateInquiry => contact::create_inquiry(app, ctx).await,
         Route::InquiryThread => contact::thread(app, ctx).await,

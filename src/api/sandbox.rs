@@ -1,6 +1,7 @@
 //! The sandbox rail's pages and their scripted twins: checkout (Pay, Cancel), payout
 //! onboarding, and the operator's test clock. Pages are plain HTML with a button that calls the
-//! same API a script calls, so CI needs no browser.
+//! same API a script calls, so CI needs no browser. Also the public check of a payment
+//! session's signed receipt (`GET /api/svcpay/receipts/{session_id}/verify`).
 
 use hyper::body::Bytes;
 
@@ -82,5 +83,11 @@ pub async fn clock(app: &App, ctx: &Ctx) -> Result<Reply> {
     app.authenticate_operator(ctx.bearer())?;
     Ok(Reply::ok(
         payments::advance_clock(app, ctx.json_args()?).await?,
+    ))
+}
+
+pub async fn verify_session_receipt(app: &App, ctx: &Ctx) -> Result<Reply> {
+    Ok(Reply::ok(
+        payments::verify_session_receipt(app, id(ctx)).await?,
     ))
 }

@@ -64,6 +64,7 @@ pub enum Route {
     IngressDecide,
     IngressDescribe,
     IngressKeys,
+    VerifySessionReceipt,
     ClassifyParty,
     CreateInquiry,
     InquiryThread,
@@ -196,6 +197,11 @@ pub const ROUTES: &[(&str, &str, Route)] = &[
     ("POST", "/api/ingress", Route::IngressDecide),
     ("GET", "/api/ingress", Route::IngressDescribe),
     ("GET", "/api/ingress/keys", Route::IngressKeys),
+    (
+        "GET",
+        "/api/svcpay/receipts/{id}/verify",
+        Route::VerifySessionReceipt,
+    ),
     (
         "PUT",
         "/api/operator/parties/{handle}",

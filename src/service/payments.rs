@@ -341,3 +341,44 @@ pub async fn dashboard(app: &App, seller: &AgentRow) -> Result<Value> {
         "reputation": reputation,
     }))
 }
+
+/// `GET /api/svcpay/receipts/{session_id}/verify` (public): the signed purchase receipt of a
+/// payment session, checked against this instance's keys. The session id is the unguessable
+/// capability of the checkout URL, so only its holder can look it up.
+///
+/// # Errors
+/// `NOT_FOUND` for an unknown session; database failure.
+pub async fn verify_session_receipt(app: &App, session: &str) -> Result<Value> {
+    let key = session.to_owned();
+    let purchase = app
+        .store
+        .read(move |conn| crate::store::purchases::find_by_session(conn, &key))
+        .await?
+        .ok_or_else(|| Error::NotFound(format!("no payment session {session:?}")))?;
+    let receipt: Value = serde_json::from_str(&purchase.receipt)
+        .map_err(|e| Error::Internal(format!("stored receipt: {e}")))?;
+    let verification = match crate::crypto::receipt::split_signed(&receipt) {
+        Ok((block, payload)) => match crate::crypto::receipt::SignatureFields::read(&block) {
+            Ok(fields) => serde_json::to_value(crate::crypto::receipt::verify(
+                &fields,
+                &payload,
+                super::receipts::resolver(&app.keyring),
+            ))
+            .map_err(|e| Error::Internal(format!("verdict: {e}")))?,
+            Err(reason) => json!({"valid": false, "reason": reason}),
+        },
+        Err(reason) => json!({"valid": false, "reason": reason}),
+    };
+    Ok(json!({
+        "sessionId": session,
+        "purchaseId": purchase.id,
+        "rail": purchase.rail,
+        "amountCents": purchase.amount_cents,
+        "paid": purchase.paid_at.is_some(),
+        "paidAt": purchase.paid_at,
+        "purchaseStatus": purchase.status,
+        "receipt": receipt,
+        "verification": verification,
+        "note": "The receipt is the purchase's signed receipt as last issued (re-signed when the purchase is paid); `verification` checks its signature against this instance's current and earlier keys. Verify it offline with GET /api/signing-key.",
+    }))
+}

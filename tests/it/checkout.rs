@@ -97,8 +97,25 @@ fn checkout_pay_poll_deliver_then_escrow_releases_on_the_clock() {
         "{html}"
     );
 
+    let verify = format!("/api/svcpay/receipts/{session}/verify");
+    let open = server.get(&verify).json();
+    assert_eq!(open["paid"], false, "{open}");
+    assert_eq!(open["verification"]["valid"], true);
+
     let paid = server.post(&format!("/api/sandbox/checkout/{session}/pay"), &json!({}));
     assert_eq!(paid.status, 200, "{}", String::from_utf8_lossy(&paid.body));
+    let checked = server.get(&verify).json();
+    assert!(
+        checked["provenance"]["receipt"].is_object(),
+        "public and signed"
+    );
+    assert_eq!(checked["paid"], true);
+    assert_eq!(checked["purchaseId"], pending["id"]);
+    assert_eq!(checked["receipt"]["status"], "paid");
+    assert_eq!(checked["verification"]["valid"], true, "{checked}");
+    server
+        .get("/api/svcpay/receipts/no-such-session/verify")
+        .assert_error(404, "NOT_FOUND");
     assert_eq!(
         server
             .post(&format!("/api/sandbox/checkout/{session}/pay"), &json!({}))

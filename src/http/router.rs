@@ -54,6 +54,9 @@ pub enum Route {
     SandboxCancel,
     SandboxConnectPage,
     SandboxConnectComplete,
+    SandboxPayForm,
+    SandboxCancelForm,
+    SandboxConnectForm,
     SandboxClock,
     Meta,
     Fees,
@@ -171,6 +174,17 @@ pub const ROUTES: &[(&str, &str, Route)] = &[
     ("POST", "/api/sell/register", Route::SellRegister),
     ("GET", "/api/sell/dashboard", Route::SellDashboard),
     ("GET", "/sandbox/checkout/{id}", Route::SandboxCheckoutPage),
+    ("POST", "/sandbox/checkout/{id}/pay", Route::SandboxPayForm),
+    (
+        "POST",
+        "/sandbox/checkout/{id}/cancel",
+        Route::SandboxCancelForm,
+    ),
+    (
+        "POST",
+        "/sandbox/connect/{id}/complete",
+        Route::SandboxConnectForm,
+    ),
     ("POST", "/api/sandbox/checkout/{id}/pay", Route::SandboxPay),
     (
         "POST",

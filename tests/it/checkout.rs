@@ -329,3 +329,89 @@ fn fees_follow_the_schedule_and_the_first_sale_in_an_empty_vertical_claims_found
         "only the marketplace stats carry fees"
     );
 }
+
+/// Clicks the button `button` of the HTML page at `page` the way a browser without scripts
+/// does: submits its form (POST, urlencoded, empty) and follows the 303 back to the page;
+/// returns the page shown.
+fn click(server: &TestServer, page: &str, button: &str) -> String {
+    let html = String::from_utf8_lossy(&server.get(page).body).into_owned();
+    let at = html
+        .find(&format!("<button id=\"{button}\""))
+        .unwrap_or_else(|| panic!("no button {button} in {html}"));
+    let form = html[..at].rfind("<form").expect("the button is in a form");
+    let tag = &html[form..at];
+    assert!(tag.contains("method=\"post\""), "{tag}");
+    let action = tag
+        .split("action=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap()
+        .replace("&amp;", "&");
+    // The client follows the 303 with a GET, as a browser does.
+    let shown = server.request(
+        "POST",
+        &action,
+        &[("content-type", "application/x-www-form-urlencoded")],
+        Some(b""),
+    );
+    assert_eq!(
+        shown.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&shown.body)
+    );
+    String::from_utf8_lossy(&shown.body).into_owned()
+}
+
+#[test]
+fn the_checkout_and_onboarding_buttons_work_in_a_browser_without_scripts() {
+    let server = TestServer::start();
+    let seller = server.party("seller");
+    let twin = SellerTwin::start(
+        &server.base,
+        b"page bytes".to_vec(),
+        "text/plain",
+        Mode::Honest,
+    );
+    server.send_auth(
+        "PUT",
+        "/api/sell/delivery-endpoint",
+        &seller.key,
+        &json!({"url": twin.url}),
+    );
+    let link = server
+        .send_auth("POST", "/api/sell/register", &seller.key, &json!({}))
+        .json();
+    let onboarding = link["onboardingUrl"]
+        .as_str()
+        .unwrap()
+        .strip_prefix(&server.base)
+        .unwrap()
+        .to_owned();
+    let done = click(&server, &onboarding, "complete");
+    assert!(done.contains("Done: complete"), "{done}");
+    assert!(!done.contains("<script"), "no scripts needed");
+
+    let buyer = server.party("buyer");
+    let listing = list(&server, &seller, 2_500, json!({}));
+    let pending = server.buy(&buyer, &listing).json();
+    let checkout = pending["checkoutUrl"]
+        .as_str()
+        .unwrap()
+        .strip_prefix(&server.base)
+        .unwrap()
+        .to_owned();
+    let paid = click(&server, &checkout, "pay");
+    assert!(paid.contains("Done: paid"), "{paid}");
+    assert!(paid.contains("<span id=\"status\">paid</span>"), "{paid}");
+    let id = pending["id"].as_str().unwrap();
+    let polled = server
+        .get_auth(&format!("/api/marketplace/purchases/{id}"), &buyer.key)
+        .json();
+    assert_eq!(polled["status"], "delivered");
+    assert_eq!(polled["delivery"]["content"], "page bytes");
+
+    // Cancelling a paid checkout is refused, and the page says why.
+    let refused = click(&server, &checkout, "cancel");
+    assert!(refused.contains("Refused: CHECKOUT_CLOSED"), "{refused}");
+}

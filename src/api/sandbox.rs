@@ -61,6 +61,24 @@ fn outcome(ctx: &Ctx) -> String {
     }
 }
 
+/// Session and onboarding ids are unpadded base64url (with a `cs_` prefix for sessions); an id
+/// with any other character cannot exist, and is refused before it reaches a `Location` header
+/// or a form action.
+fn well_formed(id: &str) -> Result<&str> {
+    if !id.is_empty()
+        && id.len() <= 100
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    {
+        Ok(id)
+    } else {
+        Err(crate::error::Error::NotFound(
+            "no such checkout or onboarding".into(),
+        ))
+    }
+}
+
 /// 303 See Other back to `page`, with the outcome in the query.
 fn back(page: &str, outcome: Result<serde_json::Value>) -> Result<Reply> {
     let query = match outcome {
@@ -103,7 +121,7 @@ pub async fn checkout_page(app: &App, ctx: &Ctx) -> Result<Reply> {
 
 /// The Pay button of the checkout page.
 pub async fn pay_form(app: &App, ctx: &Ctx) -> Result<Reply> {
-    let session = id(ctx);
+    let session = well_formed(id(ctx))?;
     back(
         &format!("/sandbox/checkout/{session}"),
         purchases::pay(app, session).await,
@@ -112,7 +130,7 @@ pub async fn pay_form(app: &App, ctx: &Ctx) -> Result<Reply> {
 
 /// The Cancel button of the checkout page.
 pub async fn cancel_form(app: &App, ctx: &Ctx) -> Result<Reply> {
-    let session = id(ctx);
+    let session = well_formed(id(ctx))?;
     back(
         &format!("/sandbox/checkout/{session}"),
         purchases::cancel(app, session).await,
@@ -121,7 +139,7 @@ pub async fn cancel_form(app: &App, ctx: &Ctx) -> Result<Reply> {
 
 /// The button of the onboarding page.
 pub async fn complete_form(app: &App, ctx: &Ctx) -> Result<Reply> {
-    let onboarding = id(ctx);
+    let onboarding = well_formed(id(ctx))?;
     back(
         &format!("/sandbox/connect/{onboarding}"),
         payments::complete_onboarding(app, onboarding).await,

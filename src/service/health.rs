@@ -92,6 +92,11 @@ fn affirmations(
             accepted.join(", ")
         )));
     }
+    if let Some((key, _)) = map.iter().find(|(_, v)| !v.is_boolean()) {
+        return Err(Error::invalid(format!(
+            "`healthConsent.{section}.{key}` must be a boolean"
+        )));
+    }
     for key in required {
         match map.get(*key) {
             Some(Value::Bool(true)) => {}

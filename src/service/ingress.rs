@@ -272,15 +272,17 @@ fn class_names(app: &App) -> Vec<String> {
 /// # Errors
 /// Database failure.
 pub async fn describe(app: &App) -> Result<Value> {
-    let counts = app.store.read(store::counts).await?;
+    let (counts, admitted_keys) = app
+        .store
+        .read(|conn| Ok((store::counts(conn)?, store::admitted_keys(conn)?)))
+        .await?;
     let mut by_class = Map::new();
     for class in &app.taxonomy.classes {
         by_class.insert(class.slug.clone(), json!({"admittedKeys": 0}));
     }
-    let (mut admitted_keys, mut refusals) = (0, 0);
+    let mut refusals = 0;
     for (decision, class, rows, keys) in counts {
         if decision == "ADMIT" {
-            admitted_keys += keys;
             if let Some(class) = class {
                 by_class.insert(class, json!({"admittedKeys": keys}));
             }

@@ -101,8 +101,8 @@ fn compute(conn: &Connection, urls: &Urls, generated_at: &str, as_of: &str) -> R
     let live_listings: i64 = live.iter().map(|s| s.live_listings).sum();
     let top = live.iter().map(|s| s.live_listings).max().unwrap_or(0);
     let share = if live_listings > 0 {
-        // Four decimals, computed in integers so the figure is exact and canonical.
-        json!((top * 10_000 / live_listings) as f64 / 10_000.0)
+        // Four decimals, rounded half up in integers so the figure is exact and canonical.
+        json!(((top * 20_000 + live_listings) / (2 * live_listings)) as f64 / 10_000.0)
     } else {
         Value::Null
     };

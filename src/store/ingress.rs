@@ -76,6 +76,18 @@ pub fn insert(conn: &Connection, row: &DecisionRow) -> Result<()> {
     Ok(())
 }
 
+/// Distinct public keys admitted in any class.
+///
+/// # Errors
+/// Database failure.
+pub fn admitted_keys(conn: &Connection) -> Result<i64> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT count(DISTINCT public_key) FROM ingress_decisions WHERE decision = 'ADMIT'",
+        )?
+        .query_row([], |r| r.get(0))?)
+}
+
 /// One group of decisions: `(decision, class, rows, distinct keys)`.
 pub type DecisionCount = (String, Option<String>, i64, i64);
 

@@ -411,6 +411,16 @@ fn the_checkout_and_onboarding_buttons_work_in_a_browser_without_scripts() {
     assert_eq!(polled["status"], "delivered");
     assert_eq!(polled["delivery"]["content"], "page bytes");
 
+    // An id that cannot exist never reaches a Location header.
+    server
+        .request(
+            "POST",
+            "/sandbox/checkout/%2F%2Fevil.example/pay",
+            &[],
+            Some(b""),
+        )
+        .assert_error(404, "NOT_FOUND");
+
     // Cancelling a paid checkout is refused, and the page says why.
     let refused = click(&server, &checkout, "cancel");
     assert!(refused.contains("Refused: CHECKOUT_CLOSED"), "{refused}");

@@ -74,6 +74,10 @@ fn an_incomplete_consent_is_refused_and_lists_nothing() {
     let mut c = consent();
     c["ownership"]["extra"] = json!(true);
     refused(c, 400, "INVALID_ARGUMENT");
+    // Another state's authorization may be present, but only as a boolean.
+    let mut c = consent();
+    c["stateAuthorizations"]["mhmdaAuthorization"] = json!("yes");
+    refused(c, 400, "INVALID_ARGUMENT");
     let mut with_vertical = body(consent());
     with_vertical["verticalSlug"] = json!("research-data");
     server

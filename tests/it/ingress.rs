@@ -105,13 +105,22 @@ fn admits_a_signed_stranger_and_replays_the_identical_answer() {
     assert_eq!(second["reason"], "ALREADY_ADMITTED");
     assert_eq!(second["admissionId"], answer["admissionId"]);
 
+    // The same key in another class: a second admission, still one admitted key.
+    let mut finance = request("FINANCE", "k-3");
+    finance["issuedAt"] = json!("2026-11-21T06:00:00Z");
+    assert_eq!(
+        knock(&server, &stranger.sign(&finance)).json()["reason"],
+        "ADMITTED"
+    );
+
     let door = server.get("/api/ingress");
     assert_eq!(door.status, 200);
     let door = door.json();
     assert!(door["provenance"]["receipt"].is_object());
     assert_eq!(door["figures"]["admittedKeys"], 1);
     assert_eq!(door["figures"]["byClass"]["RESEARCH"]["admittedKeys"], 1);
-    assert_eq!(door["figures"]["byClass"]["FINANCE"]["admittedKeys"], 0);
+    assert_eq!(door["figures"]["byClass"]["FINANCE"]["admittedKeys"], 1);
+    assert_eq!(door["figures"]["byClass"]["DIGITAL"]["admittedKeys"], 0);
 }
 
 #[test]

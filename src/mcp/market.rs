@@ -499,55 +499,41 @@ impl Market {
             }
             Market::SellData => {
                 let agent = me()?;
-                rename(
-                    &mut arguments,
+                let args = adapt(
+                    self,
+                    arguments,
                     &[
-                        ("price_cents", "priceCents"),
-                        ("vertical", "verticalSlug"),
-                        ("listing_type", "listingType"),
-                        ("max_copies", "maxCopies"),
+                        "title",
+                        "description",
+                        "preview",
+                        "price_cents",
+                        "consent",
+                        "vertical",
+                        "category",
+                        "listing_type",
+                        "max_copies",
                     ],
+                    &[&[("vertical", "verticalSlug")], LISTING_RENAMES],
                 )?;
-                let allowed = [
-                    "title",
-                    "description",
-                    "preview",
-                    "priceCents",
-                    "consent",
-                    "verticalSlug",
-                    "category",
-                    "listingType",
-                    "maxCopies",
-                ];
-                let args = object(arguments)?;
-                args.deny_unknown(&allowed)
-                    .map_err(|_| unknown_of(&args, &allowed, self))?;
                 listings::create(app, agent, args).await
             }
             Market::ListHealthData => {
                 let agent = me()?;
-                rename(
-                    &mut arguments,
+                let args = adapt(
+                    self,
+                    arguments,
                     &[
-                        ("price_cents", "priceCents"),
-                        ("health_consent", "healthConsent"),
-                        ("listing_type", "listingType"),
-                        ("max_copies", "maxCopies"),
+                        "title",
+                        "description",
+                        "preview",
+                        "price_cents",
+                        "consent",
+                        "health_consent",
+                        "listing_type",
+                        "max_copies",
                     ],
+                    &[&[("health_consent", "healthConsent")], LISTING_RENAMES],
                 )?;
-                let allowed = [
-                    "title",
-                    "description",
-                    "preview",
-                    "priceCents",
-                    "consent",
-                    "healthConsent",
-                    "listingType",
-                    "maxCopies",
-                ];
-                let args = object(arguments)?;
-                args.deny_unknown(&allowed)
-                    .map_err(|_| unknown_of(&args, &allowed, self))?;
                 listings::create_health(app, agent, args).await
             }
             Market::BrowseMarketplace => browse(app, agent, client, &arguments).await,
@@ -575,18 +561,19 @@ impl Market {
             Market::UpdateListing => {
                 let agent = me()?;
                 let id = take_id(&mut arguments, "listing_id")?;
-                rename(&mut arguments, &[("price_cents", "priceCents")])?;
-                let allowed = [
-                    "title",
-                    "description",
-                    "priceCents",
-                    "active",
-                    "preview",
-                    "reason",
-                ];
-                let args = object(arguments)?;
-                args.deny_unknown(&allowed)
-                    .map_err(|_| unknown_of(&args, &allowed, self))?;
+                let args = adapt(
+                    self,
+                    arguments,
+                    &[
+                        "title",
+                        "description",
+                        "price_cents",
+                        "active",
+                        "preview",
+                        "reason",
+                    ],
+                    &[&[("price_cents", "priceCents")]],
+                )?;
                 listings::update(app, agent, &id, args).await
             }
             Market::DeactivateListing => {
@@ -623,49 +610,41 @@ fn no_arguments(arguments: &Map<String, Value>) -> Result<()> {
     }
 }
 
-/// An unknown-argument error in the tool's own (snake_case) names.
-fn unknown_of(args: &Args, allowed: &[&str], tool: Market) -> Error {
-    let shown = |name: &str| {
-        match name {
-            "priceCents" => "price_cents",
-            "verticalSlug" => "vertical",
-            "listingType" => "listing_type",
-            "maxCopies" => "max_copies",
-            other => other,
-        }
-        .to_owned()
-    };
-    let accepted: Vec<String> = allowed.iter().map(|name| shown(name)).collect();
-    let first = args
-        .deny_unknown(allowed)
-        .err()
-        .map(|error| error.public_message())
-        .unwrap_or_default();
-    let field = first
-        .split('`')
-        .nth(1)
-        .map(str::to_owned)
-        .unwrap_or_default();
-    Error::invalid(format!(
-        "unknown argument `{field}` for {}; accepted arguments: {}",
-        tool.name(),
-        accepted.join(", ")
-    ))
-}
+/// Tool argument names of listing fields and the service's names for them.
+const LISTING_RENAMES: &[(&str, &str)] = &[
+    ("price_cents", "priceCents"),
+    ("listing_type", "listingType"),
+    ("max_copies", "maxCopies"),
+];
 
-/// Renames MCP argument names to the service's field names; both spellings at once is an error.
-fn rename(arguments: &mut Map<String, Value>, pairs: &[(&str, &str)]) -> Result<()> {
-    for (from, to) in pairs {
-        if arguments.contains_key(*to) {
-            return Err(Error::invalid(format!(
-                "unknown argument `{to}`; this tool calls it `{from}`"
-            )));
-        }
+/// Turns a tool's snake_case arguments into the service's fields: refuses any argument outside
+/// `accepted` (naming the tool's own names, with a hint when a service spelling was sent), then
+/// renames by `renames`.
+fn adapt(
+    tool: Market,
+    mut arguments: Map<String, Value>,
+    accepted: &[&str],
+    renames: &[&[(&str, &str)]],
+) -> Result<Args> {
+    let pairs = || renames.iter().flat_map(|group| group.iter());
+    if let Some(key) = arguments.keys().find(|k| !accepted.contains(&k.as_str())) {
+        let hint = pairs()
+            .find(|(_, to)| to == key)
+            .map_or(String::new(), |(from, _)| {
+                format!(" (this tool calls it `{from}`)")
+            });
+        return Err(Error::invalid(format!(
+            "unknown argument `{key}` for {}{hint}; accepted arguments: {}",
+            tool.name(),
+            accepted.join(", ")
+        )));
+    }
+    for (from, to) in pairs() {
         if let Some(value) = arguments.shift_remove(*from) {
             arguments.insert((*to).to_owned(), value);
         }
     }
-    Ok(())
+    object(arguments)
 }
 
 fn take_id(arguments: &mut Map<String, Value>, name: &str) -> Result<String> {

@@ -1228,19 +1228,14 @@ impl Tool {
                 true,
             ),
         };
-        json!({
-            "name": self.name(),
-            "title": title,
-            "description": description,
-            "inputSchema": schema,
-            "annotations": {
-                "title": title,
-                "readOnlyHint": read_only,
-                "destructiveHint": false,
-                "idempotentHint": idempotent,
-                "openWorldHint": false,
-            },
-        })
+        tool_descriptor(
+            self.name(),
+            title,
+            description,
+            schema,
+            read_only,
+            idempotent,
+        )
     }
 
     async fn run(
@@ -1296,6 +1291,30 @@ impl Tool {
             }
         }
     }
+}
+
+/// One entry of `tools/list` and of the GET manifest (Agent Connect and marketplace tools).
+pub(crate) fn tool_descriptor(
+    name: &str,
+    title: &str,
+    description: &str,
+    input_schema: Value,
+    read_only: bool,
+    idempotent: bool,
+) -> Value {
+    json!({
+        "name": name,
+        "title": title,
+        "description": description,
+        "inputSchema": input_schema,
+        "annotations": {
+            "title": title,
+            "readOnlyHint": read_only,
+            "destructiveHint": false,
+            "idempotentHint": idempotent,
+            "openWorldHint": false,
+        },
+    })
 }
 
 // ---------------------------------------------------------------------------------------------

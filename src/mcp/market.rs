@@ -432,19 +432,14 @@ impl Market {
                 true,
             ),
         };
-        json!({
-            "name": self.name(),
-            "title": title,
-            "description": description,
-            "inputSchema": input,
-            "annotations": {
-                "title": title,
-                "readOnlyHint": read_only,
-                "destructiveHint": false,
-                "idempotentHint": idempotent,
-                "openWorldHint": false,
-            },
-        })
+        super::tool_descriptor(
+            self.name(),
+            title,
+            &description,
+            input,
+            read_only,
+            idempotent,
+        )
     }
 
     /// Runs the tool. `arguments` no longer holds any `api_key` (the dispatcher checked and

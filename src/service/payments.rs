@@ -357,18 +357,11 @@ pub async fn verify_session_receipt(app: &App, session: &str) -> Result<Value> {
         .ok_or_else(|| Error::NotFound(format!("no payment session {session:?}")))?;
     let receipt: Value = serde_json::from_str(&purchase.receipt)
         .map_err(|e| Error::Internal(format!("stored receipt: {e}")))?;
-    let verification = match crate::crypto::receipt::split_signed(&receipt) {
-        Ok((block, payload)) => match crate::crypto::receipt::SignatureFields::read(&block) {
-            Ok(fields) => serde_json::to_value(crate::crypto::receipt::verify(
-                &fields,
-                &payload,
-                super::receipts::resolver(&app.keyring),
-            ))
-            .map_err(|e| Error::Internal(format!("verdict: {e}")))?,
-            Err(reason) => json!({"valid": false, "reason": reason}),
-        },
-        Err(reason) => json!({"valid": false, "reason": reason}),
-    };
+    let verdict = super::receipts::verify_signed(&receipt, super::receipts::resolver(&app.keyring))
+        // The receipt is ours: a malformed one is a server fault, not the caller's.
+        .map_err(|e| Error::Internal(format!("stored receipt: {}", e.public_message())))?;
+    let verification =
+        serde_json::to_value(verdict).map_err(|e| Error::Internal(format!("verdict: {e}")))?;
     Ok(json!({
         "sessionId": session,
         "purchaseId": purchase.id,

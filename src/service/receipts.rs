@@ -53,26 +53,35 @@ pub fn verify_request(
             "unknown field `{unknown}`; accepted fields: signed, receipt, payload"
         )));
     }
-    let (block, payload) = match (
+    match (
         request.get("signed"),
         request.get("receipt"),
         request.get("payload"),
     ) {
-        (Some(signed), None, None) => {
-            receipt::split_signed(signed).map_err(Error::InvalidArgument)?
-        }
+        (Some(signed), None, None) => verify_signed(signed, resolve),
         (None, Some(block), Some(payload)) => {
             if !payload.is_object() {
                 return Err(Error::invalid("`payload` must be a JSON object"));
             }
-            (block.clone(), payload.clone())
+            let fields = SignatureFields::read(block).map_err(Error::InvalidArgument)?;
+            Ok(receipt::verify(&fields, payload, resolve))
         }
-        _ => {
-            return Err(Error::invalid(
-                "send either {\"receipt\": <signature object>, \"payload\": <object without signature>} or {\"signed\": <whole signed object>}",
-            ));
-        }
-    };
+        _ => Err(Error::invalid(
+            "send either {\"receipt\": <signature object>, \"payload\": <object without signature>} or {\"signed\": <whole signed object>}",
+        )),
+    }
+}
+
+/// Verifies a whole signed document: its top-level `signature`, else its `provenance.receipt`.
+///
+/// # Errors
+/// `INVALID_ARGUMENT` when the document carries no well-formed signature object; a signature
+/// that does not verify is a verdict with `valid: false`.
+pub fn verify_signed(
+    document: &Value,
+    resolve: impl Fn(&str) -> Option<(PublicKeyRecord, bool)>,
+) -> Result<Verdict> {
+    let (block, payload) = receipt::split_signed(document).map_err(Error::InvalidArgument)?;
     let fields = SignatureFields::read(&block).map_err(Error::InvalidArgument)?;
     Ok(receipt::verify(&fields, &payload, resolve))
 }

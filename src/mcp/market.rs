@@ -12,7 +12,7 @@ use crate::args::Args;
 use crate::error::{Error, Result};
 use crate::service::agents::{self, Client};
 use crate::service::inquiries::{self, Kind};
-use crate::service::{App, fees, listings, payments, purchases, sellers, stats};
+use crate::service::{App, listings, meta, payments, purchases, sellers, stats};
 use crate::store::agents::AgentRow;
 
 /// Longest id argument read (listing and purchase ids are UUIDs).
@@ -720,15 +720,7 @@ async fn about(app: &App) -> Result<Value> {
         "name": "bourse",
         "description": "A self-hosted marketplace where AI agents buy and sell data and digital goods, and message each other. Sellers list with a verified delivery endpoint; buyers pay through a payment rail with escrow; every listing change and rating is signed.",
         "url": app.public_url,
-        "fees": {
-            "scheduleVersion": fees::SCHEDULE_VERSION,
-            "lockedUntil": fees::LOCKED_UNTIL,
-            "changeNoticeDays": fees::CHANGE_NOTICE_DAYS,
-            "buyerFeeBps": fees::BUYER_BPS,
-            "listingFeeBps": fees::LISTING_FEE_BPS,
-            "bands": crate::service::meta::bands(),
-            "foundingFill": "0% on the first settled sale in a subcategory that had no commerce when the listing was made",
-        },
+        "fees": meta::live_schedule(),
         "links": {
             "llmsTxt": app.url("/llms.txt"),
             "openapi": app.url("/openapi.json"),

@@ -89,6 +89,18 @@ pub fn meta(app: &App) -> Value {
     })
 }
 
+/// The live schedule (`live` of `GET /api/fees`, `fees` of the MCP `about_marketplace`).
+pub fn live_schedule() -> Value {
+    json!({
+        "version": SCHEDULE_VERSION,
+        "bands": bands(),
+        "buyerBps": BUYER_BPS,
+        "listingFeeBps": LISTING_FEE_BPS,
+        "foundingFill": founding_fill(),
+        "lockUntil": LOCKED_UNTIL,
+    })
+}
+
 /// `GET /api/fees`: the live schedule and the announced ones.
 ///
 /// # Errors
@@ -96,14 +108,7 @@ pub fn meta(app: &App) -> Value {
 pub async fn fees(app: &App) -> Result<Value> {
     let announced = app.store.read(announcements).await?;
     Ok(json!({
-        "live": {
-            "version": SCHEDULE_VERSION,
-            "bands": bands(),
-            "buyerBps": BUYER_BPS,
-            "listingFeeBps": LISTING_FEE_BPS,
-            "foundingFill": founding_fill(),
-            "lockUntil": LOCKED_UNTIL,
-        },
+        "live": live_schedule(),
         "announced": announced,
         "noticeDays": CHANGE_NOTICE_DAYS,
         "changeNotice": change_notice(),

@@ -894,14 +894,58 @@ fn batches_follow_the_2025_03_26_rules() {
     rpc_error(&post(&server, Some(&key), &[], &json!([])), 400, -32600);
 }
 
-/// The official Python SDK against the real binary. Needs `BOURSE_MCP_PYTHON` (a Python with
-/// `pip install mcp`); `.ci/run` provides it. Without it the test says so and passes.
+/// The Python with the official MCP SDK (`BOURSE_MCP_PYTHON`, set by `.ci/run`); without it
+/// the test says so and passes.
+fn sdk_python(test: &str) -> Option<std::ffi::OsString> {
+    let python = std::env::var_os("BOURSE_MCP_PYTHON").filter(|p| !p.is_empty());
+    if python.is_none() {
+        println!(
+            "{test} skipped: set BOURSE_MCP_PYTHON to a Python with the `mcp` SDK installed (.ci/run does)"
+        );
+    }
+    python
+}
+
+/// Runs `tests/mcp_sdk/<script>` with `env` (bounded to 180 s) and checks that it passed: exit
+/// status 0 and a last line `<summary>: N passed, 0 failed`.
+fn run_sdk_script(python: &std::ffi::OsStr, script: &str, env: &[(&str, &str)], summary: &str) {
+    let path = format!("{}/tests/mcp_sdk/{script}", env!("CARGO_MANIFEST_DIR"));
+    let mut child = Command::new(python)
+        .arg(&path)
+        .envs(env.iter().copied())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run {python:?}: {e}"));
+    let deadline = Instant::now() + Duration::from_secs(180);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let output = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    println!("{stdout}");
+    assert!(
+        output.status.success(),
+        "{script} failed ({}):\n{stdout}\n{stderr}",
+        output.status
+    );
+    assert!(
+        stdout.lines().last().is_some_and(
+            |line| line.starts_with(&format!("{summary}: ")) && line.ends_with(" 0 failed")
+        ),
+        "{stdout}"
+    );
+}
+
+/// The official Python SDK against the real binary: two agents message each other over MCP.
 #[test]
 fn official_python_sdk_end_to_end() {
-    let Some(python) = std::env::var_os("BOURSE_MCP_PYTHON").filter(|p| !p.is_empty()) else {
-        println!(
-            "official_python_sdk_end_to_end skipped: set BOURSE_MCP_PYTHON to a Python with the `mcp` SDK installed (.ci/run does)"
-        );
+    let Some(python) = sdk_python("official_python_sdk_end_to_end") else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -915,53 +959,26 @@ fn official_python_sdk_end_to_end() {
     };
     let (key_a, handle_a) = register("sdk-alice");
     let (key_b, handle_b) = register("sdk-bob");
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp_sdk/e2e.py");
-    let mut child = Command::new(&python)
-        .arg(script)
-        .env("BOURSE_MCP_URL", format!("{}{MCP}", server.client.base))
-        .env("BOURSE_MCP_KEY_A", &key_a)
-        .env("BOURSE_MCP_HANDLE_A", &handle_a)
-        .env("BOURSE_MCP_KEY_B", &key_b)
-        .env("BOURSE_MCP_HANDLE_B", &handle_b)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot run {python:?}: {e}"));
-    let deadline = Instant::now() + Duration::from_secs(180);
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let output = child.wait_with_output().unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    println!("{stdout}");
-    assert!(
-        output.status.success(),
-        "the MCP SDK end to end failed ({}):\n{stdout}\n{stderr}",
-        output.status
-    );
-    assert!(
-        stdout
-            .lines()
-            .last()
-            .is_some_and(|line| line.starts_with("mcp sdk e2e: ") && line.ends_with(" 0 failed")),
-        "{stdout}"
+    let url = format!("{}{MCP}", server.client.base);
+    run_sdk_script(
+        &python,
+        "e2e.py",
+        &[
+            ("BOURSE_MCP_URL", &url),
+            ("BOURSE_MCP_KEY_A", &key_a),
+            ("BOURSE_MCP_HANDLE_A", &handle_a),
+            ("BOURSE_MCP_KEY_B", &key_b),
+            ("BOURSE_MCP_HANDLE_B", &handle_b),
+        ],
+        "mcp sdk e2e",
     );
 }
 
 /// The marketplace over the official Python SDK against the real binary: agents register,
-/// sell, buy (sandbox rail, scripted pay), poll until delivered and rate, all over MCP. Needs
-/// `BOURSE_MCP_PYTHON` like [`official_python_sdk_end_to_end`]; without it the test says so.
+/// sell, buy (sandbox rail, scripted pay), poll until delivered and rate, all over MCP.
 #[test]
 fn official_python_sdk_marketplace_end_to_end() {
-    let Some(python) = std::env::var_os("BOURSE_MCP_PYTHON").filter(|p| !p.is_empty()) else {
-        println!(
-            "official_python_sdk_marketplace_end_to_end skipped: set BOURSE_MCP_PYTHON to a Python with the `mcp` SDK installed (.ci/run does)"
-        );
+    let Some(python) = sdk_python("official_python_sdk_marketplace_end_to_end") else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -973,37 +990,15 @@ fn official_python_sdk_marketplace_end_to_end() {
         "text/plain",
         crate::seller_twin::Mode::Honest,
     );
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp_sdk/market_e2e.py");
-    let mut child = Command::new(&python)
-        .arg(script)
-        .env("BOURSE_MCP_URL", format!("{}{MCP}", server.client.base))
-        .env("BOURSE_SELLER_ENDPOINT", &twin.url)
-        .env("BOURSE_DELIVERABLE", deliverable)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot run {python:?}: {e}"));
-    let deadline = Instant::now() + Duration::from_secs(180);
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let output = child.wait_with_output().unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    println!("{stdout}");
-    assert!(
-        output.status.success(),
-        "the MCP SDK marketplace end to end failed ({}):\n{stdout}\n{stderr}",
-        output.status
-    );
-    assert!(
-        stdout.lines().last().is_some_and(
-            |line| line.starts_with("mcp market e2e: ") && line.ends_with(" 0 failed")
-        ),
-        "{stdout}"
+    let url = format!("{}{MCP}", server.client.base);
+    run_sdk_script(
+        &python,
+        "market_e2e.py",
+        &[
+            ("BOURSE_MCP_URL", &url),
+            ("BOURSE_SELLER_ENDPOINT", &twin.url),
+            ("BOURSE_DELIVERABLE", deliverable),
+        ],
+        "mcp market e2e",
     );
 }

@@ -3,6 +3,7 @@
 use hyper::body::Bytes;
 use serde_json::Value;
 
+use super::html::{dollars, escape as html};
 use crate::error::Result;
 use crate::http::request::Ctx;
 use crate::http::response::Reply;
@@ -29,18 +30,6 @@ pub async fn announce(app: &App, ctx: &Ctx) -> Result<Reply> {
             .write(move |tx| service::announce(tx, &args, today, &now))
             .await?,
     ))
-}
-
-/// Escapes text for HTML.
-fn html(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
-fn dollars(cents: i64) -> String {
-    format!("${}.{:02}", cents / 100, cents % 100)
 }
 
 /// The participation series as an inline SVG line chart (no external assets).

@@ -3,6 +3,7 @@
 
 mod agents;
 mod contact;
+mod html;
 mod ingress;
 mod listings;
 mod messages;

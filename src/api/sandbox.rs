@@ -7,6 +7,7 @@
 
 use hyper::body::Bytes;
 
+use super::html::{dollars, escape as html};
 use crate::error::Result;
 use crate::http::request::Ctx;
 use crate::http::response::{RawReply, Reply};
@@ -14,14 +15,6 @@ use crate::service::{App, payments, purchases};
 
 fn id(ctx: &Ctx) -> &str {
     ctx.params.first().map_or("", String::as_str)
-}
-
-/// Escapes text for HTML.
-fn html(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
 }
 
 fn page(title: &str, body: &str) -> Reply {
@@ -99,12 +92,11 @@ pub async fn checkout_page(app: &App, ctx: &Ctx) -> Result<Reply> {
     let view = purchases::checkout_view(app, session).await?;
     let amount = view["amountCents"].as_i64().unwrap_or(0);
     let body = format!(
-        "<h1>Checkout</h1><p>{title}</p><p>Amount: <strong>${dollars}.{cents:02}</strong></p>\
+        "<h1>Checkout</h1><p>{title}</p><p>Amount: <strong>{amount}</strong></p>\
          <p>Status: <span id=\"status\">{status}</span> (expires {expires})</p>{outcome}{pay}{cancel}\
          <p><small>Scripts: <code>POST /api/sandbox/checkout/{session}/pay</code> or <code>…/cancel</code>.</small></p>",
         title = html(view["title"].as_str().unwrap_or("")),
-        dollars = amount / 100,
-        cents = amount % 100,
+        amount = dollars(amount),
         status = html(view["status"].as_str().unwrap_or("")),
         expires = html(view["expiresAt"].as_str().unwrap_or("")),
         outcome = outcome(ctx),

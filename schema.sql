@@ -241,20 +241,19 @@ CREATE INDEX purchases_pending ON purchases (listing_id, expires_at) WHERE statu
 CREATE INDEX purchases_buyer ON purchases (buyer_id, seq);
 CREATE INDEX purchases_listing ON purchases (listing_id, status);
 
--- The sales ledger: one row per sale. Free sales are released rows of amount 0.
+-- The sales ledger: one row per sale. Free sales are released rows of amount 0. The buyer label
+-- and the party shown by /api/proof/demand are derived when it is read (service::proof).
 CREATE TABLE ledger (
     seq                   INTEGER PRIMARY KEY,
     id                    TEXT    NOT NULL UNIQUE,
     purchase_id           TEXT    NOT NULL UNIQUE REFERENCES purchases (id),
     seller_code           TEXT    NOT NULL,
-    buyer_label           TEXT    NOT NULL,
     vertical_slug         TEXT    NOT NULL,
     amount_cents          INTEGER NOT NULL,
     platform_fee_cents    INTEGER NOT NULL,
     rail                  TEXT    NOT NULL CHECK (rail IN ('checkout', 'card', 'wallet')),
     status                TEXT    NOT NULL CHECK (status IN ('held', 'released')),
     is_reference_listing  INTEGER NOT NULL,
-    party                 TEXT    NOT NULL DEFAULT 'unclassified',
     created_at            TEXT    NOT NULL,
     -- When the escrow clock ends (set at the first delivery, and shipment for physical orders).
     release_at            TEXT,

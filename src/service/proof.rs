@@ -19,7 +19,8 @@
 //! `house_seller` or `affiliated` (table `parties`; no row = `unclassified`). A row's party is
 //! the seller's class when the seller is classified, else the buyer's class when the buyer is
 //! classified, else `unclassified`. It is derived when the ledger is read, so a
-//! classification applies to past rows too (the stored `ledger.party` column is not used).
+//! classification applies to past rows too. Neither the party nor the buyer label is stored:
+//! both are derived from the purchase when the ledger is read.
 //! `arms_length` is never a stored class and cannot be set: it is not something the operator
 //! may assert about an agent, and a PUT with it is refused (400).
 //!

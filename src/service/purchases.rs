@@ -253,10 +253,6 @@ fn settle(
             id: &uuid::Uuid::new_v4().to_string(),
             purchase_id: &purchase.id,
             seller_code: &counted.seller_code,
-            buyer_label: &purchase
-                .buyer_handle
-                .clone()
-                .unwrap_or_else(|| "anonymous".into()),
             vertical_slug: &counted.vertical_slug,
             amount_cents: purchase.amount_cents,
             platform_fee_cents: purchase.platform_fee_cents,

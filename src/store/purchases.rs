@@ -163,7 +163,6 @@ pub struct LedgerRow<'a> {
     pub id: &'a str,
     pub purchase_id: &'a str,
     pub seller_code: &'a str,
-    pub buyer_label: &'a str,
     pub vertical_slug: &'a str,
     pub amount_cents: i64,
     pub platform_fee_cents: i64,
@@ -180,15 +179,14 @@ pub struct LedgerRow<'a> {
 /// Database failure.
 pub fn insert_ledger(conn: &Connection, l: &LedgerRow<'_>) -> Result<()> {
     conn.prepare_cached(
-        "INSERT INTO ledger (id, purchase_id, seller_code, buyer_label, vertical_slug, amount_cents,
+        "INSERT INTO ledger (id, purchase_id, seller_code, vertical_slug, amount_cents,
             platform_fee_cents, rail, status, is_reference_listing, created_at, released_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
     )?
     .execute(params![
         l.id,
         l.purchase_id,
         l.seller_code,
-        l.buyer_label,
         l.vertical_slug,
         l.amount_cents,
         l.platform_fee_cents,

@@ -233,8 +233,15 @@ CREATE TABLE purchases (
     -- Physical orders: the seller's shipment.
     shipped_at           TEXT,
     carrier              TEXT,
-    tracking             TEXT
+    tracking             TEXT,
+    -- v2. The rail's own checkout page (Stripe's hosted Checkout), the rail's reference of the
+    -- payment (Stripe PaymentIntent, x402 transaction hash) and the paying wallet (x402).
+    checkout_url         TEXT,
+    payment_ref          TEXT,
+    payer                TEXT
 ) STRICT;
+
+CREATE UNIQUE INDEX purchases_payment_ref ON purchases (payment_ref) WHERE payment_ref IS NOT NULL;
 
 CREATE INDEX purchases_pending ON purchases (listing_id, expires_at) WHERE status = 'pending_payment';
 
@@ -257,7 +264,12 @@ CREATE TABLE ledger (
     created_at            TEXT    NOT NULL,
     -- When the escrow clock ends (set at the first delivery, and shipment for physical orders).
     release_at            TEXT,
-    released_at           TEXT
+    released_at           TEXT,
+    -- v2. The payout at release (Stripe: the transfer id); a failed one is retried with backoff.
+    payout_ref            TEXT,
+    payout_attempts       INTEGER NOT NULL DEFAULT 0,
+    payout_retry_at       TEXT,
+    payout_error          TEXT
 ) STRICT;
 
 CREATE INDEX ledger_due ON ledger (release_at) WHERE status = 'held';
@@ -269,7 +281,17 @@ CREATE TABLE payout_accounts (
     onboarding_id TEXT NOT NULL UNIQUE,
     status        TEXT NOT NULL CHECK (status IN ('pending', 'complete')),
     created_at    TEXT NOT NULL,
-    completed_at  TEXT
+    completed_at  TEXT,
+    -- v2. The rail the account is on, and its id there (Stripe: acct_…).
+    rail          TEXT NOT NULL DEFAULT 'sandbox',
+    account_ref   TEXT
+) STRICT;
+
+-- v2. Payment-rail events already handled (Stripe delivers some more than once).
+CREATE TABLE webhook_events (
+    id          TEXT PRIMARY KEY,
+    type        TEXT NOT NULL,
+    received_at TEXT NOT NULL
 ) STRICT;
 
 -- Ratings by verified buyers, one per purchase, anonymous in public.

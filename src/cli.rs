@@ -12,10 +12,11 @@ use clap::{Args as ClapArgs, Parser, Subcommand};
 use rusqlite::{Connection, OpenFlags};
 use serde_json::Value;
 
-use crate::clock::{SandboxClock, rfc3339};
+use crate::clock::{Clock, SandboxClock, SystemClock, rfc3339};
 use crate::config::{
     Config, DEFAULT_CHECKOUT_EXPIRY, DEFAULT_ESCROW_HOLD, DEFAULT_MAX_BODY_BYTES,
-    DEFAULT_MAX_DELIVERABLE_BYTES, LogFormat,
+    DEFAULT_MAX_DELIVERABLE_BYTES, DEFAULT_STRIPE_API_BASE, DEFAULT_X402_NETWORK, LogFormat,
+    Payments, StripeSettings, X402Settings,
 };
 use crate::crypto::keys::{Keyring, PublicKeyRecord};
 use crate::service::{DataDir, agents, receipts};
@@ -144,6 +145,85 @@ struct ServeArgs {
     /// Largest deliverable fetched from a seller's endpoint, in bytes.
     #[arg(long, env = "BOURSE_MAX_DELIVERABLE_BYTES", default_value_t = DEFAULT_MAX_DELIVERABLE_BYTES)]
     max_deliverable_bytes: usize,
+    /// The card/checkout rail: `sandbox` (local checkout pages, no accounts, no network) or
+    /// `stripe` (needs --stripe-secret-key and --stripe-webhook-secret).
+    #[arg(long, env = "BOURSE_PAYMENTS", value_enum, default_value = "sandbox")]
+    payments: PaymentsMode,
+    /// Stripe secret key (sk_… or rk_…); with --payments stripe.
+    #[arg(long, env = "BOURSE_STRIPE_SECRET_KEY", hide_env_values = true)]
+    stripe_secret_key: Option<String>,
+    /// Signing secret (whsec_…) of the webhook endpoint pointed at /api/webhooks/stripe.
+    #[arg(long, env = "BOURSE_STRIPE_WEBHOOK_SECRET", hide_env_values = true)]
+    stripe_webhook_secret: Option<String>,
+    /// Stripe API base URL (override for a local fake or stripe-mock).
+    #[arg(long, env = "BOURSE_STRIPE_API_BASE", default_value = DEFAULT_STRIPE_API_BASE, value_parser = parse_public_url)]
+    stripe_api_base: String,
+    /// Address receiving USDC for the x402_usdc_base rail (0x + 40 hex digits); enables the rail.
+    #[arg(long, env = "BOURSE_X402_PAY_TO")]
+    x402_pay_to: Option<String>,
+    /// The x402 facilitator's base URL (POST /verify and /settle below it); needed with --x402-pay-to.
+    #[arg(long, env = "BOURSE_X402_FACILITATOR_URL", value_parser = parse_public_url)]
+    x402_facilitator_url: Option<String>,
+    /// CAIP-2 network of the x402 rail: eip155:8453 (Base) or eip155:84532 (Base Sepolia).
+    #[arg(long, env = "BOURSE_X402_NETWORK", default_value = DEFAULT_X402_NETWORK)]
+    x402_network: String,
+}
+
+/// `--payments`.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum PaymentsMode {
+    Sandbox,
+    Stripe,
+}
+
+/// The payment rails from the serve flags, refusing incomplete or inconsistent settings.
+fn payment_settings(args: &ServeArgs) -> Result<(Payments, Option<X402Settings>), String> {
+    let payments = match args.payments {
+        PaymentsMode::Sandbox => {
+            if args.stripe_secret_key.is_some() || args.stripe_webhook_secret.is_some() {
+                return Err(
+                    "--stripe-secret-key and --stripe-webhook-secret need --payments stripe".into(),
+                );
+            }
+            Payments::Sandbox
+        }
+        PaymentsMode::Stripe => {
+            let secret_key = args
+                .stripe_secret_key
+                .clone()
+                .filter(|k| k.starts_with("sk_") || k.starts_with("rk_"))
+                .ok_or("--payments stripe needs --stripe-secret-key (sk_… or rk_…)")?;
+            let webhook_secret = args
+                .stripe_webhook_secret
+                .clone()
+                .filter(|k| k.starts_with("whsec_"))
+                .ok_or("--payments stripe needs --stripe-webhook-secret (whsec_…, from the webhook endpoint pointed at /api/webhooks/stripe)")?;
+            Payments::Stripe(StripeSettings {
+                secret_key,
+                webhook_secret,
+                api_base: args.stripe_api_base.clone(),
+            })
+        }
+    };
+    let x402 = match (&args.x402_pay_to, &args.x402_facilitator_url) {
+        (None, None) => None,
+        (Some(pay_to), Some(facilitator_url)) => {
+            let settings = X402Settings {
+                pay_to: pay_to.clone(),
+                facilitator_url: facilitator_url.clone(),
+                network: args.x402_network.clone(),
+            };
+            crate::service::x402::check_settings(&settings)?;
+            Some(settings)
+        }
+        _ => {
+            return Err(
+                "the x402_usdc_base rail needs both --x402-pay-to and --x402-facilitator-url"
+                    .into(),
+            );
+        }
+    };
+    Ok((payments, x402))
 }
 
 #[derive(ClapArgs)]
@@ -210,6 +290,7 @@ pub fn main() -> ExitCode {
 
 fn serve(args: ServeArgs) -> Result<(), String> {
     init_logging(args.log_format);
+    let (payments, x402) = payment_settings(&args)?;
     let config = Config {
         listen: args.listen,
         data_dir: args.data.data,
@@ -221,6 +302,8 @@ fn serve(args: ServeArgs) -> Result<(), String> {
         max_deliverable_bytes: args.max_deliverable_bytes,
         escrow_hold: Duration::from_secs(args.escrow_hold),
         checkout_expiry: Duration::from_secs(args.checkout_expiry),
+        payments,
+        x402,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -228,7 +311,12 @@ fn serve(args: ServeArgs) -> Result<(), String> {
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
     runtime.block_on(async {
         // The sandbox rail's test clock: real time plus whatever `POST /api/sandbox/clock` added.
-        let server = crate::bind(&config, Arc::new(SandboxClock::default())).await?;
+        // Real money runs on real time.
+        let clock: Arc<dyn Clock> = match config.payments {
+            Payments::Sandbox => Arc::new(SandboxClock::default()),
+            Payments::Stripe(_) => Arc::new(SystemClock),
+        };
+        let server = crate::bind(&config, clock).await?;
         let addr = server.local_addr().map_err(|e| e.to_string())?;
         let mut stdout = std::io::stdout().lock();
         writeln!(stdout, "bourse listening on http://{addr}").map_err(|e| e.to_string())?;

@@ -35,7 +35,58 @@ pub struct Config {
     pub escrow_hold: Duration,
     /// How long a checkout session (and its reservation) stays open.
     pub checkout_expiry: Duration,
+    /// The card/checkout rail: the local sandbox, or Stripe.
+    pub payments: Payments,
+    /// The autonomous per-query rail (`x402_usdc_base`), when configured.
+    pub x402: Option<X402Settings>,
 }
+
+/// The card/checkout payment rail (`serve --payments`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Payments {
+    /// Local checkout and onboarding pages, no accounts, no network (the default).
+    Sandbox,
+    /// Stripe Checkout and Connect Express, money held on the platform until escrow release.
+    Stripe(StripeSettings),
+}
+
+/// What the Stripe rail needs.
+#[derive(Clone, PartialEq, Eq)]
+pub struct StripeSettings {
+    /// `sk_live_…` / `sk_test_…` (or a restricted `rk_…` key).
+    pub secret_key: String,
+    /// The webhook endpoint's signing secret, `whsec_…`.
+    pub webhook_secret: String,
+    /// Where the Stripe API is, without a trailing slash (tests point it at a local fake).
+    pub api_base: String,
+}
+
+impl std::fmt::Debug for StripeSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StripeSettings")
+            .field("secret_key", &"<redacted>")
+            .field("webhook_secret", &"<redacted>")
+            .field("api_base", &self.api_base)
+            .finish()
+    }
+}
+
+/// Stripe's API.
+pub const DEFAULT_STRIPE_API_BASE: &str = "https://api.stripe.com";
+
+/// What the `x402_usdc_base` rail needs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct X402Settings {
+    /// The address USDC is paid to (`0x` + 40 hex digits).
+    pub pay_to: String,
+    /// The facilitator's base URL (`/verify` and `/settle` below it), without a trailing slash.
+    pub facilitator_url: String,
+    /// CAIP-2 network id: `eip155:8453` (Base) or `eip155:84532` (Base Sepolia).
+    pub network: String,
+}
+
+/// Base mainnet.
+pub const DEFAULT_X402_NETWORK: &str = "eip155:8453";
 
 /// Seven days: long enough for a buyer to check a deliverable, short enough for sellers.
 pub const DEFAULT_ESCROW_HOLD: Duration = Duration::from_secs(7 * 24 * 3600);
@@ -57,6 +108,8 @@ impl Config {
             max_deliverable_bytes: DEFAULT_MAX_DELIVERABLE_BYTES,
             escrow_hold: DEFAULT_ESCROW_HOLD,
             checkout_expiry: DEFAULT_CHECKOUT_EXPIRY,
+            payments: Payments::Sandbox,
+            x402: None,
         }
     }
 }

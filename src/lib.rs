@@ -62,6 +62,8 @@ pub async fn bind(config: &Config, clock: Arc<dyn Clock>) -> Result<Server, Stri
         max_deliverable_bytes: config.max_deliverable_bytes,
         escrow_hold: config.escrow_hold,
         checkout_expiry: config.checkout_expiry,
+        payments: config.payments.clone(),
+        x402: config.x402.clone(),
     };
     let app = tokio::task::spawn_blocking(move || App::open(&data, options, clock))
         .await

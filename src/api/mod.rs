@@ -24,6 +24,12 @@ use crate::service::App;
 /// # Errors
 /// Whatever the handler returns; mapped to HTTP by `http::response::error`.
 pub async fn dispatch(app: &App, route: Route, ctx: &Ctx) -> Result<Reply> {
+    if route.is_sandbox() && !app.sandbox() {
+        return Err(crate::error::Error::NotFound(format!(
+            "no route for {}: the sandbox rail is off (this server runs --payments stripe)",
+            ctx.path
+        )));
+    }
     match route {
         Route::Healthz => Ok(system::healthz()),
         Route::Readyz => system::readyz(app).await,

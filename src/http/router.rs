@@ -244,6 +244,22 @@ pub const ROUTES: &[(&str, &str, Route)] = &[
 ];
 
 impl Route {
+    /// Whether the route belongs to the sandbox rail (served only with `--payments sandbox`).
+    pub fn is_sandbox(self) -> bool {
+        matches!(
+            self,
+            Route::SandboxCheckoutPage
+                | Route::SandboxPay
+                | Route::SandboxCancel
+                | Route::SandboxConnectPage
+                | Route::SandboxConnectComplete
+                | Route::SandboxPayForm
+                | Route::SandboxCancelForm
+                | Route::SandboxConnectForm
+                | Route::SandboxClock
+        )
+    }
+
     /// Whether the route answers the caller alone (an agent or operator key, or MCP's own
     /// protocol). Its JSON is private, so it carries no public provenance block; what a party
     /// must trust in it is signed on its own (message receipts, listing history entries).

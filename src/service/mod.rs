@@ -27,6 +27,7 @@ pub mod samples;
 pub mod screening;
 pub mod sellers;
 pub mod stats;
+pub mod x402;
 
 use std::collections::HashMap;
 use std::fs;
@@ -95,6 +96,10 @@ pub struct Options {
     pub escrow_hold: Duration,
     /// How long a checkout session stays open.
     pub checkout_expiry: Duration,
+    /// The card/checkout rail.
+    pub payments: crate::config::Payments,
+    /// The autonomous rail, when configured.
+    pub x402: Option<crate::config::X402Settings>,
 }
 
 impl Options {
@@ -106,6 +111,8 @@ impl Options {
             max_deliverable_bytes: crate::config::DEFAULT_MAX_DELIVERABLE_BYTES,
             escrow_hold: crate::config::DEFAULT_ESCROW_HOLD,
             checkout_expiry: crate::config::DEFAULT_CHECKOUT_EXPIRY,
+            payments: crate::config::Payments::Sandbox,
+            x402: None,
         }
     }
 }
@@ -131,6 +138,10 @@ pub struct App {
     pub max_deliverable_bytes: usize,
     pub escrow_hold: Duration,
     pub checkout_expiry: Duration,
+    /// The card/checkout rail (sandbox or Stripe).
+    pub payments: crate::config::Payments,
+    /// The autonomous `x402_usdc_base` rail, when configured.
+    pub x402: Option<crate::config::X402Settings>,
     operator_key_hash: String,
     provenance: RwLock<Map<String, Value>>,
     querier_salt: String,
@@ -220,6 +231,8 @@ impl App {
             max_deliverable_bytes: options.max_deliverable_bytes,
             escrow_hold: options.escrow_hold,
             checkout_expiry: options.checkout_expiry,
+            payments: options.payments,
+            x402: options.x402,
             operator_key_hash: hash_secret(&operator_key),
             provenance: RwLock::new(provenance),
             querier_salt,
@@ -266,6 +279,12 @@ impl App {
             Ok(views) => self.browse.add_views(&views),
             Err(error) => tracing::warn!(%error, "flushing counters failed; will retry"),
         }
+    }
+
+    /// Whether the sandbox rail is the card/checkout rail (its pages and test clock exist only
+    /// then).
+    pub fn sandbox(&self) -> bool {
+        self.payments == crate::config::Payments::Sandbox
     }
 
     /// Now, formatted as we emit timestamps.

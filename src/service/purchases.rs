@@ -47,6 +47,21 @@ pub const ATTESTATIONS: &[&str] = &[
 ];
 const COMMENT_MAX: usize = 2000;
 
+/// A purchase's `rail`: free, the sandbox checkout, Stripe (card), or x402 (wallet).
+pub const RAIL_FREE: &str = "free";
+pub const RAIL_SANDBOX: &str = "checkout";
+pub const RAIL_STRIPE: &str = "card";
+pub const RAIL_X402: &str = "x402_usdc_base";
+
+/// The ledger's rail vocabulary (`checkout`, `card`, `wallet`) for a purchase's rail.
+pub fn ledger_rail(rail: &str) -> &'static str {
+    match rail {
+        RAIL_STRIPE => "card",
+        RAIL_X402 => "wallet",
+        _ => "checkout",
+    }
+}
+
 /// `POST /api/marketplace/listings/{id}/purchase`: a free listing is bought and delivered at
 /// once; a paid one opens a checkout session that reserves it (status `pending_payment`, with
 /// `checkoutUrl`).
@@ -90,7 +105,14 @@ pub async fn purchase(app: &App, buyer: &AgentRow, listing_id: &str, args: Args)
         seller_net_cents: 0,
         fee_bps: 0,
         schedule_version: fees::SCHEDULE_VERSION,
-        rail: if paid { "checkout" } else { "free" }.into(),
+        rail: if !paid {
+            RAIL_FREE
+        } else if app.sandbox() {
+            RAIL_SANDBOX
+        } else {
+            RAIL_STRIPE
+        }
+        .into(),
         email,
         created_at: now.clone(),
         paid_at: (!paid).then(|| now.clone()),
@@ -100,6 +122,9 @@ pub async fn purchase(app: &App, buyer: &AgentRow, listing_id: &str, args: Args)
         checkout_session: session,
         expires_at,
         shipped_at: None,
+        checkout_url: None,
+        payment_ref: None,
+        payer: None,
     };
     let (keyring, stamp) = (app.keyring.clone(), now.clone());
     let (purchase, settled) = app
@@ -156,7 +181,10 @@ fn close_price(
     purchase: &mut PurchaseRow,
     listing: &ListingRow,
 ) -> Result<()> {
+    // Founding fill is for identified rails only: an x402 sale counts as commerce but never
+    // claims it.
     let founding = purchase.amount_cents > 0
+        && purchase.rail != RAIL_X402
         && listing_store::founding_eligible(tx, &listing.id)?
         && tx
             .query_row(
@@ -256,7 +284,7 @@ fn settle(
             vertical_slug: &counted.vertical_slug,
             amount_cents: purchase.amount_cents,
             platform_fee_cents: purchase.platform_fee_cents,
-            rail: "checkout",
+            rail: ledger_rail(&purchase.rail),
             status: if free { "released" } else { "held" },
             is_reference_listing: counted.is_sample,
             created_at: now,

@@ -31,7 +31,7 @@ use crate::error::{Error, Result};
 /// `PRAGMA application_id` stamped on every bourse database: ASCII "BRSE".
 pub const APPLICATION_ID: i32 = 0x4252_5345;
 /// The schema version this binary writes (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i32 = 1;
+pub const SCHEMA_VERSION: i32 = 2;
 const SCHEMA: &str = include_str!("../../schema.sql");
 const READ_POOL_SIZE: u32 = 8;
 /// Most jobs committed together.
@@ -421,13 +421,110 @@ fn migrate(conn: &mut Connection) -> Result<()> {
         ))?;
         tx.commit()?;
     }
-    // Later schema versions: `if version < N { …; PRAGMA user_version = N }` steps go here.
+    // A database made by an earlier release: one step per version, each in its own transaction.
+    // `schema.sql` is always the newest schema; the steps bring an older file to the same shape
+    // (`migration_matches_a_fresh_database` checks that).
+    for (target, step) in STEPS {
+        if version != 0 && version < *target {
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            tx.execute_batch(step)?;
+            tx.execute_batch(&format!("PRAGMA user_version = {target};"))?;
+            tx.commit()?;
+        }
+    }
     Ok(())
 }
+
+/// Migration steps: (the version a step produces, its SQL).
+const STEPS: &[(i32, &str)] = &[(
+    2,
+    "ALTER TABLE purchases ADD COLUMN checkout_url TEXT;
+     ALTER TABLE purchases ADD COLUMN payment_ref TEXT;
+     ALTER TABLE purchases ADD COLUMN payer TEXT;
+     CREATE UNIQUE INDEX purchases_payment_ref ON purchases (payment_ref) WHERE payment_ref IS NOT NULL;
+     ALTER TABLE ledger ADD COLUMN payout_ref TEXT;
+     ALTER TABLE ledger ADD COLUMN payout_attempts INTEGER NOT NULL DEFAULT 0;
+     ALTER TABLE ledger ADD COLUMN payout_retry_at TEXT;
+     ALTER TABLE ledger ADD COLUMN payout_error TEXT;
+     ALTER TABLE payout_accounts ADD COLUMN rail TEXT NOT NULL DEFAULT 'sandbox';
+     ALTER TABLE payout_accounts ADD COLUMN account_ref TEXT;
+     CREATE TABLE webhook_events (
+         id          TEXT PRIMARY KEY,
+         type        TEXT NOT NULL,
+         received_at TEXT NOT NULL
+     ) STRICT;",
+)];
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every table's columns and every index, as SQLite describes them.
+    fn shape(conn: &Connection) -> Vec<String> {
+        let names: Vec<(String, String)> = conn
+            .prepare("SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY type, name")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        let mut out = Vec::new();
+        for (kind, name) in names {
+            out.push(format!("{kind} {name}"));
+            if kind == "table" {
+                let mut stmt = conn
+                    .prepare(&format!("PRAGMA table_info(\"{name}\")"))
+                    .unwrap();
+                let columns = stmt
+                    .query_map([], |r| {
+                        Ok(format!(
+                            "  {} {} notnull={} default={:?} pk={}",
+                            r.get::<_, String>(1)?,
+                            r.get::<_, String>(2)?,
+                            r.get::<_, i64>(3)?,
+                            r.get::<_, Option<String>>(4)?,
+                            r.get::<_, i64>(5)?
+                        ))
+                    })
+                    .unwrap()
+                    .collect::<rusqlite::Result<Vec<_>>>()
+                    .unwrap();
+                out.extend(columns);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_version_1_database_migrates_to_the_shape_of_a_fresh_one_and_keeps_its_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let old = dir.path().join("v1.db");
+        {
+            let conn = Connection::open(&old).unwrap();
+            conn.execute_batch(include_str!("../../tests/fixtures/schema_v1.sql"))
+                .unwrap();
+            conn.execute_batch(&format!(
+                "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = 1;
+                 INSERT INTO settings (key, value, updated_at) VALUES ('kept', '1', '2026-01-01T00:00:00Z');"
+            ))
+            .unwrap();
+        }
+        let store = Store::open(&old).unwrap();
+        let (version, kept, migrated) = store
+            .write_blocking(|tx| {
+                let version: i32 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+                let kept: String =
+                    tx.query_row("SELECT value FROM settings WHERE key = 'kept'", [], |r| {
+                        r.get(0)
+                    })?;
+                Ok((version, kept, shape(tx)))
+            })
+            .unwrap();
+        assert_eq!((version, kept.as_str()), (SCHEMA_VERSION, "1"));
+        let fresh = Store::open(&dir.path().join("fresh.db")).unwrap();
+        let expected = fresh.write_blocking(|tx| Ok(shape(tx))).unwrap();
+        assert_eq!(migrated, expected);
+    }
 
     #[test]
     fn foreign_database_is_refused_and_left_byte_identical() {

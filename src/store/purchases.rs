@@ -32,11 +32,17 @@ pub struct PurchaseRow {
     pub expires_at: Option<String>,
     /// When the seller shipped a physical order.
     pub shipped_at: Option<String>,
+    /// The rail's own checkout page (Stripe's hosted Checkout), when it has one.
+    pub checkout_url: Option<String>,
+    /// The rail's reference of the payment (Stripe PaymentIntent, x402 transaction hash).
+    pub payment_ref: Option<String>,
+    /// The paying wallet (x402).
+    pub payer: Option<String>,
 }
 
 const COLUMNS: &str = "id, listing_id, buyer_id, buyer_handle, seller_id, status, amount_cents, platform_fee_cents,
     seller_net_cents, fee_bps, schedule_version, rail, email, created_at, paid_at, delivered_at, delivery_fingerprint,
-    receipt, checkout_session, expires_at, shipped_at";
+    receipt, checkout_session, expires_at, shipped_at, checkout_url, payment_ref, payer";
 
 fn from_row(row: &Row<'_>) -> rusqlite::Result<PurchaseRow> {
     Ok(PurchaseRow {
@@ -61,6 +67,9 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<PurchaseRow> {
         checkout_session: row.get(18)?,
         expires_at: row.get(19)?,
         shipped_at: row.get(20)?,
+        checkout_url: row.get(21)?,
+        payment_ref: row.get(22)?,
+        payer: row.get(23)?,
     })
 }
 
@@ -72,8 +81,8 @@ pub fn insert(conn: &Connection, p: &PurchaseRow) -> Result<()> {
     conn.prepare_cached(
         "INSERT INTO purchases (id, listing_id, buyer_id, buyer_handle, seller_id, status, amount_cents,
             platform_fee_cents, seller_net_cents, fee_bps, schedule_version, rail, email, created_at, paid_at,
-            delivered_at, delivery_fingerprint, receipt, checkout_session, expires_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)",
+            delivered_at, delivery_fingerprint, receipt, checkout_session, expires_at, checkout_url, payment_ref, payer)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23)",
     )?
     .execute(params![
         p.id,
@@ -95,7 +104,10 @@ pub fn insert(conn: &Connection, p: &PurchaseRow) -> Result<()> {
         p.delivery_fingerprint,
         p.receipt,
         p.checkout_session,
-        p.expires_at
+        p.expires_at,
+        p.checkout_url,
+        p.payment_ref,
+        p.payer
     ])?;
     Ok(())
 }
@@ -119,7 +131,8 @@ pub fn find_by_session(conn: &Connection, session: &str) -> Result<Option<Purcha
 pub fn mark_paid(conn: &Connection, p: &PurchaseRow) -> Result<()> {
     conn.prepare_cached(
         "UPDATE purchases SET status = 'paid', paid_at = ?2, platform_fee_cents = ?3, seller_net_cents = ?4,
-            fee_bps = ?5, schedule_version = ?6, receipt = ?7 WHERE id = ?1 AND status = 'pending_payment'",
+            fee_bps = ?5, schedule_version = ?6, receipt = ?7, payment_ref = coalesce(?8, payment_ref)
+         WHERE id = ?1 AND status = 'pending_payment'",
     )?
     .execute(params![
         p.id,
@@ -128,7 +141,8 @@ pub fn mark_paid(conn: &Connection, p: &PurchaseRow) -> Result<()> {
         p.seller_net_cents,
         p.fee_bps,
         p.schedule_version,
-        p.receipt
+        p.receipt,
+        p.payment_ref
     ])?;
     Ok(())
 }

@@ -11,6 +11,7 @@ mod meta;
 mod operator;
 mod proof;
 mod sandbox;
+mod stripe;
 mod system;
 
 use crate::error::Result;
@@ -101,5 +102,7 @@ pub async fn dispatch(app: &App, route: Route, ctx: &Ctx) -> Result<Reply> {
         Route::UpdateInquiry => contact::update(app, ctx).await,
         Route::CreateRail => contact::create_rail(app, ctx).await,
         Route::ServiceRequest => contact::service_request(app, ctx).await,
+        Route::StripeWebhook => stripe::webhook(app, ctx).await,
+        Route::StripeConnectReturn => stripe::connect_return(app, ctx).await,
     }
 }

@@ -77,6 +77,8 @@ pub enum Route {
     UpdateInquiry,
     CreateRail,
     ServiceRequest,
+    StripeWebhook,
+    StripeConnectReturn,
 }
 
 /// (method, path template, route). `{name}` matches one non-empty segment; a static segment
@@ -241,6 +243,8 @@ pub const ROUTES: &[(&str, &str, Route)] = &[
     ),
     ("POST", "/api/rails", Route::CreateRail),
     ("POST", "/api/services/request", Route::ServiceRequest),
+    ("POST", "/api/webhooks/stripe", Route::StripeWebhook),
+    ("GET", "/sell/connect/{id}", Route::StripeConnectReturn),
 ];
 
 impl Route {
@@ -302,6 +306,7 @@ impl Route {
                 | Route::ReplyInquiry
                 | Route::UpdateInquiry
                 | Route::CreateRail
+                | Route::StripeWebhook
         )
     }
 }

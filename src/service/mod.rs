@@ -27,6 +27,7 @@ pub mod samples;
 pub mod screening;
 pub mod sellers;
 pub mod stats;
+pub mod stripe;
 pub mod x402;
 
 use std::collections::HashMap;
@@ -142,6 +143,8 @@ pub struct App {
     pub payments: crate::config::Payments,
     /// The autonomous `x402_usdc_base` rail, when configured.
     pub x402: Option<crate::config::X402Settings>,
+    /// The Stripe client, when Stripe is the card/checkout rail.
+    pub stripe: Option<Arc<stripe::Client>>,
     operator_key_hash: String,
     provenance: RwLock<Map<String, Value>>,
     querier_salt: String,
@@ -231,6 +234,12 @@ impl App {
             max_deliverable_bytes: options.max_deliverable_bytes,
             escrow_hold: options.escrow_hold,
             checkout_expiry: options.checkout_expiry,
+            stripe: match &options.payments {
+                crate::config::Payments::Stripe(settings) => {
+                    Some(Arc::new(stripe::Client::new(settings.clone())))
+                }
+                crate::config::Payments::Sandbox => None,
+            },
             payments: options.payments,
             x402: options.x402,
             operator_key_hash: hash_secret(&operator_key),

@@ -1,5 +1,6 @@
-//! The payment rail (sandbox for now): seller onboarding, checkout sessions with reservations,
-//! settlement, escrow release, shipment, and the seller dashboard.
+//! The card/checkout payment rail: seller onboarding, checkout sessions with reservations,
+//! settlement, escrow release, shipment, and the seller dashboard. The sandbox rail lives here;
+//! the Stripe rail's calls are in [`super::stripe`], reached from the same entry points.
 //!
 //! Sandbox rail: no accounts, no network. Onboarding and checkout are local pages
 //! (`/sandbox/connect/{id}`, `/sandbox/checkout/{session}`) with scripted twins under
@@ -14,43 +15,47 @@ use jiff::SignedDuration;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::{Value, json};
 
-use super::App;
+use super::{App, stripe};
 use crate::args::Args;
 use crate::clock::rfc3339;
 use crate::crypto::{b64url, random_bytes};
 use crate::error::{Error, Result};
 use crate::store::agents::AgentRow;
+use crate::store::payments::{self as store, AccountKey};
 use crate::store::settings;
 
-/// `POST /api/sell/register`: the payment-connect onboarding link and status.
+/// `POST /api/sell/register`: the payment-connect onboarding link and status, on the server's
+/// card/checkout rail.
 ///
 /// # Errors
-/// Database failure.
+/// Database failure; on the Stripe rail, `STRIPE_ERROR` / `STRIPE_UNAVAILABLE` (502).
 pub async fn register_seller(app: &App, agent: &AgentRow) -> Result<Value> {
+    if let Some(client) = app.stripe.clone() {
+        return stripe::register_seller(app, client, agent).await;
+    }
     let (agent_id, now) = (agent.id.clone(), app.now());
-    let fresh = b64url(&random_bytes::<16>());
-    let (onboarding_id, status) = app
+    let fresh = new_onboarding_id();
+    let account = app
         .store
-        .write(move |tx| {
-            tx.execute(
-                "INSERT INTO payout_accounts (agent_id, onboarding_id, status, created_at) VALUES (?1, ?2, 'pending', ?3)
-                 ON CONFLICT (agent_id) DO NOTHING",
-                params![agent_id, fresh, now],
-            )?;
-            Ok(tx.query_row(
-                "SELECT onboarding_id, status FROM payout_accounts WHERE agent_id = ?1",
-                [&agent_id],
-                |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)),
-            )?)
-        })
+        .write(move |tx| store::open_account(tx, &agent_id, &fresh, RAIL_SANDBOX, None, &now))
         .await?;
+    let id = &account.onboarding_id;
     Ok(json!({
-        "rail": "sandbox",
-        "status": status,
-        "onboardingUrl": app.url(&format!("/sandbox/connect/{onboarding_id}")),
-        "completeUrl": app.url(&format!("/api/sandbox/connect/{onboarding_id}/complete")),
+        "rail": RAIL_SANDBOX,
+        "status": account.status,
+        "onboardingUrl": app.url(&format!("/sandbox/connect/{id}")),
+        "completeUrl": app.url(&format!("/api/sandbox/connect/{id}/complete")),
         "note": "open onboardingUrl to connect payouts (sandbox: one click, or POST completeUrl)",
     }))
+}
+
+/// The payout-account rail names.
+pub const RAIL_SANDBOX: &str = "sandbox";
+pub const RAIL_STRIPE: &str = "stripe";
+
+/// A new onboarding id (the capability of the onboarding page).
+pub fn new_onboarding_id() -> String {
+    b64url(&random_bytes::<16>())
 }
 
 /// `POST /api/sandbox/connect/{id}/complete` (and the onboarding page's button).
@@ -61,12 +66,7 @@ pub async fn complete_onboarding(app: &App, onboarding_id: &str) -> Result<Value
     let (id, now) = (onboarding_id.to_owned(), app.now());
     let changed = app
         .store
-        .write(move |tx| {
-            Ok(tx.execute(
-                "UPDATE payout_accounts SET status = 'complete', completed_at = coalesce(completed_at, ?2) WHERE onboarding_id = ?1",
-                params![id, now],
-            )?)
-        })
+        .write(move |tx| store::set_account_status(tx, AccountKey::Onboarding(&id), true, &now))
         .await?;
     if changed == 0 {
         return Err(Error::NotFound("no such onboarding session".into()));
@@ -74,21 +74,22 @@ pub async fn complete_onboarding(app: &App, onboarding_id: &str) -> Result<Value
     Ok(json!({ "status": "complete" }))
 }
 
-/// Refuses a paid listing from a seller whose payouts are not connected.
+/// Refuses a paid listing (or a paid checkout) from a seller whose payouts are not connected
+/// on the server's card/checkout rail.
 ///
 /// # Errors
 /// `PAYOUTS_NOT_CONNECTED` (409).
-pub fn require_payouts(conn: &Connection, agent_id: &str) -> Result<()> {
-    let status: Option<String> = conn
-        .prepare_cached("SELECT status FROM payout_accounts WHERE agent_id = ?1")?
-        .query_row([agent_id], |r| r.get(0))
-        .optional()?;
-    if status.as_deref() == Some("complete") {
+pub fn require_payouts(conn: &Connection, agent_id: &str, stripe: bool) -> Result<()> {
+    let rail = if stripe { RAIL_STRIPE } else { RAIL_SANDBOX };
+    let account = store::account_of(conn, agent_id)?;
+    if account.is_some_and(|a| a.status == "complete" && a.rail == rail) {
         return Ok(());
     }
     Err(Error::Conflict {
         code: "PAYOUTS_NOT_CONNECTED",
-        message: "a paid listing needs connected payouts: POST /api/sell/register and finish onboarding (free listings need none)".into(),
+        message: format!(
+            "a paid listing needs connected payouts on this server's {rail} rail: POST /api/sell/register and finish onboarding (free listings need none)"
+        ),
     })
 }
 
@@ -102,16 +103,18 @@ pub fn checkout_url(app: &App, session: &str) -> String {
     app.url(&format!("/sandbox/checkout/{session}"))
 }
 
-/// Marks pending checkouts whose time is up as expired, freeing their reservations.
-///
-/// # Errors
-/// Database failure.
-pub fn expire_checkouts(conn: &Connection, now: &str) -> Result<usize> {
-    Ok(conn
-        .prepare_cached(
-            "UPDATE purchases SET status = 'expired' WHERE status = 'pending_payment' AND expires_at <= ?1",
-        )?
-        .execute([now])?)
+/// How long a checkout stays open. Stripe accepts a session expiry from 30 minutes to 24 hours
+/// after creation, and its session must end before the local reservation does, so on that rail
+/// the window is kept within 31 minutes and 24 hours.
+pub fn checkout_window(app: &App) -> std::time::Duration {
+    if app.stripe.is_some() {
+        app.checkout_expiry.clamp(
+            std::time::Duration::from_secs(31 * 60),
+            std::time::Duration::from_secs(24 * 3600),
+        )
+    } else {
+        app.checkout_expiry
+    }
 }
 
 /// Starts the escrow clock of a sale once it is delivered (and shipped, for physical orders).
@@ -157,25 +160,28 @@ pub async fn worker(app: Arc<App>) {
     }
 }
 
-/// One pass of the commerce worker. Released rows are paid out through the rail (the sandbox
-/// rail records the release; there is no money to move).
+/// One pass of the commerce worker: expires checkouts and releases escrow whose clock has run.
+/// Sandbox and wallet rows are released in place (no money moves through bourse); card rows
+/// are released one by one once their Stripe transfer to the seller is made.
 ///
 /// # Errors
 /// Database failure.
 pub async fn run_due(app: &App) -> Result<(usize, usize)> {
     let now = app.now();
-    app.store
+    let (expired, released) = app
+        .store
         .write(move |tx| {
-            let expired = expire_checkouts(tx, &now)?;
-            let released = tx
-                .prepare_cached(
-                    "UPDATE ledger SET status = 'released', released_at = ?1
-                     WHERE status = 'held' AND release_at IS NOT NULL AND release_at <= ?1",
-                )?
-                .execute([&now])?;
-            Ok((expired, released))
+            Ok((
+                store::expire_checkouts(tx, &now)?,
+                store::release_due_without_payout(tx, &now)?,
+            ))
         })
-        .await
+        .await?;
+    let paid_out = match app.stripe.clone() {
+        Some(client) => stripe::pay_out_due(app, client).await?,
+        None => 0,
+    };
+    Ok((expired, released + paid_out))
 }
 
 /// `POST /api/sandbox/clock` {advanceSeconds} (operator): moves the sandbox clock forward, then

@@ -18,7 +18,7 @@ use serde_json::{Map, Value, json};
 use super::catalog::HEALTH_VERTICAL;
 use super::listings::{self, write_version};
 use super::sellers::{self, Deliverable};
-use super::{App, fees, payments, reputation, samples};
+use super::{App, fees, payments, reputation, samples, stripe};
 use crate::args::Args;
 use crate::clock::rfc3339;
 use crate::crypto::jcs;
@@ -27,6 +27,7 @@ use crate::crypto::receipt::sign_object;
 use crate::error::{Error, Result};
 use crate::store::agents::AgentRow;
 use crate::store::listings::{self as listing_store, ListingRow};
+use crate::store::payments as payment_store;
 use crate::store::purchases::{self as store, LedgerRow, PurchaseRow, RatingRow};
 
 /// The buyer's intended uses accepted for personal health data.
@@ -84,12 +85,13 @@ pub async fn purchase(app: &App, buyer: &AgentRow, listing_id: &str, args: Args)
     }
     let now = app.now();
     let paid = listing.price_cents > 0;
-    let session = paid.then(payments::new_session);
+    // The sandbox names its own sessions; Stripe's session id is stored once it is created.
+    let session = (paid && app.sandbox()).then(payments::new_session);
     let expires_at = paid.then(|| {
         rfc3339(
             app.clock
                 .now()
-                .checked_add(app.checkout_expiry)
+                .checked_add(payments::checkout_window(app))
                 .unwrap_or(jiff::Timestamp::MAX),
         )
     });
@@ -126,18 +128,18 @@ pub async fn purchase(app: &App, buyer: &AgentRow, listing_id: &str, args: Args)
         payment_ref: None,
         payer: None,
     };
-    let (keyring, stamp) = (app.keyring.clone(), now.clone());
-    let (purchase, settled) = app
+    let (keyring, stamp, stripe) = (app.keyring.clone(), now.clone(), app.stripe.is_some());
+    let (mut purchase, settled) = app
         .store
         .write(move |tx| {
             let stored = listing_store::find(tx, &purchase.listing_id)?.ok_or_else(unavailable)?;
             // Checked here, in the writer: buyers are serialized, so exactly one wins the last copy.
-            payments::expire_checkouts(tx, &stamp)?;
+            payment_store::expire_checkouts(tx, &stamp)?;
             if !available(tx, &stored)? {
                 return Err(unavailable());
             }
             if paid {
-                payments::require_payouts(tx, &stored.seller_id)?;
+                payments::require_payouts(tx, &stored.seller_id, stripe)?;
             }
             close_price(tx, &mut purchase, &stored)?;
             purchase.receipt = purchase_receipt(&keyring, &purchase, &stored, &stamp);
@@ -150,9 +152,14 @@ pub async fn purchase(app: &App, buyer: &AgentRow, listing_id: &str, args: Args)
             Ok((purchase, settled))
         })
         .await?;
-    if let Some((listing, seller_rows)) = settled {
-        app.browse.upsert_rows(&seller_rows);
-        app.browse.upsert(&listing);
+    publish(app, settled);
+    if purchase.status == "pending_payment"
+        && let Some(client) = app.stripe.clone()
+    {
+        let title = listing.title.clone();
+        let (session, url) = stripe::open_checkout(app, client, &purchase, &title).await?;
+        purchase.checkout_session = Some(session);
+        purchase.checkout_url = Some(url);
     }
     read_as_buyer(app, purchase).await
 }
@@ -332,38 +339,68 @@ fn refresh_reputation(
 /// `NOT_FOUND`, `CHECKOUT_CLOSED` (409) when cancelled or expired.
 pub async fn pay(app: &App, session: &str) -> Result<Value> {
     let (keyring, now, key) = (app.keyring.clone(), app.now(), session.to_owned());
-    let settled = app
+    let (purchase, settled) = app
         .store
-        .write(move |tx| {
-            payments::expire_checkouts(tx, &now)?;
-            let mut purchase = store::find_by_session(tx, &key)?
-                .ok_or_else(|| Error::NotFound("no such checkout".into()))?;
-            match purchase.status.as_str() {
-                "paid" | "delivered" => return Ok((purchase, None)),
-                "pending_payment" => {}
-                other => {
-                    return Err(Error::Conflict {
-                        code: "CHECKOUT_CLOSED",
-                        message: format!("this checkout is {other}"),
-                    });
-                }
-            }
-            let stored = listing_store::find(tx, &purchase.listing_id)?.ok_or_else(unavailable)?;
-            close_price(tx, &mut purchase, &stored)?;
-            purchase.status = "paid".into();
-            purchase.paid_at = Some(now.clone());
-            purchase.receipt = purchase_receipt(&keyring, &purchase, &stored, &now);
-            store::mark_paid(tx, &purchase)?;
-            let settled = settle(tx, &keyring, &now, &purchase, &stored)?;
-            Ok((purchase, Some(settled)))
-        })
+        .write(move |tx| pay_in(tx, &keyring, &now, &key, None, false))
         .await?;
-    let (purchase, settled) = settled;
+    publish(app, settled);
+    Ok(json!({ "purchaseId": purchase.id, "status": purchase.status, "paidAt": purchase.paid_at }))
+}
+
+/// What a settled sale changed in the browse index.
+pub type Settled = Option<(ListingRow, Vec<listing_store::IndexRow>)>;
+
+/// Shows a settled sale in the browse index (after its transaction committed).
+pub fn publish(app: &App, settled: Settled) {
     if let Some((listing, seller_rows)) = settled {
         app.browse.upsert_rows(&seller_rows);
         app.browse.upsert(&listing);
     }
-    Ok(json!({ "purchaseId": purchase.id, "status": purchase.status, "paidAt": purchase.paid_at }))
+}
+
+/// Pays the checkout `session` inside the writer's transaction: closes the price, re-signs the
+/// receipt, settles the sale. Already paid → unchanged. An expired or cancelled checkout is
+/// refused, unless `revive` (the rail took the money after all, e.g. a Stripe payment that
+/// raced the expiry) and the listing is still available.
+///
+/// # Errors
+/// `NOT_FOUND`, `CHECKOUT_CLOSED` (409).
+pub fn pay_in(
+    tx: &rusqlite::Connection,
+    keyring: &Keyring,
+    now: &str,
+    session: &str,
+    payment_ref: Option<&str>,
+    revive: bool,
+) -> Result<(PurchaseRow, Settled)> {
+    payment_store::expire_checkouts(tx, now)?;
+    let mut purchase = store::find_by_session(tx, session)?
+        .ok_or_else(|| Error::NotFound("no such checkout".into()))?;
+    let stored = listing_store::find(tx, &purchase.listing_id)?.ok_or_else(unavailable)?;
+    match purchase.status.as_str() {
+        "paid" | "delivered" => return Ok((purchase, None)),
+        "pending_payment" => {}
+        "expired" | "cancelled" if revive && available(tx, &stored)? => {
+            tx.execute(
+                "UPDATE purchases SET status = 'pending_payment' WHERE id = ?1",
+                [&purchase.id],
+            )?;
+        }
+        other => {
+            return Err(Error::Conflict {
+                code: "CHECKOUT_CLOSED",
+                message: format!("this checkout is {other}"),
+            });
+        }
+    }
+    close_price(tx, &mut purchase, &stored)?;
+    purchase.status = "paid".into();
+    purchase.paid_at = Some(now.to_owned());
+    purchase.payment_ref = payment_ref.map(str::to_owned);
+    purchase.receipt = purchase_receipt(keyring, &purchase, &stored, now);
+    store::mark_paid(tx, &purchase)?;
+    let settled = settle(tx, keyring, now, &purchase, &stored)?;
+    Ok((purchase, Some(settled)))
 }
 
 /// `POST /api/sandbox/checkout/{session}/cancel`: frees the reservation.
@@ -453,7 +490,7 @@ async fn read_as_buyer(app: &App, mut purchase: PurchaseRow) -> Result<Value> {
     {
         let now = app.now();
         app.store
-            .write(move |tx| payments::expire_checkouts(tx, &now))
+            .write(move |tx| payment_store::expire_checkouts(tx, &now))
             .await?;
         purchase.status = "expired".into();
     }
@@ -493,7 +530,9 @@ async fn read_as_buyer(app: &App, mut purchase: PurchaseRow) -> Result<Value> {
         "scheduleVersion": purchase.schedule_version,
         "rail": purchase.rail,
         "checkoutUrl": (purchase.status == "pending_payment")
-            .then(|| purchase.checkout_session.as_deref().map(|session| payments::checkout_url(app, session)))
+            .then(|| purchase.checkout_url.clone().or_else(|| {
+                purchase.checkout_session.as_deref().map(|session| payments::checkout_url(app, session))
+            }))
             .flatten(),
         "expiresAt": purchase.expires_at,
         "shippedAt": purchase.shipped_at,

@@ -15,6 +15,7 @@ pub mod ingress;
 pub mod inquiries;
 pub mod listings;
 pub mod messages;
+pub mod payments;
 pub mod purchases;
 pub mod settings;
 

@@ -20,4 +20,5 @@ mod purchases;
 mod receipts;
 #[allow(dead_code)]
 mod seller_twin;
+mod stripe;
 mod support;

@@ -1,0 +1,760 @@
+//! The Stripe rail's wire: a small form-encoded client for the few calls bourse makes, and the
+//! verification of `Stripe-Signature` on incoming webhooks.
+//!
+//! Money model: separate charges and transfers. The buyer pays bourse's platform account
+//! through a Checkout Session (`transfer_group` = the purchase id); at escrow release bourse
+//! transfers the seller's net to the seller's Connect Express account (`POST /v1/transfers`).
+//! Until then the money is held by the platform, which is what the escrow clock needs.
+//!
+//! Every POST carries an `Idempotency-Key` derived from local ids (`agent:<id>:account`,
+//! `purchase:<id>:checkout`, `purchase:<id>:transfer:<n>`), so a retry after a crash or a
+//! timeout never creates a second object. The API base is the operator's own setting (Stripe,
+//! or a local fake in tests), not user input, so this client is not the SSRF-guarded one; it
+//! still follows no redirects and reads no proxy settings.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+use super::payments::{self, RAIL_STRIPE};
+use super::{App, purchases};
+use crate::clock::rfc3339;
+use crate::config::StripeSettings;
+use crate::crypto::{b64url, random_bytes};
+use crate::error::{Error, Result};
+use crate::store::agents::AgentRow;
+use crate::store::payments::{self as store, AccountKey};
+use crate::store::purchases::PurchaseRow;
+
+/// Why a Stripe call failed.
+#[derive(Debug)]
+pub enum Failure {
+    /// Stripe answered with an error: the request was seen and definitely refused.
+    Api { status: u16, message: String },
+    /// No answer (connection, timeout, unreadable body): the outcome is unknown, so a retry
+    /// must reuse the same idempotency key.
+    Transport(String),
+}
+
+impl From<Failure> for Error {
+    fn from(failure: Failure) -> Error {
+        match failure {
+            Failure::Api { status, message } => Error::Upstream {
+                code: "STRIPE_ERROR",
+                message: format!("Stripe refused the request (HTTP {status}): {message}"),
+            },
+            Failure::Transport(message) => Error::Upstream {
+                code: "STRIPE_UNAVAILABLE",
+                message: format!("Stripe could not be reached: {message}"),
+            },
+        }
+    }
+}
+
+/// A client for one Stripe account.
+pub struct Client {
+    agent: ureq::Agent,
+    settings: StripeSettings,
+}
+
+impl Client {
+    /// A client with deadlines, no redirects and no proxy.
+    pub fn new(settings: StripeSettings) -> Client {
+        let config = ureq::Agent::config_builder()
+            .proxy(None)
+            .max_redirects(0)
+            .http_status_as_error(false)
+            .timeout_connect(Some(Duration::from_secs(10)))
+            .timeout_global(Some(Duration::from_secs(30)))
+            .user_agent("bourse/1.0")
+            .build();
+        Client {
+            agent: config.new_agent(),
+            settings,
+        }
+    }
+
+    /// The webhook endpoint's signing secret.
+    pub fn webhook_secret(&self) -> &str {
+        &self.settings.webhook_secret
+    }
+
+    /// `POST {api_base}{path}`, form-encoded, with an idempotency key (blocking).
+    ///
+    /// # Errors
+    /// [`Failure`].
+    pub fn post(
+        &self,
+        path: &str,
+        params: &[(&str, String)],
+        idempotency_key: &str,
+    ) -> Result<Value, Failure> {
+        let url = format!("{}{path}", self.settings.api_base);
+        let response = self
+            .agent
+            .post(&url)
+            .header(
+                "authorization",
+                format!("Bearer {}", self.settings.secret_key),
+            )
+            .header("idempotency-key", idempotency_key)
+            .send_form(params.iter().map(|(k, v)| (*k, v.as_str())));
+        read(response)
+    }
+
+    /// `GET {api_base}{path}` (blocking).
+    ///
+    /// # Errors
+    /// [`Failure`].
+    pub fn get(&self, path: &str) -> Result<Value, Failure> {
+        let url = format!("{}{path}", self.settings.api_base);
+        let response = self
+            .agent
+            .get(&url)
+            .header(
+                "authorization",
+                format!("Bearer {}", self.settings.secret_key),
+            )
+            .call();
+        read(response)
+    }
+}
+
+fn read(
+    response: std::result::Result<ureq::http::Response<ureq::Body>, ureq::Error>,
+) -> Result<Value, Failure> {
+    let mut response = response.map_err(|e| Failure::Transport(e.to_string()))?;
+    let status = response.status().as_u16();
+    let bytes = response
+        .body_mut()
+        .with_config()
+        .limit(1 << 20)
+        .read_to_vec()
+        .map_err(|e| Failure::Transport(format!("unreadable answer (HTTP {status}): {e}")))?;
+    let body: Value = serde_json::from_slice(&bytes)
+        .map_err(|e| Failure::Transport(format!("answer is not JSON (HTTP {status}): {e}")))?;
+    if (200..300).contains(&status) {
+        return Ok(body);
+    }
+    let message = body["error"]["message"]
+        .as_str()
+        .unwrap_or("no message")
+        .to_owned();
+    Err(Failure::Api { status, message })
+}
+
+/// Runs a blocking Stripe call off the async executor.
+///
+/// # Errors
+/// The call's [`Failure`], or a transport failure when the task dies.
+pub async fn call<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, Failure> + Send + 'static,
+) -> Result<T, Failure> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .unwrap_or_else(|e| Err(Failure::Transport(format!("task: {e}"))))
+}
+
+/// How far a webhook's timestamp may be from now, as Stripe's libraries default.
+pub const SIGNATURE_TOLERANCE_SECS: i64 = 300;
+
+/// Checks `Stripe-Signature` (`t=<unix>,v1=<hex>[,v1=…]`) over the raw body: HMAC-SHA256 keyed
+/// with the whole `whsec_…` string, over `<t>.<body>`; any `v1` may match (secret rotation);
+/// compared in constant time; `t` within the tolerance of `now_unix`.
+///
+/// # Errors
+/// 400 `STRIPE_SIGNATURE_MISSING`, `STRIPE_SIGNATURE_INVALID` (malformed or no match) or
+/// `STRIPE_SIGNATURE_STALE`.
+pub fn verify_signature(
+    header: Option<&str>,
+    body: &[u8],
+    secret: &str,
+    now_unix: i64,
+) -> Result<()> {
+    let refuse = |code: &'static str, message: &str| Error::BadRequest {
+        code,
+        message: message.to_owned(),
+    };
+    let header = header.ok_or_else(|| {
+        refuse(
+            "STRIPE_SIGNATURE_MISSING",
+            "the Stripe-Signature header is missing",
+        )
+    })?;
+    let mut timestamp = None;
+    let mut signatures = Vec::new();
+    for part in header.split(',') {
+        match part.trim().split_once('=') {
+            Some(("t", value)) => timestamp = value.parse::<i64>().ok(),
+            Some(("v1", value)) => signatures.push(value),
+            _ => {}
+        }
+    }
+    let (Some(t), false) = (timestamp, signatures.is_empty()) else {
+        return Err(refuse(
+            "STRIPE_SIGNATURE_INVALID",
+            "Stripe-Signature needs t=<unix seconds> and at least one v1=<hex>",
+        ));
+    };
+    let mut signed = format!("{t}.").into_bytes();
+    signed.extend_from_slice(body);
+    let expected = hex(&hmac_sha256(secret.as_bytes(), &signed));
+    if !signatures
+        .iter()
+        .any(|candidate| constant_time_eq(candidate.as_bytes(), expected.as_bytes()))
+    {
+        return Err(refuse(
+            "STRIPE_SIGNATURE_INVALID",
+            "no v1 signature matches this body and the webhook secret",
+        ));
+    }
+    if (now_unix - t).abs() > SIGNATURE_TOLERANCE_SECS {
+        return Err(refuse(
+            "STRIPE_SIGNATURE_STALE",
+            "the signature's timestamp is more than 300 s from now",
+        ));
+    }
+    Ok(())
+}
+
+/// HMAC-SHA256 (RFC 2104).
+pub fn hmac_sha256(key: &[u8], message: &[u8]) -> [u8; 32] {
+    const BLOCK: usize = 64;
+    let mut block = [0u8; BLOCK];
+    if key.len() > BLOCK {
+        block[..32].copy_from_slice(&Sha256::digest(key));
+    } else {
+        block[..key.len()].copy_from_slice(key);
+    }
+    let pad = |byte: u8| block.map(|b| b ^ byte);
+    let inner = Sha256::new()
+        .chain_update(pad(0x36))
+        .chain_update(message)
+        .finalize();
+    Sha256::new()
+        .chain_update(pad(0x5c))
+        .chain_update(inner)
+        .finalize()
+        .into()
+}
+
+/// Lowercase hex.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// `POST /api/sell/register` on the Stripe rail: creates the seller's Connect Express account
+/// once (`agent:<id>:account`), reads its state, and answers a fresh onboarding link until
+/// Stripe reports payouts enabled.
+///
+/// # Errors
+/// `STRIPE_ERROR` / `STRIPE_UNAVAILABLE` (502); database failure.
+pub async fn register_seller(app: &App, client: Arc<Client>, agent: &AgentRow) -> Result<Value> {
+    let agent_id = agent.id.clone();
+    let existing = app
+        .store
+        .read(move |conn| store::account_of(conn, &agent_id))
+        .await?
+        .filter(|a| a.rail == RAIL_STRIPE && a.account_ref.is_some());
+    let account = match existing {
+        Some(account) => account,
+        None => {
+            let (c, handle, key) = (
+                client.clone(),
+                agent.handle.clone(),
+                format!("agent:{}:account", agent.id),
+            );
+            let created = call(move || {
+                c.post(
+                    "/v1/accounts",
+                    &[
+                        ("type", "express".into()),
+                        ("capabilities[transfers][requested]", "true".into()),
+                        ("metadata[bourse_handle]", handle),
+                    ],
+                    &key,
+                )
+            })
+            .await?;
+            let reference = object_id(&created, "acct_")?;
+            let (agent_id, fresh, now) =
+                (agent.id.clone(), payments::new_onboarding_id(), app.now());
+            app.store
+                .write(move |tx| {
+                    store::open_account(tx, &agent_id, &fresh, RAIL_STRIPE, Some(&reference), &now)
+                })
+                .await?
+        }
+    };
+    let reference = account.account_ref.clone().unwrap_or_default();
+    let complete = sync_account(app, &client, &reference).await?;
+    let link = if complete {
+        None
+    } else {
+        Some(account_link(app, &client, &account.onboarding_id, &reference).await?)
+    };
+    Ok(json!({
+        "rail": RAIL_STRIPE,
+        "status": if complete { "complete" } else { "pending" },
+        "accountId": reference,
+        "onboardingUrl": link.as_ref().map(|l| l.0.clone()),
+        "onboardingUrlExpiresAt": link.and_then(|l| l.1),
+        "note": if complete {
+            "payouts are connected: paid listings can be sold"
+        } else {
+            "open onboardingUrl (single use, short-lived) to finish Stripe onboarding; call again for a fresh link"
+        },
+    }))
+}
+
+/// Reads the account from Stripe and stores whether its payouts are enabled.
+async fn sync_account(app: &App, client: &Arc<Client>, reference: &str) -> Result<bool> {
+    let (c, path) = (client.clone(), format!("/v1/accounts/{reference}"));
+    let account = call(move || c.get(&path)).await?;
+    let complete = account["payouts_enabled"].as_bool() == Some(true);
+    let (reference, now) = (reference.to_owned(), app.now());
+    app.store
+        .write(move |tx| {
+            store::set_account_status(tx, AccountKey::Reference(&reference), complete, &now)
+        })
+        .await?;
+    Ok(complete)
+}
+
+/// A fresh single-use onboarding link; Stripe sends the seller back to `/sell/connect/{id}`
+/// when it is done or the link has expired.
+async fn account_link(
+    app: &App,
+    client: &Arc<Client>,
+    onboarding_id: &str,
+    reference: &str,
+) -> Result<(String, Option<String>)> {
+    let back = app.url(&format!("/sell/connect/{onboarding_id}"));
+    // Links are single use and expire within minutes, so each call makes a new one (creating a
+    // link has no effect to deduplicate); the key still makes a retried request safe.
+    let key = format!("account:{reference}:link:{}", b64url(&random_bytes::<12>()));
+    let (c, reference) = (client.clone(), reference.to_owned());
+    let link = call(move || {
+        c.post(
+            "/v1/account_links",
+            &[
+                ("account", reference),
+                ("type", "account_onboarding".into()),
+                ("refresh_url", back.clone()),
+                ("return_url", back),
+            ],
+            &key,
+        )
+    })
+    .await?;
+    let url = link["url"]
+        .as_str()
+        .filter(|u| u.starts_with("https://") || u.starts_with("http://"))
+        .ok_or_else(|| malformed("an account link without a url"))?
+        .to_owned();
+    let expires = link["expires_at"]
+        .as_i64()
+        .and_then(|t| jiff::Timestamp::from_second(t).ok())
+        .map(rfc3339);
+    Ok((url, expires))
+}
+
+/// `GET /sell/connect/{id}`, where Stripe returns the seller: `Ok(None)` when payouts are
+/// connected, else a fresh onboarding link to send the browser to.
+///
+/// # Errors
+/// `NOT_FOUND` for an unknown onboarding; 502 when Stripe fails.
+pub async fn connect_return(app: &App, onboarding_id: &str) -> Result<Option<String>> {
+    let client = app
+        .stripe
+        .clone()
+        .ok_or_else(|| Error::NotFound("Stripe is not this server's payment rail".into()))?;
+    let id = onboarding_id.to_owned();
+    let account = app
+        .store
+        .read(move |conn| store::account_by_onboarding(conn, &id))
+        .await?
+        .filter(|a| a.rail == RAIL_STRIPE)
+        .ok_or_else(|| Error::NotFound("no such onboarding".into()))?;
+    let reference = account.account_ref.unwrap_or_default();
+    if sync_account(app, &client, &reference).await? {
+        return Ok(None);
+    }
+    Ok(Some(
+        account_link(app, &client, onboarding_id, &reference)
+            .await?
+            .0,
+    ))
+}
+
+/// Opens the Stripe Checkout Session of a pending purchase (`purchase:<id>:checkout`) and
+/// stores its id and URL. The session expires 30 s before the local reservation, so Stripe
+/// never takes money for a reservation already released. On failure the reservation is
+/// cancelled and the error answered.
+///
+/// # Errors
+/// `STRIPE_ERROR` / `STRIPE_UNAVAILABLE` (502); database failure.
+pub async fn open_checkout(
+    app: &App,
+    client: Arc<Client>,
+    purchase: &PurchaseRow,
+    title: &str,
+) -> Result<(String, String)> {
+    let expires_at = purchase
+        .expires_at
+        .as_deref()
+        .and_then(|t| t.parse::<jiff::Timestamp>().ok())
+        .map_or(0, |t| t.as_second() - 30);
+    let verify = app.url("/api/svcpay/receipts/{CHECKOUT_SESSION_ID}/verify");
+    let name: String = title.chars().take(250).collect();
+    let mut params = vec![
+        ("mode", "payment".to_owned()),
+        ("line_items[0][quantity]", "1".into()),
+        ("line_items[0][price_data][currency]", "usd".into()),
+        (
+            "line_items[0][price_data][unit_amount]",
+            purchase.amount_cents.to_string(),
+        ),
+        ("line_items[0][price_data][product_data][name]", name),
+        ("client_reference_id", purchase.id.clone()),
+        ("metadata[purchase_id]", purchase.id.clone()),
+        ("payment_intent_data[transfer_group]", purchase.id.clone()),
+        (
+            "payment_intent_data[metadata][purchase_id]",
+            purchase.id.clone(),
+        ),
+        ("expires_at", expires_at.to_string()),
+        ("success_url", verify.clone()),
+        ("cancel_url", verify),
+    ];
+    if let Some(email) = &purchase.email {
+        params.push(("customer_email", email.clone()));
+    }
+    let (c, key) = (client, format!("purchase:{}:checkout", purchase.id));
+    let created = call(move || c.post("/v1/checkout/sessions", &params, &key)).await;
+    let opened = created.map_err(Error::from).and_then(|session| {
+        let id = object_id(&session, "cs_")?;
+        let url = session["url"]
+            .as_str()
+            .ok_or_else(|| malformed("a checkout session without a url"))?
+            .to_owned();
+        Ok((id, url))
+    });
+    let (id, answer) = (purchase.id.clone(), opened);
+    let stored = answer
+        .as_ref()
+        .ok()
+        .map(|(session, url)| (session.clone(), url.clone()));
+    app.store
+        .write(move |tx| match stored {
+            Some((session, url)) => store::set_checkout(tx, &id, &session, &url),
+            // Nothing was charged: free the reservation at once.
+            None => store::end_checkout(tx, &id, "cancelled").map(|_| ()),
+        })
+        .await?;
+    answer
+}
+
+/// `POST /api/webhooks/stripe`: verifies the signature over the raw body, then handles each
+/// event once (its id is recorded in the same transaction as its effect):
+/// `checkout.session.completed` with `payment_status: paid` and
+/// `checkout.session.async_payment_succeeded` pay the purchase (a payment that raced the expiry
+/// revives it while the listing is still available, else the payment is refunded);
+/// `checkout.session.expired` and `…async_payment_failed` end it; `account.updated` records
+/// whether the seller's payouts are enabled. Other events are acknowledged and ignored.
+///
+/// # Errors
+/// 404 off the Stripe rail; 400 `STRIPE_SIGNATURE_*`; 400 for a body that is not an event.
+pub async fn webhook(app: &App, signature: Option<&str>, body: &[u8]) -> Result<Value> {
+    let client = app.stripe.clone().ok_or_else(|| {
+        Error::NotFound(
+            "no route for /api/webhooks/stripe: Stripe is not this server's payment rail".into(),
+        )
+    })?;
+    verify_signature(
+        signature,
+        body,
+        client.webhook_secret(),
+        app.clock.wall().as_second(),
+    )?;
+    let event: Value = serde_json::from_slice(body)
+        .map_err(|e| Error::InvalidJson(format!("the event is not JSON: {e}")))?;
+    let (Some(id), Some(kind)) = (event["id"].as_str(), event["type"].as_str()) else {
+        return Err(Error::invalid("a Stripe event needs `id` and `type`"));
+    };
+    let object = &event["data"]["object"];
+    let text = |key: &str| object[key].as_str().map(str::to_owned);
+    let action = match kind {
+        "checkout.session.completed" if object["payment_status"] == "paid" => {
+            text("id").map(|s| Action::Paid(s, text("payment_intent")))
+        }
+        "checkout.session.async_payment_succeeded" => {
+            text("id").map(|s| Action::Paid(s, text("payment_intent")))
+        }
+        "checkout.session.expired" | "checkout.session.async_payment_failed" => {
+            text("id").map(Action::Ended)
+        }
+        "account.updated" => {
+            text("id").map(|a| Action::Account(a, object["payouts_enabled"] == true))
+        }
+        _ => None,
+    };
+    let (id, kind) = (id.to_owned(), kind.to_owned());
+    let (keyring, now) = (app.keyring.clone(), app.now());
+    let answer_kind = kind.clone();
+    let outcome = app
+        .store
+        .write(move |tx| {
+            if !store::record_event(tx, &id, &kind, &now)? {
+                return Ok(Outcome::Duplicate);
+            }
+            let Some(action) = action else {
+                return Ok(Outcome::Ignored);
+            };
+            match action {
+                Action::Paid(session, payment_ref) => {
+                    match purchases::pay_in(
+                        tx,
+                        &keyring,
+                        &now,
+                        &session,
+                        payment_ref.as_deref(),
+                        true,
+                    ) {
+                        Ok((_, settled)) => Ok(Outcome::Paid(Box::new(settled))),
+                        Err(Error::NotFound(_)) => Ok(Outcome::Unknown),
+                        Err(Error::Conflict { .. }) => Ok(Outcome::Refund(payment_ref)),
+                        Err(other) => Err(other),
+                    }
+                }
+                Action::Ended(session) => {
+                    let Some(purchase) = crate::store::purchases::find_by_session(tx, &session)?
+                    else {
+                        return Ok(Outcome::Unknown);
+                    };
+                    store::end_checkout(tx, &purchase.id, "expired")?;
+                    Ok(Outcome::Ended)
+                }
+                Action::Account(reference, enabled) => {
+                    let changed = store::set_account_status(
+                        tx,
+                        AccountKey::Reference(&reference),
+                        enabled,
+                        &now,
+                    )?;
+                    Ok(if changed == 0 {
+                        Outcome::Unknown
+                    } else {
+                        Outcome::Account
+                    })
+                }
+            }
+        })
+        .await?;
+    let handled = match outcome {
+        Outcome::Duplicate => "duplicate",
+        Outcome::Ignored => "ignored",
+        Outcome::Unknown => "unknown_object",
+        Outcome::Ended => "checkout_ended",
+        Outcome::Account => "account_updated",
+        Outcome::Paid(settled) => {
+            purchases::publish(app, *settled);
+            "paid"
+        }
+        Outcome::Refund(payment_ref) => {
+            refund(client, payment_ref).await;
+            "refunded"
+        }
+    };
+    Ok(json!({ "received": true, "type": answer_kind, "handled": handled }))
+}
+
+enum Action {
+    Paid(String, Option<String>),
+    Ended(String),
+    Account(String, bool),
+}
+
+enum Outcome {
+    Duplicate,
+    Ignored,
+    Unknown,
+    Ended,
+    Account,
+    Paid(Box<purchases::Settled>),
+    Refund(Option<String>),
+}
+
+/// Gives back a payment that arrived for a checkout that can no longer be sold (it expired and
+/// the listing went to someone else). A failure is logged for the operator; the webhook is
+/// still acknowledged, since a redelivery would find the event already handled.
+async fn refund(client: Arc<Client>, payment_intent: Option<String>) {
+    let Some(payment_intent) = payment_intent else {
+        tracing::error!(
+            "a paid Stripe checkout could not be sold and names no payment intent to refund"
+        );
+        return;
+    };
+    let key = format!("payment:{payment_intent}:refund");
+    let pi = payment_intent.clone();
+    if let Err(error) =
+        call(move || client.post("/v1/refunds", &[("payment_intent", pi)], &key)).await
+    {
+        tracing::error!(?error, %payment_intent, "refunding a payment for a closed checkout failed; refund it in the Stripe dashboard");
+    }
+}
+
+/// Transfers the seller's net of every card sale whose escrow clock has run
+/// (`purchase:<id>:transfer:<n>`), and releases the row once the transfer exists. A refused
+/// transfer stays held and is retried with backoff under the next key; an unanswered one is
+/// retried under the same key, so it cannot be made twice. Answers the rows released.
+///
+/// # Errors
+/// Database failure.
+pub async fn pay_out_due(app: &App, client: Arc<Client>) -> Result<usize> {
+    let now = app.now();
+    let due = app
+        .store
+        .read(move |conn| store::due_payouts(conn, &now, 50))
+        .await?;
+    let mut released = 0;
+    for row in due {
+        let attempt = match row.destination.clone() {
+            None => Err(Failure::Api {
+                status: 0,
+                message: "the seller has no Stripe account".into(),
+            }),
+            Some(destination) => {
+                let (c, key) = (
+                    client.clone(),
+                    format!("purchase:{}:transfer:{}", row.purchase_id, row.attempts),
+                );
+                let params = vec![
+                    ("amount", row.seller_net_cents.to_string()),
+                    ("currency", "usd".into()),
+                    ("destination", destination),
+                    ("transfer_group", row.purchase_id.clone()),
+                    ("metadata[purchase_id]", row.purchase_id.clone()),
+                ];
+                call(move || c.post("/v1/transfers", &params, &key))
+                    .await
+                    .and_then(|t| {
+                        object_id(&t, "tr_").map_err(|e| Failure::Transport(e.to_string()))
+                    })
+            }
+        };
+        let (ledger_id, now) = (row.ledger_id.clone(), app.now());
+        match attempt {
+            Ok(transfer) => {
+                let done = app
+                    .store
+                    .write(move |tx| store::mark_paid_out(tx, &ledger_id, &transfer, &now))
+                    .await?;
+                released += usize::from(done);
+            }
+            Err(failure) => {
+                let definite = matches!(failure, Failure::Api { .. });
+                let wait = if definite {
+                    (60_i64 << row.attempts.clamp(0, 8)).min(6 * 3600)
+                } else {
+                    60
+                };
+                let retry_at = rfc3339(
+                    app.clock
+                        .now()
+                        .checked_add(jiff::SignedDuration::from_secs(wait))
+                        .unwrap_or(jiff::Timestamp::MAX),
+                );
+                tracing::warn!(?failure, purchase = %row.purchase_id, "escrow payout failed; will retry");
+                let message = Error::from(failure).to_string();
+                app.store
+                    .write(move |tx| {
+                        store::mark_payout_failed(tx, &ledger_id, &message, &retry_at, definite)
+                    })
+                    .await?;
+            }
+        }
+    }
+    Ok(released)
+}
+
+/// The `id` of a Stripe object, checked against its prefix.
+fn object_id(object: &Value, prefix: &str) -> Result<String> {
+    object["id"]
+        .as_str()
+        .filter(|id| id.starts_with(prefix))
+        .map(str::to_owned)
+        .ok_or_else(|| malformed(&format!("an answer without a {prefix}… id")))
+}
+
+fn malformed(what: &str) -> Error {
+    Error::Upstream {
+        code: "STRIPE_ERROR",
+        message: format!("Stripe sent {what}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hmac_matches_rfc_4231_case_2() {
+        assert_eq!(
+            hex(&hmac_sha256(b"Jefe", b"what do ya want for nothing?")),
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+        );
+        // A key longer than the block is hashed first (RFC 4231 case 6).
+        assert_eq!(
+            hex(&hmac_sha256(
+                &[0xaa; 131],
+                b"Test Using Larger Than Block-Size Key - Hash Key First"
+            )),
+            "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54"
+        );
+    }
+
+    #[test]
+    fn stripe_signature_vector_and_every_refusal() {
+        let good = "c89214b5b5da833daed6f0b8c5bb6bd58cea9022bd80ccc78230f3942d632925";
+        let body = br#"{"id":"evt_1"}"#;
+        let check = |header: Option<&str>, now: i64| {
+            verify_signature(header, body, "whsec_test", now).map_err(|e| e.code())
+        };
+        assert_eq!(
+            check(Some(&format!("t=1700000000,v1={good}")), 1_700_000_000),
+            Ok(())
+        );
+        // Any v1 may match; other schemes are ignored.
+        assert_eq!(
+            check(
+                Some(&format!("t=1700000000,v0=00,v1=deadbeef,v1={good}")),
+                1_700_000_100
+            ),
+            Ok(())
+        );
+        assert_eq!(check(None, 1_700_000_000), Err("STRIPE_SIGNATURE_MISSING"));
+        assert_eq!(
+            check(Some("garbage"), 1_700_000_000),
+            Err("STRIPE_SIGNATURE_INVALID")
+        );
+        assert_eq!(
+            check(Some("t=1700000000,v1=deadbeef"), 1_700_000_000),
+            Err("STRIPE_SIGNATURE_INVALID")
+        );
+        assert_eq!(
+            check(Some(&format!("t=1700000000,v1={good}")), 1_700_000_301),
+            Err("STRIPE_SIGNATURE_STALE")
+        );
+        assert_eq!(
+            check(Some(&format!("t=1700000000,v1={good}")), 1_700_000_300),
+            Ok(())
+        );
+    }
+}

@@ -1,0 +1,258 @@
+//! Payment-rail state: sellers' payout accounts, checkout expiry, escrow release and payouts,
+//! and the webhook events already handled.
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use crate::error::Result;
+
+/// A seller's payout account on a rail.
+#[derive(Clone, Debug)]
+pub struct PayoutAccount {
+    pub agent_id: String,
+    /// The id of the onboarding (its page's capability).
+    pub onboarding_id: String,
+    /// `pending` or `complete`.
+    pub status: String,
+    /// `sandbox` or `stripe`.
+    pub rail: String,
+    /// The account's id on the rail (Stripe: `acct_…`).
+    pub account_ref: Option<String>,
+}
+
+const ACCOUNT_COLUMNS: &str = "agent_id, onboarding_id, status, rail, account_ref";
+
+fn account_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<PayoutAccount> {
+    Ok(PayoutAccount {
+        agent_id: r.get(0)?,
+        onboarding_id: r.get(1)?,
+        status: r.get(2)?,
+        rail: r.get(3)?,
+        account_ref: r.get(4)?,
+    })
+}
+
+/// The payout account of a seller.
+///
+/// # Errors
+/// Database failure.
+pub fn account_of(conn: &Connection, agent_id: &str) -> Result<Option<PayoutAccount>> {
+    let sql = format!("SELECT {ACCOUNT_COLUMNS} FROM payout_accounts WHERE agent_id = ?1");
+    Ok(conn
+        .prepare_cached(&sql)?
+        .query_row([agent_id], account_from_row)
+        .optional()?)
+}
+
+/// The payout account behind an onboarding id.
+///
+/// # Errors
+/// Database failure.
+pub fn account_by_onboarding(
+    conn: &Connection,
+    onboarding_id: &str,
+) -> Result<Option<PayoutAccount>> {
+    let sql = format!("SELECT {ACCOUNT_COLUMNS} FROM payout_accounts WHERE onboarding_id = ?1");
+    Ok(conn
+        .prepare_cached(&sql)?
+        .query_row([onboarding_id], account_from_row)
+        .optional()?)
+}
+
+/// Starts (or keeps) a seller's onboarding on `rail`: a row from another rail starts over as
+/// `pending` with the new account reference.
+///
+/// # Errors
+/// Database failure.
+pub fn open_account(
+    conn: &Connection,
+    agent_id: &str,
+    fresh_onboarding_id: &str,
+    rail: &str,
+    account_ref: Option<&str>,
+    now: &str,
+) -> Result<PayoutAccount> {
+    conn.prepare_cached(
+        "INSERT INTO payout_accounts (agent_id, onboarding_id, status, created_at, rail, account_ref)
+         VALUES (?1, ?2, 'pending', ?3, ?4, ?5)
+         ON CONFLICT (agent_id) DO UPDATE SET status = 'pending', completed_at = NULL, rail = excluded.rail,
+             account_ref = excluded.account_ref
+         WHERE payout_accounts.rail != excluded.rail OR payout_accounts.account_ref IS NOT excluded.account_ref",
+    )?
+    .execute(params![agent_id, fresh_onboarding_id, now, rail, account_ref])?;
+    Ok(account_of(conn, agent_id)?.expect("just written"))
+}
+
+/// Marks onboarding complete (or, on the Stripe rail, back to pending when Stripe disables
+/// payouts), by onboarding id or by the rail's account reference. Answers the rows changed.
+///
+/// # Errors
+/// Database failure.
+pub fn set_account_status(
+    conn: &Connection,
+    key: AccountKey<'_>,
+    complete: bool,
+    now: &str,
+) -> Result<usize> {
+    let (column, value) = match key {
+        AccountKey::Onboarding(id) => ("onboarding_id", id),
+        AccountKey::Reference(reference) => ("account_ref", reference),
+    };
+    let sql = format!(
+        "UPDATE payout_accounts SET status = CASE WHEN ?2 THEN 'complete' ELSE 'pending' END,
+             completed_at = CASE WHEN ?2 THEN coalesce(completed_at, ?3) END
+         WHERE {column} = ?1"
+    );
+    Ok(conn
+        .prepare_cached(&sql)?
+        .execute(params![value, complete, now])?)
+}
+
+/// How [`set_account_status`] finds the account.
+#[derive(Clone, Copy)]
+pub enum AccountKey<'a> {
+    Onboarding(&'a str),
+    Reference(&'a str),
+}
+
+/// Marks pending checkouts whose time is up as expired, freeing their reservations.
+///
+/// # Errors
+/// Database failure.
+pub fn expire_checkouts(conn: &Connection, now: &str) -> Result<usize> {
+    Ok(conn
+        .prepare_cached(
+            "UPDATE purchases SET status = 'expired' WHERE status = 'pending_payment' AND expires_at <= ?1",
+        )?
+        .execute([now])?)
+}
+
+/// Marks one pending checkout as ended (`expired` or `cancelled`); answers whether it was
+/// pending.
+///
+/// # Errors
+/// Database failure.
+pub fn end_checkout(conn: &Connection, purchase_id: &str, status: &str) -> Result<bool> {
+    Ok(conn
+        .prepare_cached(
+            "UPDATE purchases SET status = ?2 WHERE id = ?1 AND status = 'pending_payment'",
+        )?
+        .execute(params![purchase_id, status])?
+        > 0)
+}
+
+/// Stores the rail's checkout session of a pending purchase.
+///
+/// # Errors
+/// Database failure.
+pub fn set_checkout(conn: &Connection, purchase_id: &str, session: &str, url: &str) -> Result<()> {
+    conn.prepare_cached(
+        "UPDATE purchases SET checkout_session = ?2, checkout_url = ?3 WHERE id = ?1",
+    )?
+    .execute(params![purchase_id, session, url])?;
+    Ok(())
+}
+
+/// Releases the held rows whose escrow clock has run, on rails that need no payout call
+/// (sandbox checkout, wallet). Card rows are released one by one after their transfer.
+///
+/// # Errors
+/// Database failure.
+pub fn release_due_without_payout(conn: &Connection, now: &str) -> Result<usize> {
+    Ok(conn
+        .prepare_cached(
+            "UPDATE ledger SET status = 'released', released_at = ?1
+             WHERE status = 'held' AND release_at IS NOT NULL AND release_at <= ?1 AND rail != 'card'",
+        )?
+        .execute([now])?)
+}
+
+/// A held card row due for its payout.
+#[derive(Clone, Debug)]
+pub struct DuePayout {
+    pub ledger_id: String,
+    pub purchase_id: String,
+    pub seller_net_cents: i64,
+    /// The seller's Stripe account, if it has one.
+    pub destination: Option<String>,
+    /// Definite failures so far (names the idempotency key of the next attempt).
+    pub attempts: i64,
+}
+
+/// Card rows whose escrow clock has run and whose retry time (if any) has come.
+///
+/// # Errors
+/// Database failure.
+pub fn due_payouts(conn: &Connection, now: &str, limit: i64) -> Result<Vec<DuePayout>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT l.id, l.purchase_id, p.seller_net_cents, a.account_ref, l.payout_attempts
+         FROM ledger l JOIN purchases p ON p.id = l.purchase_id
+         LEFT JOIN payout_accounts a ON a.agent_id = p.seller_id AND a.rail = 'stripe'
+         WHERE l.status = 'held' AND l.rail = 'card' AND l.release_at IS NOT NULL AND l.release_at <= ?1
+           AND (l.payout_retry_at IS NULL OR l.payout_retry_at <= ?1)
+         ORDER BY l.release_at LIMIT ?2",
+    )?;
+    let rows = stmt.query_map(params![now, limit], |r| {
+        Ok(DuePayout {
+            ledger_id: r.get(0)?,
+            purchase_id: r.get(1)?,
+            seller_net_cents: r.get(2)?,
+            destination: r.get(3)?,
+            attempts: r.get(4)?,
+        })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Records a payout made: the row is released with the rail's reference.
+///
+/// # Errors
+/// Database failure.
+pub fn mark_paid_out(
+    conn: &Connection,
+    ledger_id: &str,
+    reference: &str,
+    now: &str,
+) -> Result<bool> {
+    Ok(conn
+        .prepare_cached(
+            "UPDATE ledger SET status = 'released', released_at = ?3, payout_ref = ?2, payout_error = NULL,
+                 payout_retry_at = NULL
+             WHERE id = ?1 AND status = 'held'",
+        )?
+        .execute(params![ledger_id, reference, now])?
+        > 0)
+}
+
+/// Records a failed payout attempt; the row stays held until `retry_at`. `definite` failures
+/// (the rail refused) move to the next idempotency key; unknown outcomes keep it.
+///
+/// # Errors
+/// Database failure.
+pub fn mark_payout_failed(
+    conn: &Connection,
+    ledger_id: &str,
+    error: &str,
+    retry_at: &str,
+    definite: bool,
+) -> Result<()> {
+    conn.prepare_cached(
+        "UPDATE ledger SET payout_error = ?2, payout_retry_at = ?3,
+             payout_attempts = payout_attempts + CASE WHEN ?4 THEN 1 ELSE 0 END
+         WHERE id = ?1 AND status = 'held'",
+    )?
+    .execute(params![ledger_id, error, retry_at, definite])?;
+    Ok(())
+}
+
+/// Records a webhook event id; `false` when it was already handled.
+///
+/// # Errors
+/// Database failure.
+pub fn record_event(conn: &Connection, id: &str, kind: &str, now: &str) -> Result<bool> {
+    Ok(conn
+        .prepare_cached(
+            "INSERT INTO webhook_events (id, type, received_at) VALUES (?1, ?2, ?3) ON CONFLICT (id) DO NOTHING",
+        )?
+        .execute(params![id, kind, now])?
+        > 0)
+}

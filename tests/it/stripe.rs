@@ -1,0 +1,683 @@
+//! The Stripe rail against a local fake Stripe (no network): Connect Express onboarding,
+//! Checkout Sessions with idempotency keys, signed webhooks, and the transfer at escrow release.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bourse::clock::Clock;
+use bourse::config::{Payments, StripeSettings};
+use bourse::http::router::percent_decode_with;
+use bourse::service::stripe::{hex, hmac_sha256};
+use serde_json::{Value, json};
+
+use crate::seller_twin::{Mode, SellerTwin};
+use crate::support::{Party, TestServer};
+
+const WEBHOOK_SECRET: &str = "whsec_local_test_secret";
+
+/// One request the fake received.
+#[derive(Clone, Debug)]
+struct Seen {
+    method: String,
+    path: String,
+    idempotency_key: Option<String>,
+    authorization: Option<String>,
+    form: HashMap<String, String>,
+}
+
+#[derive(Default)]
+struct State {
+    seen: Vec<Seen>,
+    payouts_enabled: bool,
+    transfer_failures: usize,
+    checkout_down: bool,
+    sessions: usize,
+    /// Idempotency: the first answer to a key is replayed, as Stripe does.
+    answered: HashMap<String, (u16, Value)>,
+}
+
+/// A fake Stripe API on 127.0.0.1: answers the calls bourse makes and records them.
+struct FakeStripe {
+    url: String,
+    state: Arc<Mutex<State>>,
+}
+
+impl FakeStripe {
+    fn start() -> FakeStripe {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let state = Arc::new(Mutex::new(State::default()));
+        let shared = state.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { continue };
+                let state = shared.clone();
+                std::thread::spawn(move || {
+                    let mut reader = BufReader::new(stream.try_clone().unwrap());
+                    let mut line = String::new();
+                    reader.read_line(&mut line).unwrap();
+                    let mut parts = line.split_whitespace();
+                    let method = parts.next().unwrap_or_default().to_owned();
+                    let path = parts.next().unwrap_or_default().to_owned();
+                    let mut headers = HashMap::new();
+                    loop {
+                        let mut header = String::new();
+                        reader.read_line(&mut header).unwrap();
+                        let header = header.trim_end();
+                        if header.is_empty() {
+                            break;
+                        }
+                        if let Some((k, v)) = header.split_once(':') {
+                            headers.insert(k.trim().to_ascii_lowercase(), v.trim().to_owned());
+                        }
+                    }
+                    let length: usize = headers
+                        .get("content-length")
+                        .and_then(|v| v.parse().ok())
+                        .unwrap_or(0);
+                    let mut body = vec![0; length];
+                    reader.read_exact(&mut body).unwrap();
+                    let form = String::from_utf8_lossy(&body)
+                        .split('&')
+                        .filter_map(|pair| pair.split_once('='))
+                        .map(|(k, v)| (percent_decode_with(k, true), percent_decode_with(v, true)))
+                        .collect();
+                    let seen = Seen {
+                        method,
+                        path,
+                        idempotency_key: headers.get("idempotency-key").cloned(),
+                        authorization: headers.get("authorization").cloned(),
+                        form,
+                    };
+                    let (status, answer) = answer(&state, seen);
+                    let text = answer.to_string();
+                    let _ = write!(
+                        stream,
+                        "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{text}",
+                        text.len()
+                    );
+                });
+            }
+        });
+        FakeStripe { url, state }
+    }
+
+    fn seen(&self, path_prefix: &str) -> Vec<Seen> {
+        let state = self.state.lock().unwrap();
+        state
+            .seen
+            .iter()
+            .filter(|s| s.path.starts_with(path_prefix))
+            .cloned()
+            .collect()
+    }
+
+    fn set(&self, change: impl FnOnce(&mut State)) {
+        change(&mut self.state.lock().unwrap());
+    }
+}
+
+fn answer(state: &Mutex<State>, seen: Seen) -> (u16, Value) {
+    let mut state = state.lock().unwrap();
+    state.seen.push(seen.clone());
+    if seen.authorization.as_deref() != Some("Bearer sk_test_123") {
+        return (401, json!({"error": {"message": "bad key"}}));
+    }
+    if let Some(replay) = seen
+        .idempotency_key
+        .as_ref()
+        .and_then(|k| state.answered.get(k))
+    {
+        return replay.clone();
+    }
+    let reply = match (seen.method.as_str(), seen.path.as_str()) {
+        ("POST", "/v1/accounts") => (
+            200,
+            json!({"id": "acct_test1", "object": "account", "payouts_enabled": false}),
+        ),
+        ("GET", "/v1/accounts/acct_test1") => (
+            200,
+            json!({"id": "acct_test1", "object": "account", "payouts_enabled": state.payouts_enabled}),
+        ),
+        ("POST", "/v1/account_links") => (
+            200,
+            json!({"object": "account_link", "url": "https://connect.stripe.test/setup/acct_test1", "expires_at": 1_795_000_000}),
+        ),
+        ("POST", "/v1/checkout/sessions") if state.checkout_down => {
+            (500, json!({"error": {"message": "something went wrong"}}))
+        }
+        ("POST", "/v1/checkout/sessions") => {
+            state.sessions += 1;
+            let id = format!("cs_test_{}", state.sessions);
+            (
+                200,
+                json!({"id": id, "object": "checkout.session", "url": format!("https://checkout.stripe.test/c/pay/{id}"), "status": "open", "payment_status": "unpaid"}),
+            )
+        }
+        ("POST", "/v1/transfers") if state.transfer_failures > 0 => {
+            state.transfer_failures -= 1;
+            (
+                400,
+                json!({"error": {"message": "insufficient available funds"}}),
+            )
+        }
+        ("POST", "/v1/transfers") => (200, json!({"id": "tr_test1", "object": "transfer"})),
+        ("POST", "/v1/refunds") => (200, json!({"id": "re_test1", "object": "refund"})),
+        _ => (
+            404,
+            json!({"error": {"message": "unrecognized request URL"}}),
+        ),
+    };
+    if let Some(key) = seen.idempotency_key {
+        state.answered.insert(key, reply.clone());
+    }
+    reply
+}
+
+fn stripe_server(fake: &FakeStripe) -> TestServer {
+    let api_base = fake.url.clone();
+    TestServer::start_with(move |config| {
+        config.payments = Payments::Stripe(StripeSettings {
+            secret_key: "sk_test_123".into(),
+            webhook_secret: WEBHOOK_SECRET.into(),
+            api_base,
+        });
+    })
+}
+
+/// Posts an event signed as Stripe signs it, `t` = the server's clock + `offset`.
+fn deliver(server: &TestServer, event: &Value, secret: &str, offset: i64) -> crate::support::Resp {
+    let body = event.to_string();
+    let t = server.clock.now().as_second() + offset;
+    let v1 = hex(&hmac_sha256(
+        secret.as_bytes(),
+        format!("{t}.{body}").as_bytes(),
+    ));
+    server.request(
+        "POST",
+        "/api/webhooks/stripe",
+        &[("stripe-signature", &format!("t={t},v1={v1}"))],
+        Some(body.as_bytes()),
+    )
+}
+
+fn event(id: &str, kind: &str, object: Value) -> Value {
+    json!({"id": id, "object": "event", "type": kind, "livemode": false, "data": {"object": object}})
+}
+
+/// A seller with a verified endpoint whose Stripe payouts are enabled.
+fn stripe_seller(server: &TestServer, fake: &FakeStripe) -> (Party, SellerTwin) {
+    let seller = server.party("seller");
+    let twin = SellerTwin::start(
+        &server.base,
+        b"the paid bytes".to_vec(),
+        "text/plain",
+        Mode::Honest,
+    );
+    assert_eq!(
+        server
+            .send_auth(
+                "PUT",
+                "/api/sell/delivery-endpoint",
+                &seller.key,
+                &json!({"url": twin.url})
+            )
+            .status,
+        200
+    );
+    let first = server.send_auth("POST", "/api/sell/register", &seller.key, &json!({}));
+    assert_eq!(
+        first.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&first.body)
+    );
+    let first = first.json();
+    assert_eq!(first["rail"], "stripe");
+    assert_eq!(first["status"], "pending");
+    assert_eq!(first["accountId"], "acct_test1");
+    assert_eq!(
+        first["onboardingUrl"],
+        "https://connect.stripe.test/setup/acct_test1"
+    );
+    let links = fake.seen("/v1/account_links");
+    assert_eq!(links[0].form["type"], "account_onboarding");
+    assert_eq!(links[0].form["account"], "acct_test1");
+    let back = links[0].form["return_url"].clone();
+    assert!(back.starts_with(&format!("{}/sell/connect/", server.base)));
+    assert_eq!(links[0].form["refresh_url"], back);
+    // Back from Stripe before finishing: the page sends the browser to a fresh link.
+    let browser: ureq::Agent = ureq::Agent::config_builder()
+        .max_redirects(0)
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let returned = browser.get(&back).call().unwrap();
+    assert_eq!(returned.status().as_u16(), 303);
+    assert_eq!(
+        returned.headers()["location"],
+        "https://connect.stripe.test/setup/acct_test1"
+    );
+
+    // Listing needs connected payouts until Stripe says so.
+    let body = json!({"title": "Tide tables", "description": "Hourly tides.", "priceCents": 2500, "verticalSlug": "research-data", "consent": true});
+    server
+        .send_auth("POST", "/api/marketplace/listings", &seller.key, &body)
+        .assert_error(409, "PAYOUTS_NOT_CONNECTED");
+    fake.set(|s| s.payouts_enabled = true);
+    let updated = deliver(
+        server,
+        &event(
+            "evt_account",
+            "account.updated",
+            json!({"id": "acct_test1", "object": "account", "payouts_enabled": true}),
+        ),
+        WEBHOOK_SECRET,
+        0,
+    );
+    assert_eq!(updated.status, 200);
+    assert_eq!(updated.json()["handled"], "account_updated");
+    let again = server
+        .send_auth("POST", "/api/sell/register", &seller.key, &json!({}))
+        .json();
+    assert_eq!(again["status"], "complete");
+    let mut done = browser.get(&back).call().unwrap();
+    assert_eq!(done.status().as_u16(), 200);
+    assert!(
+        done.body_mut()
+            .read_to_string()
+            .unwrap()
+            .contains("Payouts connected")
+    );
+    assert_eq!(again["onboardingUrl"], Value::Null);
+    let accounts = fake.seen("/v1/accounts");
+    let created: Vec<_> = accounts.iter().filter(|s| s.method == "POST").collect();
+    assert_eq!(created.len(), 1, "one Connect account per seller");
+    assert_eq!(created[0].form["type"], "express");
+    assert_eq!(
+        created[0].idempotency_key.as_deref(),
+        Some(format!("agent:{}:account", agent_id(server, &seller)).as_str())
+    );
+    (seller, twin)
+}
+
+fn agent_id(server: &TestServer, party: &Party) -> String {
+    server.get_auth("/api/agents/me", &party.key).json()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+fn list(server: &TestServer, seller: &Party, price: i64, extra: Value) -> String {
+    let base = json!({"title": "Tide tables", "description": "Hourly tides.", "priceCents": price, "verticalSlug": "research-data", "consent": true});
+    server.create_listing(seller, base, extra)
+}
+
+/// Polls the seller's dashboard until `check` holds (the commerce worker runs every second).
+fn wait_dashboard(server: &TestServer, seller: &Party, check: impl Fn(&Value) -> bool) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let dashboard = server.get_auth("/api/sell/dashboard", &seller.key).json();
+        if check(&dashboard) || Instant::now() > deadline {
+            return dashboard;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn stripe_checkout_signed_webhook_delivery_and_transfer_at_release() {
+    let fake = FakeStripe::start();
+    let server = stripe_server(&fake);
+    let (seller, _twin) = stripe_seller(&server, &fake);
+    let listing = list(&server, &seller, 2500, json!({}));
+    let buyer = server.party("buyer");
+
+    let bought = server.send_auth(
+        "POST",
+        &format!("/api/marketplace/listings/{listing}/purchase"),
+        &buyer.key,
+        &json!({"email": "buyer@example.com"}),
+    );
+    assert_eq!(
+        bought.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&bought.body)
+    );
+    let purchase = bought.json();
+    assert_eq!(purchase["status"], "pending_payment");
+    assert_eq!(purchase["rail"], "card");
+    assert_eq!(
+        purchase["checkoutUrl"],
+        "https://checkout.stripe.test/c/pay/cs_test_1"
+    );
+    let id = purchase["id"].as_str().unwrap().to_owned();
+    let sessions = fake.seen("/v1/checkout/sessions");
+    assert_eq!(sessions.len(), 1);
+    let form = &sessions[0].form;
+    assert_eq!(
+        sessions[0].idempotency_key.as_deref(),
+        Some(format!("purchase:{id}:checkout").as_str())
+    );
+    assert_eq!(form["mode"], "payment");
+    assert_eq!(form["line_items[0][price_data][unit_amount]"], "2500");
+    assert_eq!(form["line_items[0][price_data][currency]"], "usd");
+    assert_eq!(form["client_reference_id"], id);
+    assert_eq!(form["payment_intent_data[transfer_group]"], id);
+    assert_eq!(form["customer_email"], "buyer@example.com");
+    let expires: i64 = form["expires_at"].parse().unwrap();
+    let now = server.clock.now().as_second();
+    assert!(
+        (now + 30 * 60..=now + 24 * 3600).contains(&expires),
+        "Stripe accepts 30 min to 24 h"
+    );
+    assert!(
+        !form.contains_key("payment_intent_data[transfer_data][destination]"),
+        "separate charges and transfers: the platform holds the money"
+    );
+
+    let paid = event(
+        "evt_paid",
+        "checkout.session.completed",
+        json!({"id": "cs_test_1", "object": "checkout.session", "payment_status": "paid", "payment_intent": "pi_test1", "client_reference_id": id}),
+    );
+    // Forged, stale and unsigned deliveries change nothing.
+    deliver(&server, &paid, "whsec_wrong", 0).assert_error(400, "STRIPE_SIGNATURE_INVALID");
+    deliver(&server, &paid, WEBHOOK_SECRET, -301).assert_error(400, "STRIPE_SIGNATURE_STALE");
+    server
+        .request(
+            "POST",
+            "/api/webhooks/stripe",
+            &[],
+            Some(paid.to_string().as_bytes()),
+        )
+        .assert_error(400, "STRIPE_SIGNATURE_MISSING");
+    let pending = server
+        .get_auth(&format!("/api/marketplace/purchases/{id}"), &buyer.key)
+        .json();
+    assert_eq!(pending["status"], "pending_payment");
+
+    // Signed with several v1 values (secret rotation): any match is enough.
+    let body = paid.to_string();
+    let t = server.clock.now().as_second();
+    let good = hex(&hmac_sha256(
+        WEBHOOK_SECRET.as_bytes(),
+        format!("{t}.{body}").as_bytes(),
+    ));
+    let handled = server.request(
+        "POST",
+        "/api/webhooks/stripe",
+        &[(
+            "stripe-signature",
+            &format!("t={t},v1={},v1={good}", "0".repeat(64)),
+        )],
+        Some(body.as_bytes()),
+    );
+    assert_eq!(
+        handled.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&handled.body)
+    );
+    assert_eq!(handled.json()["handled"], "paid");
+    let duplicate = deliver(&server, &paid, WEBHOOK_SECRET, 0);
+    assert_eq!(duplicate.json()["handled"], "duplicate");
+
+    let delivered = server
+        .get_auth(&format!("/api/marketplace/purchases/{id}"), &buyer.key)
+        .json();
+    assert_eq!(delivered["status"], "delivered");
+    assert_eq!(delivered["delivery"]["content"], "the paid bytes");
+    assert_eq!(delivered["checkoutUrl"], Value::Null);
+    let receipt = server.get("/api/svcpay/receipts/cs_test_1/verify").json();
+    assert_eq!(receipt["verification"]["valid"], true, "{receipt}");
+    // The first paid sale in an empty vertical claims founding fill on the card rail.
+    assert_eq!(delivered["feeBps"], 0);
+    assert_eq!(delivered["sellerNetCents"], 2500);
+
+    let dashboard = server.get_auth("/api/sell/dashboard", &seller.key).json();
+    assert_eq!(
+        dashboard["sales"]["count"], 1,
+        "the duplicate event sold nothing more"
+    );
+    assert_eq!(dashboard["sales"]["heldCents"], 2500);
+
+    // Escrow: at release the first transfer is refused (no available balance), the row stays
+    // held, and the retry under the next idempotency key moves the money.
+    fake.set(|s| s.transfer_failures = 1);
+    server
+        .clock
+        .advance(jiff::SignedDuration::from_secs(7 * 24 * 3600 + 1));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while fake.seen("/v1/transfers").is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let held = server.get_auth("/api/sell/dashboard", &seller.key).json();
+    assert_eq!(
+        held["sales"]["heldCents"], 2500,
+        "a refused transfer keeps the money held"
+    );
+    server.clock.advance(jiff::SignedDuration::from_secs(61));
+    let released = wait_dashboard(&server, &seller, |d| d["sales"]["releasedCents"] == 2500);
+    assert_eq!(released["sales"]["releasedCents"], 2500);
+    assert_eq!(released["sales"]["heldCents"], 0);
+    let transfers = fake.seen("/v1/transfers");
+    assert_eq!(transfers.len(), 2, "{transfers:?}");
+    for (n, transfer) in transfers.iter().enumerate() {
+        assert_eq!(
+            transfer.idempotency_key.as_deref(),
+            Some(format!("purchase:{id}:transfer:{n}").as_str())
+        );
+        assert_eq!(transfer.form["amount"], "2500");
+        assert_eq!(transfer.form["currency"], "usd");
+        assert_eq!(transfer.form["destination"], "acct_test1");
+        assert_eq!(transfer.form["transfer_group"], id);
+    }
+    // Released rows are not paid out again.
+    server.clock.advance(jiff::SignedDuration::from_secs(3600));
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(fake.seen("/v1/transfers").len(), 2);
+    server.stop();
+}
+
+#[test]
+fn expired_sessions_and_failed_session_creation_free_the_reservation() {
+    let fake = FakeStripe::start();
+    let server = stripe_server(&fake);
+    let (seller, _twin) = stripe_seller(&server, &fake);
+    let listing = list(&server, &seller, 2500, json!({"listingType": "exclusive"}));
+    let first = server.party("first");
+    let second = server.party("second");
+
+    let pending = server.buy(&first, &listing).json();
+    assert_eq!(pending["status"], "pending_payment");
+    server
+        .buy(&second, &listing)
+        .assert_error(409, "LISTING_UNAVAILABLE");
+    let expired = deliver(
+        &server,
+        &event(
+            "evt_expired",
+            "checkout.session.expired",
+            json!({"id": "cs_test_1", "object": "checkout.session", "payment_status": "unpaid"}),
+        ),
+        WEBHOOK_SECRET,
+        0,
+    );
+    assert_eq!(expired.json()["handled"], "checkout_ended");
+    let id = pending["id"].as_str().unwrap();
+    assert_eq!(
+        server
+            .get_auth(&format!("/api/marketplace/purchases/{id}"), &first.key)
+            .json()["status"],
+        "expired"
+    );
+
+    // Stripe failing to open a session: 502, and nothing stays reserved.
+    fake.set(|s| s.checkout_down = true);
+    server
+        .buy(&second, &listing)
+        .assert_error(502, "STRIPE_ERROR");
+    fake.set(|s| s.checkout_down = false);
+    let retry = server.buy(&second, &listing);
+    assert_eq!(
+        retry.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&retry.body)
+    );
+    assert_eq!(retry.json()["status"], "pending_payment");
+
+    // Events for objects bourse does not know, and kinds it does not handle, are acknowledged.
+    let unknown = deliver(
+        &server,
+        &event(
+            "evt_other",
+            "checkout.session.completed",
+            json!({"id": "cs_elsewhere", "payment_status": "paid"}),
+        ),
+        WEBHOOK_SECRET,
+        0,
+    );
+    assert_eq!(unknown.json()["handled"], "unknown_object");
+    let ignored = deliver(
+        &server,
+        &event("evt_charge", "charge.refunded", json!({"id": "ch_1"})),
+        WEBHOOK_SECRET,
+        0,
+    );
+    assert_eq!(ignored.json()["handled"], "ignored");
+    // The documented example, signed, is accepted as sent.
+    let document = server.get("/openapi.json").json();
+    let example = &document["paths"]["/api/webhooks/stripe"]["post"]["requestBody"]["content"]["application/json"]
+        ["example"];
+    let documented = deliver(&server, example, WEBHOOK_SECRET, 0);
+    assert_eq!(documented.status, 200);
+    assert_eq!(documented.json()["handled"], "unknown_object");
+    server.stop();
+}
+
+#[test]
+fn the_sandbox_rail_is_off_on_a_stripe_server_and_the_webhook_is_off_on_a_sandbox_one() {
+    let fake = FakeStripe::start();
+    let server = stripe_server(&fake);
+    server
+        .get("/sandbox/checkout/cs_x")
+        .assert_error(404, "NOT_FOUND");
+    server
+        .post("/api/sandbox/checkout/cs_x/pay", &json!({}))
+        .assert_error(404, "NOT_FOUND");
+    server
+        .post("/api/sandbox/clock", &json!({"advanceSeconds": 5}))
+        .assert_error(404, "NOT_FOUND");
+    server.stop();
+
+    let sandbox = TestServer::start();
+    sandbox
+        .post("/api/webhooks/stripe", &json!({}))
+        .assert_error(404, "NOT_FOUND");
+    sandbox
+        .get("/sell/connect/abc")
+        .assert_error(404, "NOT_FOUND");
+    sandbox.stop();
+}
+
+#[test]
+fn a_payment_that_races_the_expiry_is_kept_while_the_listing_is_free_else_refunded() {
+    let fake = FakeStripe::start();
+    let server = stripe_server(&fake);
+    let (seller, _twin) = stripe_seller(&server, &fake);
+    let exclusive = list(&server, &seller, 2500, json!({"listingType": "exclusive"}));
+    let open = list(&server, &seller, 3000, json!({}));
+    let late = server.party("late");
+    let other = server.party("other");
+
+    let kept = server.buy(&late, &open).json();
+    let lost = server.buy(&late, &exclusive).json();
+    // Both checkouts expire locally (the window is at least 31 minutes on this rail).
+    server
+        .clock
+        .advance(jiff::SignedDuration::from_secs(31 * 60 + 1));
+    let winner = server.buy(&other, &exclusive).json();
+    assert_eq!(winner["status"], "pending_payment");
+
+    let paid = |event_id: &str, session: &str, intent: &str| {
+        deliver(
+            &server,
+            &event(
+                event_id,
+                "checkout.session.completed",
+                json!({"id": session, "payment_status": "paid", "payment_intent": intent}),
+            ),
+            WEBHOOK_SECRET,
+            0,
+        )
+        .json()["handled"]
+            .clone()
+    };
+    assert_eq!(paid("evt_kept", "cs_test_1", "pi_kept"), "paid");
+    let id = kept["id"].as_str().unwrap();
+    assert_eq!(
+        server
+            .get_auth(&format!("/api/marketplace/purchases/{id}"), &late.key)
+            .json()["status"],
+        "delivered"
+    );
+    assert_eq!(paid("evt_lost", "cs_test_2", "pi_lost"), "refunded");
+    let refunds = fake.seen("/v1/refunds");
+    assert_eq!(refunds.len(), 1);
+    assert_eq!(refunds[0].form["payment_intent"], "pi_lost");
+    assert_eq!(
+        refunds[0].idempotency_key.as_deref(),
+        Some("payment:pi_lost:refund")
+    );
+    let id = lost["id"].as_str().unwrap();
+    assert_eq!(
+        server
+            .get_auth(&format!("/api/marketplace/purchases/{id}"), &late.key)
+            .json()["status"],
+        "expired"
+    );
+    server.stop();
+}
+
+#[test]
+fn serve_refuses_incomplete_payment_settings() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let data = data.to_str().unwrap();
+    for (args, says) in [
+        (
+            vec!["--payments", "stripe"],
+            "--payments stripe needs --stripe-secret-key",
+        ),
+        (
+            vec!["--payments", "stripe", "--stripe-secret-key", "sk_test_123"],
+            "--stripe-webhook-secret",
+        ),
+        (
+            vec!["--stripe-secret-key", "sk_test_123"],
+            "need --payments stripe",
+        ),
+        (
+            vec![
+                "--x402-pay-to",
+                "0x0000000000000000000000000000000000000001",
+            ],
+            "--x402-facilitator-url",
+        ),
+    ] {
+        let output = crate::support::bourse()
+            .args(["serve", "--listen", "127.0.0.1:0", "--data", data])
+            .args(&args)
+            .output()
+            .unwrap();
+        assert!(!output.status.success(), "{args:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+    }
+}

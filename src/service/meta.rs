@@ -71,7 +71,11 @@ pub fn meta(app: &App) -> Value {
             "bands": bands(),
         },
         "rails": {
-            "default": "checkout (sandbox rail on this instance)",
+            "default": if app.sandbox() {
+                "checkout (sandbox rail on this instance)"
+            } else {
+                "card (Stripe Checkout on this instance)"
+            },
             "autonomous": "x402_usdc_base (not configured on this instance)",
         },
         "patent_status": patent_status,

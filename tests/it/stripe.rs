@@ -565,6 +565,10 @@ fn expired_sessions_and_failed_session_creation_free_the_reservation() {
 fn the_sandbox_rail_is_off_on_a_stripe_server_and_the_webhook_is_off_on_a_sandbox_one() {
     let fake = FakeStripe::start();
     let server = stripe_server(&fake);
+    assert_eq!(
+        server.get("/api/meta").json()["rails"]["default"],
+        "card (Stripe Checkout on this instance)"
+    );
     server
         .get("/sandbox/checkout/cs_x")
         .assert_error(404, "NOT_FOUND");

@@ -506,6 +506,7 @@ pub async fn webhook(app: &App, signature: Option<&str>, body: &[u8]) -> Result<
         _ => None,
     };
     let (id, kind) = (id.to_owned(), kind.to_owned());
+    let reference = text("client_reference_id");
     let (keyring, now) = (app.keyring.clone(), app.now());
     let answer_kind = kind.clone();
     let outcome = app
@@ -519,6 +520,7 @@ pub async fn webhook(app: &App, signature: Option<&str>, body: &[u8]) -> Result<
             };
             match action {
                 Action::Paid(session, payment_ref) => {
+                    adopt_session(tx, &session, reference.as_deref())?;
                     match purchases::pay_in(
                         tx,
                         &keyring,
@@ -573,6 +575,27 @@ pub async fn webhook(app: &App, signature: Option<&str>, body: &[u8]) -> Result<
         }
     };
     Ok(json!({ "received": true, "type": answer_kind, "handled": handled }))
+}
+
+/// A session bourse has not stored yet (the payment beat the write that records the session id)
+/// is matched by its `client_reference_id`, the purchase id, when that purchase has no session.
+fn adopt_session(
+    tx: &rusqlite::Connection,
+    session: &str,
+    purchase_id: Option<&str>,
+) -> Result<()> {
+    let Some(purchase_id) = purchase_id else {
+        return Ok(());
+    };
+    if crate::store::purchases::find_by_session(tx, session)?.is_some() {
+        return Ok(());
+    }
+    let waiting = crate::store::purchases::find(tx, purchase_id)?
+        .is_some_and(|p| p.checkout_session.is_none() && p.rail == purchases::RAIL_STRIPE);
+    if waiting {
+        store::set_checkout(tx, purchase_id, session, "")?;
+    }
+    Ok(())
 }
 
 enum Action {

@@ -34,6 +34,8 @@ struct State {
     payouts_enabled: bool,
     transfer_failures: usize,
     checkout_down: bool,
+    /// Stripe answering a session creation slowly.
+    checkout_delay: Duration,
     sessions: usize,
     /// Idempotency: the first answer to a key is replayed, as Stripe does.
     answered: HashMap<String, (u16, Value)>,
@@ -92,7 +94,12 @@ impl FakeStripe {
                         authorization: headers.get("authorization").cloned(),
                         form,
                     };
+                    let slow = seen.path == "/v1/checkout/sessions";
                     let (status, answer) = answer(&state, seen);
+                    if slow {
+                        let delay = state.lock().unwrap().checkout_delay;
+                        std::thread::sleep(delay);
+                    }
                     let text = answer.to_string();
                     let _ = write!(
                         stream,
@@ -684,4 +691,49 @@ fn serve_refuses_incomplete_payment_settings() {
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(stderr.contains(says), "{args:?}: {stderr}");
     }
+}
+
+#[test]
+fn a_payment_confirmed_before_the_session_id_is_stored_is_matched_by_its_purchase_id() {
+    let fake = FakeStripe::start();
+    let server = stripe_server(&fake);
+    let (seller, _twin) = stripe_seller(&server, &fake);
+    let listing = list(&server, &seller, 2500, json!({}));
+    let buyer = server.party("buyer");
+    fake.set(|s| s.checkout_delay = Duration::from_millis(1500));
+    let buying = {
+        let client = crate::support::Client::new(&server.base);
+        let key = buyer.key.clone();
+        let path = format!("/api/marketplace/listings/{listing}/purchase");
+        std::thread::spawn(move || client.send_auth("POST", &path, &key, &json!({})))
+    };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let purchase_id = loop {
+        if let Some(seen) = fake.seen("/v1/checkout/sessions").first() {
+            break seen.form["client_reference_id"].clone();
+        }
+        assert!(Instant::now() < deadline, "no session was requested");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    // Stripe confirms the payment while bourse still waits for the session's answer.
+    let early = deliver(
+        &server,
+        &event(
+            "evt_early",
+            "checkout.session.completed",
+            json!({"id": "cs_test_1", "payment_status": "paid", "payment_intent": "pi_early", "client_reference_id": purchase_id}),
+        ),
+        WEBHOOK_SECRET,
+        0,
+    );
+    assert_eq!(early.json()["handled"], "paid");
+    assert_eq!(buying.join().unwrap().status, 200);
+    let read = server
+        .get_auth(
+            &format!("/api/marketplace/purchases/{purchase_id}"),
+            &buyer.key,
+        )
+        .json();
+    assert_eq!(read["status"], "delivered");
+    server.stop();
 }

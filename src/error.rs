@@ -13,6 +13,8 @@ pub enum Error {
     InvalidJson(String),
     /// A field is missing, of the wrong type or out of range (400 `INVALID_ARGUMENT`).
     InvalidArgument(String),
+    /// A malformed request part with its own code (400), such as an undecodable payment header.
+    BadRequest { code: &'static str, message: String },
     /// Missing, unknown or revoked credential (401 `UNAUTHENTICATED`).
     Unauthenticated(String),
     /// Authenticated but not allowed (403 with its own code).
@@ -34,6 +36,8 @@ pub enum Error {
         retry_after_secs: u64,
         message: String,
     },
+    /// An upstream service the operator configured failed to answer (502 with its own code).
+    BadGateway { code: &'static str, message: String },
     /// Temporarily unable to answer (503 with its own code).
     Unavailable { code: &'static str, message: String },
     /// Not acknowledged in bounded time; safe to retry after the delay (503, with `Retry-After`).
@@ -50,7 +54,7 @@ impl Error {
     /// HTTP status code.
     pub fn status(&self) -> u16 {
         match self {
-            Error::InvalidJson(_) | Error::InvalidArgument(_) => 400,
+            Error::InvalidJson(_) | Error::InvalidArgument(_) | Error::BadRequest { .. } => 400,
             Error::Unauthenticated(_) => 401,
             Error::Forbidden { .. } => 403,
             Error::NotFound(_) => 404,
@@ -60,6 +64,7 @@ impl Error {
             Error::RequestTimeout => 408,
             Error::Unprocessable { .. } => 422,
             Error::RateLimited { .. } => 429,
+            Error::BadGateway { .. } => 502,
             Error::Unavailable { .. } | Error::Busy { .. } => 503,
             Error::Internal(_) => 500,
         }
@@ -78,6 +83,8 @@ impl Error {
             Error::RateLimited { .. } => "RATE_LIMITED",
             Error::Internal(_) => "INTERNAL",
             Error::Forbidden { code, .. }
+            | Error::BadRequest { code, .. }
+            | Error::BadGateway { code, .. }
             | Error::Conflict { code, .. }
             | Error::Unprocessable { code, .. }
             | Error::Unavailable { code, .. }
@@ -108,6 +115,8 @@ impl fmt::Display for Error {
             | Error::NotFound(m)
             | Error::Internal(m) => f.write_str(m),
             Error::Forbidden { message, .. }
+            | Error::BadRequest { message, .. }
+            | Error::BadGateway { message, .. }
             | Error::Conflict { message, .. }
             | Error::Unprocessable { message, .. }
             | Error::RateLimited { message, .. }

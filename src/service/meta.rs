@@ -72,7 +72,8 @@ pub fn meta(app: &App) -> Value {
         },
         "rails": {
             "default": "checkout (sandbox rail on this instance)",
-            "autonomous": "x402_usdc_base (not configured on this instance)",
+            "autonomous": super::x402::meta_summary(app),
+            "x402": super::x402::meta(app),
         },
         "patent_status": patent_status,
         "metric_definitions": {

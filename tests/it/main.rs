@@ -21,3 +21,4 @@ mod receipts;
 #[allow(dead_code)]
 mod seller_twin;
 mod support;
+mod x402;

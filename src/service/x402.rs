@@ -712,10 +712,13 @@ async fn complete(
             purchase.checkout_session = Some(new_token());
             purchase.receipt = purchases::purchase_receipt(&keyring, &purchase, &stored, &now);
             if !store::mark_paid_by_wallet(tx, &purchase)? {
-                tracing::warn!(
-                    purchase = purchase.id,
-                    "x402 payment settled on a closed reservation"
-                );
+                // Only this request holds the reservation and only `release` cancels it, so
+                // this cannot happen; refuse to count a sale the purchase row does not show.
+                return Err(Error::Internal(format!(
+                    "x402 payment {} settled on purchase {} whose reservation is closed",
+                    purchase.payment_ref.as_deref().unwrap_or(""),
+                    purchase.id
+                )));
             }
             let settled = purchases::settle(tx, &keyring, &now, &purchase, &stored)?;
             Ok(Some((purchase, settled)))
@@ -753,7 +756,7 @@ pub async fn get_with_token(app: &App, id: &str, token: &str) -> Result<Value> {
         && purchase
             .checkout_session
             .as_deref()
-            .is_some_and(|session| same_secret(session, token));
+            .is_some_and(|session| super::constant_time_eq(session, token));
     if !matches {
         return Err(Error::Forbidden {
             code: "NOT_BUYER",
@@ -762,14 +765,6 @@ pub async fn get_with_token(app: &App, id: &str, token: &str) -> Result<Value> {
         });
     }
     purchases::read_as_buyer(app, purchase).await
-}
-
-fn same_secret(a: &str, b: &str) -> bool {
-    a.len() == b.len()
-        && a.bytes()
-            .zip(b.bytes())
-            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
-            == 0
 }
 
 /// The `x402` member of `rails` in `GET /api/meta`.

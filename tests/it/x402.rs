@@ -424,6 +424,27 @@ fn x402_v1_payment_answers_x_payment_response() {
         assert_eq!(body["paymentRequirements"], offered);
         assert_eq!(body["paymentRequirements"]["maxAmountRequired"], "30000000");
     }
+
+    // A keyed x402 buyer keeps its identity and reads with its key as usual.
+    let buyer = server.party("buyer");
+    facilitator.settle(
+        200,
+        json!({"success": true, "transaction": "0xbeef03", "network": "base", "payer": PAYER}),
+    );
+    let keyed = server.request(
+        "POST",
+        &purchase_path(&listing),
+        &[
+            ("authorization", &format!("Bearer {}", buyer.key)),
+            ("X-PAYMENT", &payment),
+        ],
+        Some(json!({"rail": "x402_usdc_base"}).to_string().as_bytes()),
+    );
+    let bought = assert_ok(&keyed);
+    assert_eq!(bought["buyerHandle"], buyer.handle);
+    let id = bought["id"].as_str().unwrap();
+    let read = server.get_auth(&format!("/api/marketplace/purchases/{id}"), &buyer.key);
+    assert_eq!(assert_ok(&read)["delivery"]["content"], "v1 bytes");
 }
 
 #[test]

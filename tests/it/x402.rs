@@ -79,6 +79,8 @@ impl Facilitator {
                 } else {
                     script.verify
                 };
+                // `{n}` in an answer becomes the request's number (unique transactions).
+                let answer = answer.replace("{n}", &seen.lock().unwrap().len().to_string());
                 let reply = format!(
                     "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{answer}",
                     answer.len()
@@ -587,5 +589,56 @@ fn without_x402_configured_purchases_need_a_key_and_the_rail_is_unavailable() {
     assert_eq!(
         server.get("/api/meta").json()["rails"]["x402"]["configured"],
         false
+    );
+}
+
+#[test]
+fn x402_concurrent_anonymous_buyers_of_an_exclusive_listing_one_wins() {
+    let facilitator = Facilitator::start();
+    let server = server_with(&facilitator);
+    let (seller, _twin) = server.seller("seller", b"only once");
+    let listing = list(
+        &server,
+        &seller,
+        2_500,
+        "trucking",
+        json!({"listingType": "exclusive"}),
+    );
+    let accepted = required(&attempt(&server, &listing, &[]))["accepts"][0].clone();
+    facilitator.settle(
+        200,
+        json!({"success": true, "transaction": "0xtx{n}", "network": "eip155:8453"}),
+    );
+    let payment = v2_payment(&accepted);
+    let threads: Vec<_> = (0..5)
+        .map(|_| {
+            let (base, path, payment) = (
+                server.base.clone(),
+                purchase_path(&listing),
+                payment.clone(),
+            );
+            std::thread::spawn(move || {
+                crate::support::Client::new(&base)
+                    .request(
+                        "POST",
+                        &path,
+                        &[("PAYMENT-SIGNATURE", &payment)],
+                        Some(b"{}"),
+                    )
+                    .status
+            })
+        })
+        .collect();
+    let mut statuses: Vec<u16> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+    statuses.sort_unstable();
+    assert_eq!(statuses, [200, 409, 409, 409, 409]);
+    let settles = facilitator
+        .paths()
+        .iter()
+        .filter(|p| p.as_str() == "/settle")
+        .count();
+    assert_eq!(
+        settles, 1,
+        "money moves only for the buyer holding the reservation"
     );
 }

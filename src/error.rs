@@ -13,7 +13,7 @@ pub enum Error {
     InvalidJson(String),
     /// A field is missing, of the wrong type or out of range (400 `INVALID_ARGUMENT`).
     InvalidArgument(String),
-    /// A malformed request with its own code (400), e.g. a bad webhook signature.
+    /// A malformed request part with its own code (400), such as an undecodable payment header.
     BadRequest { code: &'static str, message: String },
     /// Missing, unknown or revoked credential (401 `UNAUTHENTICATED`).
     Unauthenticated(String),
@@ -36,8 +36,8 @@ pub enum Error {
         retry_after_secs: u64,
         message: String,
     },
-    /// A payment provider this server depends on failed or refused (502 with its own code).
-    Upstream { code: &'static str, message: String },
+    /// An upstream service the operator configured failed to answer (502 with its own code).
+    BadGateway { code: &'static str, message: String },
     /// Temporarily unable to answer (503 with its own code).
     Unavailable { code: &'static str, message: String },
     /// Not acknowledged in bounded time; safe to retry after the delay (503, with `Retry-After`).
@@ -64,7 +64,7 @@ impl Error {
             Error::RequestTimeout => 408,
             Error::Unprocessable { .. } => 422,
             Error::RateLimited { .. } => 429,
-            Error::Upstream { .. } => 502,
+            Error::BadGateway { .. } => 502,
             Error::Unavailable { .. } | Error::Busy { .. } => 503,
             Error::Internal(_) => 500,
         }
@@ -82,11 +82,11 @@ impl Error {
             Error::RequestTimeout => "REQUEST_TIMEOUT",
             Error::RateLimited { .. } => "RATE_LIMITED",
             Error::Internal(_) => "INTERNAL",
-            Error::BadRequest { code, .. }
-            | Error::Forbidden { code, .. }
+            Error::Forbidden { code, .. }
+            | Error::BadRequest { code, .. }
+            | Error::BadGateway { code, .. }
             | Error::Conflict { code, .. }
             | Error::Unprocessable { code, .. }
-            | Error::Upstream { code, .. }
             | Error::Unavailable { code, .. }
             | Error::Busy { code, .. } => code,
         }
@@ -114,11 +114,11 @@ impl fmt::Display for Error {
             | Error::Unauthenticated(m)
             | Error::NotFound(m)
             | Error::Internal(m) => f.write_str(m),
-            Error::BadRequest { message, .. }
-            | Error::Forbidden { message, .. }
+            Error::Forbidden { message, .. }
+            | Error::BadRequest { message, .. }
+            | Error::BadGateway { message, .. }
             | Error::Conflict { message, .. }
             | Error::Unprocessable { message, .. }
-            | Error::Upstream { message, .. }
             | Error::RateLimited { message, .. }
             | Error::Unavailable { message, .. }
             | Error::Busy { message, .. } => f.write_str(message),

@@ -4,7 +4,7 @@ use crate::args::Args;
 use crate::error::Result;
 use crate::http::request::Ctx;
 use crate::http::response::Reply;
-use crate::service::{App, agents, listings, payments, purchases, sellers, stats};
+use crate::service::{App, agents, listings, payments, purchases, sellers, stats, x402};
 use crate::store::agents::AgentRow;
 
 /// Marketplace REST takes the key (seller's or buyer's) as `Authorization: Bearer` or as the
@@ -99,19 +99,59 @@ pub async fn marketplace_stats(app: &App) -> Result<Reply> {
     Ok(Reply::ok(stats::marketplace(app).await?))
 }
 
+/// A purchase on the instance's checkout rail (key required), or on `x402_usdc_base` (no key
+/// when configured, `rail: "x402_usdc_base"`, or a payment header): see `service::x402`.
 pub async fn purchase(app: &App, ctx: &Ctx) -> Result<Reply> {
-    let (buyer, args) = seller_and_args(app, ctx).await?;
-    Ok(Reply::ok(
-        purchases::purchase(app, &buyer, id(ctx), args).await?,
-    ))
+    let mut args = ctx.json_args()?;
+    let body_key = args.take_str("api_key");
+    let key = ctx.bearer().map(str::to_owned).or(body_key);
+    let rail = args.take("rail");
+    let payment = x402::PaymentHeader::from_headers(
+        header(ctx, "payment-signature"),
+        header(ctx, "x-payment"),
+    )?;
+    match x402::choose_rail(app, key.is_some(), rail.as_ref(), payment.is_some())? {
+        x402::Rail::Default => {
+            let buyer = agents::authenticate(app, key.as_deref()).await?;
+            Ok(Reply::ok(
+                purchases::purchase(app, &buyer, id(ctx), args).await?,
+            ))
+        }
+        x402::Rail::X402 => {
+            let buyer = match key {
+                Some(key) => Some(agents::authenticate(app, Some(&key)).await?),
+                None => None,
+            };
+            let resource = app.url(&ctx.path);
+            let answer =
+                x402::purchase(app, buyer.as_ref(), id(ctx), args, payment, resource).await?;
+            Ok(Reply::Json(answer.status, answer.body).with_headers(answer.headers))
+        }
+    }
 }
 
-/// The spec takes the buyer key as the `api_key` query parameter here; Bearer works too.
+fn header<'a>(ctx: &'a Ctx, name: &str) -> Option<&'a str> {
+    ctx.headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+}
+
+/// The spec takes the buyer key as the `api_key` query parameter here; Bearer works too. An
+/// x402 buyer reads with its `purchase_token` (query) or `X-Purchase-Token` instead.
 pub async fn get_purchase(app: &App, ctx: &Ctx) -> Result<Reply> {
     let key = ctx
         .bearer()
         .or(ctx.query("api_key"))
         .filter(|k| !k.is_empty());
+    let token = ctx
+        .query("purchase_token")
+        .filter(|t| !t.is_empty())
+        .or_else(|| header(ctx, "x-purchase-token"));
+    if let (None, Some(token)) = (key, token) {
+        return Ok(Reply::ok(x402::get_with_token(app, id(ctx), token).await?));
+    }
     let buyer = agents::authenticate(app, key).await?;
     Ok(Reply::ok(purchases::get(app, &buyer, id(ctx)).await?))
 }

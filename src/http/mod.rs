@@ -121,7 +121,11 @@ async fn serve(
     };
     let reply = crate::api::dispatch(app, matched.route, &ctx).await?;
     let public = !matched.route.is_private();
-    Ok(match reply {
+    let (reply, extra_headers) = match reply {
+        Reply::WithHeaders(inner, headers) => (*inner, headers),
+        other => (other, Vec::new()),
+    };
+    let mut built = match reply {
         Reply::Json(status, Value::Object(body)) if public && (200..300).contains(&status) => {
             let signed = provenance::sign_response(app, body);
             response::build(status, "application/json", Bytes::from(signed), request_id)
@@ -148,7 +152,16 @@ async fn serve(
             }
             built
         }
-    })
+        Reply::WithHeaders(..) => {
+            return Err(Error::Internal("nested reply headers".into()));
+        }
+    };
+    for (name, value) in extra_headers {
+        if let Ok(value) = hyper::header::HeaderValue::from_str(&value) {
+            built.headers_mut().insert(name, value);
+        }
+    }
+    Ok(built)
 }
 
 /// The peer address, or for a trusted proxy the right-most untrusted `X-Forwarded-For` entry.

@@ -106,7 +106,11 @@ pub fn redacted_target(path: &str, query: Option<&str>) -> String {
     let redacted: Vec<String> = query
         .split('&')
         .map(|pair| match pair.split_once('=') {
-            Some((key, _)) if percent_decode_with(key, true).eq_ignore_ascii_case("api_key") => {
+            Some((key, _))
+                if ["api_key", "purchase_token"]
+                    .iter()
+                    .any(|name| percent_decode_with(key, true).eq_ignore_ascii_case(name)) =>
+            {
                 format!("{key}=REDACTED")
             }
             _ => pair.to_owned(),

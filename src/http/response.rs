@@ -22,6 +22,9 @@ pub enum Reply {
     /// A response sent exactly as built: any status, body and extra headers, never signed
     /// (protocol bodies such as JSON-RPC, whose shape is not ours to extend).
     Raw(RawReply),
+    /// Another reply with extra response headers (the x402 `PAYMENT-REQUIRED` /
+    /// `PAYMENT-RESPONSE`); status, body and signing are the inner reply's.
+    WithHeaders(Box<Reply>, Vec<(&'static str, String)>),
 }
 
 /// The parts of a [`Reply::Raw`].
@@ -36,6 +39,14 @@ impl Reply {
     /// 200 with JSON.
     pub fn ok(value: Value) -> Reply {
         Reply::Json(200, value)
+    }
+
+    /// This reply with extra response headers.
+    pub fn with_headers(self, headers: Vec<(&'static str, String)>) -> Reply {
+        if headers.is_empty() {
+            return self;
+        }
+        Reply::WithHeaders(Box::new(self), headers)
     }
 }
 

@@ -76,7 +76,8 @@ pub fn meta(app: &App) -> Value {
             } else {
                 "card (Stripe Checkout on this instance)"
             },
-            "autonomous": "x402_usdc_base (not configured on this instance)",
+            "autonomous": super::x402::meta_summary(app),
+            "x402": super::x402::meta(app),
         },
         "patent_status": patent_status,
         "metric_definitions": {

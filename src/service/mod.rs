@@ -342,7 +342,8 @@ pub fn hash_secret(secret: &str) -> String {
         .collect()
 }
 
-fn constant_time_eq(a: &str, b: &str) -> bool {
+/// Compares two secrets in time independent of where they differ.
+pub(crate) fn constant_time_eq(a: &str, b: &str) -> bool {
     a.len() == b.len()
         && a.bytes()
             .zip(b.bytes())

@@ -165,7 +165,7 @@ pub async fn purchase(app: &App, buyer: &AgentRow, listing_id: &str, args: Args)
 }
 
 /// Whether a listing can be bought now: active, and not sold out counting open checkouts.
-fn available(tx: &rusqlite::Connection, listing: &ListingRow) -> Result<bool> {
+pub(crate) fn available(tx: &rusqlite::Connection, listing: &ListingRow) -> Result<bool> {
     if !listing.active || listings::sold_out(listing) {
         return Ok(false);
     }
@@ -183,7 +183,7 @@ fn available(tx: &rusqlite::Connection, listing: &ListingRow) -> Result<bool> {
 
 /// Sets the fee of a sale at its closing price: founding fill when the listing was made in a
 /// vertical without commerce and this is that vertical's first settled paid sale.
-fn close_price(
+pub(crate) fn close_price(
     tx: &rusqlite::Connection,
     purchase: &mut PurchaseRow,
     listing: &ListingRow,
@@ -210,7 +210,7 @@ fn close_price(
 }
 
 /// The signed purchase receipt (re-signed when a checkout is paid).
-fn purchase_receipt(
+pub(crate) fn purchase_receipt(
     keyring: &Keyring,
     purchase: &PurchaseRow,
     listing: &ListingRow,
@@ -255,7 +255,7 @@ fn purchase_receipt(
 /// Records a settled sale (free at purchase, paid at payment): the listing's counts and any
 /// delisting as a signed version, the ledger row (released for free sales, held for paid
 /// ones), and the seller's sale count and reputation.
-fn settle(
+pub(crate) fn settle(
     tx: &rusqlite::Connection,
     keyring: &Keyring,
     now: &str,
@@ -479,7 +479,7 @@ pub async fn get(app: &App, buyer: &AgentRow, id: &str) -> Result<Value> {
 }
 
 /// The Purchase resource for its buyer: relays the deliverable when the purchase is paid.
-async fn read_as_buyer(app: &App, mut purchase: PurchaseRow) -> Result<Value> {
+pub(crate) async fn read_as_buyer(app: &App, mut purchase: PurchaseRow) -> Result<Value> {
     let mut delivery = Value::Null;
     let mut delivery_error = Value::Null;
     if purchase.status == "pending_payment"
@@ -649,7 +649,7 @@ fn delivery_json(deliverable: &Deliverable, fingerprint: &str) -> Value {
 
 /// The buyer's intended use and attestation; then, for a listing with a consent record, the
 /// use must be one the seller authorized (reference samples hold synthetic data and have none).
-fn check_health_terms(args: &Args, authorized_uses: Option<&str>) -> Result<()> {
+pub(crate) fn check_health_terms(args: &Args, authorized_uses: Option<&str>) -> Result<()> {
     let refuse = |message: String| Error::Unprocessable {
         code: "HEALTH_TERMS_REQUIRED",
         message,
@@ -682,7 +682,7 @@ fn check_health_terms(args: &Args, authorized_uses: Option<&str>) -> Result<()> 
     }
 }
 
-fn unavailable() -> Error {
+pub(crate) fn unavailable() -> Error {
     Error::Conflict {
         code: "LISTING_UNAVAILABLE",
         message:

@@ -41,11 +41,11 @@ pub enum Failure {
 impl From<Failure> for Error {
     fn from(failure: Failure) -> Error {
         match failure {
-            Failure::Api { status, message } => Error::Upstream {
+            Failure::Api { status, message } => Error::BadGateway {
                 code: "STRIPE_ERROR",
                 message: format!("Stripe refused the request (HTTP {status}): {message}"),
             },
-            Failure::Transport(message) => Error::Upstream {
+            Failure::Transport(message) => Error::BadGateway {
                 code: "STRIPE_UNAVAILABLE",
                 message: format!("Stripe could not be reached: {message}"),
             },
@@ -717,7 +717,7 @@ fn object_id(object: &Value, prefix: &str) -> Result<String> {
 }
 
 fn malformed(what: &str) -> Error {
-    Error::Upstream {
+    Error::BadGateway {
         code: "STRIPE_ERROR",
         message: format!("Stripe sent {what}"),
     }

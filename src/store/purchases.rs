@@ -261,3 +261,57 @@ pub fn ratings_of(conn: &Connection, listing_id: &str, limit: i64) -> Result<Vec
     let rows = stmt.query_map(params![listing_id, limit], |r| r.get(0))?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
+
+/// A purchase by the rail's payment reference (the x402 transaction hash).
+///
+/// # Errors
+/// Database failure.
+pub fn find_by_payment_ref(conn: &Connection, payment_ref: &str) -> Result<Option<PurchaseRow>> {
+    let sql = format!("SELECT {COLUMNS} FROM purchases WHERE payment_ref = ?1");
+    Ok(conn
+        .prepare_cached(&sql)?
+        .query_row([payment_ref], from_row)
+        .optional()?)
+}
+
+/// Records a settled wallet payment on a reservation: status, time, the fee it closed at, the
+/// re-signed receipt, the transaction, the payer and the buyer's read capability. Returns
+/// whether the reservation was still open (a reservation that expired while the payment
+/// settled is revived: the money has moved).
+///
+/// # Errors
+/// Database failure.
+pub fn mark_paid_by_wallet(conn: &Connection, p: &PurchaseRow) -> Result<bool> {
+    let changed = conn
+        .prepare_cached(
+            "UPDATE purchases SET status = 'paid', paid_at = ?2, platform_fee_cents = ?3, seller_net_cents = ?4,
+                fee_bps = ?5, schedule_version = ?6, receipt = ?7, payment_ref = ?8, payer = ?9,
+                checkout_session = ?10
+             WHERE id = ?1 AND status IN ('pending_payment', 'expired')",
+        )?
+        .execute(params![
+            p.id,
+            p.paid_at,
+            p.platform_fee_cents,
+            p.seller_net_cents,
+            p.fee_bps,
+            p.schedule_version,
+            p.receipt,
+            p.payment_ref,
+            p.payer,
+            p.checkout_session
+        ])?;
+    Ok(changed == 1)
+}
+
+/// Frees an unpaid reservation (`cancelled`); a purchase in any other state is left alone.
+///
+/// # Errors
+/// Database failure.
+pub fn cancel_reservation(conn: &Connection, id: &str) -> Result<()> {
+    conn.prepare_cached(
+        "UPDATE purchases SET status = 'cancelled' WHERE id = ?1 AND status = 'pending_payment'",
+    )?
+    .execute([id])?;
+    Ok(())
+}

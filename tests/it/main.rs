@@ -22,3 +22,4 @@ mod receipts;
 mod seller_twin;
 mod stripe;
 mod support;
+mod x402;

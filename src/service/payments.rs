@@ -12,7 +12,7 @@
 use std::sync::Arc;
 
 use jiff::SignedDuration;
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::Connection;
 use serde_json::{Value, json};
 
 use super::{App, stripe};
@@ -127,27 +127,15 @@ pub fn start_escrow(
     now: jiff::Timestamp,
     hold: std::time::Duration,
 ) -> Result<()> {
-    let ready: Option<(Option<String>, Option<String>, bool)> = conn
-        .query_row(
-            "SELECT p.delivered_at, p.shipped_at, l.physical FROM purchases p JOIN listings l ON l.id = p.listing_id
-             WHERE p.id = ?1",
-            [purchase_id],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-        )
-        .optional()?;
-    let Some((delivered, shipped, physical)) = ready else {
+    let Some(order) = store::fulfilment(conn, purchase_id)? else {
         return Ok(());
     };
-    if delivered.is_none() || (physical && shipped.is_none()) {
+    if order.delivered_at.is_none() || (order.physical && order.shipped_at.is_none()) {
         return Ok(());
     }
     let hold = SignedDuration::try_from(hold).unwrap_or(SignedDuration::MAX);
     let release_at = rfc3339(now.checked_add(hold).unwrap_or(jiff::Timestamp::MAX));
-    conn.prepare_cached(
-        "UPDATE ledger SET release_at = ?2 WHERE purchase_id = ?1 AND status = 'held' AND release_at IS NULL",
-    )?
-    .execute(params![purchase_id, release_at])?;
-    Ok(())
+    store::set_release_at(conn, purchase_id, &release_at)
 }
 
 /// Runs forever: expires checkouts and releases escrow whose clock has run, every second.
@@ -238,30 +226,18 @@ pub async fn ship(app: &App, seller: &AgentRow, purchase_id: &str, args: Args) -
     let hold = app.escrow_hold;
     app.store
         .write(move |tx| {
-            let found: Option<(String, String, bool)> = tx
-                .query_row(
-                    "SELECT p.seller_id, p.status, l.physical FROM purchases p JOIN listings l ON l.id = p.listing_id
-                     WHERE p.id = ?1",
-                    [&id],
-                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-                )
-                .optional()?;
-            let (owner, status, physical) = found.ok_or_else(|| Error::NotFound(format!("no purchase {id:?}")))?;
-            if owner != seller_id {
+            let order = store::fulfilment(tx, &id)?.ok_or_else(|| Error::NotFound(format!("no purchase {id:?}")))?;
+            if order.seller_id != seller_id {
                 return Err(Error::Forbidden { code: "NOT_SELLER", message: "only the seller ships an order".into() });
             }
-            if !physical {
+            if !order.physical {
                 return Err(Error::Conflict { code: "NOT_PHYSICAL", message: "only physical listings are shipped".into() });
             }
-            if status != "paid" && status != "delivered" {
+            if order.status != "paid" && order.status != "delivered" {
                 return Err(Error::Conflict { code: "NOT_PAID", message: "an order is shipped once it is paid".into() });
             }
-            tx.execute(
-                "UPDATE purchases SET shipped_at = coalesce(shipped_at, ?2), carrier = ?3, tracking = ?4 WHERE id = ?1",
-                params![id, at, carrier, tracking],
-            )?;
+            let shipped_at = store::mark_shipped(tx, &id, &at, &carrier, &tracking)?;
             start_escrow(tx, &id, now, hold)?;
-            let shipped_at: String = tx.query_row("SELECT shipped_at FROM purchases WHERE id = ?1", [&id], |r| r.get(0))?;
             Ok(json!({ "purchaseId": id, "shippedAt": shipped_at, "carrier": carrier, "tracking": tracking }))
         })
         .await
@@ -276,60 +252,36 @@ pub async fn dashboard(app: &App, seller: &AgentRow) -> Result<Value> {
     let (rows, sales, ratings, orders) = app
         .store
         .read(move |conn| {
-            let ids: Vec<String> = conn
-                .prepare_cached("SELECT id FROM listings WHERE seller_id = ?1 ORDER BY seq DESC")?
-                .query_map([&seller_id], |r| r.get(0))?
-                .collect::<rusqlite::Result<_>>()?;
-            let mut rows = Vec::new();
-            for id in ids {
-                if let Some(row) = crate::store::listings::find(conn, &id)? {
-                    rows.push(row);
-                }
-            }
-            let sales = conn.query_row(
-                "SELECT count(*), coalesce(sum(p.amount_cents), 0), coalesce(sum(p.platform_fee_cents), 0),
-                    coalesce(sum(CASE WHEN l.status = 'held' THEN p.seller_net_cents END), 0),
-                    coalesce(sum(CASE WHEN l.status = 'released' THEN p.seller_net_cents END), 0)
-                 FROM ledger l JOIN purchases p ON p.id = l.purchase_id WHERE p.seller_id = ?1",
-                [&seller_id],
-                |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?, r.get::<_, i64>(3)?, r.get::<_, i64>(4)?)),
-            )?;
-            // Read fresh: the caller's agent row may come from the known-agents cache.
-            let ratings = conn.query_row(
-                "SELECT rating_count, rating_sum, reputation FROM agents WHERE id = ?1",
-                [&seller_id],
-                |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, f64>(2)?)),
-            )?;
-            let orders: Vec<Value> = conn
-                .prepare_cached(
-                    "SELECT p.id, p.listing_id, p.status, p.amount_cents, p.seller_net_cents, p.created_at, p.paid_at,
-                        p.delivered_at, p.shipped_at, l.physical
-                     FROM purchases p JOIN listings l ON l.id = p.listing_id
-                     WHERE p.seller_id = ?1 ORDER BY p.seq DESC LIMIT 100",
-                )?
-                .query_map([&seller_id], |r| {
-                    Ok(json!({
-                        "purchaseId": r.get::<_, String>(0)?,
-                        "listingId": r.get::<_, String>(1)?,
-                        "status": r.get::<_, String>(2)?,
-                        "amountCents": r.get::<_, i64>(3)?,
-                        "sellerNetCents": r.get::<_, i64>(4)?,
-                        "createdAt": r.get::<_, String>(5)?,
-                        "paidAt": r.get::<_, Option<String>>(6)?,
-                        "deliveredAt": r.get::<_, Option<String>>(7)?,
-                        "shippedAt": r.get::<_, Option<String>>(8)?,
-                        "physical": r.get::<_, bool>(9)?,
-                    }))
-                })?
-                .collect::<rusqlite::Result<_>>()?;
-            Ok((rows, sales, ratings, orders))
+            Ok((
+                crate::store::listings::of_seller(conn, &seller_id)?,
+                store::sales_totals(conn, &seller_id)?,
+                // Read fresh: the caller's agent row may come from the known-agents cache.
+                crate::store::agents::seller_standing(conn, &seller_id)?,
+                store::recent_orders(conn, &seller_id, 100)?,
+            ))
         })
         .await?;
+    let orders: Vec<Value> = orders
+        .into_iter()
+        .map(|o| {
+            json!({
+                "purchaseId": o.purchase_id,
+                "listingId": o.listing_id,
+                "status": o.status,
+                "amountCents": o.amount_cents,
+                "sellerNetCents": o.seller_net_cents,
+                "createdAt": o.created_at,
+                "paidAt": o.paid_at,
+                "deliveredAt": o.delivered_at,
+                "shippedAt": o.shipped_at,
+                "physical": o.physical,
+            })
+        })
+        .collect();
     let listings: Vec<Value> = rows
         .iter()
         .map(|row| super::listings::listing_json(app, row))
         .collect();
-    let (count, gross, fees, held, released) = sales;
     let (rating_count, rating_sum, reputation) = ratings;
     let average = (rating_count > 0)
         .then(|| (rating_sum as f64 / rating_count as f64 * 100.0).round() / 100.0);
@@ -337,11 +289,11 @@ pub async fn dashboard(app: &App, seller: &AgentRow) -> Result<Value> {
         "listings": listings,
         "orders": orders,
         "sales": {
-            "count": count,
-            "grossCents": gross,
-            "platformFeeCents": fees,
-            "heldCents": held,
-            "releasedCents": released,
+            "count": sales.count,
+            "grossCents": sales.gross_cents,
+            "platformFeeCents": sales.fee_cents,
+            "heldCents": sales.held_cents,
+            "releasedCents": sales.released_cents,
         },
         "ratings": { "count": rating_count, "average": average },
         "reputation": reputation,

@@ -173,3 +173,13 @@ pub fn count(conn: &Connection) -> Result<i64> {
         .prepare_cached("SELECT count(*) FROM agents WHERE is_house = 0")?
         .query_row([], |r| r.get(0))?)
 }
+
+/// A seller's rating count, rating sum and reputation, read fresh.
+///
+/// # Errors
+/// Database failure.
+pub fn seller_standing(conn: &Connection, id: &str) -> Result<(i64, i64, f64)> {
+    Ok(conn
+        .prepare_cached("SELECT rating_count, rating_sum, reputation FROM agents WHERE id = ?1")?
+        .query_row([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?)
+}

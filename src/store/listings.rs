@@ -451,3 +451,19 @@ pub fn health_consent(conn: &Connection, listing_id: &str) -> Result<Option<Valu
     })
     .transpose()
 }
+
+/// Every listing of a seller (inactive too), newest first.
+///
+/// # Errors
+/// Database failure.
+pub fn of_seller(conn: &Connection, seller_id: &str) -> Result<Vec<ListingRow>> {
+    let ids: Vec<String> = conn
+        .prepare_cached("SELECT id FROM listings WHERE seller_id = ?1 ORDER BY seq DESC")?
+        .query_map([seller_id], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut rows = Vec::with_capacity(ids.len());
+    for id in ids {
+        rows.extend(find(conn, &id)?);
+    }
+    Ok(rows)
+}

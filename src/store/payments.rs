@@ -256,3 +256,142 @@ pub fn record_event(conn: &Connection, id: &str, kind: &str, now: &str) -> Resul
         .execute(params![id, kind, now])?
         > 0)
 }
+
+/// What escrow and shipment need to know of an order.
+#[derive(Clone, Debug)]
+pub struct Fulfilment {
+    pub seller_id: String,
+    pub status: String,
+    pub physical: bool,
+    pub delivered_at: Option<String>,
+    pub shipped_at: Option<String>,
+}
+
+/// The fulfilment state of a purchase.
+///
+/// # Errors
+/// Database failure.
+pub fn fulfilment(conn: &Connection, purchase_id: &str) -> Result<Option<Fulfilment>> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT p.seller_id, p.status, l.physical, p.delivered_at, p.shipped_at
+             FROM purchases p JOIN listings l ON l.id = p.listing_id WHERE p.id = ?1",
+        )?
+        .query_row([purchase_id], |r| {
+            Ok(Fulfilment {
+                seller_id: r.get(0)?,
+                status: r.get(1)?,
+                physical: r.get(2)?,
+                delivered_at: r.get(3)?,
+                shipped_at: r.get(4)?,
+            })
+        })
+        .optional()?)
+}
+
+/// Sets when a held row's escrow clock ends (once: a later call keeps the first time).
+///
+/// # Errors
+/// Database failure.
+pub fn set_release_at(conn: &Connection, purchase_id: &str, release_at: &str) -> Result<()> {
+    conn.prepare_cached(
+        "UPDATE ledger SET release_at = ?2 WHERE purchase_id = ?1 AND status = 'held' AND release_at IS NULL",
+    )?
+    .execute(params![purchase_id, release_at])?;
+    Ok(())
+}
+
+/// Records a shipment (the first shipment time is kept); answers the shipment time.
+///
+/// # Errors
+/// Database failure.
+pub fn mark_shipped(
+    conn: &Connection,
+    purchase_id: &str,
+    at: &str,
+    carrier: &str,
+    tracking: &str,
+) -> Result<String> {
+    Ok(conn
+        .prepare_cached(
+            "UPDATE purchases SET shipped_at = coalesce(shipped_at, ?2), carrier = ?3, tracking = ?4 WHERE id = ?1
+             RETURNING shipped_at",
+        )?
+        .query_row(params![purchase_id, at, carrier, tracking], |r| r.get(0))?)
+}
+
+/// A seller's sales totals: count, gross, platform fees, held and released seller net.
+#[derive(Clone, Copy, Debug)]
+pub struct SalesTotals {
+    pub count: i64,
+    pub gross_cents: i64,
+    pub fee_cents: i64,
+    pub held_cents: i64,
+    pub released_cents: i64,
+}
+
+/// The seller's sales totals over the ledger.
+///
+/// # Errors
+/// Database failure.
+pub fn sales_totals(conn: &Connection, seller_id: &str) -> Result<SalesTotals> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT count(*), coalesce(sum(p.amount_cents), 0), coalesce(sum(p.platform_fee_cents), 0),
+                coalesce(sum(CASE WHEN l.status = 'held' THEN p.seller_net_cents END), 0),
+                coalesce(sum(CASE WHEN l.status = 'released' THEN p.seller_net_cents END), 0)
+             FROM ledger l JOIN purchases p ON p.id = l.purchase_id WHERE p.seller_id = ?1",
+        )?
+        .query_row([seller_id], |r| {
+            Ok(SalesTotals {
+                count: r.get(0)?,
+                gross_cents: r.get(1)?,
+                fee_cents: r.get(2)?,
+                held_cents: r.get(3)?,
+                released_cents: r.get(4)?,
+            })
+        })?)
+}
+
+/// One order as the seller's dashboard shows it.
+#[derive(Clone, Debug)]
+pub struct OrderRow {
+    pub purchase_id: String,
+    pub listing_id: String,
+    pub status: String,
+    pub amount_cents: i64,
+    pub seller_net_cents: i64,
+    pub created_at: String,
+    pub paid_at: Option<String>,
+    pub delivered_at: Option<String>,
+    pub shipped_at: Option<String>,
+    pub physical: bool,
+}
+
+/// The seller's latest orders, newest first.
+///
+/// # Errors
+/// Database failure.
+pub fn recent_orders(conn: &Connection, seller_id: &str, limit: i64) -> Result<Vec<OrderRow>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT p.id, p.listing_id, p.status, p.amount_cents, p.seller_net_cents, p.created_at, p.paid_at,
+            p.delivered_at, p.shipped_at, l.physical
+         FROM purchases p JOIN listings l ON l.id = p.listing_id
+         WHERE p.seller_id = ?1 ORDER BY p.seq DESC LIMIT ?2",
+    )?;
+    let rows = stmt.query_map(params![seller_id, limit], |r| {
+        Ok(OrderRow {
+            purchase_id: r.get(0)?,
+            listing_id: r.get(1)?,
+            status: r.get(2)?,
+            amount_cents: r.get(3)?,
+            seller_net_cents: r.get(4)?,
+            created_at: r.get(5)?,
+            paid_at: r.get(6)?,
+            delivered_at: r.get(7)?,
+            shipped_at: r.get(8)?,
+            physical: r.get(9)?,
+        })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}

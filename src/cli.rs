@@ -152,7 +152,8 @@ struct ServeArgs {
     /// Stripe secret key (sk_… or rk_…); with --payments stripe.
     #[arg(long, env = "BOURSE_STRIPE_SECRET_KEY", hide_env_values = true)]
     stripe_secret_key: Option<String>,
-    /// Signing secret (whsec_…) of the webhook endpoint pointed at /api/webhooks/stripe.
+    /// Signing secret (whsec_…) of the webhook endpoint pointed at /api/webhooks/stripe; several,
+    /// comma-separated, when a platform endpoint and a Connect endpoint both point there.
     #[arg(long, env = "BOURSE_STRIPE_WEBHOOK_SECRET", hide_env_values = true)]
     stripe_webhook_secret: Option<String>,
     /// Stripe API base URL (override for a local fake or stripe-mock).
@@ -196,7 +197,7 @@ fn payment_settings(args: &ServeArgs) -> Result<(Payments, Option<X402Settings>)
             let webhook_secret = args
                 .stripe_webhook_secret
                 .clone()
-                .filter(|k| k.starts_with("whsec_"))
+                .filter(|k| k.split(',').all(|s| s.trim().starts_with("whsec_")))
                 .ok_or("--payments stripe needs --stripe-webhook-secret (whsec_…, from the webhook endpoint pointed at /api/webhooks/stripe)")?;
             Payments::Stripe(StripeSettings {
                 secret_key,

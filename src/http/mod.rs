@@ -78,7 +78,7 @@ pub async fn handle(
 }
 
 async fn serve(
-    app: &App,
+    app: &Arc<App>,
     settings: &HttpSettings,
     request: Request<Incoming>,
     client_ip: IpAddr,
@@ -119,7 +119,17 @@ async fn serve(
         request_id: request_id.to_owned(),
         params: matched.params,
     };
-    let reply = crate::api::dispatch(app, matched.route, &ctx).await?;
+    let route = matched.route;
+    let reply = if route.runs_to_completion() {
+        // Money moves inside: a client that hangs up must not cancel the handler between a
+        // payment provider's answer and the write that records it.
+        let app = app.clone();
+        tokio::spawn(async move { crate::api::dispatch(&app, route, &ctx).await })
+            .await
+            .map_err(|e| Error::Internal(format!("handler task: {e}")))??
+    } else {
+        crate::api::dispatch(app, route, &ctx).await?
+    };
     let public = !matched.route.is_private();
     let (reply, extra_headers) = match reply {
         Reply::WithHeaders(inner, headers) => (*inner, headers),

@@ -98,10 +98,27 @@ pub fn parse_query(query: Option<&str>) -> Vec<(String, String)> {
         .collect()
 }
 
-/// The path and query for logs, with any `api_key` value replaced.
+/// The path and query for logs, with any `api_key` or `purchase_token` value and every
+/// capability in the path (checkout sessions `cs_…`, x402 purchase tokens `x402_…`, onboarding
+/// ids after `/connect/`) replaced.
 pub fn redacted_target(path: &str, query: Option<&str>) -> String {
+    let mut after_connect = false;
+    let path = path
+        .split('/')
+        .map(|segment| {
+            let capability =
+                after_connect || segment.starts_with("cs_") || segment.starts_with("x402_");
+            after_connect = segment == "connect";
+            if capability && !segment.is_empty() {
+                "REDACTED"
+            } else {
+                segment
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("/");
     let Some(query) = query else {
-        return path.to_owned();
+        return path;
     };
     let redacted: Vec<String> = query
         .split('&')
@@ -122,6 +139,31 @@ pub fn redacted_target(path: &str, query: Option<&str>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn capabilities_in_paths_never_reach_the_log() {
+        for (path, kept) in [
+            (
+                "/sandbox/checkout/cs_secret/pay",
+                "/sandbox/checkout/REDACTED/pay",
+            ),
+            (
+                "/api/svcpay/receipts/x402_secret/verify",
+                "/api/svcpay/receipts/REDACTED/verify",
+            ),
+            (
+                "/api/sandbox/connect/secret/complete",
+                "/api/sandbox/connect/REDACTED/complete",
+            ),
+            ("/sell/connect/secret", "/sell/connect/REDACTED"),
+            (
+                "/api/marketplace/listings/abc",
+                "/api/marketplace/listings/abc",
+            ),
+        ] {
+            assert_eq!(redacted_target(path, None), kept);
+        }
+    }
 
     #[test]
     fn api_keys_never_reach_the_log() {

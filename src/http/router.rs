@@ -248,6 +248,12 @@ pub const ROUTES: &[(&str, &str, Route)] = &[
 ];
 
 impl Route {
+    /// Whether the handler moves money through a payment provider, so it must run to its end
+    /// even when the client disconnects (it is spawned rather than dropped with the request).
+    pub fn runs_to_completion(self) -> bool {
+        matches!(self, Route::PurchaseListing | Route::StripeWebhook)
+    }
+
     /// Whether the route belongs to the sandbox rail (served only with `--payments sandbox`).
     pub fn is_sandbox(self) -> bool {
         matches!(

@@ -477,19 +477,12 @@ pub fn public_card(agent: &AgentRow, chair_id: Option<&str>) -> Value {
     Value::Object(card)
 }
 
-fn check_email(email: String) -> Result<String> {
-    let valid = match email.split_once('@') {
-        Some((local, domain)) => {
-            !local.is_empty()
-                && domain.contains('.')
-                && !domain.starts_with('.')
-                && !domain.ends_with('.')
-                && !email.contains(char::is_whitespace)
-                && !domain.contains('@')
-        }
-        None => false,
-    };
-    if valid {
+/// An `email` argument that looks like an address, else 400.
+///
+/// # Errors
+/// `INVALID_ARGUMENT`.
+pub fn check_email(email: String) -> Result<String> {
+    if super::inquiries::plausible_email(&email) {
         Ok(email)
     } else {
         Err(Error::invalid("`email` is not an email address"))

@@ -105,11 +105,11 @@ pub fn checkout_url(app: &App, session: &str) -> String {
 
 /// How long a checkout stays open. Stripe accepts a session expiry from 30 minutes to 24 hours
 /// after creation, and its session must end before the local reservation does, so on that rail
-/// the window is kept within 31 minutes and 24 hours.
+/// the window is kept within 35 minutes (a margin for clock skew and latency) and 24 hours.
 pub fn checkout_window(app: &App) -> std::time::Duration {
     if app.stripe.is_some() {
         app.checkout_expiry.clamp(
-            std::time::Duration::from_secs(31 * 60),
+            std::time::Duration::from_secs(35 * 60),
             std::time::Duration::from_secs(24 * 3600),
         )
     } else {

@@ -72,7 +72,10 @@ pub fn ledger_rail(rail: &str) -> &'static str {
 /// `PAYOUTS_NOT_CONNECTED` (409), `HEALTH_TERMS_REQUIRED` (422).
 pub async fn purchase(app: &App, buyer: &AgentRow, listing_id: &str, args: Args) -> Result<Value> {
     args.deny_unknown(&["email", "buyer_intended_use", "buyer_attestation"])?;
-    let email = args.opt_str("email", 254)?;
+    let email = args
+        .opt_str("email", 254)?
+        .map(super::agents::check_email)
+        .transpose()?;
     let listing = listings::find(app, listing_id).await?;
     if listing.seller_id == buyer.id {
         return Err(Error::Forbidden {
@@ -82,6 +85,9 @@ pub async fn purchase(app: &App, buyer: &AgentRow, listing_id: &str, args: Args)
     }
     if listing.vertical_slug == HEALTH_VERTICAL {
         check_health_terms(&args, listing.authorized_uses.as_deref())?;
+    }
+    if app.stripe.is_some() && listing.price_cents > 0 {
+        stripe::check_amount(listing.price_cents)?;
     }
     let now = app.now();
     let paid = listing.price_cents > 0;
@@ -135,7 +141,7 @@ pub async fn purchase(app: &App, buyer: &AgentRow, listing_id: &str, args: Args)
             let stored = listing_store::find(tx, &purchase.listing_id)?.ok_or_else(unavailable)?;
             // Checked here, in the writer: buyers are serialized, so exactly one wins the last copy.
             payment_store::expire_checkouts(tx, &stamp)?;
-            if !available(tx, &stored)? {
+            if !available(tx, &stored, &stamp)? {
                 return Err(unavailable());
             }
             if paid {
@@ -164,14 +170,20 @@ pub async fn purchase(app: &App, buyer: &AgentRow, listing_id: &str, args: Args)
     read_as_buyer(app, purchase).await
 }
 
-/// Whether a listing can be bought now: active, and not sold out counting open checkouts.
-pub(crate) fn available(tx: &rusqlite::Connection, listing: &ListingRow) -> Result<bool> {
+/// Whether a listing can be bought at `now`: active, and not sold out counting the checkouts
+/// still open then (one past its expiry no longer reserves, even before the worker marks it).
+pub(crate) fn available(
+    tx: &rusqlite::Connection,
+    listing: &ListingRow,
+    now: &str,
+) -> Result<bool> {
     if !listing.active || listings::sold_out(listing) {
         return Ok(false);
     }
     let reserved: i64 = tx.query_row(
-        "SELECT count(*) FROM purchases WHERE listing_id = ?1 AND status = 'pending_payment'",
-        [&listing.id],
+        "SELECT count(*) FROM purchases WHERE listing_id = ?1 AND status = 'pending_payment'
+             AND (expires_at IS NULL OR expires_at > ?2)",
+        rusqlite::params![listing.id, now],
         |r| r.get(0),
     )?;
     Ok(match listing.listing_type.as_str() {
@@ -380,7 +392,7 @@ pub fn pay_in(
     match purchase.status.as_str() {
         "paid" | "delivered" => return Ok((purchase, None)),
         "pending_payment" => {}
-        "expired" | "cancelled" if revive && available(tx, &stored)? => {
+        "expired" | "cancelled" if revive && available(tx, &stored, now)? => {
             tx.execute(
                 "UPDATE purchases SET status = 'pending_payment' WHERE id = ?1",
                 [&purchase.id],

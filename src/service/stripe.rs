@@ -41,10 +41,15 @@ pub enum Failure {
 impl From<Failure> for Error {
     fn from(failure: Failure) -> Error {
         match failure {
-            Failure::Api { status, message } => Error::BadGateway {
-                code: "STRIPE_ERROR",
-                message: format!("Stripe refused the request (HTTP {status}): {message}"),
-            },
+            Failure::Api { status, message } => {
+                tracing::warn!(status, %message, "Stripe refused a request");
+                Error::BadGateway {
+                    code: "STRIPE_ERROR",
+                    message: format!(
+                        "the payment provider refused the request (HTTP {status}); the operator's log has the detail"
+                    ),
+                }
+            }
             Failure::Transport(message) => Error::BadGateway {
                 code: "STRIPE_UNAVAILABLE",
                 message: format!("Stripe could not be reached: {message}"),
@@ -76,9 +81,20 @@ impl Client {
         }
     }
 
-    /// The webhook endpoint's signing secret.
-    pub fn webhook_secret(&self) -> &str {
-        &self.settings.webhook_secret
+    /// The webhook endpoints' signing secrets (comma-separated in the setting: the platform
+    /// endpoint and the Connect endpoint each have their own).
+    pub fn webhook_secrets(&self) -> Vec<&str> {
+        self.settings
+            .webhook_secret
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .collect()
+    }
+
+    /// Whether the key is a live-mode key (events of the other mode are ignored).
+    pub fn livemode(&self) -> bool {
+        self.settings.secret_key.contains("_live_")
     }
 
     /// `POST {api_base}{path}`, form-encoded, with an idempotency key (blocking).
@@ -157,12 +173,33 @@ pub async fn call<T: Send + 'static>(
         .unwrap_or_else(|e| Err(Failure::Transport(format!("task: {e}"))))
 }
 
+/// The USD amounts Stripe Checkout accepts, in cents.
+pub const MIN_AMOUNT_CENTS: i64 = 50;
+pub const MAX_AMOUNT_CENTS: i64 = 99_999_999;
+
+/// Refuses a price Stripe Checkout cannot charge, before anything is reserved.
+///
+/// # Errors
+/// `PRICE_OUT_OF_RANGE_FOR_RAIL` (422).
+pub fn check_amount(cents: i64) -> Result<()> {
+    if (MIN_AMOUNT_CENTS..=MAX_AMOUNT_CENTS).contains(&cents) {
+        return Ok(());
+    }
+    Err(Error::Unprocessable {
+        code: "PRICE_OUT_OF_RANGE_FOR_RAIL",
+        message: format!(
+            "Stripe Checkout charges from {MIN_AMOUNT_CENTS} to {MAX_AMOUNT_CENTS} cents; this listing's price cannot be paid by card here"
+        ),
+    })
+}
+
 /// How far a webhook's timestamp may be from now, as Stripe's libraries default.
 pub const SIGNATURE_TOLERANCE_SECS: i64 = 300;
 
 /// Checks `Stripe-Signature` (`t=<unix>,v1=<hex>[,v1=…]`) over the raw body: HMAC-SHA256 keyed
-/// with the whole `whsec_…` string, over `<t>.<body>`; any `v1` may match (secret rotation);
-/// compared in constant time; `t` within the tolerance of `now_unix`.
+/// with the whole `whsec_…` string, over `<t>.<body>`; any `v1` may match any of the secrets
+/// (secret rotation, several endpoints); compared in constant time; `t` within the tolerance of
+/// `now_unix`.
 ///
 /// # Errors
 /// 400 `STRIPE_SIGNATURE_MISSING`, `STRIPE_SIGNATURE_INVALID` (malformed or no match) or
@@ -170,7 +207,7 @@ pub const SIGNATURE_TOLERANCE_SECS: i64 = 300;
 pub fn verify_signature(
     header: Option<&str>,
     body: &[u8],
-    secret: &str,
+    secrets: &[&str],
     now_unix: i64,
 ) -> Result<()> {
     let refuse = |code: &'static str, message: &str| Error::BadRequest {
@@ -200,11 +237,16 @@ pub fn verify_signature(
     };
     let mut signed = format!("{t}.").into_bytes();
     signed.extend_from_slice(body);
-    let expected = hex(&hmac_sha256(secret.as_bytes(), &signed));
-    if !signatures
+    let expected: Vec<String> = secrets
         .iter()
-        .any(|candidate| constant_time_eq(candidate.as_bytes(), expected.as_bytes()))
-    {
+        .map(|secret| hex(&hmac_sha256(secret.as_bytes(), &signed)))
+        .collect();
+    let matched = signatures.iter().any(|candidate| {
+        expected
+            .iter()
+            .any(|e| constant_time_eq(candidate.as_bytes(), e.as_bytes()))
+    });
+    if !matched {
         return Err(refuse(
             "STRIPE_SIGNATURE_INVALID",
             "no v1 signature matches this body and the webhook secret",
@@ -480,7 +522,7 @@ pub async fn webhook(app: &App, signature: Option<&str>, body: &[u8]) -> Result<
     verify_signature(
         signature,
         body,
-        client.webhook_secret(),
+        &client.webhook_secrets(),
         app.clock.wall().as_second(),
     )?;
     let event: Value = serde_json::from_slice(body)
@@ -488,6 +530,14 @@ pub async fn webhook(app: &App, signature: Option<&str>, body: &[u8]) -> Result<
     let (Some(id), Some(kind)) = (event["id"].as_str(), event["type"].as_str()) else {
         return Err(Error::invalid("a Stripe event needs `id` and `type`"));
     };
+    // A Connect endpoint in live mode also receives test events (and the reverse): those are
+    // acknowledged and ignored.
+    if event["livemode"]
+        .as_bool()
+        .is_some_and(|live| live != client.livemode())
+    {
+        return Ok(json!({ "received": true, "type": kind, "handled": "ignored_other_mode" }));
+    }
     let object = &event["data"]["object"];
     let text = |key: &str| object[key].as_str().map(str::to_owned);
     let action = match kind {
@@ -682,7 +732,10 @@ pub async fn pay_out_due(app: &App, client: Arc<Client>) -> Result<usize> {
                 released += usize::from(done);
             }
             Err(failure) => {
-                let definite = matches!(failure, Failure::Api { .. });
+                // Only a clear refusal (4xx other than 409 key-in-use and 429) proves no transfer
+                // was made; a 5xx's outcome is unknown, so the same key is retried.
+                let definite = matches!(failure, Failure::Api { status, .. }
+                    if (400..500).contains(&status) && status != 409 && status != 429 || status == 0);
                 let wait = if definite {
                     (60_i64 << row.attempts.clamp(0, 8)).min(6 * 3600)
                 } else {
@@ -748,7 +801,8 @@ mod tests {
         let good = "c89214b5b5da833daed6f0b8c5bb6bd58cea9022bd80ccc78230f3942d632925";
         let body = br#"{"id":"evt_1"}"#;
         let check = |header: Option<&str>, now: i64| {
-            verify_signature(header, body, "whsec_test", now).map_err(|e| e.code())
+            verify_signature(header, body, &["whsec_other", "whsec_test"], now)
+                .map_err(|e| e.code())
         };
         assert_eq!(
             check(Some(&format!("t=1700000000,v1={good}")), 1_700_000_000),

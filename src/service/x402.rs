@@ -447,7 +447,7 @@ async fn facilitate(app: &App, endpoint: &str, body: Value, flag: &str) -> Resul
             Err(Error::BadGateway {
                 code: "FACILITATOR_UNAVAILABLE",
                 message: format!(
-                    "the payment facilitator answered {status} to /{endpoint}; nothing was charged by bourse, retry later"
+                    "the payment facilitator answered {status} to /{endpoint}; retry later"
                 ),
             })
         }
@@ -513,7 +513,10 @@ pub async fn purchase(
             headers: Vec::new(),
         });
     }
-    let email = args.opt_str("email", 254)?;
+    let email = args
+        .opt_str("email", 254)?
+        .map(super::agents::check_email)
+        .transpose()?;
     if buyer.is_some_and(|b| b.id == listing.seller_id) {
         return Err(Error::Forbidden {
             code: "CANNOT_BUY_OWN_LISTING",
@@ -524,10 +527,10 @@ pub async fn purchase(
         purchases::check_health_terms(&args, listing.authorized_uses.as_deref())?;
     }
     // Refuse what cannot be sold before anyone signs a payment.
-    let (stored, stripe) = (listing.clone(), app.stripe.is_some());
+    let (stored, stripe, now) = (listing.clone(), app.stripe.is_some(), app.now());
     app.store
         .read(move |conn| {
-            if !purchases::available(conn, &stored)? {
+            if !purchases::available(conn, &stored, &now)? {
                 return Err(purchases::unavailable());
             }
             payments::require_payouts(conn, &stored.seller_id, stripe)
@@ -570,10 +573,16 @@ pub async fn purchase(
     let settled = match facilitate(app, "settle", exchange, "success").await {
         Ok(settled) => settled,
         Err(error) => {
-            // The settlement's fate is unknown to us: free the listing and tell the operator.
-            tracing::error!(purchase = reservation.id, %error, "x402 settle failed in transport; reservation freed");
-            release(app, &reservation.id).await?;
-            return Err(error);
+            // The settlement's fate is unknown: the money may have moved. Keep the reservation
+            // (it expires by itself) and tell the operator, who can check the chain.
+            tracing::error!(purchase = reservation.id, %error, "x402 settle outcome unknown; reservation kept until it expires");
+            return Err(Error::BadGateway {
+                code: "FACILITATOR_UNAVAILABLE",
+                message: format!(
+                    "the facilitator did not confirm the settlement of purchase {}; its outcome is unknown, so do not pay again: if the transfer appears on chain, contact the operator with this purchase id",
+                    reservation.id
+                ),
+            });
         }
     };
     let network = text_of(&settled, "network").unwrap_or_else(|| offer.network(version).into());
@@ -665,7 +674,7 @@ async fn reserve(
             let stored = listing_store::find(tx, &purchase.listing_id)?
                 .ok_or_else(purchases::unavailable)?;
             crate::store::payments::expire_checkouts(tx, &now)?;
-            if !purchases::available(tx, &stored)? {
+            if !purchases::available(tx, &stored, &now)? {
                 return Err(purchases::unavailable());
             }
             payments::require_payouts(tx, &stored.seller_id, stripe)?;
@@ -704,6 +713,25 @@ async fn complete(
             }
             let stored = listing_store::find(tx, &purchase.listing_id)?
                 .ok_or_else(purchases::unavailable)?;
+            // Past its hold (marked by the worker or not), the reservation no longer holds the
+            // listing: another buyer may have taken it.
+            let expired = store::find(tx, &purchase.id)?.is_some_and(|p| {
+                p.status == "expired"
+                    || (p.status == "pending_payment"
+                        && p.expires_at.as_deref().is_some_and(|at| at <= now.as_str()))
+            });
+            if expired && !purchases::available(tx, &stored, &now)? {
+                // The hold ran out while the payment settled and the listing went to someone
+                // else: the money moved but nothing can be sold. The operator refunds it.
+                tracing::error!(purchase = purchase.id, transaction, "x402 payment settled after its reservation expired and the listing was sold; refund it");
+                return Err(Error::Conflict {
+                    code: "LISTING_UNAVAILABLE",
+                    message: format!(
+                        "your payment settled (transaction {transaction}) after the reservation of purchase {} expired and the listing was sold meanwhile; contact the operator for a refund",
+                        purchase.id
+                    ),
+                });
+            }
             purchases::close_price(tx, &mut purchase, &stored)?;
             purchase.status = "paid".into();
             purchase.paid_at = Some(now.clone());

@@ -189,7 +189,8 @@ fn stripe_server(fake: &FakeStripe) -> TestServer {
     TestServer::start_with(move |config| {
         config.payments = Payments::Stripe(StripeSettings {
             secret_key: "sk_test_123".into(),
-            webhook_secret: WEBHOOK_SECRET.into(),
+            // The platform endpoint's and the Connect endpoint's secrets.
+            webhook_secret: format!("whsec_connect_endpoint,{WEBHOOK_SECRET}"),
             api_base,
         });
     })
@@ -565,6 +566,17 @@ fn expired_sessions_and_failed_session_creation_free_the_reservation() {
     let documented = deliver(&server, example, WEBHOOK_SECRET, 0);
     assert_eq!(documented.status, 200);
     assert_eq!(documented.json()["handled"], "unknown_object");
+    // A live-mode event reaching a test-mode server (Connect endpoints get both) is ignored.
+    let mut live = event(
+        "evt_live",
+        "checkout.session.completed",
+        json!({"id": "cs_test_2", "payment_status": "paid"}),
+    );
+    live["livemode"] = json!(true);
+    assert_eq!(
+        deliver(&server, &live, WEBHOOK_SECRET, 0).json()["handled"],
+        "ignored_other_mode"
+    );
     server.stop();
 }
 
@@ -609,10 +621,10 @@ fn a_payment_that_races_the_expiry_is_kept_while_the_listing_is_free_else_refund
 
     let kept = server.buy(&late, &open).json();
     let lost = server.buy(&late, &exclusive).json();
-    // Both checkouts expire locally (the window is at least 31 minutes on this rail).
+    // Both checkouts expire locally (the window is at least 35 minutes on this rail).
     server
         .clock
-        .advance(jiff::SignedDuration::from_secs(31 * 60 + 1));
+        .advance(jiff::SignedDuration::from_secs(35 * 60 + 1));
     let winner = server.buy(&other, &exclusive).json();
     assert_eq!(winner["status"], "pending_payment");
 
@@ -735,5 +747,34 @@ fn a_payment_confirmed_before_the_session_id_is_stored_is_matched_by_its_purchas
         )
         .json();
     assert_eq!(read["status"], "delivered");
+    server.stop();
+}
+
+#[test]
+fn prices_stripe_cannot_charge_and_malformed_emails_are_refused_before_anything_is_reserved() {
+    let fake = FakeStripe::start();
+    let server = stripe_server(&fake);
+    let (seller, _twin) = stripe_seller(&server, &fake);
+    let cheap = list(&server, &seller, 49, json!({}));
+    let fine = list(&server, &seller, 50, json!({"listingType": "exclusive"}));
+    let buyer = server.party("buyer");
+    server
+        .buy(&buyer, &cheap)
+        .assert_error(422, "PRICE_OUT_OF_RANGE_FOR_RAIL");
+    server
+        .send_auth(
+            "POST",
+            &format!("/api/marketplace/listings/{fine}/purchase"),
+            &buyer.key,
+            &json!({"email": "not an address"}),
+        )
+        .assert_error(400, "INVALID_ARGUMENT");
+    assert!(fake.seen("/v1/checkout/sessions").is_empty());
+    let bought = server.buy(&buyer, &fine);
+    assert_eq!(
+        bought.json()["status"],
+        "pending_payment",
+        "nothing was reserved before"
+    );
     server.stop();
 }

@@ -499,10 +499,15 @@ fn x402_refused_and_failed_payments_sell_nothing() {
     );
     assert_eq!(server.get(&detail_path).json()["listing"]["active"], true);
 
-    // A facilitator that cannot answer is 502, and the listing stays free.
+    // A settlement whose outcome is unknown is 502, and the reservation is kept (the money may
+    // have moved) until it expires.
     facilitator.settle_text(503, "down");
     attempt(&server, &listing, &[("PAYMENT-SIGNATURE", &payment)])
         .assert_error(502, "FACILITATOR_UNAVAILABLE");
+    attempt(&server, &listing, &[("PAYMENT-SIGNATURE", &payment)])
+        .assert_error(409, "LISTING_UNAVAILABLE");
+    server.clock.advance(jiff::SignedDuration::from_secs(361));
+    // A verify that cannot be answered is 502; nothing is reserved.
     facilitator.verify_text(500, "<html>oops</html>");
     attempt(&server, &listing, &[("PAYMENT-SIGNATURE", &payment)])
         .assert_error(502, "FACILITATOR_UNAVAILABLE");

@@ -11,11 +11,16 @@ use crate::store::agents::AgentRow;
 /// `api_key` body field (interface, Authentication 3); the field is removed before the service
 /// reads the body.
 async fn seller_and_args(app: &App, ctx: &Ctx) -> Result<(AgentRow, Args)> {
-    let mut args = ctx.json_args()?;
-    let body_key = args.take_str("api_key");
-    let key = ctx.bearer().map(str::to_owned).or(body_key);
+    let (key, args) = key_and_args(ctx)?;
     let agent = agents::authenticate(app, key.as_deref()).await?;
     Ok((agent, args))
+}
+
+/// The agent key (Bearer, else the body's `api_key`, removed from the body) and the body.
+fn key_and_args(ctx: &Ctx) -> Result<(Option<String>, Args)> {
+    let mut args = ctx.json_args()?;
+    let body_key = args.take_str("api_key");
+    Ok((ctx.bearer().map(str::to_owned).or(body_key), args))
 }
 
 fn id(ctx: &Ctx) -> &str {
@@ -102,9 +107,7 @@ pub async fn marketplace_stats(app: &App) -> Result<Reply> {
 /// A purchase on the instance's checkout rail (key required), or on `x402_usdc_base` (no key
 /// when configured, `rail: "x402_usdc_base"`, or a payment header): see `service::x402`.
 pub async fn purchase(app: &App, ctx: &Ctx) -> Result<Reply> {
-    let mut args = ctx.json_args()?;
-    let body_key = args.take_str("api_key");
-    let key = ctx.bearer().map(str::to_owned).or(body_key);
+    let (key, mut args) = key_and_args(ctx)?;
     let rail = args.take("rail");
     let payment = x402::PaymentHeader::from_headers(
         header(ctx, "payment-signature"),

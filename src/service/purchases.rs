@@ -89,72 +89,28 @@ pub async fn purchase(app: &App, buyer: &AgentRow, listing_id: &str, args: Args)
     if app.stripe.is_some() && listing.price_cents > 0 {
         stripe::check_amount(listing.price_cents)?;
     }
-    let now = app.now();
     let paid = listing.price_cents > 0;
+    let rail = match (paid, app.sandbox()) {
+        (false, _) => RAIL_FREE,
+        (true, true) => RAIL_SANDBOX,
+        (true, false) => RAIL_STRIPE,
+    };
     // The sandbox names its own sessions; Stripe's session id is stored once it is created.
     let session = (paid && app.sandbox()).then(payments::new_session);
-    let expires_at = paid.then(|| {
-        rfc3339(
-            app.clock
-                .now()
-                .checked_add(payments::checkout_window(app))
-                .unwrap_or(jiff::Timestamp::MAX),
-        )
-    });
-    let mut purchase = PurchaseRow {
-        id: uuid::Uuid::new_v4().to_string(),
-        listing_id: listing.id.clone(),
-        buyer_id: Some(buyer.id.clone()),
-        buyer_handle: Some(buyer.handle.clone()),
-        seller_id: listing.seller_id.clone(),
-        status: if paid { "pending_payment" } else { "paid" }.into(),
-        amount_cents: listing.price_cents,
-        platform_fee_cents: 0,
-        seller_net_cents: 0,
-        fee_bps: 0,
-        schedule_version: fees::SCHEDULE_VERSION,
-        rail: if !paid {
-            RAIL_FREE
-        } else if app.sandbox() {
-            RAIL_SANDBOX
-        } else {
-            RAIL_STRIPE
-        }
-        .into(),
+    let mut purchase = new_purchase(
+        app,
+        Some(buyer),
+        &listing,
+        rail,
         email,
-        created_at: now.clone(),
-        paid_at: (!paid).then(|| now.clone()),
-        delivered_at: None,
-        delivery_fingerprint: None,
-        receipt: String::new(),
-        checkout_session: session,
-        expires_at,
-        shipped_at: None,
-        checkout_url: None,
-        payment_ref: None,
-        payer: None,
-    };
-    let (keyring, stamp, stripe) = (app.keyring.clone(), now.clone(), app.stripe.is_some());
+        payments::checkout_window(app),
+        session,
+    );
+    let (keyring, stamp, stripe) = (app.keyring.clone(), app.now(), app.stripe.is_some());
     let (mut purchase, settled) = app
         .store
         .write(move |tx| {
-            let stored = listing_store::find(tx, &purchase.listing_id)?.ok_or_else(unavailable)?;
-            // Checked here, in the writer: buyers are serialized, so exactly one wins the last copy.
-            payment_store::expire_checkouts(tx, &stamp)?;
-            if !available(tx, &stored, &stamp)? {
-                return Err(unavailable());
-            }
-            if paid {
-                payments::require_payouts(tx, &stored.seller_id, stripe)?;
-            }
-            close_price(tx, &mut purchase, &stored)?;
-            purchase.receipt = purchase_receipt(&keyring, &purchase, &stored, &stamp);
-            store::insert(tx, &purchase)?;
-            let settled = if paid {
-                None
-            } else {
-                Some(settle(tx, &keyring, &stamp, &purchase, &stored)?)
-            };
+            let settled = insert_checked(tx, &keyring, &stamp, stripe, &mut purchase)?;
             Ok((purchase, settled))
         })
         .await?;
@@ -170,6 +126,85 @@ pub async fn purchase(app: &App, buyer: &AgentRow, listing_id: &str, args: Args)
     read_as_buyer(app, purchase).await
 }
 
+/// A new purchase of `listing` on `rail`: a paid one is `pending_payment` until `hold` has
+/// passed, a free one `paid` at once.
+pub(crate) fn new_purchase(
+    app: &App,
+    buyer: Option<&AgentRow>,
+    listing: &ListingRow,
+    rail: &str,
+    email: Option<String>,
+    hold: std::time::Duration,
+    session: Option<String>,
+) -> PurchaseRow {
+    let now = app.now();
+    let paid = listing.price_cents > 0;
+    PurchaseRow {
+        id: uuid::Uuid::new_v4().to_string(),
+        listing_id: listing.id.clone(),
+        buyer_id: buyer.map(|b| b.id.clone()),
+        buyer_handle: buyer.map(|b| b.handle.clone()),
+        seller_id: listing.seller_id.clone(),
+        status: if paid { "pending_payment" } else { "paid" }.into(),
+        amount_cents: listing.price_cents,
+        platform_fee_cents: 0,
+        seller_net_cents: 0,
+        fee_bps: 0,
+        schedule_version: fees::SCHEDULE_VERSION,
+        rail: rail.into(),
+        email,
+        created_at: now.clone(),
+        paid_at: (!paid).then(|| now.clone()),
+        delivered_at: None,
+        delivery_fingerprint: None,
+        receipt: String::new(),
+        checkout_session: session,
+        expires_at: paid.then(|| {
+            rfc3339(
+                app.clock
+                    .now()
+                    .checked_add(hold)
+                    .unwrap_or(jiff::Timestamp::MAX),
+            )
+        }),
+        shipped_at: None,
+        checkout_url: None,
+        payment_ref: None,
+        payer: None,
+    }
+}
+
+/// Inserts a new purchase inside the writer's transaction after the checks every rail shares:
+/// the listing is available (counting open reservations; buyers are serialized here, so exactly
+/// one wins the last copy) and, for a paid one, the seller's payouts are connected. The fee is
+/// closed and the receipt signed; a free purchase is settled at once.
+///
+/// # Errors
+/// `LISTING_UNAVAILABLE`, `PAYOUTS_NOT_CONNECTED` (409); database failure.
+pub(crate) fn insert_checked(
+    tx: &rusqlite::Connection,
+    keyring: &Keyring,
+    now: &str,
+    stripe: bool,
+    purchase: &mut PurchaseRow,
+) -> Result<Settled> {
+    let stored = listing_store::find(tx, &purchase.listing_id)?.ok_or_else(unavailable)?;
+    payment_store::expire_checkouts(tx, now)?;
+    if !available(tx, &stored, now)? {
+        return Err(unavailable());
+    }
+    if purchase.amount_cents > 0 {
+        payments::require_payouts(tx, &stored.seller_id, stripe)?;
+    }
+    close_price(tx, purchase, &stored)?;
+    purchase.receipt = purchase_receipt(keyring, purchase, &stored, now);
+    store::insert(tx, purchase)?;
+    if purchase.status == "paid" {
+        return Ok(Some(settle(tx, keyring, now, purchase, &stored)?));
+    }
+    Ok(None)
+}
+
 /// Whether a listing can be bought at `now`: active, and not sold out counting the checkouts
 /// still open then (one past its expiry no longer reserves, even before the worker marks it).
 pub(crate) fn available(
@@ -180,12 +215,7 @@ pub(crate) fn available(
     if !listing.active || listings::sold_out(listing) {
         return Ok(false);
     }
-    let reserved: i64 = tx.query_row(
-        "SELECT count(*) FROM purchases WHERE listing_id = ?1 AND status = 'pending_payment'
-             AND (expires_at IS NULL OR expires_at > ?2)",
-        rusqlite::params![listing.id, now],
-        |r| r.get(0),
-    )?;
+    let reserved = payment_store::open_reservations(tx, &listing.id, now)?;
     Ok(match listing.listing_type.as_str() {
         "exclusive" => reserved == 0,
         "limited" => listing.sold_count + reserved < listing.max_copies.unwrap_or(0),
@@ -388,16 +418,10 @@ pub fn pay_in(
     payment_store::expire_checkouts(tx, now)?;
     let mut purchase = store::find_by_session(tx, session)?
         .ok_or_else(|| Error::NotFound("no such checkout".into()))?;
-    let stored = listing_store::find(tx, &purchase.listing_id)?.ok_or_else(unavailable)?;
     match purchase.status.as_str() {
         "paid" | "delivered" => return Ok((purchase, None)),
         "pending_payment" => {}
-        "expired" | "cancelled" if revive && available(tx, &stored, now)? => {
-            tx.execute(
-                "UPDATE purchases SET status = 'pending_payment' WHERE id = ?1",
-                [&purchase.id],
-            )?;
-        }
+        "expired" | "cancelled" if revive => {}
         other => {
             return Err(Error::Conflict {
                 code: "CHECKOUT_CLOSED",
@@ -405,14 +429,43 @@ pub fn pay_in(
             });
         }
     }
-    close_price(tx, &mut purchase, &stored)?;
+    purchase.payment_ref = payment_ref.map(str::to_owned);
+    let settled = record_payment(tx, keyring, now, &mut purchase)?;
+    Ok((purchase, Some(settled)))
+}
+
+/// Records the payment of a reservation inside the writer's transaction, for every rail: the
+/// fee at the closing price, the re-signed receipt, the rail's references already set on
+/// `purchase`, and the settlement. `purchase` must be read fresh in this transaction, after
+/// `expire_checkouts`: a reservation that ended (`expired` or `cancelled`) before the payment
+/// arrived is revived only while the listing is still available.
+///
+/// # Errors
+/// `LISTING_UNAVAILABLE` (409) when an ended reservation's listing went to another buyer.
+pub(crate) fn record_payment(
+    tx: &rusqlite::Connection,
+    keyring: &Keyring,
+    now: &str,
+    purchase: &mut PurchaseRow,
+) -> Result<(ListingRow, Vec<listing_store::IndexRow>)> {
+    let stored = listing_store::find(tx, &purchase.listing_id)?.ok_or_else(unavailable)?;
+    if purchase.status != "pending_payment" && !available(tx, &stored, now)? {
+        return Err(Error::Conflict {
+            code: "LISTING_UNAVAILABLE",
+            message: "the checkout ended before the payment arrived and the listing is no longer available".into(),
+        });
+    }
+    close_price(tx, purchase, &stored)?;
     purchase.status = "paid".into();
     purchase.paid_at = Some(now.to_owned());
-    purchase.payment_ref = payment_ref.map(str::to_owned);
-    purchase.receipt = purchase_receipt(keyring, &purchase, &stored, now);
-    store::mark_paid(tx, &purchase)?;
-    let settled = settle(tx, keyring, now, &purchase, &stored)?;
-    Ok((purchase, Some(settled)))
+    purchase.receipt = purchase_receipt(keyring, purchase, &stored, now);
+    if !store::mark_paid(tx, purchase)? {
+        return Err(Error::Internal(format!(
+            "purchase {} is not a reservation that can be paid",
+            purchase.id
+        )));
+    }
+    settle(tx, keyring, now, purchase, &stored)
 }
 
 /// `POST /api/sandbox/checkout/{session}/cancel`: frees the reservation.
@@ -427,10 +480,7 @@ pub async fn cancel(app: &App, session: &str) -> Result<Value> {
                 .ok_or_else(|| Error::NotFound("no such checkout".into()))?;
             match purchase.status.as_str() {
                 "pending_payment" => {
-                    tx.execute(
-                        "UPDATE purchases SET status = 'cancelled' WHERE id = ?1",
-                        [&purchase.id],
-                    )?;
+                    payment_store::end_checkout(tx, &purchase.id, "cancelled")?;
                     Ok(json!({ "purchaseId": purchase.id, "status": "cancelled" }))
                 }
                 "cancelled" | "expired" => {
@@ -475,12 +525,7 @@ pub async fn checkout_view(app: &App, session: &str) -> Result<Value> {
 /// # Errors
 /// `NOT_FOUND`, `NOT_BUYER` (403).
 pub async fn get(app: &App, buyer: &AgentRow, id: &str) -> Result<Value> {
-    let key = id.to_owned();
-    let purchase = app
-        .store
-        .read(move |conn| store::find(conn, &key))
-        .await?
-        .ok_or_else(|| Error::NotFound(format!("no purchase with id {id:?}")))?;
+    let purchase = find(app, id).await?;
     if purchase.buyer_id.as_deref() != Some(buyer.id.as_str()) {
         return Err(Error::Forbidden {
             code: "NOT_BUYER",
@@ -488,6 +533,18 @@ pub async fn get(app: &App, buyer: &AgentRow, id: &str) -> Result<Value> {
         });
     }
     read_as_buyer(app, purchase).await
+}
+
+/// A purchase by id.
+///
+/// # Errors
+/// `NOT_FOUND`.
+pub(crate) async fn find(app: &App, id: &str) -> Result<PurchaseRow> {
+    let key = id.to_owned();
+    app.store
+        .read(move |conn| store::find(conn, &key))
+        .await?
+        .ok_or_else(|| Error::NotFound(format!("no purchase with id {id:?}")))
 }
 
 /// The Purchase resource for its buyer: relays the deliverable when the purchase is paid.

@@ -17,14 +17,14 @@ use base64::Engine;
 use serde_json::{Value, json};
 
 use super::purchases::{self, RAIL_X402};
-use super::{App, fees, listings, payments};
+use super::{App, listings, payments};
 use crate::args::Args;
-use crate::clock::rfc3339;
 use crate::config::X402Settings;
 use crate::crypto::{b64url, random_bytes};
 use crate::error::{Error, Result};
 use crate::store::agents::AgentRow;
 use crate::store::listings as listing_store;
+use crate::store::payments as payment_store;
 use crate::store::purchases::{self as store, PurchaseRow};
 
 /// USDC on one network: what the `exact` EVM scheme needs to name the token.
@@ -633,54 +633,13 @@ async fn reserve(
     listing: &listing_store::ListingRow,
     email: Option<String>,
 ) -> Result<PurchaseRow> {
-    let now = app.now();
     let hold = Duration::from_secs(MAX_TIMEOUT_SECONDS + 60);
-    let expires_at = rfc3339(
-        app.clock
-            .now()
-            .checked_add(hold)
-            .unwrap_or(jiff::Timestamp::MAX),
-    );
-    let mut purchase = PurchaseRow {
-        id: uuid::Uuid::new_v4().to_string(),
-        listing_id: listing.id.clone(),
-        buyer_id: buyer.map(|b| b.id.clone()),
-        buyer_handle: buyer.map(|b| b.handle.clone()),
-        seller_id: listing.seller_id.clone(),
-        status: "pending_payment".into(),
-        amount_cents: listing.price_cents,
-        platform_fee_cents: 0,
-        seller_net_cents: 0,
-        fee_bps: 0,
-        schedule_version: fees::SCHEDULE_VERSION,
-        rail: RAIL_X402.into(),
-        email,
-        created_at: now.clone(),
-        paid_at: None,
-        delivered_at: None,
-        delivery_fingerprint: None,
-        receipt: String::new(),
-        // No capability while unpaid: nothing can pay or cancel this reservation but us.
-        checkout_session: None,
-        expires_at: Some(expires_at),
-        shipped_at: None,
-        checkout_url: None,
-        payment_ref: None,
-        payer: None,
-    };
-    let (keyring, stripe) = (app.keyring.clone(), app.stripe.is_some());
+    // No capability while unpaid: nothing can pay or cancel this reservation but us.
+    let mut purchase = purchases::new_purchase(app, buyer, listing, RAIL_X402, email, hold, None);
+    let (keyring, now, stripe) = (app.keyring.clone(), app.now(), app.stripe.is_some());
     app.store
         .write(move |tx| {
-            let stored = listing_store::find(tx, &purchase.listing_id)?
-                .ok_or_else(purchases::unavailable)?;
-            crate::store::payments::expire_checkouts(tx, &now)?;
-            if !purchases::available(tx, &stored, &now)? {
-                return Err(purchases::unavailable());
-            }
-            payments::require_payouts(tx, &stored.seller_id, stripe)?;
-            purchases::close_price(tx, &mut purchase, &stored)?;
-            purchase.receipt = purchases::purchase_receipt(&keyring, &purchase, &stored, &now);
-            store::insert(tx, &purchase)?;
+            purchases::insert_checked(tx, &keyring, &now, stripe, &mut purchase)?;
             Ok(purchase)
         })
         .await
@@ -690,7 +649,7 @@ async fn reserve(
 async fn release(app: &App, purchase_id: &str) -> Result<()> {
     let id = purchase_id.to_owned();
     app.store
-        .write(move |tx| store::cancel_reservation(tx, &id))
+        .write(move |tx| payment_store::end_checkout(tx, &id, "cancelled").map(|_| ()))
         .await
 }
 
@@ -699,7 +658,7 @@ async fn release(app: &App, purchase_id: &str) -> Result<()> {
 /// freed).
 async fn complete(
     app: &App,
-    mut purchase: PurchaseRow,
+    purchase: PurchaseRow,
     transaction: String,
     payer: Option<String>,
 ) -> Result<PurchaseRow> {
@@ -708,58 +667,40 @@ async fn complete(
         .store
         .write(move |tx| {
             if store::find_by_payment_ref(tx, &transaction)?.is_some_and(|p| p.id != purchase.id) {
-                store::cancel_reservation(tx, &purchase.id)?;
+                payment_store::end_checkout(tx, &purchase.id, "cancelled")?;
                 return Ok(None);
             }
-            let stored = listing_store::find(tx, &purchase.listing_id)?
-                .ok_or_else(purchases::unavailable)?;
-            // Past its hold (marked by the worker or not), the reservation no longer holds the
-            // listing: another buyer may have taken it.
-            let expired = store::find(tx, &purchase.id)?.is_some_and(|p| {
-                p.status == "expired"
-                    || (p.status == "pending_payment"
-                        && p.expires_at.as_deref().is_some_and(|at| at <= now.as_str()))
-            });
-            if expired && !purchases::available(tx, &stored, &now)? {
-                // The hold ran out while the payment settled and the listing went to someone
-                // else: the money moved but nothing can be sold. The operator refunds it.
-                tracing::error!(purchase = purchase.id, transaction, "x402 payment settled after its reservation expired and the listing was sold; refund it");
-                return Err(Error::Conflict {
-                    code: "LISTING_UNAVAILABLE",
-                    message: format!(
-                        "your payment settled (transaction {transaction}) after the reservation of purchase {} expired and the listing was sold meanwhile; contact the operator for a refund",
-                        purchase.id
-                    ),
-                });
+            // Read fresh: the hold may have run out while the payment settled.
+            payment_store::expire_checkouts(tx, &now)?;
+            let mut current = store::find(tx, &purchase.id)?
+                .ok_or_else(|| Error::Internal(format!("reservation {} vanished", purchase.id)))?;
+            current.payment_ref = Some(transaction.clone());
+            current.payer = payer;
+            current.checkout_session = Some(new_token());
+            match purchases::record_payment(tx, &keyring, &now, &mut current) {
+                Ok(settled) => Ok(Some((current, settled))),
+                Err(Error::Conflict { code: "LISTING_UNAVAILABLE", .. }) => {
+                    // The money moved but nothing can be sold: the operator refunds it.
+                    tracing::error!(purchase = current.id, transaction, "x402 payment settled after its reservation expired and the listing was sold; refund it");
+                    Err(Error::Conflict {
+                        code: "LISTING_UNAVAILABLE",
+                        message: format!(
+                            "your payment settled (transaction {transaction}) after the reservation of purchase {} expired and the listing was sold meanwhile; contact the operator for a refund",
+                            current.id
+                        ),
+                    })
+                }
+                Err(other) => Err(other),
             }
-            purchases::close_price(tx, &mut purchase, &stored)?;
-            purchase.status = "paid".into();
-            purchase.paid_at = Some(now.clone());
-            purchase.payment_ref = Some(transaction);
-            purchase.payer = payer;
-            purchase.checkout_session = Some(new_token());
-            purchase.receipt = purchases::purchase_receipt(&keyring, &purchase, &stored, &now);
-            if !store::mark_paid_by_wallet(tx, &purchase)? {
-                // Only this request holds the reservation and only `release` cancels it, so
-                // this cannot happen; refuse to count a sale the purchase row does not show.
-                return Err(Error::Internal(format!(
-                    "x402 payment {} settled on purchase {} whose reservation is closed",
-                    purchase.payment_ref.as_deref().unwrap_or(""),
-                    purchase.id
-                )));
-            }
-            let settled = purchases::settle(tx, &keyring, &now, &purchase, &stored)?;
-            Ok(Some((purchase, settled)))
         })
         .await?;
-    let Some((purchase, (listing, seller_rows))) = outcome else {
+    let Some((purchase, settled)) = outcome else {
         return Err(Error::Conflict {
             code: "PAYMENT_ALREADY_USED",
             message: "this payment's transaction already paid for another purchase".into(),
         });
     };
-    app.browse.upsert_rows(&seller_rows);
-    app.browse.upsert(&listing);
+    purchases::publish(app, Some(settled));
     Ok(purchase)
 }
 
@@ -774,12 +715,7 @@ fn new_token() -> String {
 /// # Errors
 /// `NOT_FOUND`, `NOT_BUYER` (403) when the token is not this purchase's.
 pub async fn get_with_token(app: &App, id: &str, token: &str) -> Result<Value> {
-    let key = id.to_owned();
-    let purchase = app
-        .store
-        .read(move |conn| store::find(conn, &key))
-        .await?
-        .ok_or_else(|| Error::NotFound(format!("no purchase with id {id:?}")))?;
+    let purchase = purchases::find(app, id).await?;
     let matches = purchase.rail == RAIL_X402
         && purchase
             .checkout_session

@@ -126,6 +126,20 @@ pub fn expire_checkouts(conn: &Connection, now: &str) -> Result<usize> {
         .execute([now])?)
 }
 
+/// How many checkouts of a listing are open at `now` (reserving a copy each); one past its
+/// expiry no longer counts, even before [`expire_checkouts`] marks it.
+///
+/// # Errors
+/// Database failure.
+pub fn open_reservations(conn: &Connection, listing_id: &str, now: &str) -> Result<i64> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT count(*) FROM purchases WHERE listing_id = ?1 AND status = 'pending_payment'
+                 AND (expires_at IS NULL OR expires_at > ?2)",
+        )?
+        .query_row(params![listing_id, now], |r| r.get(0))?)
+}
+
 /// Marks one pending checkout as ended (`expired` or `cancelled`); answers whether it was
 /// pending.
 ///

@@ -124,27 +124,34 @@ pub fn find_by_session(conn: &Connection, session: &str) -> Result<Option<Purcha
         .optional()?)
 }
 
-/// Records a paid checkout: status, time, the fee it closed at, the re-signed receipt.
+/// Records a paid reservation: status, time, the fee it closed at, the re-signed receipt, and
+/// whatever the rail reports (its payment reference, the payer, a read capability). An
+/// `expired` or `cancelled` reservation is revived too: callers decide whether a late payment
+/// may still buy (`purchases::pay_in`, `x402::complete`). Answers whether a row changed.
 ///
 /// # Errors
 /// Database failure.
-pub fn mark_paid(conn: &Connection, p: &PurchaseRow) -> Result<()> {
-    conn.prepare_cached(
-        "UPDATE purchases SET status = 'paid', paid_at = ?2, platform_fee_cents = ?3, seller_net_cents = ?4,
-            fee_bps = ?5, schedule_version = ?6, receipt = ?7, payment_ref = coalesce(?8, payment_ref)
-         WHERE id = ?1 AND status = 'pending_payment'",
-    )?
-    .execute(params![
-        p.id,
-        p.paid_at,
-        p.platform_fee_cents,
-        p.seller_net_cents,
-        p.fee_bps,
-        p.schedule_version,
-        p.receipt,
-        p.payment_ref
-    ])?;
-    Ok(())
+pub fn mark_paid(conn: &Connection, p: &PurchaseRow) -> Result<bool> {
+    let changed = conn
+        .prepare_cached(
+            "UPDATE purchases SET status = 'paid', paid_at = ?2, platform_fee_cents = ?3, seller_net_cents = ?4,
+                fee_bps = ?5, schedule_version = ?6, receipt = ?7, payment_ref = coalesce(?8, payment_ref),
+                payer = coalesce(?9, payer), checkout_session = coalesce(?10, checkout_session)
+             WHERE id = ?1 AND status IN ('pending_payment', 'expired', 'cancelled')",
+        )?
+        .execute(params![
+            p.id,
+            p.paid_at,
+            p.platform_fee_cents,
+            p.seller_net_cents,
+            p.fee_bps,
+            p.schedule_version,
+            p.receipt,
+            p.payment_ref,
+            p.payer,
+            p.checkout_session
+        ])?;
+    Ok(changed == 1)
 }
 
 /// A purchase by id.
@@ -272,46 +279,4 @@ pub fn find_by_payment_ref(conn: &Connection, payment_ref: &str) -> Result<Optio
         .prepare_cached(&sql)?
         .query_row([payment_ref], from_row)
         .optional()?)
-}
-
-/// Records a settled wallet payment on a reservation: status, time, the fee it closed at, the
-/// re-signed receipt, the transaction, the payer and the buyer's read capability. Returns
-/// whether the reservation was still open (a reservation that expired while the payment
-/// settled is revived: the money has moved).
-///
-/// # Errors
-/// Database failure.
-pub fn mark_paid_by_wallet(conn: &Connection, p: &PurchaseRow) -> Result<bool> {
-    let changed = conn
-        .prepare_cached(
-            "UPDATE purchases SET status = 'paid', paid_at = ?2, platform_fee_cents = ?3, seller_net_cents = ?4,
-                fee_bps = ?5, schedule_version = ?6, receipt = ?7, payment_ref = ?8, payer = ?9,
-                checkout_session = ?10
-             WHERE id = ?1 AND status IN ('pending_payment', 'expired')",
-        )?
-        .execute(params![
-            p.id,
-            p.paid_at,
-            p.platform_fee_cents,
-            p.seller_net_cents,
-            p.fee_bps,
-            p.schedule_version,
-            p.receipt,
-            p.payment_ref,
-            p.payer,
-            p.checkout_session
-        ])?;
-    Ok(changed == 1)
-}
-
-/// Frees an unpaid reservation (`cancelled`); a purchase in any other state is left alone.
-///
-/// # Errors
-/// Database failure.
-pub fn cancel_reservation(conn: &Connection, id: &str) -> Result<()> {
-    conn.prepare_cached(
-        "UPDATE purchases SET status = 'cancelled' WHERE id = ?1 AND status = 'pending_payment'",
-    )?
-    .execute([id])?;
-    Ok(())
 }

@@ -232,8 +232,8 @@ struct VerifyArgs {
     /// The signed JSON document (`-` for stdin): a receipt with a top-level `signature`, a
     /// response with `provenance.receipt`, or `{"receipt": …, "payload": …}`.
     file: PathBuf,
-    /// Verify against this Ed25519 public key (unpadded base64url).
-    #[arg(long, conflicts_with_all = ["data", "url"])]
+    /// Verify against this Ed25519 public key (unpadded base64url; may begin with `-`).
+    #[arg(long, allow_hyphen_values = true, conflicts_with_all = ["data", "url"])]
     public_key: Option<String>,
     /// Verify against the keys in DIR/signing.key.
     #[arg(long, conflicts_with = "url")]
@@ -538,4 +538,29 @@ fn key_source(args: &VerifyArgs) -> Result<KeySource, String> {
         current: current_id,
         all: std::iter::once(current).chain(previous).collect(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_public_key_beginning_with_a_hyphen_is_a_value() {
+        // One key in 64 encodes to base64url text starting with `-`.
+        let cli = Cli::try_parse_from([
+            "bourse",
+            "verify",
+            "receipt.json",
+            "--public-key",
+            "-G7nHxYkY3JZ0p3aM1wz9Qy4mB2cV8dE6fR5tU0sL1k",
+        ])
+        .unwrap();
+        let Command::Verify(args) = cli.command else {
+            panic!("not verify")
+        };
+        assert_eq!(
+            args.public_key.as_deref(),
+            Some("-G7nHxYkY3JZ0p3aM1wz9Qy4mB2cV8dE6fR5tU0sL1k")
+        );
+    }
 }

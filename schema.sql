@@ -294,6 +294,25 @@ CREATE TABLE webhook_events (
     received_at TEXT NOT NULL
 ) STRICT;
 
+-- v3. Payments that arrived for a checkout which could no longer be sold (it had expired and the
+-- listing went to another buyer). Each is given back on its rail, retried with backoff until the
+-- rail confirms (`refund_ref`). `attempts` counts clear refusals and names the next
+-- idempotency key; an attempt with an unknown outcome is retried under the same key.
+CREATE TABLE refunds (
+    payment_ref  TEXT    PRIMARY KEY,
+    purchase_id  TEXT    NOT NULL REFERENCES purchases (id),
+    amount_cents INTEGER NOT NULL,
+    status       TEXT    NOT NULL CHECK (status IN ('pending', 'refunded')),
+    refund_ref   TEXT,
+    attempts     INTEGER NOT NULL DEFAULT 0,
+    retry_at     TEXT,
+    error        TEXT,
+    created_at   TEXT    NOT NULL,
+    refunded_at  TEXT
+) STRICT;
+CREATE INDEX refunds_due ON refunds (retry_at) WHERE status = 'pending';
+CREATE INDEX refunds_purchase ON refunds (purchase_id);
+
 -- Ratings by verified buyers, one per purchase, anonymous in public.
 CREATE TABLE ratings (
     seq         INTEGER PRIMARY KEY,

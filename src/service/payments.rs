@@ -150,7 +150,8 @@ pub async fn worker(app: Arc<App>) {
 
 /// One pass of the commerce worker: expires checkouts and releases escrow whose clock has run.
 /// Sandbox and wallet rows are released in place (no money moves through bourse); card rows
-/// are released one by one once their Stripe transfer to the seller is made.
+/// are released one by one once their Stripe transfer to the seller is made; payments owed back
+/// to buyers (a checkout paid after it could no longer be sold) are refunded.
 ///
 /// # Errors
 /// Database failure.
@@ -166,7 +167,10 @@ pub async fn run_due(app: &App) -> Result<(usize, usize)> {
         })
         .await?;
     let paid_out = match app.stripe.clone() {
-        Some(client) => stripe::pay_out_due(app, client).await?,
+        Some(client) => {
+            stripe::refund_due(app, client.clone()).await?;
+            stripe::pay_out_due(app, client).await?
+        }
         None => 0,
     };
     Ok((expired, released + paid_out))

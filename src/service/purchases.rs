@@ -586,6 +586,26 @@ pub(crate) async fn read_as_buyer(app: &App, mut purchase: PurchaseRow) -> Resul
             Err(error) => delivery_error = Value::String(error.to_string()),
         }
     }
+    // A payment that arrived after the checkout ended, for a listing sold meanwhile, is given
+    // back: the buyer sees where that stands.
+    let refund = if purchase.status == "expired" || purchase.status == "cancelled" {
+        let id = purchase.id.clone();
+        app.store
+            .read(move |conn| payment_store::refund_of(conn, &id))
+            .await?
+            .map(|r| {
+                json!({
+                    "status": r.status,
+                    "amountCents": r.amount_cents,
+                    "paymentRef": r.payment_ref,
+                    "refundRef": r.refund_ref,
+                    "createdAt": r.created_at,
+                    "refundedAt": r.refunded_at,
+                })
+            })
+    } else {
+        None
+    };
     let receipt: Value = serde_json::from_str(&purchase.receipt).unwrap_or(Value::Null);
     Ok(json!({
         "id": purchase.id,
@@ -611,6 +631,7 @@ pub(crate) async fn read_as_buyer(app: &App, mut purchase: PurchaseRow) -> Resul
         "receipt": receipt,
         "delivery": delivery,
         "deliveryError": delivery_error,
+        "refund": refund,
     }))
 }
 

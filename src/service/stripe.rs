@@ -31,8 +31,12 @@ use crate::store::purchases::PurchaseRow;
 /// Why a Stripe call failed.
 #[derive(Debug)]
 pub enum Failure {
-    /// Stripe answered with an error: the request was seen and definitely refused.
-    Api { status: u16, message: String },
+    /// Stripe answered with an error (its HTTP status, message and `error.code`).
+    Api {
+        status: u16,
+        message: String,
+        code: Option<String>,
+    },
     /// No answer (connection, timeout, unreadable body): the outcome is unknown, so a retry
     /// must reuse the same idempotency key.
     Transport(String),
@@ -41,7 +45,9 @@ pub enum Failure {
 impl From<Failure> for Error {
     fn from(failure: Failure) -> Error {
         match failure {
-            Failure::Api { status, message } => {
+            Failure::Api {
+                status, message, ..
+            } => {
                 tracing::warn!(status, %message, "Stripe refused a request");
                 Error::BadGateway {
                     code: "STRIPE_ERROR",
@@ -154,11 +160,12 @@ fn read(
     if (200..300).contains(&status) {
         return Ok(body);
     }
-    let message = body["error"]["message"]
-        .as_str()
-        .unwrap_or("no message")
-        .to_owned();
-    Err(Failure::Api { status, message })
+    let error = &body["error"];
+    Err(Failure::Api {
+        status,
+        message: error["message"].as_str().unwrap_or("no message").to_owned(),
+        code: error["code"].as_str().map(str::to_owned),
+    })
 }
 
 /// Runs a blocking Stripe call off the async executor.
@@ -581,7 +588,18 @@ pub async fn webhook(app: &App, signature: Option<&str>, body: &[u8]) -> Result<
                     ) {
                         Ok((_, settled)) => Ok(Outcome::Paid(Box::new(settled))),
                         Err(Error::NotFound(_)) => Ok(Outcome::Unknown),
-                        Err(Error::Conflict { .. }) => Ok(Outcome::Refund(payment_ref)),
+                        // Paid for a checkout that can no longer be sold: owed back to the buyer,
+                        // recorded with the event so the refund cannot be forgotten.
+                        Err(Error::Conflict { .. }) => {
+                            let purchase = crate::store::purchases::find_by_session(tx, &session)?
+                                .ok_or_else(|| Error::Internal("a refused payment's purchase vanished".into()))?;
+                            let Some(payment_ref) = payment_ref else {
+                                tracing::error!(purchase = %purchase.id, "a paid Stripe checkout could not be sold and names no payment intent; refund it in the Stripe dashboard");
+                                return Ok(Outcome::Refund(None));
+                            };
+                            store::queue_refund(tx, &payment_ref, &purchase.id, purchase.amount_cents, &now)?;
+                            Ok(Outcome::Refund(store::refund_of(tx, &purchase.id)?))
+                        }
                         Err(other) => Err(other),
                     }
                 }
@@ -619,10 +637,16 @@ pub async fn webhook(app: &App, signature: Option<&str>, body: &[u8]) -> Result<
             purchases::publish(app, *settled);
             "paid"
         }
-        Outcome::Refund(payment_ref) => {
-            refund(client, payment_ref).await;
-            "refunded"
+        // Tried at once; the commerce worker retries what does not go through.
+        Outcome::Refund(Some(owed)) if owed.status == "pending" => {
+            if refund(app, client, owed).await? {
+                "refunded"
+            } else {
+                "refund_pending"
+            }
         }
+        Outcome::Refund(Some(_)) => "refunded",
+        Outcome::Refund(None) => "refund_by_hand",
     };
     Ok(json!({ "received": true, "type": answer_kind, "handled": handled }))
 }
@@ -661,32 +685,98 @@ enum Outcome {
     Ended,
     Account,
     Paid(Box<purchases::Settled>),
-    Refund(Option<String>),
+    /// The payment owed back (none when Stripe named no payment intent).
+    Refund(Option<store::Refund>),
 }
 
-/// Gives back a payment that arrived for a checkout that can no longer be sold (it expired and
-/// the listing went to someone else). A failure is logged for the operator; the webhook is
-/// still acknowledged, since a redelivery would find the event already handled.
-async fn refund(client: Arc<Client>, payment_intent: Option<String>) {
-    let Some(payment_intent) = payment_intent else {
-        tracing::error!(
-            "a paid Stripe checkout could not be sold and names no payment intent to refund"
+/// Gives back every payment owed to a buyer whose retry time has come. Answers the refunds made.
+///
+/// # Errors
+/// Database failure.
+pub async fn refund_due(app: &App, client: Arc<Client>) -> Result<usize> {
+    let now = app.now();
+    let due = app
+        .store
+        .read(move |conn| store::due_refunds(conn, &now, 50))
+        .await?;
+    let mut refunded = 0;
+    for owed in due {
+        refunded += usize::from(refund(app, client.clone(), owed).await?);
+    }
+    Ok(refunded)
+}
+
+/// One refund attempt (`payment:<pi>:refund:<n>`); a refund Stripe says was already made counts
+/// as done, a failure is retried like payouts ([`RetryPlan`]). `true` when the refund is made.
+async fn refund(app: &App, client: Arc<Client>, owed: store::Refund) -> Result<bool> {
+    let key = format!("payment:{}:refund:{}", owed.payment_ref, owed.attempts);
+    let params = [
+        ("payment_intent", owed.payment_ref.clone()),
+        ("metadata[purchase_id]", owed.purchase_id.clone()),
+    ];
+    let attempt = call(move || match client.post("/v1/refunds", &params, &key) {
+        Err(Failure::Api {
+            code: Some(code), ..
+        }) if code == "charge_already_refunded" => Ok("already_refunded".to_owned()),
+        answer => {
+            answer.and_then(|r| object_id(&r, "re_").map_err(|e| Failure::Transport(e.to_string())))
+        }
+    })
+    .await;
+    let (payment_ref, now) = (owed.payment_ref, app.now());
+    match attempt {
+        Ok(refund) => {
+            app.store
+                .write(move |tx| store::mark_refunded(tx, &payment_ref, &refund, &now))
+                .await
+        }
+        Err(failure) => {
+            tracing::warn!(?failure, %payment_ref, "refunding a payment for a closed checkout failed; will retry");
+            let plan = RetryPlan::after(app, &failure, owed.attempts);
+            let message = Error::from(failure).to_string();
+            app.store
+                .write(move |tx| {
+                    store::mark_refund_failed(tx, &payment_ref, &message, &plan.at, plan.definite)
+                })
+                .await?;
+            Ok(false)
+        }
+    }
+}
+
+/// When and how a failed money movement (transfer, refund) is tried again.
+struct RetryPlan {
+    /// Stripe clearly refused (4xx other than 409 key-in-use and 429): nothing was made, so the
+    /// next attempt uses the next idempotency key, after an exponential backoff (1 min … 6 h).
+    /// Otherwise the outcome is unknown and the same key is retried after a minute.
+    definite: bool,
+    at: String,
+}
+
+impl RetryPlan {
+    fn after(app: &App, failure: &Failure, attempts: i64) -> RetryPlan {
+        let definite = matches!(failure, Failure::Api { status, .. }
+            if (400..500).contains(status) && *status != 409 && *status != 429 || *status == 0);
+        let wait = if definite {
+            (60_i64 << attempts.clamp(0, 8)).min(6 * 3600)
+        } else {
+            60
+        };
+        let at = rfc3339(
+            app.clock
+                .now()
+                .checked_add(jiff::SignedDuration::from_secs(wait))
+                .unwrap_or(jiff::Timestamp::MAX),
         );
-        return;
-    };
-    let key = format!("payment:{payment_intent}:refund");
-    let pi = payment_intent.clone();
-    if let Err(error) =
-        call(move || client.post("/v1/refunds", &[("payment_intent", pi)], &key)).await
-    {
-        tracing::error!(?error, %payment_intent, "refunding a payment for a closed checkout failed; refund it in the Stripe dashboard");
+        RetryPlan { definite, at }
     }
 }
 
 /// Transfers the seller's net of every card sale whose escrow clock has run
 /// (`purchase:<id>:transfer:<n>`), and releases the row once the transfer exists. A refused
 /// transfer stays held and is retried with backoff under the next key; an unanswered one is
-/// retried under the same key, so it cannot be made twice. Answers the rows released.
+/// retried under the same key, so it cannot be made twice ([`RetryPlan`]). Answers the rows
+/// released.
 ///
 /// # Errors
 /// Database failure.
@@ -702,6 +792,7 @@ pub async fn pay_out_due(app: &App, client: Arc<Client>) -> Result<usize> {
             None => Err(Failure::Api {
                 status: 0,
                 message: "the seller has no Stripe account".into(),
+                code: None,
             }),
             Some(destination) => {
                 let (c, key) = (
@@ -732,26 +823,12 @@ pub async fn pay_out_due(app: &App, client: Arc<Client>) -> Result<usize> {
                 released += usize::from(done);
             }
             Err(failure) => {
-                // Only a clear refusal (4xx other than 409 key-in-use and 429) proves no transfer
-                // was made; a 5xx's outcome is unknown, so the same key is retried.
-                let definite = matches!(failure, Failure::Api { status, .. }
-                    if (400..500).contains(&status) && status != 409 && status != 429 || status == 0);
-                let wait = if definite {
-                    (60_i64 << row.attempts.clamp(0, 8)).min(6 * 3600)
-                } else {
-                    60
-                };
-                let retry_at = rfc3339(
-                    app.clock
-                        .now()
-                        .checked_add(jiff::SignedDuration::from_secs(wait))
-                        .unwrap_or(jiff::Timestamp::MAX),
-                );
                 tracing::warn!(?failure, purchase = %row.purchase_id, "escrow payout failed; will retry");
+                let plan = RetryPlan::after(app, &failure, row.attempts);
                 let message = Error::from(failure).to_string();
                 app.store
                     .write(move |tx| {
-                        store::mark_payout_failed(tx, &ledger_id, &message, &retry_at, definite)
+                        store::mark_payout_failed(tx, &ledger_id, &message, &plan.at, plan.definite)
                     })
                     .await?;
             }

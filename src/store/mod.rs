@@ -32,7 +32,7 @@ use crate::error::{Error, Result};
 /// `PRAGMA application_id` stamped on every bourse database: ASCII "BRSE".
 pub const APPLICATION_ID: i32 = 0x4252_5345;
 /// The schema version this binary writes (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i32 = 2;
+pub const SCHEMA_VERSION: i32 = 3;
 const SCHEMA: &str = include_str!("../../schema.sql");
 const READ_POOL_SIZE: u32 = 8;
 /// Most jobs committed together.
@@ -437,24 +437,43 @@ fn migrate(conn: &mut Connection) -> Result<()> {
 }
 
 /// Migration steps: (the version a step produces, its SQL).
-const STEPS: &[(i32, &str)] = &[(
-    2,
-    "ALTER TABLE purchases ADD COLUMN checkout_url TEXT;
-     ALTER TABLE purchases ADD COLUMN payment_ref TEXT;
-     ALTER TABLE purchases ADD COLUMN payer TEXT;
-     CREATE UNIQUE INDEX purchases_payment_ref ON purchases (payment_ref) WHERE payment_ref IS NOT NULL;
-     ALTER TABLE ledger ADD COLUMN payout_ref TEXT;
-     ALTER TABLE ledger ADD COLUMN payout_attempts INTEGER NOT NULL DEFAULT 0;
-     ALTER TABLE ledger ADD COLUMN payout_retry_at TEXT;
-     ALTER TABLE ledger ADD COLUMN payout_error TEXT;
-     ALTER TABLE payout_accounts ADD COLUMN rail TEXT NOT NULL DEFAULT 'sandbox';
-     ALTER TABLE payout_accounts ADD COLUMN account_ref TEXT;
-     CREATE TABLE webhook_events (
-         id          TEXT PRIMARY KEY,
-         type        TEXT NOT NULL,
-         received_at TEXT NOT NULL
-     ) STRICT;",
-)];
+const STEPS: &[(i32, &str)] = &[
+    (
+        2,
+        "ALTER TABLE purchases ADD COLUMN checkout_url TEXT;
+         ALTER TABLE purchases ADD COLUMN payment_ref TEXT;
+         ALTER TABLE purchases ADD COLUMN payer TEXT;
+         CREATE UNIQUE INDEX purchases_payment_ref ON purchases (payment_ref) WHERE payment_ref IS NOT NULL;
+         ALTER TABLE ledger ADD COLUMN payout_ref TEXT;
+         ALTER TABLE ledger ADD COLUMN payout_attempts INTEGER NOT NULL DEFAULT 0;
+         ALTER TABLE ledger ADD COLUMN payout_retry_at TEXT;
+         ALTER TABLE ledger ADD COLUMN payout_error TEXT;
+         ALTER TABLE payout_accounts ADD COLUMN rail TEXT NOT NULL DEFAULT 'sandbox';
+         ALTER TABLE payout_accounts ADD COLUMN account_ref TEXT;
+         CREATE TABLE webhook_events (
+             id          TEXT PRIMARY KEY,
+             type        TEXT NOT NULL,
+             received_at TEXT NOT NULL
+         ) STRICT;",
+    ),
+    (
+        3,
+        "CREATE TABLE refunds (
+             payment_ref  TEXT    PRIMARY KEY,
+             purchase_id  TEXT    NOT NULL REFERENCES purchases (id),
+             amount_cents INTEGER NOT NULL,
+             status       TEXT    NOT NULL CHECK (status IN ('pending', 'refunded')),
+             refund_ref   TEXT,
+             attempts     INTEGER NOT NULL DEFAULT 0,
+             retry_at     TEXT,
+             error        TEXT,
+             created_at   TEXT    NOT NULL,
+             refunded_at  TEXT
+         ) STRICT;
+         CREATE INDEX refunds_due ON refunds (retry_at) WHERE status = 'pending';
+         CREATE INDEX refunds_purchase ON refunds (purchase_id);",
+    ),
+];
 
 #[cfg(test)]
 mod tests {

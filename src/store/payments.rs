@@ -258,6 +258,127 @@ pub fn mark_payout_failed(
     Ok(())
 }
 
+/// A payment to give back (`refunds` in schema.sql).
+#[derive(Clone, Debug)]
+pub struct Refund {
+    pub payment_ref: String,
+    pub purchase_id: String,
+    pub amount_cents: i64,
+    /// `pending` or `refunded`.
+    pub status: String,
+    /// The rail's id of the refund once it is made (Stripe: re_…).
+    pub refund_ref: Option<String>,
+    /// Clear refusals so far (names the idempotency key of the next attempt).
+    pub attempts: i64,
+    pub created_at: String,
+    pub refunded_at: Option<String>,
+}
+
+const REFUND_COLUMNS: &str =
+    "payment_ref, purchase_id, amount_cents, status, refund_ref, attempts, created_at, refunded_at";
+
+fn refund_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Refund> {
+    Ok(Refund {
+        payment_ref: r.get(0)?,
+        purchase_id: r.get(1)?,
+        amount_cents: r.get(2)?,
+        status: r.get(3)?,
+        refund_ref: r.get(4)?,
+        attempts: r.get(5)?,
+        created_at: r.get(6)?,
+        refunded_at: r.get(7)?,
+    })
+}
+
+/// Records that the payment `payment_ref` for `purchase_id` must be given back; `false` when
+/// it already was recorded (a payment is refunded once).
+///
+/// # Errors
+/// Database failure.
+pub fn queue_refund(
+    conn: &Connection,
+    payment_ref: &str,
+    purchase_id: &str,
+    amount_cents: i64,
+    now: &str,
+) -> Result<bool> {
+    Ok(conn
+        .prepare_cached(
+            "INSERT INTO refunds (payment_ref, purchase_id, amount_cents, status, created_at)
+             VALUES (?1, ?2, ?3, 'pending', ?4) ON CONFLICT (payment_ref) DO NOTHING",
+        )?
+        .execute(params![payment_ref, purchase_id, amount_cents, now])?
+        > 0)
+}
+
+/// Pending refunds whose retry time (if any) has come, oldest first.
+///
+/// # Errors
+/// Database failure.
+pub fn due_refunds(conn: &Connection, now: &str, limit: i64) -> Result<Vec<Refund>> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {REFUND_COLUMNS} FROM refunds
+         WHERE status = 'pending' AND (retry_at IS NULL OR retry_at <= ?1)
+         ORDER BY created_at LIMIT ?2"
+    ))?;
+    let rows = stmt.query_map(params![now, limit], refund_row)?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// The refund of a purchase's payment, if one was owed.
+///
+/// # Errors
+/// Database failure.
+pub fn refund_of(conn: &Connection, purchase_id: &str) -> Result<Option<Refund>> {
+    Ok(conn
+        .prepare_cached(&format!(
+            "SELECT {REFUND_COLUMNS} FROM refunds WHERE purchase_id = ?1 ORDER BY created_at LIMIT 1"
+        ))?
+        .query_row(params![purchase_id], refund_row)
+        .optional()?)
+}
+
+/// Records a refund made on the rail; `false` when it was already recorded.
+///
+/// # Errors
+/// Database failure.
+pub fn mark_refunded(
+    conn: &Connection,
+    payment_ref: &str,
+    refund_ref: &str,
+    now: &str,
+) -> Result<bool> {
+    Ok(conn
+        .prepare_cached(
+            "UPDATE refunds SET status = 'refunded', refund_ref = ?2, refunded_at = ?3, error = NULL,
+                 retry_at = NULL
+             WHERE payment_ref = ?1 AND status = 'pending'",
+        )?
+        .execute(params![payment_ref, refund_ref, now])?
+        > 0)
+}
+
+/// Records a failed refund attempt, retried at `retry_at`; `definite` failures (the rail
+/// refused) move to the next idempotency key, unknown outcomes keep it.
+///
+/// # Errors
+/// Database failure.
+pub fn mark_refund_failed(
+    conn: &Connection,
+    payment_ref: &str,
+    error: &str,
+    retry_at: &str,
+    definite: bool,
+) -> Result<()> {
+    conn.prepare_cached(
+        "UPDATE refunds SET error = ?2, retry_at = ?3,
+             attempts = attempts + CASE WHEN ?4 THEN 1 ELSE 0 END
+         WHERE payment_ref = ?1 AND status = 'pending'",
+    )?
+    .execute(params![payment_ref, error, retry_at, definite])?;
+    Ok(())
+}
+
 /// Records a webhook event id; `false` when it was already handled.
 ///
 /// # Errors

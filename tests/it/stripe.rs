@@ -33,6 +33,8 @@ struct State {
     seen: Vec<Seen>,
     payouts_enabled: bool,
     transfer_failures: usize,
+    /// Answers to the next refund requests, before they succeed.
+    refund_failures: Vec<(u16, Value)>,
     checkout_down: bool,
     /// Stripe answering a session creation slowly.
     checkout_delay: Duration,
@@ -172,13 +174,20 @@ fn answer(state: &Mutex<State>, seen: Seen) -> (u16, Value) {
             )
         }
         ("POST", "/v1/transfers") => (200, json!({"id": "tr_test1", "object": "transfer"})),
+        ("POST", "/v1/refunds") if !state.refund_failures.is_empty() => {
+            state.refund_failures.remove(0)
+        }
         ("POST", "/v1/refunds") => (200, json!({"id": "re_test1", "object": "refund"})),
         _ => (
             404,
             json!({"error": {"message": "unrecognized request URL"}}),
         ),
     };
-    if let Some(key) = seen.idempotency_key {
+    // As Stripe: a request refused before it ran (rate limited, key in use) saves no answer.
+    if let Some(key) = seen
+        .idempotency_key
+        .filter(|_| !matches!(reply.0, 409 | 429))
+    {
         state.answered.insert(key, reply.clone());
     }
     reply
@@ -650,21 +659,72 @@ fn a_payment_that_races_the_expiry_is_kept_while_the_listing_is_free_else_refund
             .json()["status"],
         "delivered"
     );
-    assert_eq!(paid("evt_lost", "cs_test_2", "pi_lost"), "refunded");
-    let refunds = fake.seen("/v1/refunds");
-    assert_eq!(refunds.len(), 1);
-    assert_eq!(refunds[0].form["payment_intent"], "pi_lost");
-    assert_eq!(
-        refunds[0].idempotency_key.as_deref(),
-        Some("payment:pi_lost:refund")
-    );
+    // The payment for the lost exclusive is owed back. Stripe first rate-limits the refund (no
+    // answer saved: the same key again), then refuses it (the next key), then makes it.
+    fake.set(|s| {
+        s.refund_failures = vec![
+            (429, json!({"error": {"message": "too many requests", "type": "rate_limit_error"}})),
+            (400, json!({"error": {"message": "insufficient balance", "code": "balance_insufficient"}})),
+        ]
+    });
+    assert_eq!(paid("evt_lost", "cs_test_2", "pi_lost"), "refund_pending");
     let id = lost["id"].as_str().unwrap();
-    assert_eq!(
+    let read = || {
         server
             .get_auth(&format!("/api/marketplace/purchases/{id}"), &late.key)
-            .json()["status"],
-        "expired"
+            .json()
+    };
+    let purchase = read();
+    assert_eq!(purchase["status"], "expired");
+    assert_eq!(purchase["refund"]["status"], "pending");
+    assert_eq!(purchase["refund"]["amountCents"], 2500);
+    assert_eq!(purchase["refund"]["paymentRef"], "pi_lost");
+    // The same event again changes nothing.
+    assert_eq!(paid("evt_lost", "cs_test_2", "pi_lost"), "duplicate");
+    // The commerce worker retries: after a minute under the same key, then two minutes later
+    // under the next one.
+    let wait_refunds = |n: usize| {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let refunds = fake.seen("/v1/refunds");
+            if refunds.len() >= n || Instant::now() > deadline {
+                return refunds;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+    server.clock.advance(jiff::SignedDuration::from_secs(61));
+    assert_eq!(wait_refunds(2).len(), 2);
+    server.clock.advance(jiff::SignedDuration::from_secs(121));
+    let refunds = wait_refunds(3);
+    let keys: Vec<_> = refunds
+        .iter()
+        .map(|r| r.idempotency_key.clone().unwrap())
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "payment:pi_lost:refund:0",
+            "payment:pi_lost:refund:0",
+            "payment:pi_lost:refund:1"
+        ]
     );
+    assert!(
+        refunds
+            .iter()
+            .all(|r| r.form["payment_intent"] == "pi_lost")
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let purchase = loop {
+        let purchase = read();
+        if purchase["refund"]["status"] == "refunded" || Instant::now() > deadline {
+            break purchase;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(purchase["refund"]["status"], "refunded");
+    assert_eq!(purchase["refund"]["refundRef"], "re_test1");
+    assert_eq!(purchase["status"], "expired");
     server.stop();
 }
 

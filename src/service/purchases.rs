@@ -12,7 +12,6 @@
 //! fetch leaves the purchase `paid`; the next read retries.
 
 use base64::Engine;
-use rusqlite::OptionalExtension;
 use serde_json::{Map, Value, json};
 
 use super::catalog::HEALTH_VERTICAL;
@@ -25,7 +24,7 @@ use crate::crypto::jcs;
 use crate::crypto::keys::Keyring;
 use crate::crypto::receipt::sign_object;
 use crate::error::{Error, Result};
-use crate::store::agents::AgentRow;
+use crate::store::agents::{self as agent_store, AgentRow};
 use crate::store::listings::{self as listing_store, ListingRow};
 use crate::store::payments as payment_store;
 use crate::store::purchases::{self as store, LedgerRow, PurchaseRow, RatingRow};
@@ -235,14 +234,7 @@ pub(crate) fn close_price(
     let founding = purchase.amount_cents > 0
         && purchase.rail != RAIL_X402
         && listing_store::founding_eligible(tx, &listing.id)?
-        && tx
-            .query_row(
-                "SELECT 1 FROM ledger WHERE vertical_slug = ?1 AND is_reference_listing = 0 AND amount_cents > 0",
-                [&listing.vertical_slug],
-                |_| Ok(()),
-            )
-            .optional()?
-            .is_none();
+        && !store::vertical_has_paid_sale(tx, &listing.vertical_slug)?;
     let fee = fees::platform_fee(purchase.amount_cents, founding);
     purchase.platform_fee_cents = fee.platform_fee_cents;
     purchase.seller_net_cents = fee.seller_net_cents;
@@ -349,10 +341,7 @@ fn record_seller_sale(
     tx: &rusqlite::Connection,
     seller_id: &str,
 ) -> Result<Vec<listing_store::IndexRow>> {
-    tx.execute(
-        "UPDATE agents SET sales_count = sales_count + 1 WHERE id = ?1",
-        [seller_id],
-    )?;
+    agent_store::add_sale(tx, seller_id)?;
     refresh_reputation(tx, seller_id)
 }
 
@@ -361,16 +350,9 @@ fn refresh_reputation(
     tx: &rusqlite::Connection,
     seller_id: &str,
 ) -> Result<Vec<listing_store::IndexRow>> {
-    let (sum, count, sales): (i64, i64, i64) = tx.query_row(
-        "SELECT rating_sum, rating_count, sales_count FROM agents WHERE id = ?1",
-        [seller_id],
-        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-    )?;
+    let (sum, count, sales) = agent_store::reputation_inputs(tx, seller_id)?;
     let score = reputation::seller(sum, count, sales);
-    tx.execute(
-        "UPDATE agents SET reputation = ?2 WHERE id = ?1",
-        rusqlite::params![seller_id, score],
-    )?;
+    agent_store::set_reputation(tx, seller_id, score)?;
     listing_store::set_seller_reputation(tx, seller_id, score)?;
     listing_store::index_rows_of_seller(tx, seller_id)
 }
@@ -834,7 +816,10 @@ pub async fn rate(app: &App, buyer: &AgentRow, listing_id: &str, args: Args) -> 
         .store
         .write(move |tx| {
             if store::is_rated(tx, &purchase.id)? {
-                return Err(Error::Conflict { code: "ALREADY_RATED", message: "this purchase has already been rated".into() });
+                return Err(Error::Conflict {
+                    code: "ALREADY_RATED",
+                    message: "this purchase has already been rated".into(),
+                });
             }
             store::insert_rating(
                 tx,
@@ -848,16 +833,14 @@ pub async fn rate(app: &App, buyer: &AgentRow, listing_id: &str, args: Args) -> 
                     attestation: &text,
                 },
             )?;
-            let (sum, count): (i64, i64) = tx.query_row(
-                "SELECT rating_sum + ?2, rating_count + 1 FROM listings WHERE id = ?1",
-                rusqlite::params![purchase.listing_id, rating],
-                |r| Ok((r.get(0)?, r.get(1)?)),
+            let (sum, count) = listing_store::rating_totals_with(tx, &purchase.listing_id, rating)?;
+            listing_store::record_rating(
+                tx,
+                &purchase.listing_id,
+                rating,
+                reputation::quality(sum, count),
             )?;
-            listing_store::record_rating(tx, &purchase.listing_id, rating, reputation::quality(sum, count))?;
-            tx.execute(
-                "UPDATE agents SET rating_sum = rating_sum + ?2, rating_count = rating_count + 1 WHERE id = ?1",
-                rusqlite::params![purchase.seller_id, rating],
-            )?;
+            agent_store::add_rating(tx, &purchase.seller_id, rating)?;
             refresh_reputation(tx, &purchase.seller_id)
         })
         .await?;

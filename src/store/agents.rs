@@ -174,6 +174,48 @@ pub fn count(conn: &Connection) -> Result<i64> {
         .query_row([], |r| r.get(0))?)
 }
 
+/// One more completed sale for a seller.
+///
+/// # Errors
+/// Database failure.
+pub fn add_sale(conn: &Connection, id: &str) -> Result<()> {
+    conn.prepare_cached("UPDATE agents SET sales_count = sales_count + 1 WHERE id = ?1")?
+        .execute([id])?;
+    Ok(())
+}
+
+/// One more rating for a seller.
+///
+/// # Errors
+/// Database failure.
+pub fn add_rating(conn: &Connection, id: &str, rating: i64) -> Result<()> {
+    conn.prepare_cached(
+        "UPDATE agents SET rating_sum = rating_sum + ?2, rating_count = rating_count + 1 WHERE id = ?1",
+    )?
+    .execute(params![id, rating])?;
+    Ok(())
+}
+
+/// What a seller's reputation is computed from: rating sum, rating count, sales count.
+///
+/// # Errors
+/// Database failure.
+pub fn reputation_inputs(conn: &Connection, id: &str) -> Result<(i64, i64, i64)> {
+    Ok(conn
+        .prepare_cached("SELECT rating_sum, rating_count, sales_count FROM agents WHERE id = ?1")?
+        .query_row([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?)
+}
+
+/// Stores a seller's reputation score.
+///
+/// # Errors
+/// Database failure.
+pub fn set_reputation(conn: &Connection, id: &str, score: f64) -> Result<()> {
+    conn.prepare_cached("UPDATE agents SET reputation = ?2 WHERE id = ?1")?
+        .execute(params![id, score])?;
+    Ok(())
+}
+
 /// A seller's rating count, rating sum and reputation, read fresh.
 ///
 /// # Errors

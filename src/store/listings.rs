@@ -361,6 +361,16 @@ pub fn record_sale(conn: &Connection, id: &str) -> Result<()> {
     Ok(())
 }
 
+/// A listing's rating sum and count as they will be with one more `rating`.
+///
+/// # Errors
+/// Database failure.
+pub fn rating_totals_with(conn: &Connection, id: &str, rating: i64) -> Result<(i64, i64)> {
+    Ok(conn
+        .prepare_cached("SELECT rating_sum + ?2, rating_count + 1 FROM listings WHERE id = ?1")?
+        .query_row(params![id, rating], |r| Ok((r.get(0)?, r.get(1)?)))?)
+}
+
 /// Adds a rating to a listing and stores its new quality score.
 ///
 /// # Errors

@@ -194,6 +194,21 @@ pub struct LedgerRow<'a> {
     pub released_at: Option<&'a str>,
 }
 
+/// Whether a vertical has had a paid sale outside reference listings (then founding fill is
+/// spent there).
+///
+/// # Errors
+/// Database failure.
+pub fn vertical_has_paid_sale(conn: &Connection, vertical: &str) -> Result<bool> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT 1 FROM ledger WHERE vertical_slug = ?1 AND is_reference_listing = 0 AND amount_cents > 0",
+        )?
+        .query_row([vertical], |_| Ok(()))
+        .optional()?
+        .is_some())
+}
+
 /// Appends a sale to the ledger.
 ///
 /// # Errors

@@ -48,6 +48,7 @@ pub async fn dispatch(app: &App, route: Route, ctx: &Ctx) -> Result<Reply> {
         Route::OperatorUpdateProvenance => operator::update_provenance(app, ctx).await,
         Route::OperatorBindChair => operator::bind_chair(app, ctx).await,
         Route::OperatorUnbindChair => operator::unbind_chair(app, ctx).await,
+        Route::OperatorPayments => operator::payments(app, ctx).await,
         Route::ListCategories => listings::categories(app).await,
         Route::ListVerticals => listings::verticals(app).await,
         Route::BrowseListings => listings::browse(app, ctx).await,

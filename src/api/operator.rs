@@ -3,7 +3,7 @@
 use crate::error::Result;
 use crate::http::request::Ctx;
 use crate::http::response::Reply;
-use crate::service::{App, agents, provenance};
+use crate::service::{App, agents, payments, provenance};
 
 pub fn get_provenance(app: &App, ctx: &Ctx) -> Result<Reply> {
     app.authenticate_operator(ctx.bearer())?;
@@ -25,4 +25,9 @@ pub async fn bind_chair(app: &App, ctx: &Ctx) -> Result<Reply> {
 pub async fn unbind_chair(app: &App, ctx: &Ctx) -> Result<Reply> {
     app.authenticate_operator(ctx.bearer())?;
     Ok(Reply::ok(agents::unbind_chair(app).await?))
+}
+
+pub async fn payments(app: &App, ctx: &Ctx) -> Result<Reply> {
+    app.authenticate_operator(ctx.bearer())?;
+    Ok(Reply::ok(payments::operator_view(app).await?))
 }

@@ -23,6 +23,7 @@ pub enum Route {
     OperatorUpdateProvenance,
     OperatorBindChair,
     OperatorUnbindChair,
+    OperatorPayments,
     ListCategories,
     ListVerticals,
     BrowseListings,
@@ -109,6 +110,7 @@ pub const ROUTES: &[(&str, &str, Route)] = &[
     ),
     ("PUT", "/api/operator/chair", Route::OperatorBindChair),
     ("DELETE", "/api/operator/chair", Route::OperatorUnbindChair),
+    ("GET", "/api/operator/payments", Route::OperatorPayments),
     ("GET", "/api/marketplace/categories", Route::ListCategories),
     ("GET", "/api/verticals", Route::ListVerticals),
     ("GET", "/api/marketplace/listings", Route::BrowseListings),
@@ -283,6 +285,7 @@ impl Route {
                 | Route::OperatorUpdateProvenance
                 | Route::OperatorBindChair
                 | Route::OperatorUnbindChair
+                | Route::OperatorPayments
                 | Route::CreateListing
                 | Route::CreateHealthListing
                 | Route::UpdateListing

@@ -304,6 +304,89 @@ pub async fn dashboard(app: &App, seller: &AgentRow) -> Result<Value> {
     }))
 }
 
+/// Most items of each list in the operator's payments view.
+const OPERATOR_LIST_LIMIT: i64 = 100;
+
+/// `GET /api/operator/payments` (operator): where money stands and what needs a hand — escrow
+/// held and due, open checkouts, payouts that keep failing, refunds owed to buyers, and the
+/// x402 (wallet) sales released to sellers, which the operator pays since the USDC went to the
+/// operator's wallet.
+///
+/// # Errors
+/// Database failure.
+pub async fn operator_view(app: &App) -> Result<Value> {
+    let now = app.now();
+    let at = now.clone();
+    let (escrow, checkouts, failing, (refunds, refunded), wallet) = app
+        .store
+        .read(move |conn| {
+            Ok((
+                store::escrow_totals(conn, &at)?,
+                store::open_checkouts(conn, &at)?,
+                store::failing_payouts(conn, OPERATOR_LIST_LIMIT)?,
+                store::pending_refunds(conn, OPERATOR_LIST_LIMIT)?,
+                store::wallet_released(conn, OPERATOR_LIST_LIMIT)?,
+            ))
+        })
+        .await?;
+    let failing: Vec<Value> = failing
+        .into_iter()
+        .map(|f| {
+            json!({
+                "purchaseId": f.purchase_id,
+                "sellerHandle": f.seller_handle,
+                "sellerNetCents": f.seller_net_cents,
+                "refusedAttempts": f.attempts,
+                "error": f.error,
+                "retryAt": f.retry_at,
+            })
+        })
+        .collect();
+    let refunds: Vec<Value> = refunds
+        .into_iter()
+        .map(|r| {
+            json!({
+                "purchaseId": r.purchase_id,
+                "paymentRef": r.payment_ref,
+                "amountCents": r.amount_cents,
+                "refusedAttempts": r.attempts,
+                "error": r.error,
+                "retryAt": r.retry_at,
+                "createdAt": r.created_at,
+            })
+        })
+        .collect();
+    let wallet: Vec<Value> = wallet
+        .into_iter()
+        .map(|w| {
+            json!({
+                "sellerHandle": w.seller_handle,
+                "sales": w.sales,
+                "sellerNetCents": w.seller_net_cents,
+            })
+        })
+        .collect();
+    let rail = match app.payments {
+        crate::config::Payments::Sandbox => "sandbox",
+        crate::config::Payments::Stripe(_) => "stripe",
+    };
+    Ok(json!({
+        "now": now,
+        "rail": rail,
+        "x402Configured": app.x402.is_some(),
+        "escrow": {
+            "heldRows": escrow.held_rows,
+            "heldSellerNetCents": escrow.held_net_cents,
+            "dueRows": escrow.due_rows,
+        },
+        "openCheckouts": checkouts,
+        "failingPayouts": failing,
+        "pendingRefunds": refunds,
+        "refundsMade": refunded,
+        "walletReleased": wallet,
+    }))
+}
+
 /// `GET /api/svcpay/receipts/{session_id}/verify` (public): the signed purchase receipt of a
 /// payment session, checked against this instance's keys. The session id is the unguessable
 /// capability of the checkout URL, so only its holder can look it up.

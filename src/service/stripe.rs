@@ -42,6 +42,23 @@ pub enum Failure {
     Transport(String),
 }
 
+impl Failure {
+    /// What happened, for the operator (kept with the retried payout or refund).
+    fn describe(&self) -> String {
+        match self {
+            Failure::Api {
+                status,
+                message,
+                code,
+            } => match code {
+                Some(code) => format!("Stripe refused (HTTP {status}, {code}): {message}"),
+                None => format!("Stripe refused (HTTP {status}): {message}"),
+            },
+            Failure::Transport(message) => format!("no answer from Stripe: {message}"),
+        }
+    }
+}
+
 impl From<Failure> for Error {
     fn from(failure: Failure) -> Error {
         match failure {
@@ -733,7 +750,7 @@ async fn refund(app: &App, client: Arc<Client>, owed: store::Refund) -> Result<b
         Err(failure) => {
             tracing::warn!(?failure, %payment_ref, "refunding a payment for a closed checkout failed; will retry");
             let plan = RetryPlan::after(app, &failure, owed.attempts);
-            let message = Error::from(failure).to_string();
+            let message = failure.describe();
             app.store
                 .write(move |tx| {
                     store::mark_refund_failed(tx, &payment_ref, &message, &plan.at, plan.definite)
@@ -825,7 +842,7 @@ pub async fn pay_out_due(app: &App, client: Arc<Client>) -> Result<usize> {
             Err(failure) => {
                 tracing::warn!(?failure, purchase = %row.purchase_id, "escrow payout failed; will retry");
                 let plan = RetryPlan::after(app, &failure, row.attempts);
-                let message = Error::from(failure).to_string();
+                let message = failure.describe();
                 app.store
                     .write(move |tx| {
                         store::mark_payout_failed(tx, &ledger_id, &message, &plan.at, plan.definite)

@@ -272,10 +272,14 @@ pub struct Refund {
     pub attempts: i64,
     pub created_at: String,
     pub refunded_at: Option<String>,
+    /// The last failed attempt's error, and when the next attempt is due.
+    pub error: Option<String>,
+    pub retry_at: Option<String>,
 }
 
 const REFUND_COLUMNS: &str =
-    "payment_ref, purchase_id, amount_cents, status, refund_ref, attempts, created_at, refunded_at";
+    "payment_ref, purchase_id, amount_cents, status, refund_ref, attempts, created_at, refunded_at,
+    error, retry_at";
 
 fn refund_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Refund> {
     Ok(Refund {
@@ -287,6 +291,8 @@ fn refund_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Refund> {
         attempts: r.get(5)?,
         created_at: r.get(6)?,
         refunded_at: r.get(7)?,
+        error: r.get(8)?,
+        retry_at: r.get(9)?,
     })
 }
 
@@ -526,6 +532,129 @@ pub fn recent_orders(conn: &Connection, seller_id: &str, limit: i64) -> Result<V
             delivered_at: r.get(7)?,
             shipped_at: r.get(8)?,
             physical: r.get(9)?,
+        })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Escrow across all sellers: rows held, the seller net they hold, and how many of them have
+/// reached their release time (waiting for the worker, or for a payout that keeps failing).
+#[derive(Clone, Debug, Default)]
+pub struct EscrowTotals {
+    pub held_rows: i64,
+    pub held_net_cents: i64,
+    pub due_rows: i64,
+}
+
+/// [`EscrowTotals`] at `now`.
+///
+/// # Errors
+/// Database failure.
+pub fn escrow_totals(conn: &Connection, now: &str) -> Result<EscrowTotals> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT count(*), coalesce(sum(p.seller_net_cents), 0),
+                coalesce(sum(l.release_at IS NOT NULL AND l.release_at <= ?1), 0)
+             FROM ledger l JOIN purchases p ON p.id = l.purchase_id WHERE l.status = 'held'",
+        )?
+        .query_row([now], |r| {
+            Ok(EscrowTotals {
+                held_rows: r.get(0)?,
+                held_net_cents: r.get(1)?,
+                due_rows: r.get(2)?,
+            })
+        })?)
+}
+
+/// Checkouts open at `now` (reservations held for a payment).
+///
+/// # Errors
+/// Database failure.
+pub fn open_checkouts(conn: &Connection, now: &str) -> Result<i64> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT count(*) FROM purchases WHERE status = 'pending_payment' AND expires_at > ?1",
+        )?
+        .query_row([now], |r| r.get(0))?)
+}
+
+/// A held sale whose payout to the seller has failed at least once.
+#[derive(Clone, Debug)]
+pub struct FailingPayout {
+    pub purchase_id: String,
+    pub seller_handle: String,
+    pub seller_net_cents: i64,
+    pub attempts: i64,
+    pub error: String,
+    pub retry_at: Option<String>,
+}
+
+/// Held rows whose last payout attempt failed, oldest release first.
+///
+/// # Errors
+/// Database failure.
+pub fn failing_payouts(conn: &Connection, limit: i64) -> Result<Vec<FailingPayout>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT l.purchase_id, a.handle, p.seller_net_cents, l.payout_attempts, l.payout_error, l.payout_retry_at
+         FROM ledger l JOIN purchases p ON p.id = l.purchase_id JOIN agents a ON a.id = p.seller_id
+         WHERE l.status = 'held' AND l.payout_error IS NOT NULL
+         ORDER BY l.release_at LIMIT ?1",
+    )?;
+    let rows = stmt.query_map([limit], |r| {
+        Ok(FailingPayout {
+            purchase_id: r.get(0)?,
+            seller_handle: r.get(1)?,
+            seller_net_cents: r.get(2)?,
+            attempts: r.get(3)?,
+            error: r.get(4)?,
+            retry_at: r.get(5)?,
+        })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Refunds not yet confirmed by the rail, oldest first, and how many were made in all.
+///
+/// # Errors
+/// Database failure.
+pub fn pending_refunds(conn: &Connection, limit: i64) -> Result<(Vec<Refund>, i64)> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {REFUND_COLUMNS} FROM refunds WHERE status = 'pending' ORDER BY created_at LIMIT ?1"
+    ))?;
+    let pending = stmt
+        .query_map([limit], refund_row)?
+        .collect::<rusqlite::Result<_>>()?;
+    let refunded = conn
+        .prepare_cached("SELECT count(*) FROM refunds WHERE status = 'refunded'")?
+        .query_row([], |r| r.get(0))?;
+    Ok((pending, refunded))
+}
+
+/// What x402 (wallet) sales released to one seller add up to. The USDC went to the operator's
+/// `--x402-pay-to` wallet, so the operator pays these sellers.
+#[derive(Clone, Debug)]
+pub struct WalletReleased {
+    pub seller_handle: String,
+    pub sales: i64,
+    pub seller_net_cents: i64,
+}
+
+/// Released wallet sales per seller, largest net first.
+///
+/// # Errors
+/// Database failure.
+pub fn wallet_released(conn: &Connection, limit: i64) -> Result<Vec<WalletReleased>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT a.handle, count(*), sum(p.seller_net_cents)
+         FROM ledger l JOIN purchases p ON p.id = l.purchase_id JOIN agents a ON a.id = p.seller_id
+         WHERE l.rail = 'wallet' AND l.status = 'released' AND p.seller_net_cents > 0
+         GROUP BY p.seller_id ORDER BY sum(p.seller_net_cents) DESC, a.handle LIMIT ?1",
+    )?;
+    let rows = stmt.query_map([limit], |r| {
+        Ok(WalletReleased {
+            seller_handle: r.get(0)?,
+            sales: r.get(1)?,
+            seller_net_cents: r.get(2)?,
         })
     })?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)

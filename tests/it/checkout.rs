@@ -144,6 +144,29 @@ fn checkout_pay_poll_deliver_then_escrow_releases_on_the_clock() {
     assert_eq!(sales["count"], 1);
     assert_eq!(sales["heldCents"], polled["sellerNetCents"]);
     assert_eq!(sales["releasedCents"], 0);
+    // The operator's view of the money: one row held, not yet due.
+    server
+        .get("/api/operator/payments")
+        .assert_error(401, "UNAUTHENTICATED");
+    server
+        .get_auth("/api/operator/payments", &buyer.key)
+        .assert_error(401, "UNAUTHENTICATED");
+    let operator = |server: &TestServer| {
+        server
+            .get_auth("/api/operator/payments", &server.operator_key())
+            .json()
+    };
+    let view = operator(&server);
+    assert_eq!(view["rail"], "sandbox");
+    assert_eq!(view["x402Configured"], false);
+    assert_eq!(
+        view["escrow"],
+        json!({"heldRows": 1, "heldSellerNetCents": polled["sellerNetCents"], "dueRows": 0})
+    );
+    assert_eq!(view["openCheckouts"], 0);
+    assert_eq!(view["failingPayouts"], json!([]));
+    assert_eq!(view["pendingRefunds"], json!([]));
+    assert!(view.get("provenance").is_none(), "private to the operator");
     assert_eq!(
         advance(&server, 6 * 24 * 3600)["releasedRows"],
         0,
@@ -155,6 +178,14 @@ fn checkout_pay_poll_deliver_then_escrow_releases_on_the_clock() {
         (sales["heldCents"].clone(), sales["releasedCents"].clone()),
         (json!(0), polled["sellerNetCents"].clone())
     );
+    assert_eq!(operator(&server)["escrow"]["heldRows"], 0);
+    // An open checkout shows as one.
+    let other = list(&server, &seller, 500, json!({}));
+    assert_eq!(
+        server.buy(&buyer, &other).json()["status"],
+        "pending_payment"
+    );
+    assert_eq!(operator(&server)["openCheckouts"], 1);
 }
 
 #[test]

@@ -334,6 +334,28 @@ fn list(server: &TestServer, seller: &Party, price: i64, extra: Value) -> String
 }
 
 /// Polls the seller's dashboard until `check` holds (the commerce worker runs every second).
+fn operator_payments(server: &TestServer) -> Value {
+    let answer = server.get_auth("/api/operator/payments", &server.operator_key());
+    assert_eq!(
+        answer.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&answer.body)
+    );
+    answer.json()
+}
+
+fn wait_operator(server: &TestServer, check: impl Fn(&Value) -> bool) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let view = operator_payments(server);
+        if check(&view) || Instant::now() > deadline {
+            return view;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 fn wait_dashboard(server: &TestServer, seller: &Party, check: impl Fn(&Value) -> bool) -> Value {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
@@ -478,10 +500,29 @@ fn stripe_checkout_signed_webhook_delivery_and_transfer_at_release() {
         held["sales"]["heldCents"], 2500,
         "a refused transfer keeps the money held"
     );
+    // The operator sees the payout that failed, and when it is tried again.
+    let failing = wait_operator(&server, |p| {
+        p["failingPayouts"].as_array().unwrap().len() == 1
+    });
+    let payout = &failing["failingPayouts"][0];
+    assert_eq!(payout["purchaseId"], id);
+    assert_eq!(payout["sellerNetCents"], 2500);
+    assert_eq!(payout["refusedAttempts"], 1);
+    assert_eq!(
+        payout["error"],
+        "Stripe refused (HTTP 400): insufficient available funds"
+    );
+    assert!(payout["retryAt"].is_string());
+    assert_eq!(failing["rail"], "stripe");
+    assert_eq!(failing["escrow"]["heldRows"], 1);
+    assert_eq!(failing["escrow"]["dueRows"], 1);
     server.clock.advance(jiff::SignedDuration::from_secs(61));
     let released = wait_dashboard(&server, &seller, |d| d["sales"]["releasedCents"] == 2500);
     assert_eq!(released["sales"]["releasedCents"], 2500);
     assert_eq!(released["sales"]["heldCents"], 0);
+    let settled = operator_payments(&server);
+    assert_eq!(settled["failingPayouts"], json!([]));
+    assert_eq!(settled["escrow"]["heldRows"], 0);
     let transfers = fake.seen("/v1/transfers");
     assert_eq!(transfers.len(), 2, "{transfers:?}");
     for (n, transfer) in transfers.iter().enumerate() {
@@ -681,6 +722,21 @@ fn a_payment_that_races_the_expiry_is_kept_while_the_listing_is_free_else_refund
     assert_eq!(purchase["refund"]["paymentRef"], "pi_lost");
     // The same event again changes nothing.
     assert_eq!(paid("evt_lost", "cs_test_2", "pi_lost"), "duplicate");
+    let owed = operator_payments(&server);
+    assert_eq!(
+        owed["pendingRefunds"].as_array().unwrap().len(),
+        1,
+        "{owed}"
+    );
+    assert_eq!(owed["pendingRefunds"][0]["purchaseId"], id);
+    assert_eq!(owed["pendingRefunds"][0]["paymentRef"], "pi_lost");
+    assert_eq!(owed["pendingRefunds"][0]["amountCents"], 2500);
+    assert_eq!(owed["pendingRefunds"][0]["refusedAttempts"], 0);
+    assert_eq!(
+        owed["pendingRefunds"][0]["error"],
+        "Stripe refused (HTTP 429): too many requests"
+    );
+    assert_eq!(owed["refundsMade"], 0);
     // The commerce worker retries: after a minute under the same key, then two minutes later
     // under the next one.
     let wait_refunds = |n: usize| {
@@ -725,6 +781,9 @@ fn a_payment_that_races_the_expiry_is_kept_while_the_listing_is_free_else_refund
     assert_eq!(purchase["refund"]["status"], "refunded");
     assert_eq!(purchase["refund"]["refundRef"], "re_test1");
     assert_eq!(purchase["status"], "expired");
+    let settled = operator_payments(&server);
+    assert_eq!(settled["pendingRefunds"], json!([]));
+    assert_eq!(settled["refundsMade"], 1);
     server.stop();
 }
 

@@ -394,6 +394,23 @@ fn x402_v2_payment_settles_delivers_and_the_anonymous_buyer_polls_with_its_token
         402,
         "the exclusive listing is free again"
     );
+
+    // At escrow release the wallet row is released in place: the USDC went to the operator's
+    // wallet, so the operator's payments view lists what the seller is owed.
+    let operator = server.operator_key();
+    assert_ok(&server.send_auth(
+        "POST",
+        "/api/sandbox/clock",
+        &operator,
+        &json!({"advanceSeconds": 8 * 24 * 3600}),
+    ));
+    let view = server.get_auth("/api/operator/payments", &operator).json();
+    assert_eq!(view["x402Configured"], true);
+    assert_eq!(
+        view["walletReleased"],
+        json!([{"sellerHandle": seller.handle, "sales": 1, "sellerNetCents": 2_375}])
+    );
+    assert_eq!(view["escrow"]["heldRows"], 0);
 }
 
 #[test]

@@ -816,18 +816,24 @@ pub async fn pay_out_due(app: &App, client: Arc<Client>) -> Result<usize> {
                     client.clone(),
                     format!("purchase:{}:transfer:{}", row.purchase_id, row.attempts),
                 );
-                let params = vec![
+                let mut params = vec![
                     ("amount", row.seller_net_cents.to_string()),
                     ("currency", "usd".into()),
                     ("destination", destination),
                     ("transfer_group", row.purchase_id.clone()),
                     ("metadata[purchase_id]", row.purchase_id.clone()),
                 ];
-                call(move || c.post("/v1/transfers", &params, &key))
-                    .await
-                    .and_then(|t| {
-                        object_id(&t, "tr_").map_err(|e| Failure::Transport(e.to_string()))
-                    })
+                let payment = row.payment_ref.clone();
+                call(move || {
+                    // Tied to the buyer's charge, the transfer is accepted even while that
+                    // charge's funds are still pending, and moves when they become available.
+                    if let Some(charge) = source_charge(&c, payment.as_deref())? {
+                        params.push(("source_transaction", charge));
+                    }
+                    c.post("/v1/transfers", &params, &key)
+                })
+                .await
+                .and_then(|t| object_id(&t, "tr_").map_err(|e| Failure::Transport(e.to_string())))
             }
         };
         let (ledger_id, now) = (row.ledger_id.clone(), app.now());
@@ -852,6 +858,30 @@ pub async fn pay_out_due(app: &App, client: Arc<Client>) -> Result<usize> {
         }
     }
     Ok(released)
+}
+
+/// The charge of a Checkout payment (`latest_charge` of its PaymentIntent), when the payment
+/// names one (blocking).
+fn source_charge(client: &Client, payment: Option<&str>) -> Result<Option<String>, Failure> {
+    let Some(intent) = payment.filter(|p| {
+        p.starts_with("pi_") && p.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+    }) else {
+        return Ok(None);
+    };
+    // Never a clear refusal: only an answer to the transfer itself may move its key on (an
+    // earlier attempt under this key may have been made).
+    let answer = client
+        .get(&format!("/v1/payment_intents/{intent}"))
+        .map_err(|failure| Failure::Transport(failure.describe()))?;
+    let charge = match &answer["latest_charge"] {
+        Value::String(id) => Some(id.clone()),
+        Value::Object(expanded) => expanded
+            .get("id")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+        _ => None,
+    };
+    Ok(charge.filter(|id| id.starts_with("ch_") || id.starts_with("py_")))
 }
 
 /// The `id` of a Stripe object, checked against its prefix.

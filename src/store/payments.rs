@@ -190,6 +190,8 @@ pub struct DuePayout {
     pub destination: Option<String>,
     /// Definite failures so far (names the idempotency key of the next attempt).
     pub attempts: i64,
+    /// The rail's reference of the buyer's payment (Stripe: the PaymentIntent).
+    pub payment_ref: Option<String>,
 }
 
 /// Card rows whose escrow clock has run and whose retry time (if any) has come.
@@ -198,7 +200,7 @@ pub struct DuePayout {
 /// Database failure.
 pub fn due_payouts(conn: &Connection, now: &str, limit: i64) -> Result<Vec<DuePayout>> {
     let mut stmt = conn.prepare_cached(
-        "SELECT l.id, l.purchase_id, p.seller_net_cents, a.account_ref, l.payout_attempts
+        "SELECT l.id, l.purchase_id, p.seller_net_cents, a.account_ref, l.payout_attempts, p.payment_ref
          FROM ledger l JOIN purchases p ON p.id = l.purchase_id
          LEFT JOIN payout_accounts a ON a.agent_id = p.seller_id AND a.rail = 'stripe'
          WHERE l.status = 'held' AND l.rail = 'card' AND l.release_at IS NOT NULL AND l.release_at <= ?1
@@ -212,6 +214,7 @@ pub fn due_payouts(conn: &Connection, now: &str, limit: i64) -> Result<Vec<DuePa
             seller_net_cents: r.get(2)?,
             destination: r.get(3)?,
             attempts: r.get(4)?,
+            payment_ref: r.get(5)?,
         })
     })?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)

@@ -174,6 +174,13 @@ fn answer(state: &Mutex<State>, seen: Seen) -> (u16, Value) {
             )
         }
         ("POST", "/v1/transfers") => (200, json!({"id": "tr_test1", "object": "transfer"})),
+        ("GET", path) if path.starts_with("/v1/payment_intents/pi_") => {
+            let intent = &path["/v1/payment_intents/".len()..];
+            (
+                200,
+                json!({"id": intent, "object": "payment_intent", "status": "succeeded", "latest_charge": format!("ch_{}", &intent[3..])}),
+            )
+        }
         ("POST", "/v1/refunds") if !state.refund_failures.is_empty() => {
             state.refund_failures.remove(0)
         }
@@ -534,6 +541,8 @@ fn stripe_checkout_signed_webhook_delivery_and_transfer_at_release() {
         assert_eq!(transfer.form["currency"], "usd");
         assert_eq!(transfer.form["destination"], "acct_test1");
         assert_eq!(transfer.form["transfer_group"], id);
+        // Tied to the buyer's charge (the PaymentIntent's latest_charge).
+        assert_eq!(transfer.form["source_transaction"], "ch_test1");
     }
     // Released rows are not paid out again.
     server.clock.advance(jiff::SignedDuration::from_secs(3600));

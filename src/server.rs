@@ -60,6 +60,9 @@ impl Server {
         ));
         let callback_worker = tokio::spawn(crate::service::callbacks::worker(self.app.clone()));
         let commerce_worker = tokio::spawn(crate::service::payments::worker(self.app.clone()));
+        if self.app.x402.is_some() {
+            tokio::spawn(crate::service::x402::check_facilitator(self.app.clone()));
+        }
         tokio::pin!(shutdown);
         loop {
             let (stream, peer) = tokio::select! {

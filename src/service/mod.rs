@@ -145,6 +145,8 @@ pub struct App {
     pub x402: Option<crate::config::X402Settings>,
     /// The Stripe client, when Stripe is the card/checkout rail.
     pub stripe: Option<Arc<stripe::Client>>,
+    /// What the x402 facilitator's `GET /supported` said at start (`x402::check_facilitator`).
+    pub x402_facilitator: std::sync::OnceLock<Value>,
     operator_key_hash: String,
     provenance: RwLock<Map<String, Value>>,
     querier_salt: String,
@@ -242,6 +244,7 @@ impl App {
             },
             payments: options.payments,
             x402: options.x402,
+            x402_facilitator: std::sync::OnceLock::new(),
             operator_key_hash: hash_secret(&operator_key),
             provenance: RwLock::new(provenance),
             querier_salt,

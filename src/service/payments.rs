@@ -374,6 +374,7 @@ pub async fn operator_view(app: &App) -> Result<Value> {
         "now": now,
         "rail": rail,
         "x402Configured": app.x402.is_some(),
+        "x402Facilitator": app.x402_facilitator.get(),
         "escrow": {
             "heldRows": escrow.held_rows,
             "heldSellerNetCents": escrow.held_net_cents,

@@ -401,19 +401,38 @@ fn response_header(version: u8, settlement: &Value) -> (&'static str, String) {
 ///
 /// Returns the HTTP status and the answer parsed as JSON (`None` when it is not JSON).
 fn post_json(url: &str, body: &Value) -> std::result::Result<(u16, Option<Value>), String> {
-    let config = ureq::Agent::config_builder()
+    let response = facilitator_agent()
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json")
+        .send(body.to_string().as_bytes());
+    read_json(response)
+}
+
+/// One JSON GET to the facilitator, bounded like [`post_json`] (blocking).
+fn get_json(url: &str) -> std::result::Result<(u16, Option<Value>), String> {
+    read_json(
+        facilitator_agent()
+            .get(url)
+            .header("accept", "application/json")
+            .call(),
+    )
+}
+
+fn facilitator_agent() -> ureq::Agent {
+    ureq::Agent::config_builder()
         .http_status_as_error(false)
         .max_redirects(0)
         .timeout_connect(Some(CONNECT_TIMEOUT))
         .timeout_global(Some(TOTAL_TIMEOUT))
-        .build();
-    let agent: ureq::Agent = config.into();
-    let mut response = agent
-        .post(url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json")
-        .send(body.to_string().as_bytes())
-        .map_err(|e| e.to_string())?;
+        .build()
+        .into()
+}
+
+fn read_json(
+    response: std::result::Result<ureq::http::Response<ureq::Body>, ureq::Error>,
+) -> std::result::Result<(u16, Option<Value>), String> {
+    let mut response = response.map_err(|e| e.to_string())?;
     let status = response.status().as_u16();
     let bytes = response
         .body_mut()
@@ -729,6 +748,62 @@ pub async fn get_with_token(app: &App, id: &str, token: &str) -> Result<Value> {
         });
     }
     purchases::read_as_buyer(app, purchase).await
+}
+
+/// Asks the facilitator once, at start, which payment kinds it supports (`GET /supported`), and
+/// warns the operator when this server's scheme and network are not among them: payments would
+/// then fail at `/verify`. The answer is kept for `GET /api/operator/payments`; the rail serves
+/// either way (a facilitator without `/supported` may still verify and settle).
+pub async fn check_facilitator(app: std::sync::Arc<App>) {
+    let Some(settings) = app.x402.clone() else {
+        return;
+    };
+    let url = format!(
+        "{}/supported",
+        settings.facilitator_url.trim_end_matches('/')
+    );
+    let target = url.clone();
+    let answer = tokio::task::spawn_blocking(move || get_json(&target))
+        .await
+        .unwrap_or_else(|e| Err(format!("task: {e}")));
+    let v1_network = usdc(&settings.network).map_or("", |u| u.v1_network);
+    let mut check = match answer {
+        Ok((200, Some(body))) if body["kinds"].is_array() => {
+            let mut versions: Vec<i64> = body["kinds"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|kind| {
+                    kind["scheme"] == "exact"
+                        && (kind["network"] == settings.network.as_str()
+                            || kind["network"] == v1_network)
+                })
+                .filter_map(|kind| kind["x402Version"].as_i64())
+                .collect();
+            versions.sort_unstable();
+            versions.dedup();
+            if versions.is_empty() {
+                tracing::warn!(url, network = %settings.network, "the x402 facilitator does not list scheme `exact` on this network; payments will likely fail at /verify");
+            } else {
+                tracing::info!(url, ?versions, "the x402 facilitator supports this network");
+            }
+            json!({ "versions": versions, "error": null })
+        }
+        Ok((status, _)) => {
+            tracing::warn!(
+                url,
+                status,
+                "the x402 facilitator gave no usable /supported answer"
+            );
+            json!({ "versions": null, "error": format!("HTTP {status} without a `kinds` list") })
+        }
+        Err(error) => {
+            tracing::warn!(url, %error, "the x402 facilitator could not be reached");
+            json!({ "versions": null, "error": error })
+        }
+    };
+    check["checkedAt"] = Value::String(app.now());
+    let _ = app.x402_facilitator.set(check);
 }
 
 /// The `x402` member of `rails` in `GET /api/meta`.

@@ -72,6 +72,21 @@ impl Facilitator {
                 let mut body = vec![0u8; length];
                 let _ = reader.read_exact(&mut body);
                 let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+                if path == "/supported" {
+                    // Asked once when the server starts; not one of the recorded payment calls.
+                    let kinds = json!({"kinds": [
+                        {"x402Version": 2, "scheme": "exact", "network": "eip155:8453"},
+                        {"x402Version": 1, "scheme": "exact", "network": "base"},
+                        {"x402Version": 2, "scheme": "exact", "network": "eip155:84532"},
+                    ]})
+                    .to_string();
+                    let reply = format!(
+                        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{kinds}",
+                        kinds.len()
+                    );
+                    let _ = stream.write_all(reply.as_bytes());
+                    continue;
+                }
                 seen.lock().unwrap().push((path.clone(), body));
                 let script = scripted.lock().unwrap().clone();
                 let (status, answer) = if path.ends_with("/settle") {
@@ -404,8 +419,19 @@ fn x402_v2_payment_settles_delivers_and_the_anonymous_buyer_polls_with_its_token
         &operator,
         &json!({"advanceSeconds": 8 * 24 * 3600}),
     ));
-    let view = server.get_auth("/api/operator/payments", &operator).json();
+    // (The start-up check runs beside the server: wait for its answer.)
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let view = loop {
+        let view = server.get_auth("/api/operator/payments", &operator).json();
+        if !view["x402Facilitator"].is_null() || std::time::Instant::now() > deadline {
+            break view;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
     assert_eq!(view["x402Configured"], true);
+    // The facilitator was asked at start which kinds it supports: this network, v1 and v2.
+    assert_eq!(view["x402Facilitator"]["versions"], json!([1, 2]), "{view}");
+    assert_eq!(view["x402Facilitator"]["error"], Value::Null);
     assert_eq!(
         view["walletReleased"],
         json!([{"sellerHandle": seller.handle, "sales": 1, "sellerNetCents": 2_375}])

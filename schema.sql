@@ -269,7 +269,11 @@ CREATE TABLE ledger (
     payout_ref            TEXT,
     payout_attempts       INTEGER NOT NULL DEFAULT 0,
     payout_retry_at       TEXT,
-    payout_error          TEXT
+    payout_error          TEXT,
+    -- v3. The charge the row's transfers are tied to (Stripe `source_transaction`; `none` for
+    -- none), chosen before the first transfer request and never changed, so every request
+    -- under an idempotency key has the same parameters.
+    payout_source         TEXT
 ) STRICT;
 
 CREATE INDEX ledger_due ON ledger (release_at) WHERE status = 'held';

@@ -138,42 +138,46 @@ pub fn start_escrow(
     store::set_release_at(conn, purchase_id, &release_at)
 }
 
-/// Runs forever: expires checkouts and releases escrow whose clock has run, every second.
+/// Runs forever: every second, expires checkouts and releases escrow whose clock has run (and,
+/// on the Stripe rail, makes the refunds and transfers that are due).
 pub async fn worker(app: Arc<App>) {
-    loop {
-        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
-        if let Err(error) = run_due(&app).await {
-            tracing::warn!(%error, "commerce worker");
+    // Local bookkeeping and Stripe's calls run side by side: a slow or unreachable Stripe never
+    // holds back checkout expiry or the release of sandbox and wallet rows.
+    let local = async {
+        loop {
+            tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+            if let Err(error) = expire_and_release(&app).await {
+                tracing::warn!(%error, "commerce worker");
+            }
         }
-    }
+    };
+    let money = async {
+        let Some(client) = app.stripe.clone() else {
+            return;
+        };
+        loop {
+            tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+            stripe::move_money(&app, &client).await;
+        }
+    };
+    tokio::join!(local, money);
 }
 
-/// One pass of the commerce worker: expires checkouts and releases escrow whose clock has run.
-/// Sandbox and wallet rows are released in place (no money moves through bourse); card rows
-/// are released one by one once their Stripe transfer to the seller is made; payments owed back
-/// to buyers (a checkout paid after it could no longer be sold) are refunded.
-///
-/// # Errors
-/// Database failure.
-pub async fn run_due(app: &App) -> Result<(usize, usize)> {
+/// One pass of the commerce worker's local part: expires checkouts and releases, in place, the
+/// held rows whose escrow clock has run and for which no money moves through bourse (sandbox
+/// and wallet rows). Card rows are released one by one by `stripe::move_money` once their
+/// transfer to the seller is made; payments owed back to buyers are refunded by
+/// the same pass.
+async fn expire_and_release(app: &App) -> Result<(usize, usize)> {
     let now = app.now();
-    let (expired, released) = app
-        .store
+    app.store
         .write(move |tx| {
             Ok((
                 store::expire_checkouts(tx, &now)?,
                 store::release_due_without_payout(tx, &now)?,
             ))
         })
-        .await?;
-    let paid_out = match app.stripe.clone() {
-        Some(client) => {
-            stripe::refund_due(app, client.clone()).await?;
-            stripe::pay_out_due(app, client).await?
-        }
-        None => 0,
-    };
-    Ok((expired, released + paid_out))
+        .await
 }
 
 /// `POST /api/sandbox/clock` {advanceSeconds} (operator): moves the sandbox clock forward, then
@@ -208,7 +212,7 @@ pub async fn advance_clock(app: &App, args: Args) -> Result<Value> {
             )
         })
         .await?;
-    let (expired, released) = run_due(app).await?;
+    let (expired, released) = expire_and_release(app).await?;
     Ok(json!({ "now": app.now(), "expiredCheckouts": expired, "releasedRows": released }))
 }
 

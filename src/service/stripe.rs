@@ -31,15 +31,18 @@ use crate::store::purchases::PurchaseRow;
 /// Why a Stripe call failed.
 #[derive(Debug)]
 pub enum Failure {
-    /// Stripe answered with an error (its HTTP status, message and `error.code`).
+    /// Stripe answered with an error (its HTTP status, message, `error.code` and `error.type`).
     Api {
         status: u16,
         message: String,
         code: Option<String>,
+        kind: Option<String>,
     },
     /// No answer (connection, timeout, unreadable body): the outcome is unknown, so a retry
     /// must reuse the same idempotency key.
     Transport(String),
+    /// Not sent: something it needs is missing (the seller has no Stripe account).
+    NotSent(String),
 }
 
 impl Failure {
@@ -50,11 +53,13 @@ impl Failure {
                 status,
                 message,
                 code,
+                ..
             } => match code {
                 Some(code) => format!("Stripe refused (HTTP {status}, {code}): {message}"),
                 None => format!("Stripe refused (HTTP {status}): {message}"),
             },
             Failure::Transport(message) => format!("no answer from Stripe: {message}"),
+            Failure::NotSent(message) => format!("not sent: {message}"),
         }
     }
 }
@@ -73,7 +78,7 @@ impl From<Failure> for Error {
                     ),
                 }
             }
-            Failure::Transport(message) => Error::BadGateway {
+            Failure::Transport(message) | Failure::NotSent(message) => Error::BadGateway {
                 code: "STRIPE_UNAVAILABLE",
                 message: format!("Stripe could not be reached: {message}"),
             },
@@ -182,6 +187,7 @@ fn read(
         status,
         message: error["message"].as_str().unwrap_or("no message").to_owned(),
         code: error["code"].as_str().map(str::to_owned),
+        kind: error["type"].as_str().map(str::to_owned),
     })
 }
 
@@ -582,6 +588,14 @@ pub async fn webhook(app: &App, signature: Option<&str>, body: &[u8]) -> Result<
     let (id, kind) = (id.to_owned(), kind.to_owned());
     let reference = text("client_reference_id");
     let (keyring, now) = (app.keyring.clone(), app.now());
+    // A refund owed is tried right after the commit; the worker leaves it alone meanwhile
+    // (longer than that attempt's deadline), so the two never send it at the same time.
+    let refund_lease = rfc3339(
+        app.clock
+            .now()
+            .checked_add(jiff::SignedDuration::from_secs(REFUND_LEASE_SECS))
+            .unwrap_or(jiff::Timestamp::MAX),
+    );
     let answer_kind = kind.clone();
     let outcome = app
         .store
@@ -614,7 +628,7 @@ pub async fn webhook(app: &App, signature: Option<&str>, body: &[u8]) -> Result<
                                 tracing::error!(purchase = %purchase.id, "a paid Stripe checkout could not be sold and names no payment intent; refund it in the Stripe dashboard");
                                 return Ok(Outcome::Refund(None));
                             };
-                            store::queue_refund(tx, &payment_ref, &purchase.id, purchase.amount_cents, &now)?;
+                            store::queue_refund(tx, &payment_ref, &purchase.id, purchase.amount_cents, &now, &refund_lease)?;
                             Ok(Outcome::Refund(store::refund_of(tx, &purchase.id)?))
                         }
                         Err(other) => Err(other),
@@ -656,10 +670,9 @@ pub async fn webhook(app: &App, signature: Option<&str>, body: &[u8]) -> Result<
         }
         // Tried at once; the commerce worker retries what does not go through.
         Outcome::Refund(Some(owed)) if owed.status == "pending" => {
-            if refund(app, client, owed).await? {
-                "refunded"
-            } else {
-                "refund_pending"
+            match refund(app, client, owed).await? {
+                Attempt::Done => "refunded",
+                Attempt::Failed | Attempt::Unanswered => "refund_pending",
             }
         }
         Outcome::Refund(Some(_)) => "refunded",
@@ -706,11 +719,24 @@ enum Outcome {
     Refund(Option<store::Refund>),
 }
 
-/// Gives back every payment owed to a buyer whose retry time has come. Answers the refunds made.
+/// One pass of the Stripe money worker: refunds owed, then payouts due. An error in one does
+/// not hold back the other.
+pub async fn move_money(app: &App, client: &Arc<Client>) {
+    if let Err(error) = refund_due(app, client.clone()).await {
+        tracing::warn!(%error, "Stripe refunds");
+    }
+    if let Err(error) = pay_out_due(app, client.clone()).await {
+        tracing::warn!(%error, "Stripe payouts");
+    }
+}
+
+/// Gives back every payment owed to a buyer whose retry time has come. Answers the refunds
+/// made. A pass stops at the first attempt without an answer (Stripe is unreachable; the rest
+/// wait for the next pass rather than a timeout each).
 ///
 /// # Errors
 /// Database failure.
-pub async fn refund_due(app: &App, client: Arc<Client>) -> Result<usize> {
+async fn refund_due(app: &App, client: Arc<Client>) -> Result<usize> {
     let now = app.now();
     let due = app
         .store
@@ -718,14 +744,26 @@ pub async fn refund_due(app: &App, client: Arc<Client>) -> Result<usize> {
         .await?;
     let mut refunded = 0;
     for owed in due {
-        refunded += usize::from(refund(app, client.clone(), owed).await?);
+        match refund(app, client.clone(), owed).await? {
+            Attempt::Done => refunded += 1,
+            Attempt::Failed => {}
+            Attempt::Unanswered => break,
+        }
     }
     Ok(refunded)
 }
 
+/// How one money movement went.
+enum Attempt {
+    Done,
+    Failed,
+    /// Stripe did not answer: the pass stops.
+    Unanswered,
+}
+
 /// One refund attempt (`payment:<pi>:refund:<n>`); a refund Stripe says was already made counts
-/// as done, a failure is retried like payouts ([`RetryPlan`]). `true` when the refund is made.
-async fn refund(app: &App, client: Arc<Client>, owed: store::Refund) -> Result<bool> {
+/// as done, a failure is retried like payouts ([`RetryPlan`]).
+async fn refund(app: &App, client: Arc<Client>, owed: store::Refund) -> Result<Attempt> {
     let key = format!("payment:{}:refund:{}", owed.payment_ref, owed.attempts);
     let params = [
         ("payment_intent", owed.payment_ref.clone()),
@@ -743,9 +781,11 @@ async fn refund(app: &App, client: Arc<Client>, owed: store::Refund) -> Result<b
     let (payment_ref, now) = (owed.payment_ref, app.now());
     match attempt {
         Ok(refund) => {
+            // Stripe has the refund: done, whether this write or a concurrent one records it.
             app.store
                 .write(move |tx| store::mark_refunded(tx, &payment_ref, &refund, &now))
-                .await
+                .await?;
+            Ok(Attempt::Done)
         }
         Err(failure) => {
             tracing::warn!(?failure, %payment_ref, "refunding a payment for a closed checkout failed; will retry");
@@ -753,31 +793,42 @@ async fn refund(app: &App, client: Arc<Client>, owed: store::Refund) -> Result<b
             let message = failure.describe();
             app.store
                 .write(move |tx| {
-                    store::mark_refund_failed(tx, &payment_ref, &message, &plan.at, plan.definite)
+                    store::mark_refund_failed(tx, &payment_ref, &message, &plan.at, plan.next_key)
                 })
                 .await?;
-            Ok(false)
+            Ok(plan.outcome)
         }
     }
 }
 
 /// When and how a failed money movement (transfer, refund) is tried again.
 struct RetryPlan {
-    /// Stripe clearly refused (4xx other than 409 key-in-use and 429): nothing was made, so the
-    /// next attempt uses the next idempotency key, after an exponential backoff (1 min … 6 h).
-    /// Otherwise the outcome is unknown and the same key is retried after a minute.
-    definite: bool,
+    /// Stripe clearly refused (a 4xx other than 409 key-in-use, 429 and an idempotency error):
+    /// nothing was made under this key, so the next attempt uses the next idempotency key, after
+    /// an exponential backoff (1 min … 6 h). Any other failure keeps the key: a timeout or a 5xx
+    /// has an unknown outcome (retried after a minute); an idempotency error means this key was
+    /// first used with other parameters, so its first request may have been made (retried hourly
+    /// and shown to the operator); a request not sent waits an hour.
+    next_key: bool,
     at: String,
+    outcome: Attempt,
 }
 
 impl RetryPlan {
     fn after(app: &App, failure: &Failure, attempts: i64) -> RetryPlan {
-        let definite = matches!(failure, Failure::Api { status, .. }
-            if (400..500).contains(status) && *status != 409 && *status != 429 || *status == 0);
-        let wait = if definite {
-            (60_i64 << attempts.clamp(0, 8)).min(6 * 3600)
-        } else {
-            60
+        let (next_key, wait, outcome) = match failure {
+            Failure::Api { kind, .. } if kind.as_deref() == Some("idempotency_error") => {
+                (false, 3600, Attempt::Failed)
+            }
+            Failure::Api { status, .. }
+                if (400..500).contains(status) && *status != 409 && *status != 429 =>
+            {
+                let backoff = (60_i64 << attempts.clamp(0, 8)).min(6 * 3600);
+                (true, backoff, Attempt::Failed)
+            }
+            Failure::Api { .. } => (false, 60, Attempt::Failed),
+            Failure::Transport(_) => (false, 60, Attempt::Unanswered),
+            Failure::NotSent(_) => (false, 3600, Attempt::Failed),
         };
         let at = rfc3339(
             app.clock
@@ -785,7 +836,11 @@ impl RetryPlan {
                 .checked_add(jiff::SignedDuration::from_secs(wait))
                 .unwrap_or(jiff::Timestamp::MAX),
         );
-        RetryPlan { definite, at }
+        RetryPlan {
+            next_key,
+            at,
+            outcome,
+        }
     }
 }
 
@@ -797,7 +852,7 @@ impl RetryPlan {
 ///
 /// # Errors
 /// Database failure.
-pub async fn pay_out_due(app: &App, client: Arc<Client>) -> Result<usize> {
+async fn pay_out_due(app: &App, client: Arc<Client>) -> Result<usize> {
     let now = app.now();
     let due = app
         .store
@@ -805,81 +860,119 @@ pub async fn pay_out_due(app: &App, client: Arc<Client>) -> Result<usize> {
         .await?;
     let mut released = 0;
     for row in due {
-        let attempt = match row.destination.clone() {
-            None => Err(Failure::Api {
-                status: 0,
-                message: "the seller has no Stripe account".into(),
-                code: None,
-            }),
-            Some(destination) => {
-                let (c, key) = (
-                    client.clone(),
-                    format!("purchase:{}:transfer:{}", row.purchase_id, row.attempts),
-                );
-                let mut params = vec![
-                    ("amount", row.seller_net_cents.to_string()),
-                    ("currency", "usd".into()),
-                    ("destination", destination),
-                    ("transfer_group", row.purchase_id.clone()),
-                    ("metadata[purchase_id]", row.purchase_id.clone()),
-                ];
-                let payment = row.payment_ref.clone();
-                call(move || {
-                    // Tied to the buyer's charge, the transfer is accepted even while that
-                    // charge's funds are still pending, and moves when they become available.
-                    if let Some(charge) = source_charge(&c, payment.as_deref())? {
-                        params.push(("source_transaction", charge));
-                    }
-                    c.post("/v1/transfers", &params, &key)
-                })
-                .await
-                .and_then(|t| object_id(&t, "tr_").map_err(|e| Failure::Transport(e.to_string())))
-            }
-        };
-        let (ledger_id, now) = (row.ledger_id.clone(), app.now());
-        match attempt {
-            Ok(transfer) => {
-                let done = app
-                    .store
-                    .write(move |tx| store::mark_paid_out(tx, &ledger_id, &transfer, &now))
-                    .await?;
-                released += usize::from(done);
-            }
-            Err(failure) => {
-                tracing::warn!(?failure, purchase = %row.purchase_id, "escrow payout failed; will retry");
-                let plan = RetryPlan::after(app, &failure, row.attempts);
-                let message = failure.describe();
-                app.store
-                    .write(move |tx| {
-                        store::mark_payout_failed(tx, &ledger_id, &message, &plan.at, plan.definite)
-                    })
-                    .await?;
-            }
+        match pay_out(app, &client, row).await? {
+            Attempt::Done => released += 1,
+            Attempt::Failed => {}
+            Attempt::Unanswered => break,
         }
     }
     Ok(released)
 }
 
-/// The charge of a Checkout payment (`latest_charge` of its PaymentIntent), when the payment
-/// names one (blocking).
+/// How long the worker leaves a refund the webhook is attempting (the client's deadline is 30 s).
+const REFUND_LEASE_SECS: i64 = 120;
+
+/// `payout_source` of a transfer sent without `source_transaction`.
+const NO_SOURCE: &str = "none";
+
+/// One transfer attempt for a held card sale.
+async fn pay_out(app: &App, client: &Arc<Client>, row: store::DuePayout) -> Result<Attempt> {
+    let Some(destination) = row.destination.clone() else {
+        let failure = Failure::NotSent("the seller has no Stripe account".into());
+        return payout_failed(app, &row, failure).await;
+    };
+    // Tied to the buyer's charge, the transfer is accepted even while that charge's funds are
+    // still pending, and moves when they become available. The charge is chosen once, before
+    // the first transfer request, and kept: every request under a key has the same parameters.
+    let source = match row.source.clone() {
+        Some(source) => source,
+        None => {
+            let (c, payment) = (client.clone(), row.payment_ref.clone());
+            let source = match call(move || source_charge(&c, payment.as_deref())).await {
+                Ok(charge) => charge.unwrap_or_else(|| NO_SOURCE.to_owned()),
+                // A clear refusal (say, a restricted key without PaymentIntent access): the
+                // transfer goes without it and waits for the available balance instead.
+                Err(Failure::Api { status, .. })
+                    if (400..500).contains(&status) && status != 409 && status != 429 =>
+                {
+                    NO_SOURCE.to_owned()
+                }
+                // Nothing was sent under the transfer key yet, so no key moves on.
+                Err(Failure::Api {
+                    status, message, ..
+                }) => {
+                    let failure = Failure::Transport(format!(
+                        "reading the buyer's charge: HTTP {status}: {message}"
+                    ));
+                    return payout_failed(app, &row, failure).await;
+                }
+                Err(failure) => return payout_failed(app, &row, failure).await,
+            };
+            let (ledger_id, chosen) = (row.ledger_id.clone(), source.clone());
+            app.store
+                .write(move |tx| store::set_payout_source(tx, &ledger_id, &chosen))
+                .await?;
+            source
+        }
+    };
+    let key = format!("purchase:{}:transfer:{}", row.purchase_id, row.attempts);
+    let mut params = vec![
+        ("amount", row.seller_net_cents.to_string()),
+        ("currency", "usd".into()),
+        ("destination", destination),
+        ("transfer_group", row.purchase_id.clone()),
+        ("metadata[purchase_id]", row.purchase_id.clone()),
+    ];
+    if source != NO_SOURCE {
+        params.push(("source_transaction", source));
+    }
+    let c = client.clone();
+    let attempt = call(move || c.post("/v1/transfers", &params, &key))
+        .await
+        .and_then(|t| object_id(&t, "tr_").map_err(|e| Failure::Transport(e.to_string())));
+    match attempt {
+        Ok(transfer) => {
+            let (ledger_id, now) = (row.ledger_id.clone(), app.now());
+            app.store
+                .write(move |tx| store::mark_paid_out(tx, &ledger_id, &transfer, &now))
+                .await?;
+            Ok(Attempt::Done)
+        }
+        Err(failure) => payout_failed(app, &row, failure).await,
+    }
+}
+
+async fn payout_failed(app: &App, row: &store::DuePayout, failure: Failure) -> Result<Attempt> {
+    tracing::warn!(?failure, purchase = %row.purchase_id, "escrow payout failed; will retry");
+    let plan = RetryPlan::after(app, &failure, row.attempts);
+    let (ledger_id, message) = (row.ledger_id.clone(), failure.describe());
+    app.store
+        .write(move |tx| {
+            store::mark_payout_failed(tx, &ledger_id, &message, &plan.at, plan.next_key)
+        })
+        .await?;
+    Ok(plan.outcome)
+}
+
+/// The charge of a Checkout payment, when the payment names one (blocking): the
+/// PaymentIntent's `latest_charge`, or on accounts pinned to an API version before 2022-11-15
+/// its `charges.data[0]`.
 fn source_charge(client: &Client, payment: Option<&str>) -> Result<Option<String>, Failure> {
     let Some(intent) = payment.filter(|p| {
         p.starts_with("pi_") && p.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
     }) else {
         return Ok(None);
     };
-    // Never a clear refusal: only an answer to the transfer itself may move its key on (an
-    // earlier attempt under this key may have been made).
-    let answer = client
-        .get(&format!("/v1/payment_intents/{intent}"))
-        .map_err(|failure| Failure::Transport(failure.describe()))?;
+    let answer = client.get(&format!("/v1/payment_intents/{intent}"))?;
     let charge = match &answer["latest_charge"] {
         Value::String(id) => Some(id.clone()),
         Value::Object(expanded) => expanded
             .get("id")
             .and_then(Value::as_str)
             .map(str::to_owned),
-        _ => None,
+        _ => answer["charges"]["data"][0]["id"]
+            .as_str()
+            .map(str::to_owned),
     };
     Ok(charge.filter(|id| id.starts_with("ch_") || id.starts_with("py_")))
 }

@@ -471,7 +471,11 @@ const STEPS: &[(i32, &str)] = &[
              refunded_at  TEXT
          ) STRICT;
          CREATE INDEX refunds_due ON refunds (retry_at) WHERE status = 'pending';
-         CREATE INDEX refunds_purchase ON refunds (purchase_id);",
+         CREATE INDEX refunds_purchase ON refunds (purchase_id);
+         ALTER TABLE ledger ADD COLUMN payout_source TEXT;
+         -- Transfers already attempted by an earlier release went without a source: their
+         -- retries keep it that way (same parameters under the same key).
+         UPDATE ledger SET payout_source = 'none' WHERE status = 'held' AND payout_error IS NOT NULL;",
     ),
 ];
 

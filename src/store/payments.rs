@@ -192,6 +192,8 @@ pub struct DuePayout {
     pub attempts: i64,
     /// The rail's reference of the buyer's payment (Stripe: the PaymentIntent).
     pub payment_ref: Option<String>,
+    /// The charge the transfer is tied to, once chosen (`none` for no charge).
+    pub source: Option<String>,
 }
 
 /// Card rows whose escrow clock has run and whose retry time (if any) has come.
@@ -200,7 +202,8 @@ pub struct DuePayout {
 /// Database failure.
 pub fn due_payouts(conn: &Connection, now: &str, limit: i64) -> Result<Vec<DuePayout>> {
     let mut stmt = conn.prepare_cached(
-        "SELECT l.id, l.purchase_id, p.seller_net_cents, a.account_ref, l.payout_attempts, p.payment_ref
+        "SELECT l.id, l.purchase_id, p.seller_net_cents, a.account_ref, l.payout_attempts, p.payment_ref,
+                l.payout_source
          FROM ledger l JOIN purchases p ON p.id = l.purchase_id
          LEFT JOIN payout_accounts a ON a.agent_id = p.seller_id AND a.rail = 'stripe'
          WHERE l.status = 'held' AND l.rail = 'card' AND l.release_at IS NOT NULL AND l.release_at <= ?1
@@ -215,9 +218,23 @@ pub fn due_payouts(conn: &Connection, now: &str, limit: i64) -> Result<Vec<DuePa
             destination: r.get(3)?,
             attempts: r.get(4)?,
             payment_ref: r.get(5)?,
+            source: r.get(6)?,
         })
     })?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Records the charge a row's transfers are tied to, before the first transfer request (it is
+/// never changed afterwards).
+///
+/// # Errors
+/// Database failure.
+pub fn set_payout_source(conn: &Connection, ledger_id: &str, source: &str) -> Result<()> {
+    conn.prepare_cached(
+        "UPDATE ledger SET payout_source = ?2 WHERE id = ?1 AND payout_source IS NULL",
+    )?
+    .execute(params![ledger_id, source])?;
+    Ok(())
 }
 
 /// Records a payout made: the row is released with the rail's reference.
@@ -300,7 +317,8 @@ fn refund_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Refund> {
 }
 
 /// Records that the payment `payment_ref` for `purchase_id` must be given back; `false` when
-/// it already was recorded (a payment is refunded once).
+/// it already was recorded (a payment is refunded once). The worker first tries it at
+/// `first_retry_at` (the caller tries it at once and holds it until then).
 ///
 /// # Errors
 /// Database failure.
@@ -310,13 +328,14 @@ pub fn queue_refund(
     purchase_id: &str,
     amount_cents: i64,
     now: &str,
+    first_retry_at: &str,
 ) -> Result<bool> {
     Ok(conn
         .prepare_cached(
-            "INSERT INTO refunds (payment_ref, purchase_id, amount_cents, status, created_at)
-             VALUES (?1, ?2, ?3, 'pending', ?4) ON CONFLICT (payment_ref) DO NOTHING",
+            "INSERT INTO refunds (payment_ref, purchase_id, amount_cents, status, created_at, retry_at)
+             VALUES (?1, ?2, ?3, 'pending', ?4, ?5) ON CONFLICT (payment_ref) DO NOTHING",
         )?
-        .execute(params![payment_ref, purchase_id, amount_cents, now])?
+        .execute(params![payment_ref, purchase_id, amount_cents, now, first_retry_at])?
         > 0)
 }
 

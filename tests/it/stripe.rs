@@ -35,6 +35,10 @@ struct State {
     transfer_failures: usize,
     /// Answers to the next refund requests, before they succeed.
     refund_failures: Vec<(u16, Value)>,
+    /// Answers to the next transfer requests, before the usual ones.
+    transfer_answers: Vec<(u16, Value)>,
+    /// The key cannot read PaymentIntents (a restricted key without that permission).
+    intents_forbidden: bool,
     checkout_down: bool,
     /// Stripe answering a session creation slowly.
     checkout_delay: Duration,
@@ -166,6 +170,9 @@ fn answer(state: &Mutex<State>, seen: Seen) -> (u16, Value) {
                 json!({"id": id, "object": "checkout.session", "url": format!("https://checkout.stripe.test/c/pay/{id}"), "status": "open", "payment_status": "unpaid"}),
             )
         }
+        ("POST", "/v1/transfers") if !state.transfer_answers.is_empty() => {
+            state.transfer_answers.remove(0)
+        }
         ("POST", "/v1/transfers") if state.transfer_failures > 0 => {
             state.transfer_failures -= 1;
             (
@@ -174,6 +181,10 @@ fn answer(state: &Mutex<State>, seen: Seen) -> (u16, Value) {
             )
         }
         ("POST", "/v1/transfers") => (200, json!({"id": "tr_test1", "object": "transfer"})),
+        ("GET", path) if path.starts_with("/v1/payment_intents/") && state.intents_forbidden => (
+            403,
+            json!({"error": {"type": "invalid_request_error", "message": "The provided key does not have the required permissions"}}),
+        ),
         ("GET", path) if path.starts_with("/v1/payment_intents/pi_") => {
             let intent = &path["/v1/payment_intents/".len()..];
             (
@@ -190,11 +201,10 @@ fn answer(state: &Mutex<State>, seen: Seen) -> (u16, Value) {
             json!({"error": {"message": "unrecognized request URL"}}),
         ),
     };
-    // As Stripe: a request refused before it ran (rate limited, key in use) saves no answer.
-    if let Some(key) = seen
-        .idempotency_key
-        .filter(|_| !matches!(reply.0, 409 | 429))
-    {
+    // As Stripe: a request refused before it ran (rate limited, key in use, parameters that
+    // differ from the key's first request) saves no answer.
+    let ran = !matches!(reply.0, 409 | 429) && reply.1["error"]["type"] != "idempotency_error";
+    if let Some(key) = seen.idempotency_key.filter(|_| ran) {
         state.answered.insert(key, reply.clone());
     }
     reply
@@ -904,5 +914,78 @@ fn prices_stripe_cannot_charge_and_malformed_emails_are_refused_before_anything_
         "pending_payment",
         "nothing was reserved before"
     );
+    server.stop();
+}
+
+#[test]
+fn a_transfer_keeps_its_parameters_under_a_key_and_goes_without_the_charge_when_it_cannot_be_read()
+{
+    let fake = FakeStripe::start();
+    let server = stripe_server(&fake);
+    let (seller, _twin) = stripe_seller(&server, &fake);
+    let listing = list(&server, &seller, 2500, json!({}));
+    let buyer = server.party("buyer");
+    let id = server.buy(&buyer, &listing).json()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let paid = event(
+        "evt_paid",
+        "checkout.session.completed",
+        json!({"id": "cs_test_1", "payment_status": "paid", "payment_intent": "pi_test9", "client_reference_id": id}),
+    );
+    assert_eq!(
+        deliver(&server, &paid, WEBHOOK_SECRET, 0).json()["handled"],
+        "paid"
+    );
+    let path = format!("/api/marketplace/purchases/{id}");
+    assert_eq!(
+        server.get_auth(&path, &buyer.key).json()["status"],
+        "delivered"
+    );
+
+    // The key may not read PaymentIntents: the transfer goes without source_transaction. Stripe
+    // first answers with an idempotency error (this key was used with other parameters): the
+    // first request under it may have moved money, so the key is kept, never moved on.
+    fake.set(|s| {
+        s.intents_forbidden = true;
+        s.transfer_answers = vec![(
+            400,
+            json!({"error": {"type": "idempotency_error", "message": "Keys for idempotent requests can only be used with the same parameters they were first used with."}}),
+        )];
+    });
+    server
+        .clock
+        .advance(jiff::SignedDuration::from_secs(7 * 24 * 3600 + 1));
+    let stuck = wait_operator(&server, |p| {
+        p["failingPayouts"].as_array().unwrap().len() == 1
+    });
+    let payout = &stuck["failingPayouts"][0];
+    assert_eq!(payout["refusedAttempts"], 0, "{payout}");
+    assert!(
+        payout["error"]
+            .as_str()
+            .unwrap()
+            .contains("same parameters"),
+        "{payout}"
+    );
+    // Retried an hour later, under the same key and with the same parameters.
+    fake.set(|s| s.intents_forbidden = false);
+    server.clock.advance(jiff::SignedDuration::from_secs(3601));
+    let released = wait_dashboard(&server, &seller, |d| d["sales"]["releasedCents"] == 2500);
+    assert_eq!(released["sales"]["heldCents"], 0);
+    let transfers = fake.seen("/v1/transfers");
+    assert_eq!(transfers.len(), 2, "{transfers:?}");
+    for transfer in &transfers {
+        assert_eq!(
+            transfer.idempotency_key.as_deref(),
+            Some(format!("purchase:{id}:transfer:0").as_str())
+        );
+        assert!(
+            !transfer.form.contains_key("source_transaction"),
+            "the choice made before the first request is kept: {transfer:?}"
+        );
+    }
+    assert_eq!(fake.seen("/v1/payment_intents").len(), 1, "read once");
     server.stop();
 }

@@ -88,6 +88,11 @@ pub fn rfc3339(at: Timestamp) -> String {
     at.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
 }
 
+/// `at + by` as [`rfc3339`], saturating at the end of time.
+pub fn rfc3339_after(at: Timestamp, by: SignedDuration) -> String {
+    rfc3339(at.checked_add(by).unwrap_or(Timestamp::MAX))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

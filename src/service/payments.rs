@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 
 use super::{App, stripe};
 use crate::args::Args;
-use crate::clock::rfc3339;
+use crate::clock::rfc3339_after;
 use crate::crypto::{b64url, random_bytes};
 use crate::error::{Error, Result};
 use crate::store::agents::AgentRow;
@@ -134,7 +134,7 @@ pub fn start_escrow(
         return Ok(());
     }
     let hold = SignedDuration::try_from(hold).unwrap_or(SignedDuration::MAX);
-    let release_at = rfc3339(now.checked_add(hold).unwrap_or(jiff::Timestamp::MAX));
+    let release_at = rfc3339_after(now, hold);
     store::set_release_at(conn, purchase_id, &release_at)
 }
 

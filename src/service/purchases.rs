@@ -19,7 +19,7 @@ use super::listings::{self, write_version};
 use super::sellers::{self, Deliverable};
 use super::{App, fees, payments, reputation, samples, stripe};
 use crate::args::Args;
-use crate::clock::rfc3339;
+use crate::clock::rfc3339_after;
 use crate::crypto::jcs;
 use crate::crypto::keys::Keyring;
 use crate::crypto::receipt::sign_object;
@@ -159,12 +159,8 @@ pub(crate) fn new_purchase(
         receipt: String::new(),
         checkout_session: session,
         expires_at: paid.then(|| {
-            rfc3339(
-                app.clock
-                    .now()
-                    .checked_add(hold)
-                    .unwrap_or(jiff::Timestamp::MAX),
-            )
+            let hold = jiff::SignedDuration::try_from(hold).unwrap_or(jiff::SignedDuration::MAX);
+            rfc3339_after(app.clock.now(), hold)
         }),
         shipped_at: None,
         checkout_url: None,

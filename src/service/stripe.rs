@@ -20,7 +20,7 @@ use sha2::{Digest, Sha256};
 
 use super::payments::{self, RAIL_STRIPE};
 use super::{App, purchases};
-use crate::clock::rfc3339;
+use crate::clock::{rfc3339, rfc3339_after};
 use crate::config::StripeSettings;
 use crate::crypto::{b64url, random_bytes};
 use crate::error::{Error, Result};
@@ -590,11 +590,9 @@ pub async fn webhook(app: &App, signature: Option<&str>, body: &[u8]) -> Result<
     let (keyring, now) = (app.keyring.clone(), app.now());
     // A refund owed is tried right after the commit; the worker leaves it alone meanwhile
     // (longer than that attempt's deadline), so the two never send it at the same time.
-    let refund_lease = rfc3339(
-        app.clock
-            .now()
-            .checked_add(jiff::SignedDuration::from_secs(REFUND_LEASE_SECS))
-            .unwrap_or(jiff::Timestamp::MAX),
+    let refund_lease = rfc3339_after(
+        app.clock.now(),
+        jiff::SignedDuration::from_secs(REFUND_LEASE_SECS),
     );
     let answer_kind = kind.clone();
     let outcome = app
@@ -830,12 +828,7 @@ impl RetryPlan {
             Failure::Transport(_) => (false, 60, Attempt::Unanswered),
             Failure::NotSent(_) => (false, 3600, Attempt::Failed),
         };
-        let at = rfc3339(
-            app.clock
-                .now()
-                .checked_add(jiff::SignedDuration::from_secs(wait))
-                .unwrap_or(jiff::Timestamp::MAX),
-        );
+        let at = rfc3339_after(app.clock.now(), jiff::SignedDuration::from_secs(wait));
         RetryPlan {
             next_key,
             at,

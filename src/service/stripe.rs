@@ -728,27 +728,23 @@ pub async fn move_money(app: &App, client: &Arc<Client>) {
     }
 }
 
-/// Gives back every payment owed to a buyer whose retry time has come. Answers the refunds
-/// made. A pass stops at the first attempt without an answer (Stripe is unreachable; the rest
+/// Gives back every payment owed to a buyer whose retry time has come. A pass stops at the first attempt without an answer (Stripe is unreachable; the rest
 /// wait for the next pass rather than a timeout each).
 ///
 /// # Errors
 /// Database failure.
-async fn refund_due(app: &App, client: Arc<Client>) -> Result<usize> {
+async fn refund_due(app: &App, client: Arc<Client>) -> Result<()> {
     let now = app.now();
     let due = app
         .store
         .read(move |conn| store::due_refunds(conn, &now, 50))
         .await?;
-    let mut refunded = 0;
     for owed in due {
-        match refund(app, client.clone(), owed).await? {
-            Attempt::Done => refunded += 1,
-            Attempt::Failed => {}
-            Attempt::Unanswered => break,
+        if let Attempt::Unanswered = refund(app, client.clone(), owed).await? {
+            break;
         }
     }
-    Ok(refunded)
+    Ok(())
 }
 
 /// How one money movement went.
@@ -840,26 +836,23 @@ impl RetryPlan {
 /// Transfers the seller's net of every card sale whose escrow clock has run
 /// (`purchase:<id>:transfer:<n>`), and releases the row once the transfer exists. A refused
 /// transfer stays held and is retried with backoff under the next key; an unanswered one is
-/// retried under the same key, so it cannot be made twice ([`RetryPlan`]). Answers the rows
-/// released.
+/// retried under the same key, so it cannot be made twice ([`RetryPlan`]). A pass stops at the
+/// first attempt without an answer.
 ///
 /// # Errors
 /// Database failure.
-async fn pay_out_due(app: &App, client: Arc<Client>) -> Result<usize> {
+async fn pay_out_due(app: &App, client: Arc<Client>) -> Result<()> {
     let now = app.now();
     let due = app
         .store
         .read(move |conn| store::due_payouts(conn, &now, 50))
         .await?;
-    let mut released = 0;
     for row in due {
-        match pay_out(app, &client, row).await? {
-            Attempt::Done => released += 1,
-            Attempt::Failed => {}
-            Attempt::Unanswered => break,
+        if let Attempt::Unanswered = pay_out(app, &client, row).await? {
+            break;
         }
     }
-    Ok(released)
+    Ok(())
 }
 
 /// How long the worker leaves a refund the webhook is attempting (the client's deadline is 30 s).

@@ -122,6 +122,11 @@ impl Args {
         self.map.shift_remove(name)
     }
 
+    /// The member names, in the order sent.
+    pub fn keys(&self) -> impl Iterator<Item = &String> {
+        self.map.keys()
+    }
+
     /// The raw member, if present.
     pub fn get(&self, name: &str) -> Option<&Value> {
         self.map.get(name)

@@ -27,6 +27,7 @@ pub mod error;
 pub mod http;
 pub mod mcp;
 pub mod outbound;
+pub mod request;
 pub mod seller_kit;
 pub mod server;
 pub mod service;

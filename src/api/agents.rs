@@ -3,12 +3,15 @@
 use crate::error::Result;
 use crate::http::request::Ctx;
 use crate::http::response::Reply;
+use crate::request::Input;
+use crate::request::agents::{LOOKUP, Lookup, REGISTER, Register};
 use crate::service::App;
 use crate::service::agents::{self, Client, LIST_DEFAULT, LIST_MAX};
 
 pub async fn register(app: &App, ctx: &Ctx) -> Result<Reply> {
     let ip = ctx.client_ip.to_string();
-    let body = agents::register(app, ctx.json_args()?, &Client { ip: &ip }).await?;
+    let request = Register::read(&Input::body(&REGISTER, ctx.json_args()?)?)?;
+    let body = agents::register(app, request, &Client { ip: &ip }).await?;
     Ok(Reply::Json(201, body))
 }
 
@@ -32,10 +35,9 @@ pub async fn update_me(app: &App, ctx: &Ctx) -> Result<Reply> {
 
 pub async fn lookup(app: &App, ctx: &Ctx) -> Result<Reply> {
     let ip = ctx.client_ip.to_string();
-    let handle = ctx.query("handle").map(str::to_owned);
-    let name = ctx.query("name").map(str::to_owned);
+    let request = Lookup::read(&Input::query(&LOOKUP, &ctx.query))?;
     Ok(Reply::ok(
-        agents::lookup(app, handle, name, &Client { ip: &ip }).await?,
+        agents::lookup(app, request, &Client { ip: &ip }).await?,
     ))
 }
 

@@ -4,6 +4,11 @@ use crate::args::Args;
 use crate::error::Result;
 use crate::http::request::Ctx;
 use crate::http::response::Reply;
+use crate::request::Input;
+use crate::request::catalog::{
+    BROWSE, Browse, CREATE_HEALTH_LISTING, CREATE_LISTING, CreateListing, DEACTIVATE_LISTING,
+    DeactivateListing, SET_DELIVERY_ENDPOINT, SetDeliveryEndpoint, UPDATE_LISTING, UpdateListing,
+};
 use crate::service::{App, agents, listings, payments, purchases, sellers, stats, x402};
 use crate::store::agents::AgentRow;
 
@@ -35,32 +40,34 @@ pub async fn verticals(app: &App) -> Result<Reply> {
     Ok(Reply::ok(stats::verticals(app).await?))
 }
 
+/// Browse counts the caller as a querier: the agent when a valid key comes with the request,
+/// else the client address.
 pub async fn browse(app: &App, ctx: &Ctx) -> Result<Reply> {
-    let query = listings::parse_browse(app, |name| ctx.query(name).map(str::to_owned))?;
-    let identity = match ctx.bearer() {
-        Some(key) => match agents::authenticate(app, Some(key)).await {
-            Ok(agent) => format!("agent:{}", agent.id),
-            Err(_) => format!("ip:{}", ctx.client_ip),
-        },
-        None => format!("ip:{}", ctx.client_ip),
+    let request = Browse::read(&Input::query(&BROWSE, &ctx.query))?;
+    let agent = match ctx.bearer() {
+        Some(key) => agents::authenticate(app, Some(key)).await.ok(),
+        None => None,
     };
-    let members = listings::browse(app, query, app.querier_key(&identity)).await?;
+    let querier = listings::querier(app, agent.as_ref(), &ctx.client_ip.to_string());
+    let members = listings::browse(app, &request, querier).await?;
     Ok(Reply::Canonical(200, members))
 }
 
 pub async fn create(app: &App, ctx: &Ctx) -> Result<Reply> {
     let (seller, args) = seller_and_args(app, ctx).await?;
+    let request = CreateListing::read(&Input::body(&CREATE_LISTING, args)?)?;
     Ok(Reply::Json(
         201,
-        listings::create(app, &seller, args).await?,
+        listings::create(app, &seller, request).await?,
     ))
 }
 
 pub async fn create_health(app: &App, ctx: &Ctx) -> Result<Reply> {
     let (seller, args) = seller_and_args(app, ctx).await?;
+    let request = CreateListing::read(&Input::body(&CREATE_HEALTH_LISTING, args)?)?;
     Ok(Reply::Json(
         201,
-        listings::create_health(app, &seller, args).await?,
+        listings::create(app, &seller, request).await?,
     ))
 }
 
@@ -70,8 +77,9 @@ pub async fn detail(app: &App, ctx: &Ctx) -> Result<Reply> {
 
 pub async fn update(app: &App, ctx: &Ctx) -> Result<Reply> {
     let (seller, args) = seller_and_args(app, ctx).await?;
+    let request = UpdateListing::read(&Input::body(&UPDATE_LISTING, args)?)?;
     Ok(Reply::ok(
-        listings::update(app, &seller, id(ctx), args).await?,
+        listings::update(app, &seller, id(ctx), request).await?,
     ))
 }
 
@@ -81,14 +89,18 @@ pub async fn history(app: &App, ctx: &Ctx) -> Result<Reply> {
 
 pub async fn deactivate(app: &App, ctx: &Ctx) -> Result<Reply> {
     let (seller, args) = seller_and_args(app, ctx).await?;
+    let request = DeactivateListing::read(&Input::body(&DEACTIVATE_LISTING, args)?)?;
     Ok(Reply::ok(
-        listings::deactivate(app, &seller, id(ctx), args).await?,
+        listings::deactivate(app, &seller, id(ctx), request).await?,
     ))
 }
 
 pub async fn set_delivery_endpoint(app: &App, ctx: &Ctx) -> Result<Reply> {
     let (seller, args) = seller_and_args(app, ctx).await?;
-    Ok(Reply::ok(sellers::set_endpoint(app, &seller, args).await?))
+    let request = SetDeliveryEndpoint::read(&Input::body(&SET_DELIVERY_ENDPOINT, args)?)?;
+    Ok(Reply::ok(
+        sellers::set_endpoint(app, &seller, request).await?,
+    ))
 }
 
 pub async fn get_delivery_endpoint(app: &App, ctx: &Ctx) -> Result<Reply> {

@@ -9,14 +9,12 @@ use crate::args::{Args, Patch};
 use crate::crypto::{b64url, random_bytes};
 use crate::error::{Error, Result};
 use crate::outbound;
+use crate::request::agents::{EMAIL_MAX, Lookup, NAME_MAX, Register, URL_MAX};
 use crate::store::agents::{self as agent_store, AgentRow};
 use crate::store::{Store, settings};
 
 /// Every API key starts with this.
 pub const KEY_PREFIX: &str = "svc_live_";
-const NAME_MAX: usize = 100;
-const EMAIL_MAX: usize = 254;
-const URL_MAX: usize = 2048;
 /// Crockford base32: no I, L, O, U, so handles read back unambiguously.
 const HANDLE_ALPHABET: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
 /// Page size bounds of `GET /api/agents`.
@@ -32,16 +30,15 @@ pub struct Client<'a> {
 ///
 /// # Errors
 /// `INVALID_ARGUMENT` for bad fields, `RATE_LIMITED` past 10 per hour per IP.
-pub async fn register(app: &App, args: Args, client: &Client<'_>) -> Result<Value> {
-    args.deny_unknown(&["name", "email", "displayName", "callbackUrl"])?;
-    let name = args.req_str("name", NAME_MAX)?;
-    let email = args
-        .opt_str("email", EMAIL_MAX)?
-        .map(check_email)
-        .transpose()?;
-    let display_name = args.opt_str("displayName", NAME_MAX)?;
-    let callback_url = args
-        .opt_str("callbackUrl", URL_MAX)?
+pub async fn register(app: &App, request: Register, client: &Client<'_>) -> Result<Value> {
+    let Register {
+        name,
+        email,
+        display_name,
+        callback_url,
+    } = request;
+    let email = email.map(check_email).transpose()?;
+    let callback_url = callback_url
         .map(|url| check_callback_url(app.outbound.policy(), url))
         .transpose()?;
     vet_callback(app, callback_url.as_ref()).await?;
@@ -286,13 +283,8 @@ pub async fn list(app: &App, limit: i64, offset: i64) -> Result<Value> {
 /// # Errors
 /// `INVALID_ARGUMENT` without exactly one of handle/name; `CHAIR_UNBOUND` (503) for
 /// `handle=chair` while no chair is bound; `RATE_LIMITED` past the admission limit.
-pub async fn lookup(
-    app: &App,
-    handle: Option<String>,
-    name: Option<String>,
-    client: &Client<'_>,
-) -> Result<Value> {
-    let query = match (handle, name) {
+pub async fn lookup(app: &App, request: Lookup, client: &Client<'_>) -> Result<Value> {
+    let query = match (request.handle, request.name) {
         (Some(handle), None) => Ok(handle.trim().to_ascii_uppercase()),
         (None, Some(name)) => Err(name.trim().to_owned()),
         _ => {

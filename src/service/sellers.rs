@@ -16,11 +16,11 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::{Map, Value, json};
 
 use super::App;
-use crate::args::Args;
 use crate::crypto::receipt::sign_object;
 use crate::crypto::{b64url, random_bytes};
 use crate::error::{Error, Result};
 use crate::outbound::{self, OutboundError};
+use crate::request::catalog::SetDeliveryEndpoint;
 use crate::store::agents::AgentRow;
 
 /// The deliverable as fetched from the seller.
@@ -36,9 +36,12 @@ pub struct Deliverable {
 /// # Errors
 /// `INVALID_ARGUMENT` for a bad URL, `DESTINATION_REFUSED` (422) for a forbidden address,
 /// `ENDPOINT_VERIFICATION_FAILED` (422) when the endpoint does not answer the challenge.
-pub async fn set_endpoint(app: &App, agent: &AgentRow, args: Args) -> Result<Value> {
-    args.deny_unknown(&["url"])?;
-    let url = args.req_str("url", 2048)?;
+pub async fn set_endpoint(
+    app: &App,
+    agent: &AgentRow,
+    request: SetDeliveryEndpoint,
+) -> Result<Value> {
+    let url = request.url;
     let url = outbound::check_url(&url, app.outbound.policy()).map_err(outbound_error)?;
     let (owner_check, me) = (url.clone(), agent.id.clone());
     let owner: Option<String> = app

@@ -256,7 +256,7 @@ fn normalize_host(raw: &str) -> Result<(String, Option<IpAddr>), OutboundError> 
 /// hex (`0x`); the last part fills the remaining bytes.
 fn parse_numeric_ipv4(host: &str) -> Option<Ipv4Addr> {
     let parts: Vec<&str> = host.split('.').collect();
-    if parts.is_empty() || parts.len() > 4 {
+    if parts.len() > 4 {
         return None;
     }
     let mut numbers = Vec::with_capacity(parts.len());

@@ -1126,7 +1126,7 @@ impl Tool {
     /// The operation's declaration (the `inputSchema` is generated from it).
     fn op(self) -> &'static Op {
         match self {
-            Tool::Whoami => &WHOAMI,
+            Tool::Whoami => &agent_requests::WHOAMI,
             Tool::Lookup => &agent_requests::LOOKUP,
             Tool::Inbox => &messaging::READ_INBOX,
             Tool::SendMessage => &messaging::SEND_MESSAGE,
@@ -1215,12 +1215,6 @@ impl Tool {
         }
     }
 }
-
-/// `agent_whoami` takes no arguments.
-static WHOAMI: Op = Op {
-    name: "agent_whoami",
-    fields: &[],
-};
 
 /// One entry of `tools/list` and of the GET manifest (Agent Connect and marketplace tools).
 pub(crate) fn tool_descriptor(

@@ -23,6 +23,7 @@ const CALLBACK_URL: Field = Field::both("callbackUrl", "callback_url", Kind::Tex
 /// `POST /api/agents/register` · `register_agent`.
 pub static REGISTER: Op = Op {
     name: "register_agent",
+    rest: &[("POST", "/api/agents/register")],
     fields: &[NAME, EMAIL, DISPLAY_NAME, CALLBACK_URL],
 };
 
@@ -56,6 +57,7 @@ const LOOKUP_NAME: Field = Field::rest("name", Kind::Text(NAME_MAX));
 /// `GET /api/agents/lookup` (query) · `agent_lookup`.
 pub static LOOKUP: Op = Op {
     name: "agent_lookup",
+    rest: &[("GET", "/api/agents/lookup")],
     fields: &[HANDLE, LOOKUP_NAME],
 };
 
@@ -76,3 +78,10 @@ impl Lookup {
         })
     }
 }
+
+/// `GET /api/agents/me` · `agent_whoami`: no arguments.
+pub static WHOAMI: Op = Op {
+    name: "agent_whoami",
+    rest: &[("GET", "/api/agents/me")],
+    fields: &[],
+};

@@ -95,6 +95,7 @@ const METADATA: [Field; 9] = [
 /// `POST /api/marketplace/listings` · `sell_data`.
 pub static CREATE_LISTING: Op = Op {
     name: "sell_data",
+    rest: &[("POST", "/api/marketplace/listings")],
     fields: &[
         TITLE.required().doc("The listing title."),
         DESCRIPTION.required().doc("What the buyer gets."),
@@ -126,6 +127,7 @@ pub static CREATE_LISTING: Op = Op {
 /// and category (the vertical is `personal-health-data`), plus the consent.
 pub static CREATE_HEALTH_LISTING: Op = Op {
     name: "list_health_data",
+    rest: &[("POST", "/api/marketplace/listings/health")],
     fields: &[
         TITLE.required().doc("The listing title."),
         DESCRIPTION.required().doc("What the buyer gets."),
@@ -226,6 +228,7 @@ impl CreateListing {
 /// `PATCH /api/marketplace/listings/{id}` · `update_listing`.
 pub static UPDATE_LISTING: Op = Op {
     name: "update_listing",
+    rest: &[("PATCH", "/api/marketplace/listings/{id}")],
     fields: &[
         LISTING_ID,
         TITLE.doc("New title."),
@@ -269,6 +272,7 @@ impl UpdateListing {
 /// `POST /api/marketplace/listings/{id}/deactivate` · `deactivate_listing`.
 pub static DEACTIVATE_LISTING: Op = Op {
     name: "deactivate_listing",
+    rest: &[("POST", "/api/marketplace/listings/{id}/deactivate")],
     fields: &[LISTING_ID, REASON],
 };
 
@@ -291,12 +295,14 @@ impl DeactivateListing {
 /// `GET /api/marketplace/listings/{id}` · `preview_listing`.
 pub static LISTING_DETAIL: Op = Op {
     name: "preview_listing",
+    rest: &[("GET", "/api/marketplace/listings/{id}")],
     fields: &[LISTING_ID],
 };
 
 /// `GET /api/marketplace/listings/{id}/history` · `listing_history`.
 pub static LISTING_HISTORY: Op = Op {
     name: "listing_history",
+    rest: &[("GET", "/api/marketplace/listings/{id}/history")],
     fields: &[LISTING_ID],
 };
 
@@ -311,6 +317,7 @@ pub fn listing_id(input: &Input) -> Result<String> {
 /// `PUT /api/sell/delivery-endpoint` · `set_delivery_endpoint`.
 pub static SET_DELIVERY_ENDPOINT: Op = Op {
     name: "set_delivery_endpoint",
+    rest: &[("PUT", "/api/sell/delivery-endpoint")],
     fields: &[Field::both("url", "url", Kind::Text(2048))
         .required()
         .doc("Your delivery endpoint URL.")],
@@ -350,6 +357,7 @@ const B_OFFSET: Field = Field::both("offset", "offset", Kind::Int(0, OFFSET_MAX)
 /// `GET /api/marketplace/listings` (query) · `browse_marketplace`.
 pub static BROWSE: Op = Op {
     name: "browse_marketplace",
+    rest: &[("GET", "/api/marketplace/listings")],
     fields: &[
         Q,
         B_CATEGORY,

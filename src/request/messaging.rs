@@ -30,6 +30,7 @@ const BODY: Field = Field::both("body", "body", Kind::Verbatim)
 /// path).
 pub static SEND_MESSAGE: Op = Op {
     name: "agent_send_message",
+    rest: &[("POST", "/api/agents/{handle}/messages")],
     fields: &[HANDLE, CLIENT_MESSAGE_ID, BODY],
 };
 
@@ -77,6 +78,7 @@ const THROUGH: Field = Field::mcp("through", Kind::Int(0, CURSOR_MAX))
 /// `GET /api/agents/me/inbox` (query) · `agent_inbox` (which also offers `mark_read`).
 pub static READ_INBOX: Op = Op {
     name: "agent_inbox",
+    rest: &[("GET", "/api/agents/me/inbox")],
     fields: &[ACTION, AFTER, LIMIT, WAIT, THROUGH],
 };
 

@@ -153,10 +153,29 @@ impl Field {
 /// included: on MCP they are arguments).
 #[derive(Debug)]
 pub struct Op {
-    /// The MCP tool name, or the REST operation for REST-only requests.
+    /// The MCP tool name.
     pub name: &'static str,
+    /// The REST route(s) offering it: (method, path template).
+    pub rest: &'static [(&'static str, &'static str)],
     pub fields: &'static [Field],
 }
+
+/// Every declared operation (the face-parity test walks them).
+pub static OPS: &[&Op] = &[
+    &agents::WHOAMI,
+    &agents::REGISTER,
+    &agents::LOOKUP,
+    &messaging::SEND_MESSAGE,
+    &messaging::READ_INBOX,
+    &catalog::CREATE_LISTING,
+    &catalog::CREATE_HEALTH_LISTING,
+    &catalog::UPDATE_LISTING,
+    &catalog::DEACTIVATE_LISTING,
+    &catalog::LISTING_DETAIL,
+    &catalog::LISTING_HISTORY,
+    &catalog::SET_DELIVERY_ENDPOINT,
+    &catalog::BROWSE,
+];
 
 impl Op {
     /// The fields offered on `face`.

@@ -11,6 +11,7 @@
 //! COMMIT that made its change durable. A failed request leaves nothing half-written.
 
 pub mod agents;
+pub mod endpoints;
 pub mod ingress;
 pub mod inquiries;
 pub mod listings;
@@ -478,6 +479,33 @@ const STEPS: &[(i32, &str)] = &[
          UPDATE ledger SET payout_source = 'none' WHERE status = 'held' AND payout_error IS NOT NULL;",
     ),
 ];
+
+/// A fresh in-memory database with the current schema, for the store modules' unit tests.
+#[cfg(test)]
+pub(crate) fn test_db() -> Connection {
+    let conn = Connection::open_in_memory().expect("an in-memory database");
+    conn.execute_batch("PRAGMA foreign_keys = ON;")
+        .expect("foreign keys");
+    conn.execute_batch(SCHEMA).expect("the schema applies");
+    conn
+}
+
+/// An agent row for unit tests.
+#[cfg(test)]
+pub(crate) fn test_agent(id: &str, handle: &str) -> agents::AgentRow {
+    agents::AgentRow {
+        id: id.into(),
+        handle: handle.into(),
+        name: format!("agent {id}"),
+        display_name: None,
+        email: None,
+        callback_url: None,
+        created_at: "2026-01-01T00:00:00Z".into(),
+        updated_at: "2026-01-01T00:00:00Z".into(),
+        rating_count: 0,
+        sales_count: 0,
+    }
+}
 
 #[cfg(test)]
 mod tests {

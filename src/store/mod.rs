@@ -17,6 +17,7 @@ pub mod inquiries;
 pub mod listings;
 pub mod messages;
 pub mod payments;
+pub mod proof;
 pub mod purchases;
 pub mod settings;
 

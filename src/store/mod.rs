@@ -14,6 +14,7 @@ pub mod agents;
 pub mod catalog;
 pub mod counters;
 pub mod endpoints;
+pub mod fees;
 pub mod ingress;
 pub mod inquiries;
 pub mod listings;

@@ -254,19 +254,6 @@ impl Store {
         .await?
     }
 
-    /// Writes a consistent copy of the database to `out` (`VACUUM INTO`), safe while serving.
-    ///
-    /// # Errors
-    /// `out` exists or cannot be written.
-    pub fn backup_to(&self, out: &Path) -> Result<()> {
-        let conn = self.readers.get()?;
-        let target = out
-            .to_str()
-            .ok_or_else(|| Error::invalid("the output path must be UTF-8"))?;
-        conn.execute("VACUUM INTO ?1", [target])?;
-        Ok(())
-    }
-
     /// Flushes the WAL into the main file (used on shutdown); waits for queued writes first.
     pub fn checkpoint(&self) {
         let (reply, answer) = mpsc::channel();
@@ -280,6 +267,43 @@ impl Store {
             let _ = answer.recv();
         }
     }
+}
+
+/// Writes a consistent copy of the bourse database at `database` to the new file `out`
+/// (`VACUUM INTO`), safe while a server is using it. The database is opened read-only: a backup
+/// neither migrates nor writes it, and one that is not bourse's is refused.
+///
+/// # Errors
+/// No database, not a bourse database, `out` exists, is not UTF-8 or cannot be written.
+pub fn backup(database: &Path, out: &Path) -> Result<()> {
+    if !database.exists() {
+        return Err(Error::invalid(format!(
+            "no database at {}",
+            database.display()
+        )));
+    }
+    if out.exists() {
+        return Err(Error::invalid(format!(
+            "{} already exists; choose a new file",
+            out.display()
+        )));
+    }
+    let conn = Connection::open_with_flags(database, OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .map_err(|e| Error::Internal(format!("cannot open {}: {e}", database.display())))?;
+    conn.busy_timeout(Duration::from_secs(10))?;
+    let application_id: i32 = conn.query_row("PRAGMA application_id", [], |r| r.get(0))?;
+    if application_id != APPLICATION_ID {
+        return Err(Error::invalid(format!(
+            "{} is not a bourse database",
+            database.display()
+        )));
+    }
+    let target = out
+        .to_str()
+        .ok_or_else(|| Error::invalid("the output path must be UTF-8"))?;
+    conn.execute("VACUUM INTO ?1", [target])
+        .map_err(|e| Error::Internal(format!("backup failed: {e}")))?;
+    Ok(())
 }
 
 /// Runs one job, surviving its panic: the job's savepoint is rolled back and its caller hears

@@ -5,6 +5,7 @@
 //! - `service` never imports the HTTP layer (`crate::http`) or hyper.
 //! - `store` and `crypto` never import hyper (nor `crate::http`); `crypto` never imports
 //!   rusqlite.
+//! - The `agents` table is written only by `store::agents`.
 //! - The service modules form no import cycle.
 //!
 //! The scanner is a small Rust lexer: comments are dropped, and string and character literals
@@ -220,6 +221,25 @@ fn is_sql(text: &str) -> bool {
             None => false,
         })
     })
+}
+
+/// Whether a string literal writes the `agents` table.
+fn writes_agents(text: &str) -> bool {
+    let words: Vec<String> = text
+        .split_whitespace()
+        .map(|w| {
+            w.chars()
+                .take_while(|&c| c.is_alphanumeric() || c == '_')
+                .collect()
+        })
+        .collect();
+    let pairs = words
+        .windows(2)
+        .any(|w| matches!(w[0].as_str(), "UPDATE" | "INTO") && w[1] == "agents");
+    let deletes = words
+        .windows(3)
+        .any(|w| w[0] == "DELETE" && w[1] == "FROM" && w[2] == "agents");
+    pairs || deletes
 }
 
 /// The 1-based line of byte offset `at`.
@@ -493,6 +513,25 @@ fn no_sql_outside_the_store() {
 }
 
 #[test]
+fn agent_rows_are_written_only_by_store_agents() {
+    let findings = sources()
+        .iter()
+        .filter(|(path, _)| path != "store/agents.rs" && path != "invariants.rs")
+        .flat_map(|(path, scanned)| {
+            scanned
+                .strings
+                .iter()
+                .filter(|(_, text)| writes_agents(text))
+                .map(move |(line, _)| format!("src/{path}:{line}: writes the agents table"))
+        })
+        .collect();
+    assert_none(
+        "agent rows change only through src/store/agents.rs (whose callers keep the known-agents cache true)",
+        findings,
+    );
+}
+
+#[test]
 fn service_never_imports_the_http_layer_or_hyper() {
     let findings = sources()
         .iter()
@@ -565,6 +604,17 @@ mod scanner {
                 "9: call `.prepare_cached(`",
             ]
         );
+    }
+
+    #[test]
+    fn writes_to_the_agents_table_are_recognised() {
+        assert!(writes_agents("UPDATE agents SET x = 1"));
+        assert!(writes_agents(
+            "INSERT OR IGNORE INTO agents(id) VALUES (?1)"
+        ));
+        assert!(writes_agents("DELETE\n FROM agents WHERE id = ?1"));
+        assert!(!writes_agents("SELECT id FROM agents"));
+        assert!(!writes_agents("UPDATE listings SET seller_reputation = ?2"));
     }
 
     #[test]

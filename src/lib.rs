@@ -25,6 +25,8 @@ pub mod config;
 pub mod crypto;
 pub mod error;
 pub mod http;
+#[cfg(test)]
+mod invariants;
 pub mod mcp;
 pub mod outbound;
 pub mod request;

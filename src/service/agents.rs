@@ -94,9 +94,11 @@ fn unused_handle(conn: &Connection) -> Result<String> {
     Err(Error::Internal("could not find an unused handle".into()))
 }
 
-/// Authenticated agents by key hash. Every change to an agent row goes through this module,
-/// which forgets the agent (key rotation, profile edit), so an entry is never stale; misses
-/// read the database.
+/// Authenticated agents by key hash. Agent rows change only through `store::agents`; every
+/// write that changes a field of [`AgentRow`] is followed, after its COMMIT, by a forget of the
+/// agent (key rotation and profile edit here; sale counts and ratings through [`forget`]), so an
+/// entry is never stale; misses read the database. Columns outside [`AgentRow`] (seller code,
+/// reputation, rating sum, house mark) cannot make an entry stale.
 #[derive(Default)]
 pub struct KnownAgents {
     by_key_hash: std::sync::Mutex<std::collections::HashMap<String, AgentRow>>,
@@ -139,6 +141,13 @@ impl KnownAgents {
             .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         known.retain(|_, agent| agent.id != agent_id);
     }
+}
+
+/// Forgets `agent_id` from the known-agents cache. Call it after the COMMIT of a write that
+/// changed a field of the agent's [`AgentRow`] outside this module (a settled sale moves
+/// `sales_count`, a rating `rating_count`).
+pub fn forget(app: &App, agent_id: &str) {
+    app.known_agents.forget(agent_id);
 }
 
 /// Resolves a bearer key to its agent.
@@ -397,7 +406,7 @@ pub async fn bind_chair_request(app: &App, args: Args) -> Result<Value> {
 pub async fn unbind_chair(app: &App) -> Result<Value> {
     app.store
         .write(|tx| {
-            tx.execute("DELETE FROM settings WHERE key = ?1", [settings::CHAIR])?;
+            settings::delete(tx, settings::CHAIR)?;
             Ok(json!({ "chairHandle": null }))
         })
         .await

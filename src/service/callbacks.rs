@@ -271,13 +271,7 @@ pub async fn replay(app: &App, agent: &AgentRow, id: &str) -> Result<Value> {
     delivery.updated_at = now;
     let row = delivery.clone();
     app.store
-        .write(move |tx| {
-            tx.execute(
-                "UPDATE callback_deliveries SET url = ?2 WHERE id = ?1",
-                [&row.id, &row.url],
-            )?;
-            store::update_delivery(tx, &row)
-        })
+        .write(move |tx| store::replay_delivery(tx, &row))
         .await?;
     app.callbacks_due.notify_one();
     Ok(json!({ "callback": delivery_json(&delivery) }))

@@ -22,14 +22,14 @@ pub async fn list(app: &App, ctx: &Ctx) -> Result<Reply> {
 }
 
 pub async fn me(app: &App, ctx: &Ctx) -> Result<Reply> {
-    let agent = agents::authenticate(app, ctx.bearer()).await?;
-    Ok(Reply::ok(agents::me(app, &agent).await?))
+    let agent = ctx.agent()?;
+    Ok(Reply::ok(agents::me(app, agent).await?))
 }
 
 pub async fn update_me(app: &App, ctx: &Ctx) -> Result<Reply> {
-    let agent = agents::authenticate(app, ctx.bearer()).await?;
+    let agent = ctx.agent()?;
     Ok(Reply::ok(
-        agents::update_me(app, agent, ctx.json_args()?).await?,
+        agents::update_me(app, agent.clone(), ctx.json_args()?).await?,
     ))
 }
 

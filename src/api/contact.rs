@@ -4,6 +4,8 @@
 use crate::error::Result;
 use crate::http::request::Ctx;
 use crate::http::response::Reply;
+use crate::request::Input;
+use crate::request::contact::{CONTACT, InquiryKind, NewInquiry};
 use crate::service::App;
 use crate::service::contact::{self, Poster};
 
@@ -13,10 +15,11 @@ fn id(ctx: &Ctx) -> &str {
 
 pub async fn create_inquiry(app: &App, ctx: &Ctx) -> Result<Reply> {
     let ip = ctx.client_ip.to_string();
-    Ok(Reply::Json(
-        201,
-        contact::create(app, &ip, ctx.json_args()?).await?,
-    ))
+    let request = ctx
+        .json_args()
+        .and_then(|args| Input::body(&CONTACT, args))
+        .and_then(|input| NewInquiry::read(&input, InquiryKind::Contact));
+    Ok(Reply::Json(201, contact::create(app, &ip, request).await?))
 }
 
 pub async fn thread(app: &App, ctx: &Ctx) -> Result<Reply> {

@@ -14,9 +14,10 @@ use crate::request::agents::{self as agent_requests, Register};
 use crate::request::catalog::{
     self, Browse, CreateListing, DeactivateListing, SetDeliveryEndpoint, UpdateListing,
 };
+use crate::request::contact::{self as contact_requests, InquiryKind, NewInquiry};
 use crate::request::{Face, Input, Op};
 use crate::service::agents::{self, Client};
-use crate::service::inquiries::{self, Kind};
+use crate::service::inquiries;
 use crate::service::{App, listings, meta, payments, purchases, sellers, stats};
 use crate::store::agents::AgentRow;
 
@@ -156,6 +157,8 @@ impl Market {
     pub fn op(self) -> Option<&'static Op> {
         Some(match self {
             Market::RegisterAgent => &agent_requests::REGISTER,
+            Market::SubmitIdea => &contact_requests::SUBMIT_IDEA,
+            Market::ContactMarketplace => &contact_requests::CONTACT,
             Market::SetDeliveryEndpoint => &catalog::SET_DELIVERY_ENDPOINT,
             Market::SellData => &catalog::CREATE_LISTING,
             Market::ListHealthData => &catalog::CREATE_HEALTH_LISTING,
@@ -206,33 +209,14 @@ impl Market {
             Market::SubmitIdea => (
                 "Submit an idea",
                 "Send the operator an idea (a feature, a dataset wanted); returns the inquiry id, which is the capability to read its thread later. Public.".to_owned(),
-                schema(
-                    json!({
-                        "title": string("A short title."),
-                        "description": string("The idea."),
-                        "category": string("Optional category."),
-                        "submittedBy": string("Optional: who sends it."),
-                        "impact": string("Optional: who benefits and how."),
-                    }),
-                    &["title", "description"],
-                ),
+                Value::Null,
                 false,
                 false,
             ),
             Market::ContactMarketplace => (
                 "Contact the marketplace",
                 "Send the operator a message; returns the inquiry id, which is the capability to read its thread later. Public.".to_owned(),
-                schema(
-                    json!({
-                        "subject": string("The subject."),
-                        "message": string("The message."),
-                        "category": string("Optional category."),
-                        "name": string("Optional name to reply to."),
-                        "email": string("Optional email to reply to."),
-                        "submittedBy": string("Optional: who sends it."),
-                    }),
-                    &["subject", "message"],
-                ),
+                Value::Null,
                 false,
                 false,
             ),
@@ -430,11 +414,13 @@ impl Market {
                 no_arguments(&arguments)?;
                 stats::platform(app).await
             }
-            Market::SubmitIdea => {
-                inquiries::submit(app, client.ip, Kind::Idea, agent, object(arguments)?).await
-            }
-            Market::ContactMarketplace => {
-                inquiries::submit(app, client.ip, Kind::Contact, agent, object(arguments)?).await
+            Market::SubmitIdea | Market::ContactMarketplace => {
+                let kind = match self {
+                    Market::SubmitIdea => InquiryKind::Idea,
+                    _ => InquiryKind::Contact,
+                };
+                let request = input(self, arguments).and_then(|i| NewInquiry::read(&i, kind));
+                inquiries::submit(app, client.ip, agent, request).await
             }
             Market::BecomeSeller => {
                 let agent = me()?;

@@ -10,6 +10,7 @@
 
 pub mod agents;
 pub mod catalog;
+pub mod contact;
 pub mod messaging;
 
 use serde_json::{Map, Value, json};
@@ -31,6 +32,9 @@ pub enum Face {
 pub enum Kind {
     /// A string, trimmed, 1..=max characters, no control characters.
     Text(usize),
+    /// Multi-line text, trimmed, 1..=max characters: line breaks and tabs allowed, other
+    /// control characters refused.
+    Paragraph(usize),
     /// A string taken exactly as sent (message bodies); its bounds are the service's.
     Verbatim,
     /// An integer in `min..=max`; integral floats such as `5.0` are accepted.
@@ -134,6 +138,7 @@ impl Field {
         let mut schema = match self.kind {
             Kind::Text(max) => json!({ "type": "string", "minLength": 1, "maxLength": max }),
             Kind::Verbatim => json!({ "type": "string", "minLength": 1 }),
+            Kind::Paragraph(max) => json!({ "type": "string", "minLength": 1, "maxLength": max }),
             Kind::Int(min, max) => json!({ "type": "integer", "minimum": min, "maximum": max }),
             Kind::Number(min, max) => json!({ "type": "number", "minimum": min, "maximum": max }),
             Kind::Bool => json!({ "type": "boolean" }),
@@ -175,6 +180,8 @@ pub static OPS: &[&Op] = &[
     &catalog::LISTING_HISTORY,
     &catalog::SET_DELIVERY_ENDPOINT,
     &catalog::BROWSE,
+    &contact::SUBMIT_IDEA,
+    &contact::CONTACT,
 ];
 
 impl Op {
@@ -378,6 +385,21 @@ impl Input {
     /// As [`Input::text`], and missing.
     pub fn req_text(&self, field: &Field) -> Result<String> {
         self.text(field)?.ok_or_else(|| self.missing(field))
+    }
+
+    /// A required [`Kind::Paragraph`] field.
+    ///
+    /// # Errors
+    /// Missing, not a string, empty, too long, or control characters other than line breaks
+    /// and tabs.
+    pub fn req_paragraph(&self, field: &Field) -> Result<String> {
+        let Kind::Paragraph(max) = field.kind else {
+            return Err(wrong_kind(field));
+        };
+        match self.present(field)? {
+            None => Err(self.missing(field)),
+            Some((name, _)) => self.args.req_paragraph(name, max),
+        }
     }
 
     /// A [`Kind::Text`] field of a PATCH: absent keeps, null clears.

@@ -5,8 +5,8 @@
 use serde_json::{Value, json};
 
 use super::App;
-use crate::args::Args;
 use crate::error::{Error, Result};
+use crate::request::contact::NewInquiry;
 use crate::store::agents::AgentRow;
 use crate::store::inquiries::{self as store, InquiryRow, MessageRow};
 
@@ -14,45 +14,20 @@ use crate::store::inquiries::{self as store, InquiryRow, MessageRow};
 /// no email is ever sent for an inquiry or a reply; the thread is the only channel.
 pub const EMAIL_NOT_CONFIGURED: &str = "not_configured";
 
-pub const SUBJECT_MAX: usize = 200;
-pub const MESSAGE_MAX: usize = 10_000;
-pub const SHORT_MAX: usize = 100;
-pub const EMAIL_MAX: usize = 254;
-const IMPACT_MAX: usize = 2_000;
-
-/// What kind of inquiry is being sent.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    /// `{title*, description*, category, submittedBy, impact}`.
-    Idea,
-    /// `{subject*, message*, category, name, email, submittedBy}`.
-    Contact,
-}
-
-impl Kind {
-    fn as_str(self) -> &'static str {
-        match self {
-            Kind::Idea => "idea",
-            Kind::Contact => "contact",
-        }
-    }
-}
+pub use crate::request::contact::{EMAIL_MAX, MESSAGE_MAX, SHORT_MAX, SUBJECT_MAX};
 
 /// Stores an idea or a contact message (the MCP tools `submit_idea`, `contact_marketplace`);
-/// answers `{id, kind, status, createdAt}`. Counts against the inquiry limit of the client IP
-/// (`contact::INQUIRIES`, shared with `POST /api/inquiries` and service requests).
+/// answers `{id, kind, status, createdAt}`.
 ///
 /// # Errors
-/// `INVALID_ARGUMENT` for a missing, unknown or oversized field.
+/// As [`create`].
 pub async fn submit(
     app: &App,
     ip: &str,
-    kind: Kind,
     sender: Option<&AgentRow>,
-    args: Args,
+    request: Result<NewInquiry>,
 ) -> Result<Value> {
-    app.limiter.check(super::contact::INQUIRIES, ip)?;
-    let row = create(app, kind, sender, args).await?;
+    let row = create(app, ip, sender, request).await?;
     Ok(json!({
         "id": row.id,
         "kind": row.kind,
@@ -62,61 +37,45 @@ pub async fn submit(
     }))
 }
 
-/// Validates and stores an idea or a contact message, with its thread's first message (the
-/// inquiry itself, from `inquirer`), in one write; answers the stored row.
+/// Stores an idea or a contact message, with its thread's first message (the inquiry itself,
+/// from `inquirer`), in one write; answers the stored row. Every attempt counts against the
+/// inquiry limit of the client IP (`contact::INQUIRIES`, shared by every way in), a malformed
+/// one included, as an anti-abuse measure: so the request comes with its parse outcome.
 ///
 /// # Errors
-/// `INVALID_ARGUMENT` for a missing, unknown or oversized field.
+/// `RATE_LIMITED`; the parse error; `INVALID_ARGUMENT` for an implausible email.
 pub async fn create(
     app: &App,
-    kind: Kind,
+    ip: &str,
     sender: Option<&AgentRow>,
-    args: Args,
+    request: Result<NewInquiry>,
 ) -> Result<InquiryRow> {
-    let (subject, message, name, email, impact) = match kind {
-        Kind::Idea => {
-            args.deny_unknown(&["title", "description", "category", "submittedBy", "impact"])?;
-            (
-                args.req_str("title", SUBJECT_MAX)?,
-                req_text(&args, "description", MESSAGE_MAX)?,
-                None,
-                None,
-                args.opt_str("impact", IMPACT_MAX)?,
-            )
-        }
-        Kind::Contact => {
-            args.deny_unknown(&[
-                "subject",
-                "message",
-                "category",
-                "name",
-                "email",
-                "submittedBy",
-            ])?;
-            let email = args.opt_str("email", EMAIL_MAX)?;
-            if let Some(email) = &email
-                && !plausible_email(email)
-            {
-                return Err(Error::invalid("`email` is not an email address"));
-            }
-            (
-                args.req_str("subject", SUBJECT_MAX)?,
-                req_text(&args, "message", MESSAGE_MAX)?,
-                args.opt_str("name", SHORT_MAX)?,
-                email,
-                None,
-            )
-        }
-    };
+    app.limiter.check(super::contact::INQUIRIES, ip)?;
+    let request = request?;
+    if let Some(email) = &request.email
+        && !plausible_email(email)
+    {
+        return Err(Error::invalid("`email` is not an email address"));
+    }
+    let NewInquiry {
+        kind,
+        subject,
+        message,
+        category,
+        name,
+        email,
+        submitted_by,
+        impact,
+    } = request;
     let row = InquiryRow {
         id: uuid::Uuid::new_v4().to_string(),
         kind: kind.as_str().into(),
         subject,
         message,
-        category: args.opt_str("category", SHORT_MAX)?,
+        category,
         name,
         email,
-        submitted_by: args.opt_str("submittedBy", SHORT_MAX)?,
+        submitted_by,
         impact,
         agent_id: sender.map(|agent| agent.id.clone()),
         status: "open".into(),
@@ -176,34 +135,4 @@ pub fn plausible_email(email: &str) -> bool {
         }
         None => false,
     }
-}
-
-/// A required multi-line text of 1..=`max_chars` characters (trimmed): like `Args::req_str`, but
-/// line breaks and tabs are allowed (other control characters are not).
-///
-/// # Errors
-/// `INVALID_ARGUMENT` naming the field: missing, not a string, empty, too long.
-pub fn req_text(args: &Args, name: &str, max_chars: usize) -> Result<String> {
-    let text = match args.get(name) {
-        None | Some(Value::Null) => return Err(Error::invalid(format!("`{name}` is required"))),
-        Some(Value::String(text)) => text.trim(),
-        Some(_) => return Err(Error::invalid(format!("`{name}` must be a string"))),
-    };
-    if text.is_empty() {
-        return Err(Error::invalid(format!("`{name}` must not be empty")));
-    }
-    if text.chars().count() > max_chars {
-        return Err(Error::invalid(format!(
-            "`{name}` must be at most {max_chars} characters"
-        )));
-    }
-    if text
-        .chars()
-        .any(|c| c.is_control() && !matches!(c, '\n' | '\r' | '\t'))
-    {
-        return Err(Error::invalid(format!(
-            "`{name}` must not contain control characters other than line breaks and tabs"
-        )));
-    }
-    Ok(text.to_owned())
 }

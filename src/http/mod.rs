@@ -1,7 +1,6 @@
 //! HTTP: routing, request reading, response writing, access logs. Only this module and
 //! `server` see hyper's `Request`/`Response`; handlers in `api` get a [`request::Ctx`].
 
-pub mod assets;
 pub mod request;
 pub mod response;
 pub mod router;

@@ -15,9 +15,6 @@ use serde::Deserialize;
 use crate::error::Result;
 use crate::store::catalog::{self as catalog_store, CategoryRow, VerticalRow};
 
-/// `assets/taxonomy.json`, embedded (the catalogue's own data file).
-const TAXONOMY_JSON: &str = include_str!("../../assets/taxonomy.json");
-
 /// A browse class: a named group of macro-categories (`class=RESEARCH`).
 #[derive(Clone, Debug, Deserialize)]
 pub struct Class {
@@ -76,8 +73,8 @@ impl Taxonomy {
     /// # Panics
     /// When the embedded file is malformed; a unit test guards against shipping one.
     pub fn load() -> Taxonomy {
-        let file: TaxonomyFile =
-            serde_json::from_str(TAXONOMY_JSON).expect("assets/taxonomy.json is valid");
+        let file: TaxonomyFile = serde_json::from_slice(&crate::assets::bytes("taxonomy.json"))
+            .expect("assets/taxonomy.json is valid");
         let vertical_index = file
             .verticals
             .iter()

@@ -70,8 +70,9 @@ use crate::http::response::{RawReply, Reply};
 use crate::request::agents::{self as agent_requests, Lookup};
 use crate::request::messaging::{self, InboxCall, SendMessage};
 use crate::request::{Face, Input, Op};
+use crate::service::App;
 use crate::service::agents::{self, Client};
-use crate::service::{App, messages};
+use crate::service::messaging::messages;
 use crate::store::agents::AgentRow;
 use market::{MARKET_TOOLS, Market};
 

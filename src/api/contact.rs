@@ -7,7 +7,7 @@ use crate::http::response::Reply;
 use crate::request::Input;
 use crate::request::contact::{CONTACT, InquiryKind, NewInquiry};
 use crate::service::App;
-use crate::service::contact::{self, Poster};
+use crate::service::contact::threads::{self as contact, Poster};
 
 fn id(ctx: &Ctx) -> &str {
     ctx.params.first().map_or("", String::as_str)

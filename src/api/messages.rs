@@ -5,8 +5,9 @@ use crate::http::request::Ctx;
 use crate::http::response::Reply;
 use crate::request::Input;
 use crate::request::messaging::{self, InboxCall, SendMessage};
+use crate::service::App;
 use crate::service::agents::Client;
-use crate::service::{App, callbacks, messages};
+use crate::service::messaging::{callbacks, messages};
 
 pub async fn send(app: &App, ctx: &Ctx) -> Result<Reply> {
     let sender = ctx.agent()?;

@@ -17,7 +17,7 @@ use crate::request::catalog::{
 use crate::request::contact::{self as contact_requests, InquiryKind, NewInquiry};
 use crate::request::{Face, Input, Op};
 use crate::service::agents::{self, Client};
-use crate::service::inquiries;
+use crate::service::contact::inquiries;
 use crate::service::{App, listings, meta, payments, purchases, sellers, stats};
 use crate::store::agents::AgentRow;
 

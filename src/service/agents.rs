@@ -483,7 +483,7 @@ pub fn public_card(agent: &AgentRow, chair_id: Option<&str>) -> Value {
 /// # Errors
 /// `INVALID_ARGUMENT`.
 pub fn check_email(email: String) -> Result<String> {
-    if super::inquiries::plausible_email(&email) {
+    if super::contact::inquiries::plausible_email(&email) {
         Ok(email)
     } else {
         Err(Error::invalid("`email` is not an email address"))

@@ -4,16 +4,14 @@
 
 pub mod agents;
 pub mod browse;
-pub mod callbacks;
 pub mod catalog;
 pub mod contact;
 pub mod counters;
 pub mod fees;
 pub mod health;
 pub mod ingress;
-pub mod inquiries;
 pub mod listings;
-pub mod messages;
+pub mod messaging;
 pub mod meta;
 pub mod participation;
 pub mod payments;
@@ -153,7 +151,7 @@ pub struct App {
     /// Every browse filter and sort runs over this in-memory index.
     pub browse: Arc<browse::BrowseIndex>,
     /// Wakes long-polls when an inbox grows.
-    pub inboxes: messages::Inboxes,
+    pub inboxes: messaging::messages::Inboxes,
     /// Wakes the callback worker when a delivery is queued.
     pub callbacks_due: tokio::sync::Notify,
     /// Becomes true when the server starts shutting down (ends long-polls early).
@@ -249,7 +247,7 @@ impl App {
             provenance: RwLock::new(provenance),
             querier_salt,
             browse: Arc::new(browse_index),
-            inboxes: messages::Inboxes::default(),
+            inboxes: messaging::messages::Inboxes::default(),
             callbacks_due: tokio::sync::Notify::new(),
             shutdown: tokio::sync::watch::channel(false).0,
         };

@@ -25,25 +25,16 @@
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
-use jiff::SignedDuration;
 use serde_json::{Map, Value, json};
 
 use super::inquiries::{self, EMAIL_NOT_CONFIGURED, MESSAGE_MAX, SHORT_MAX, SUBJECT_MAX};
-use super::ratelimit::Rule;
-use super::{App, hash_secret};
 use crate::args::{Args, int_in_range};
 use crate::crypto::{b64url, random_bytes};
 use crate::error::{Error, Result};
 use crate::request::contact::NewInquiry;
+use crate::service::ratelimit::INQUIRIES;
+use crate::service::{App, hash_secret};
 use crate::store::inquiries::{self as store, InquiryRow, MessageRow, RailRow};
-
-/// 20 new inquiries (service requests included) per hour per client IP.
-pub const INQUIRIES: Rule = Rule {
-    name: "inquiries",
-    max: 20,
-    window: SignedDuration::from_hours(1),
-    what: "inquiries",
-};
 
 /// Messages per thread, the inquiry itself included.
 pub const THREAD_MAX: i64 = 200;

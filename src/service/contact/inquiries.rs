@@ -4,9 +4,10 @@
 
 use serde_json::{Value, json};
 
-use super::App;
 use crate::error::{Error, Result};
 use crate::request::contact::NewInquiry;
+use crate::service::App;
+use crate::service::ratelimit::INQUIRIES;
 use crate::store::agents::AgentRow;
 use crate::store::inquiries::{self as store, InquiryRow, MessageRow};
 
@@ -39,7 +40,7 @@ pub async fn submit(
 
 /// Stores an idea or a contact message, with its thread's first message (the inquiry itself,
 /// from `inquirer`), in one write; answers the stored row. Every attempt counts against the
-/// inquiry limit of the client IP (`contact::INQUIRIES`, shared by every way in), a malformed
+/// inquiry limit of the client IP (`ratelimit::INQUIRIES`, shared by every way in), a malformed
 /// one included, as an anti-abuse measure: so the request comes with its parse outcome.
 ///
 /// # Errors
@@ -50,7 +51,7 @@ pub async fn create(
     sender: Option<&AgentRow>,
     request: Result<NewInquiry>,
 ) -> Result<InquiryRow> {
-    app.limiter.check(super::contact::INQUIRIES, ip)?;
+    app.limiter.check(INQUIRIES, ip)?;
     let request = request?;
     if let Some(email) = &request.email
         && !plausible_email(email)

@@ -15,12 +15,12 @@ use jiff::{SignedDuration, Timestamp};
 use rusqlite::Connection;
 use serde_json::{Map, Value, json};
 
-use super::App;
-use super::messages::message_json;
+use super::message::message_json;
 use crate::clock::rfc3339;
 use crate::crypto::receipt::sign_object;
 use crate::error::{Error, Result};
 use crate::outbound::OutboundError;
+use crate::service::App;
 use crate::store::agents::AgentRow;
 use crate::store::messages::{self as store, DeliveryRow, MessageRow};
 

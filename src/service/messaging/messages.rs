@@ -12,13 +12,15 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 use tokio::sync::watch;
 
-use super::agents::Client;
-use super::ratelimit::{ADMISSION, NEW_MESSAGES};
-use super::{App, callbacks};
+use super::callbacks;
+use super::message::message_json;
 use crate::crypto::jcs;
 use crate::crypto::receipt::sign_object;
 use crate::error::{Error, Result};
 use crate::request::messaging::{ReadInbox, SendMessage};
+use crate::service::App;
+use crate::service::agents::Client;
+use crate::service::ratelimit::{ADMISSION, NEW_MESSAGES};
 use crate::store::agents::{self as agent_store, AgentRow};
 use crate::store::messages::{self as store, MessageRow};
 
@@ -211,21 +213,6 @@ fn check_body(body: &str) -> Result<()> {
         )));
     }
     Ok(())
-}
-
-/// The Message resource.
-pub fn message_json(message: &MessageRow) -> Value {
-    let receipt: Value = serde_json::from_str(&message.receipt).unwrap_or(Value::Null);
-    json!({
-        "id": message.id,
-        "clientMessageId": message.client_message_id,
-        "senderHandle": message.sender_handle,
-        "recipientHandle": message.recipient_handle,
-        "sequence": message.sequence,
-        "body": message.body,
-        "createdAt": message.created_at,
-        "receipt": receipt,
-    })
 }
 
 /// `GET /api/agents/me/inbox?after&limit&wait`: the caller's messages with `sequence > after`,

@@ -48,14 +48,7 @@ fn a_new_message_is_201_with_a_receipt_that_verifies_and_binds_the_body() {
     let server = TestServer::start();
     let (a, b) = (agent(&server, "alice"), agent(&server, "bob"));
     let body = "Hello Bob — 👋\nline two";
-    let response = send(&server, &a, &b.handle, "m-1", body);
-    assert_eq!(
-        response.status,
-        201,
-        "{}",
-        String::from_utf8_lossy(&response.body)
-    );
-    let message = response.json();
+    let message = send(&server, &a, &b.handle, "m-1", body).expect(201);
     for field in [
         "id",
         "clientMessageId",
@@ -95,10 +88,7 @@ fn a_new_message_is_201_with_a_receipt_that_verifies_and_binds_the_body() {
     );
 
     // Lower-case handles work; unknown handles are 404; no key is 401.
-    assert_eq!(
-        send(&server, &a, &b.handle.to_lowercase(), "m-2", "hi").status,
-        201
-    );
+    send(&server, &a, &b.handle.to_lowercase(), "m-2", "hi").assert_status(201);
     send(&server, &a, "A-NOPE0000", "m-3", "hi").assert_error(404, "NOT_FOUND");
     let anonymous = server.post(
         &format!("/api/agents/{}/messages", b.handle),
@@ -115,21 +105,19 @@ fn repeats_are_200_with_the_same_receipt_and_reuse_is_409() {
         agent(&server, "b"),
         agent(&server, "c"),
     );
-    let first = send(&server, &a, &b.handle, "same", "payload");
-    assert_eq!(first.status, 201);
-    let again = send(&server, &a, &b.handle, "same", "payload");
-    assert_eq!(again.status, 200);
-    assert_eq!(again.json()["id"], first.json()["id"]);
+    let first = send(&server, &a, &b.handle, "same", "payload").expect(201);
+    let again = send(&server, &a, &b.handle, "same", "payload").ok();
+    assert_eq!(again["id"], first["id"]);
     assert_eq!(
-        again.json()["receipt"].to_string(),
-        first.json()["receipt"].to_string(),
+        again["receipt"].to_string(),
+        first["receipt"].to_string(),
         "byte-identical receipt"
     );
     send(&server, &a, &b.handle, "same", "another payload")
         .assert_error(409, "CLIENT_MESSAGE_ID_REUSED");
     send(&server, &a, &c.handle, "same", "payload").assert_error(409, "CLIENT_MESSAGE_ID_REUSED");
     // The same id from another sender is a different message.
-    assert_eq!(send(&server, &c, &b.handle, "same", "payload").status, 201);
+    send(&server, &c, &b.handle, "same", "payload").assert_status(201);
     let inbox = server.get_auth("/api/agents/me/inbox", &b.key).json();
     assert_eq!(inbox["messages"].as_array().unwrap().len(), 2);
 }
@@ -180,7 +168,7 @@ fn the_body_limit_counts_utf8_bytes() {
     let server = TestServer::start();
     let (a, b) = (agent(&server, "a"), agent(&server, "b"));
     let at_limit = "é".repeat(8192); // 2 bytes each: exactly 16,384 bytes
-    assert_eq!(send(&server, &a, &b.handle, "fits", &at_limit).status, 201);
+    send(&server, &a, &b.handle, "fits", &at_limit).assert_status(201);
     let over = format!("{at_limit}x");
     let refused = send(&server, &a, &b.handle, "over", &over);
     refused.assert_error(400, "INVALID_ARGUMENT");
@@ -212,17 +200,14 @@ fn inbox_pages_by_sequence_and_only_ever_shows_the_callers_messages() {
         agent(&server, "c"),
     );
     for i in 1..=5 {
-        assert_eq!(
-            send(
-                &server,
-                &a,
-                &b.handle,
-                &format!("m{i}"),
-                &format!("body {i}")
-            )
-            .status,
-            201
-        );
+        send(
+            &server,
+            &a,
+            &b.handle,
+            &format!("m{i}"),
+            &format!("body {i}"),
+        )
+        .assert_status(201);
     }
     send(&server, &a, &c.handle, "for-c", "private to c");
     let page = server
@@ -301,10 +286,7 @@ fn new_messages_are_limited_per_sender_and_repeats_are_free() {
     let server = TestServer::start();
     let (a, b) = (agent(&server, "a"), agent(&server, "b"));
     for i in 0..30 {
-        assert_eq!(
-            send(&server, &a, &b.handle, &format!("n{i}"), "x").status,
-            201
-        );
+        send(&server, &a, &b.handle, &format!("n{i}"), "x").assert_status(201);
     }
     assert_eq!(
         send(&server, &a, &b.handle, "n0", "x").status,
@@ -322,7 +304,7 @@ fn new_messages_are_limited_per_sender_and_repeats_are_free() {
             .contains("30 per minute")
     );
     server.clock.advance(jiff::SignedDuration::from_secs(61));
-    assert_eq!(send(&server, &a, &b.handle, "n30", "x").status, 201);
+    send(&server, &a, &b.handle, "n30", "x").assert_status(201);
 }
 
 #[test]
@@ -337,11 +319,10 @@ fn admission_is_limited_per_ip_across_lookup_inbox_and_send() {
             200,
             "{i}"
         );
-        assert_eq!(server.get_auth("/api/agents/me/inbox", &b.key).status, 200);
-        assert_eq!(
-            send(&server, &a, &b.handle, "same", "x").status,
-            if i == 0 { 201 } else { 200 }
-        );
+        server
+            .get_auth("/api/agents/me/inbox", &b.key)
+            .assert_status(200);
+        send(&server, &a, &b.handle, "same", "x").assert_status(if i == 0 { 201 } else { 200 });
     }
     let refused = server.get_auth("/api/agents/me/inbox", &b.key);
     refused.assert_error(429, "RATE_LIMITED");
@@ -361,12 +342,9 @@ fn admission_is_limited_per_ip_across_lookup_inbox_and_send() {
     );
     send(&server, &a, &b.handle, "more", "x").assert_error(429, "RATE_LIMITED");
     server.clock.advance(jiff::SignedDuration::from_secs(60));
-    assert_eq!(
-        server
-            .get(&format!("/api/agents/lookup?handle={}", b.handle))
-            .status,
-        200
-    );
+    server
+        .get(&format!("/api/agents/lookup?handle={}", b.handle))
+        .assert_status(200);
 }
 
 #[test]
@@ -481,12 +459,12 @@ impl Receiver {
 }
 
 fn with_callback(server: &TestServer, name: &str, url: &str) -> Agent {
-    let body = server.post(
-        "/api/agents/register",
-        &json!({"name": name, "callbackUrl": url}),
-    );
-    assert_eq!(body.status, 201, "{}", String::from_utf8_lossy(&body.body));
-    let body = body.json();
+    let body = server
+        .post(
+            "/api/agents/register",
+            &json!({"name": name, "callbackUrl": url}),
+        )
+        .expect(201);
     Agent {
         key: body["apiKey"].as_str().unwrap().to_owned(),
         handle: body["handle"].as_str().unwrap().to_owned(),
@@ -651,26 +629,23 @@ fn five_failures_or_a_permanent_refusal_dead_letter_and_replay_redelivers() {
 
     // Replay: to the agent's current callback URL, with fresh attempts.
     let healthy = Receiver::start(&[]);
-    let patched = server.send_auth(
-        "PATCH",
-        "/api/agents/me",
-        &c.key,
-        &json!({"callbackUrl": healthy.url}),
-    );
-    assert_eq!(patched.status, 200);
+    server
+        .send_auth(
+            "PATCH",
+            "/api/agents/me",
+            &c.key,
+            &json!({"callbackUrl": healthy.url}),
+        )
+        .assert_status(200);
     let id = dead[0]["id"].as_str().unwrap();
-    let replayed = server.send_auth(
-        "POST",
-        &format!("/api/agents/me/callbacks/{id}/replay"),
-        &c.key,
-        &json!({}),
-    );
-    assert_eq!(
-        replayed.status,
-        200,
-        "{}",
-        String::from_utf8_lossy(&replayed.body)
-    );
+    server
+        .send_auth(
+            "POST",
+            &format!("/api/agents/me/callbacks/{id}/replay"),
+            &c.key,
+            &json!({}),
+        )
+        .assert_status(200);
     healthy.wait_for(1);
     wait_status(&server, &c, "delivered", 1);
     server

@@ -251,25 +251,17 @@ fn stripe_seller(server: &TestServer, fake: &FakeStripe) -> (Party, SellerTwin) 
         "text/plain",
         Mode::Honest,
     );
-    assert_eq!(
-        server
-            .send_auth(
-                "PUT",
-                "/api/sell/delivery-endpoint",
-                &seller.key,
-                &json!({"url": twin.url})
-            )
-            .status,
-        200
-    );
-    let first = server.send_auth("POST", "/api/sell/register", &seller.key, &json!({}));
-    assert_eq!(
-        first.status,
-        200,
-        "{}",
-        String::from_utf8_lossy(&first.body)
-    );
-    let first = first.json();
+    server
+        .send_auth(
+            "PUT",
+            "/api/sell/delivery-endpoint",
+            &seller.key,
+            &json!({"url": twin.url}),
+        )
+        .assert_status(200);
+    let first = server
+        .send_auth("POST", "/api/sell/register", &seller.key, &json!({}))
+        .ok();
     assert_eq!(first["rail"], "stripe");
     assert_eq!(first["status"], "pending");
     assert_eq!(first["accountId"], "acct_test1");
@@ -312,8 +304,7 @@ fn stripe_seller(server: &TestServer, fake: &FakeStripe) -> (Party, SellerTwin) 
         WEBHOOK_SECRET,
         0,
     );
-    assert_eq!(updated.status, 200);
-    assert_eq!(updated.json()["handled"], "account_updated");
+    assert_eq!(updated.ok()["handled"], "account_updated");
     let again = server
         .send_auth("POST", "/api/sell/register", &seller.key, &json!({}))
         .json();
@@ -350,16 +341,11 @@ fn list(server: &TestServer, seller: &Party, price: i64, extra: Value) -> String
     server.create_listing(seller, base, extra)
 }
 
-/// Polls the seller's dashboard until `check` holds (the commerce worker runs every second).
+/// The operator's payments view.
 fn operator_payments(server: &TestServer) -> Value {
-    let answer = server.get_auth("/api/operator/payments", &server.operator_key());
-    assert_eq!(
-        answer.status,
-        200,
-        "{}",
-        String::from_utf8_lossy(&answer.body)
-    );
-    answer.json()
+    server
+        .get_auth("/api/operator/payments", &server.operator_key())
+        .ok()
 }
 
 fn wait_operator(server: &TestServer, check: impl Fn(&Value) -> bool) -> Value {
@@ -392,19 +378,14 @@ fn stripe_checkout_signed_webhook_delivery_and_transfer_at_release() {
     let listing = list(&server, &seller, 2500, json!({}));
     let buyer = server.party("buyer");
 
-    let bought = server.send_auth(
-        "POST",
-        &format!("/api/marketplace/listings/{listing}/purchase"),
-        &buyer.key,
-        &json!({"email": "buyer@example.com"}),
-    );
-    assert_eq!(
-        bought.status,
-        200,
-        "{}",
-        String::from_utf8_lossy(&bought.body)
-    );
-    let purchase = bought.json();
+    let purchase = server
+        .send_auth(
+            "POST",
+            &format!("/api/marketplace/listings/{listing}/purchase"),
+            &buyer.key,
+            &json!({"email": "buyer@example.com"}),
+        )
+        .ok();
     assert_eq!(purchase["status"], "pending_payment");
     assert_eq!(purchase["rail"], "card");
     assert_eq!(
@@ -473,13 +454,7 @@ fn stripe_checkout_signed_webhook_delivery_and_transfer_at_release() {
         )],
         Some(body.as_bytes()),
     );
-    assert_eq!(
-        handled.status,
-        200,
-        "{}",
-        String::from_utf8_lossy(&handled.body)
-    );
-    assert_eq!(handled.json()["handled"], "paid");
+    assert_eq!(handled.ok()["handled"], "paid");
     let duplicate = deliver(&server, &paid, WEBHOOK_SECRET, 0);
     assert_eq!(duplicate.json()["handled"], "duplicate");
 
@@ -600,14 +575,8 @@ fn expired_sessions_and_failed_session_creation_free_the_reservation() {
         .buy(&second, &listing)
         .assert_error(502, "STRIPE_ERROR");
     fake.set(|s| s.checkout_down = false);
-    let retry = server.buy(&second, &listing);
-    assert_eq!(
-        retry.status,
-        200,
-        "{}",
-        String::from_utf8_lossy(&retry.body)
-    );
-    assert_eq!(retry.json()["status"], "pending_payment");
+    let retry = server.buy(&second, &listing).ok();
+    assert_eq!(retry["status"], "pending_payment");
 
     // Events for objects bourse does not know, and kinds it does not handle, are acknowledged.
     let unknown = deliver(
@@ -632,9 +601,8 @@ fn expired_sessions_and_failed_session_creation_free_the_reservation() {
     let document = server.get("/openapi.json").json();
     let example = &document["paths"]["/api/webhooks/stripe"]["post"]["requestBody"]["content"]["application/json"]
         ["example"];
-    let documented = deliver(&server, example, WEBHOOK_SECRET, 0);
-    assert_eq!(documented.status, 200);
-    assert_eq!(documented.json()["handled"], "unknown_object");
+    let documented = deliver(&server, example, WEBHOOK_SECRET, 0).ok();
+    assert_eq!(documented["handled"], "unknown_object");
     // A live-mode event reaching a test-mode server (Connect endpoints get both) is ignored.
     let mut live = event(
         "evt_live",
@@ -877,7 +845,7 @@ fn a_payment_confirmed_before_the_session_id_is_stored_is_matched_by_its_purchas
         0,
     );
     assert_eq!(early.json()["handled"], "paid");
-    assert_eq!(buying.join().unwrap().status, 200);
+    buying.join().unwrap().assert_status(200);
     let read = server
         .get_auth(
             &format!("/api/marketplace/purchases/{purchase_id}"),

@@ -23,7 +23,31 @@ pub struct Resp {
 impl Resp {
     pub fn json(&self) -> Value {
         serde_json::from_slice(&self.body)
-            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&self.body)))
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.text()))
+    }
+
+    /// The body as text (lossy), for pages and failure messages.
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+
+    /// Asserts the status, with the body in the message; returns the response.
+    #[track_caller]
+    pub fn assert_status(&self, status: u16) -> &Resp {
+        assert_eq!(self.status, status, "{}", self.text());
+        self
+    }
+
+    /// Asserts the status, with the body in the message; returns the JSON body.
+    #[track_caller]
+    pub fn expect(&self, status: u16) -> Value {
+        self.assert_status(status).json()
+    }
+
+    /// Asserts 200 (exactly), with the body in the message; returns the JSON body.
+    #[track_caller]
+    pub fn ok(&self) -> Value {
+        self.expect(200)
     }
 
     pub fn header(&self, name: &str) -> Option<&str> {
@@ -36,13 +60,7 @@ impl Resp {
     /// Asserts an error response: status, code, and the documented body shape.
     #[track_caller]
     pub fn assert_error(&self, status: u16, code: &str) {
-        assert_eq!(
-            self.status,
-            status,
-            "{}",
-            String::from_utf8_lossy(&self.body)
-        );
-        let body = self.json();
+        let body = self.expect(status);
         assert_eq!(body["error"]["code"], code, "{body}");
         assert_eq!(body["error"]["status"], status, "{body}");
         assert!(
@@ -148,28 +166,28 @@ impl Client {
     /// Connects an agent's payouts on the sandbox rail (needed for paid listings).
     #[track_caller]
     pub fn onboard(&self, key: &str) {
-        let link = self.send_auth("POST", "/api/sell/register", key, &serde_json::json!({}));
-        assert_eq!(link.status, 200, "{}", String::from_utf8_lossy(&link.body));
-        let complete = link.json()["completeUrl"].as_str().unwrap().to_owned();
-        let path = complete.strip_prefix(&self.base).unwrap().to_owned();
-        assert_eq!(
-            self.send_auth("POST", &path, key, &serde_json::json!({}))
-                .status,
-            200
-        );
+        let link = self
+            .send_auth("POST", "/api/sell/register", key, &serde_json::json!({}))
+            .ok();
+        let path = self
+            .path_of(link["completeUrl"].as_str().unwrap())
+            .to_owned();
+        self.send_auth("POST", &path, key, &serde_json::json!({}))
+            .assert_status(200);
     }
 
     /// Registers an agent; returns the 201 body.
     #[track_caller]
     pub fn register(&self, name: &str) -> Value {
-        let response = self.post("/api/agents/register", &serde_json::json!({ "name": name }));
-        assert_eq!(
-            response.status,
-            201,
-            "{}",
-            String::from_utf8_lossy(&response.body)
-        );
-        response.json()
+        self.post("/api/agents/register", &serde_json::json!({ "name": name }))
+            .expect(201)
+    }
+
+    /// The path of a URL this server handed out.
+    #[track_caller]
+    pub fn path_of<'a>(&self, url: &'a str) -> &'a str {
+        url.strip_prefix(&self.base)
+            .unwrap_or_else(|| panic!("{url} is not under {}", self.base))
     }
 }
 
@@ -205,18 +223,13 @@ impl Client {
             "text/plain",
             crate::seller_twin::Mode::Honest,
         );
-        let verified = self.send_auth(
+        self.send_auth(
             "PUT",
             "/api/sell/delivery-endpoint",
             &seller.key,
             &serde_json::json!({"url": twin.url}),
-        );
-        assert_eq!(
-            verified.status,
-            200,
-            "{}",
-            String::from_utf8_lossy(&verified.body)
-        );
+        )
+        .assert_status(200);
         self.onboard(&seller.key);
         (seller, twin)
     }
@@ -228,14 +241,10 @@ impl Client {
         for (k, v) in extra.as_object().unwrap() {
             body[k] = v.clone();
         }
-        let created = self.send_auth("POST", "/api/marketplace/listings", &seller.key, &body);
-        assert_eq!(
-            created.status,
-            201,
-            "{}",
-            String::from_utf8_lossy(&created.body)
-        );
-        created.json()["listing"]["id"].as_str().unwrap().to_owned()
+        let created = self
+            .send_auth("POST", "/api/marketplace/listings", &seller.key, &body)
+            .expect(201);
+        created["listing"]["id"].as_str().unwrap().to_owned()
     }
 
     /// Buys a listing with the buyer's Bearer key.

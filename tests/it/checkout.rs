@@ -3,12 +3,7 @@
 use serde_json::{Value, json};
 
 use crate::seller_twin::{Mode, SellerTwin};
-use crate::support::{Party, TestServer};
-
-/// The API path of a checkout URL's session, for the scripted twin of the page.
-fn session_of(checkout_url: &str) -> String {
-    checkout_url.rsplit('/').next().unwrap().to_owned()
-}
+use crate::support::{Party, TestServer, checkout_session};
 
 fn advance(server: &TestServer, seconds: i64) -> Value {
     server
@@ -77,10 +72,11 @@ fn checkout_pay_poll_deliver_then_escrow_releases_on_the_clock() {
     assert_eq!(pending["status"], "pending_payment");
     assert_eq!(pending["delivery"], Value::Null, "nothing before payment");
     let checkout = pending["checkoutUrl"].as_str().unwrap();
-    let page = server.get(checkout.strip_prefix(&server.base).unwrap());
-    assert_eq!(page.status, 200);
-    let html = String::from_utf8_lossy(&page.body).into_owned();
-    let session = session_of(checkout);
+    let html = server
+        .get(server.path_of(checkout))
+        .assert_status(200)
+        .text();
+    let session = checkout_session(&pending);
     assert!(
         html.contains("$100.00") && html.contains(&format!("/api/sandbox/checkout/{session}/pay")),
         "{html}"
@@ -91,8 +87,7 @@ fn checkout_pay_poll_deliver_then_escrow_releases_on_the_clock() {
     assert_eq!(open["paid"], false, "{open}");
     assert_eq!(open["verification"]["valid"], true);
 
-    let paid = server.post(&format!("/api/sandbox/checkout/{session}/pay"), &json!({}));
-    assert_eq!(paid.status, 200, "{}", String::from_utf8_lossy(&paid.body));
+    server.pay_checkout(&pending);
     let checked = server.get(&verify).json();
     assert!(
         checked["provenance"]["receipt"].is_object(),
@@ -112,10 +107,7 @@ fn checkout_pay_poll_deliver_then_escrow_releases_on_the_clock() {
         200,
         "paying twice is harmless"
     );
-    let id = pending["id"].as_str().unwrap();
-    let polled = server
-        .get_auth(&format!("/api/marketplace/purchases/{id}"), &buyer.key)
-        .json();
+    let polled = server.purchase(&buyer, pending["id"].as_str().unwrap());
     assert_eq!(polled["status"], "delivered");
     assert_eq!(polled["delivery"]["content"], "paid deliverable");
     assert_eq!(
@@ -187,7 +179,7 @@ fn cancel_and_expiry_free_an_exclusive_reservation() {
     server
         .buy(&b, &listing)
         .assert_error(409, "LISTING_UNAVAILABLE");
-    let session = session_of(first["checkoutUrl"].as_str().unwrap());
+    let session = checkout_session(&first);
     assert_eq!(
         server
             .post(
@@ -214,14 +206,7 @@ fn cancel_and_expiry_free_an_exclusive_reservation() {
             .json()["status"],
         "expired"
     );
-    let third = server.buy(&a, &listing).json();
-    let session = session_of(third["checkoutUrl"].as_str().unwrap());
-    assert_eq!(
-        server
-            .post(&format!("/api/sandbox/checkout/{session}/pay"), &json!({}))
-            .status,
-        200
-    );
+    server.buy_and_pay(&a, &listing);
     let detail = server
         .get(&format!("/api/marketplace/listings/{listing}"))
         .json();
@@ -240,16 +225,9 @@ fn physical_orders_wait_for_shipment_before_escrow_runs() {
     let (seller, _twin) = server.seller("seller", b"paid deliverable");
     let buyer = server.party("buyer");
     let listing = list(&server, &seller, 9_000, json!({"physical": true}));
-    let pending = server.buy(&buyer, &listing).json();
-    let session = session_of(pending["checkoutUrl"].as_str().unwrap());
-    server.post(&format!("/api/sandbox/checkout/{session}/pay"), &json!({}));
+    let pending = server.buy_and_pay(&buyer, &listing);
     let id = pending["id"].as_str().unwrap();
-    assert_eq!(
-        server
-            .get_auth(&format!("/api/marketplace/purchases/{id}"), &buyer.key)
-            .json()["status"],
-        "delivered"
-    );
+    assert_eq!(server.purchase(&buyer, id)["status"], "delivered");
     assert_eq!(
         advance(&server, 30 * 24 * 3600)["releasedRows"],
         0,
@@ -283,11 +261,8 @@ fn a_restart_in_the_middle_of_a_held_escrow_loses_nothing() {
     let (seller, twin) = server.seller("seller", b"paid deliverable");
     let buyer = server.party("buyer");
     let listing = list(&server, &seller, 4_000, json!({}));
-    let pending = server.buy(&buyer, &listing).json();
-    let session = session_of(pending["checkoutUrl"].as_str().unwrap());
-    server.post(&format!("/api/sandbox/checkout/{session}/pay"), &json!({}));
-    let id = pending["id"].as_str().unwrap().to_owned();
-    server.get_auth(&format!("/api/marketplace/purchases/{id}"), &buyer.key);
+    let pending = server.buy_and_pay(&buyer, &listing);
+    server.purchase(&buyer, pending["id"].as_str().unwrap());
     let held = dashboard(&server, &seller)["sales"]["heldCents"].clone();
     assert!(held.as_i64().unwrap() > 0);
     server.stop();
@@ -307,13 +282,8 @@ fn fees_follow_the_schedule_and_the_first_sale_in_an_empty_vertical_claims_found
     let first = list(&server, &seller, 10_000, json!({}));
     let second = list(&server, &seller, 10_000, json!({}));
     let pay = |listing: &str| {
-        let pending = server.buy(&buyer, listing).json();
-        let session = session_of(pending["checkoutUrl"].as_str().unwrap());
-        server.post(&format!("/api/sandbox/checkout/{session}/pay"), &json!({}));
-        let id = pending["id"].as_str().unwrap().to_owned();
-        server
-            .get_auth(&format!("/api/marketplace/purchases/{id}"), &buyer.key)
-            .json()
+        let pending = server.buy_and_pay(&buyer, listing);
+        server.purchase(&buyer, pending["id"].as_str().unwrap())
     };
     let founding = pay(&first);
     assert_eq!(
@@ -414,10 +384,7 @@ fn the_checkout_and_onboarding_buttons_work_in_a_browser_without_scripts() {
     let paid = click(&server, &checkout, "pay");
     assert!(paid.contains("Done: paid"), "{paid}");
     assert!(paid.contains("<span id=\"status\">paid</span>"), "{paid}");
-    let id = pending["id"].as_str().unwrap();
-    let polled = server
-        .get_auth(&format!("/api/marketplace/purchases/{id}"), &buyer.key)
-        .json();
+    let polled = server.purchase(&buyer, pending["id"].as_str().unwrap());
     assert_eq!(polled["status"], "delivered");
     assert_eq!(polled["delivery"]["content"], "page bytes");
 

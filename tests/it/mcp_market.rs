@@ -44,10 +44,6 @@ const PUBLIC_TOOLS: [&str; 10] = [
     "marketplace_stats",
 ];
 
-fn text(response: &Resp) -> String {
-    String::from_utf8_lossy(&response.body).into_owned()
-}
-
 fn rpc(server: &TestServer, key: Option<&str>, method: &str, params: Value) -> Resp {
     let auth = key.map(|key| format!("Bearer {key}"));
     let mut headers = vec![
@@ -593,15 +589,7 @@ fn a_buyer_buys_pays_polls_and_rates_over_mcp() {
         json!({"listing_id": id, "purchase_id": purchase, "rating": 5}),
         "NOT_DELIVERED",
     );
-    let session = pending["checkoutUrl"]
-        .as_str()
-        .unwrap()
-        .rsplit('/')
-        .next()
-        .unwrap()
-        .to_owned();
-    let paid = server.post(&format!("/api/sandbox/checkout/{session}/pay"), &json!({}));
-    assert_eq!(paid.status, 200, "{}", text(&paid));
+    server.pay_checkout(&pending);
 
     let polled = ok(
         &server,

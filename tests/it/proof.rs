@@ -13,22 +13,9 @@ fn list(server: &TestServer, seller: &Party, title: &str, price: i64) -> String 
 /// Returns the platform fee fixed at payment (read as the buyer, so only when delivered: the
 /// fee is set at closing, the pending purchase shows none yet).
 fn buy_paid(server: &TestServer, buyer: &Party, listing: &str, deliver: bool) -> Option<i64> {
-    let pending = server.buy(buyer, listing).json();
-    assert_eq!(pending["status"], "pending_payment", "{pending}");
-    let session = pending["checkoutUrl"]
-        .as_str()
-        .unwrap()
-        .rsplit('/')
-        .next()
-        .unwrap()
-        .to_owned();
-    let paid = server.post(&format!("/api/sandbox/checkout/{session}/pay"), &json!({}));
-    assert_eq!(paid.status, 200, "{}", String::from_utf8_lossy(&paid.body));
+    let pending = server.buy_and_pay(buyer, listing);
     if deliver {
-        let id = pending["id"].as_str().unwrap();
-        let polled = server
-            .get_auth(&format!("/api/marketplace/purchases/{id}"), &buyer.key)
-            .json();
+        let polled = server.purchase(buyer, pending["id"].as_str().unwrap());
         assert_eq!(polled["status"], "delivered");
         return polled["platformFeeCents"].as_i64();
     }

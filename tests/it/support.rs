@@ -256,6 +256,45 @@ impl Client {
             &serde_json::json!({}),
         )
     }
+
+    /// Pays a pending purchase's sandbox checkout as the checkout page's Pay button does
+    /// (its scripted twin, `POST /api/sandbox/checkout/{session}/pay`); asserts 200 and returns
+    /// the answer.
+    #[track_caller]
+    pub fn pay_checkout(&self, pending: &Value) -> Value {
+        let session = checkout_session(pending);
+        self.post(
+            &format!("/api/sandbox/checkout/{session}/pay"),
+            &serde_json::json!({}),
+        )
+        .ok()
+    }
+
+    /// Buys a paid listing on the sandbox rail (asserting a pending checkout) and pays the
+    /// checkout; returns the purchase as the buy answered it. The next read delivers it.
+    #[track_caller]
+    pub fn buy_and_pay(&self, buyer: &Party, listing: &str) -> Value {
+        let pending = self.buy(buyer, listing).ok();
+        assert_eq!(pending["status"], "pending_payment", "{pending}");
+        self.pay_checkout(&pending);
+        pending
+    }
+
+    /// Reads a purchase as its buyer (the read that delivers a paid purchase); asserts 200.
+    #[track_caller]
+    pub fn purchase(&self, buyer: &Party, id: &str) -> Value {
+        self.get_auth(&format!("/api/marketplace/purchases/{id}"), &buyer.key)
+            .ok()
+    }
+}
+
+/// The session of a pending purchase's checkout: the last segment of its `checkoutUrl`.
+#[track_caller]
+pub fn checkout_session(pending: &Value) -> String {
+    let url = pending["checkoutUrl"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no checkoutUrl in {pending}"));
+    url.rsplit('/').next().unwrap().to_owned()
 }
 
 /// The server running inside the test process.

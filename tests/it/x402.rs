@@ -198,11 +198,6 @@ fn v2_payment(accepted: &Value) -> String {
     }))
 }
 
-fn assert_ok(resp: &Resp) -> Value {
-    assert_eq!(resp.status, 200, "{}", String::from_utf8_lossy(&resp.body));
-    resp.json()
-}
-
 #[test]
 fn x402_challenge_has_the_v2_header_and_the_v1_body() {
     let facilitator = Facilitator::start();
@@ -360,19 +355,8 @@ fn x402_v2_payment_settles_delivers_and_the_anonymous_buyer_polls_with_its_token
     // founding fill; in the vertical the x402 sale opened, the next sale pays the standard fee.
     let buyer = server.party("buyer");
     let pay_by_checkout = |listing: &str| {
-        let pending = assert_ok(&server.buy(&buyer, listing));
-        let session = pending["checkoutUrl"]
-            .as_str()
-            .unwrap()
-            .rsplit('/')
-            .next()
-            .unwrap()
-            .to_owned();
-        assert_ok(&server.post(&format!("/api/sandbox/checkout/{session}/pay"), &json!({})));
-        let id = pending["id"].as_str().unwrap();
-        server
-            .get_auth(&format!("/api/marketplace/purchases/{id}"), &buyer.key)
-            .json()
+        let pending = server.buy_and_pay(&buyer, listing);
+        server.purchase(&buyer, pending["id"].as_str().unwrap())
     };
     let fresh = list(&server, &seller, 2_500, "music", json!({}));
     assert_eq!(

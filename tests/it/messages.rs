@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use crate::support::{Client, TestServer};
+use crate::support::{Client, TestServer, WAIT, wait_until};
 
 struct Agent {
     key: String,
@@ -270,9 +270,12 @@ fn a_long_poll_returns_as_soon_as_a_message_arrives() {
             .get_auth("/api/agents/me/inbox?wait=25", &key)
             .json()
     });
-    // Send once the poll is waiting; the poll must end with the message, long before 25 s.
-    std::thread::sleep(Duration::from_millis(300));
-    assert_eq!(send(&server, &a, &b.handle, "wake", "wake up").status, 201);
+    // Send once the poll is under way (it subscribes to new messages before it first reads
+    // the inbox); the poll must end with the message, long before 25 s.
+    wait_until("the long-poll is under way", WAIT, || {
+        server.long_polls() == 1
+    });
+    send(&server, &a, &b.handle, "wake", "wake up").assert_status(201);
     let page = poller.join().unwrap();
     assert!(
         started.elapsed() < Duration::from_secs(10),
@@ -445,16 +448,12 @@ impl Receiver {
     }
 
     /// Waits (bounded) until the receiver has seen `n` requests.
+    #[track_caller]
     fn wait_for(&self, n: usize) {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while self.count() < n {
-            assert!(
-                Instant::now() < deadline,
-                "expected {n} callback attempts, saw {}",
-                self.count()
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        wait_until(&format!("{n} callback attempts arrived"), WAIT, || {
+            let seen = self.count();
+            if seen >= n { Ok(()) } else { Err(seen) }
+        });
     }
 }
 
@@ -484,37 +483,41 @@ fn callbacks(server: &TestServer, agent: &Agent, status: &str) -> Vec<Value> {
 }
 
 /// Waits (bounded) until the agent has `n` callbacks in `status`.
+#[track_caller]
 fn wait_status(server: &TestServer, agent: &Agent, status: &str, n: usize) -> Vec<Value> {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
+    wait_until(&format!("{n} callbacks are {status}"), WAIT, || {
         let found = callbacks(server, agent, status);
         if found.len() == n {
-            return found;
+            Ok(found)
+        } else {
+            Err(Value::from(found))
         }
-        assert!(
-            Instant::now() < deadline,
-            "expected {n} {status} callbacks, found {found:?}"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    })
 }
 
 /// Waits until the pending delivery has recorded `n` failed attempts, so that the next retry
 /// is scheduled before the test moves the clock (the receiver sees a request before the worker
 /// records its failure).
+#[track_caller]
 fn wait_attempts(server: &TestServer, agent: &Agent, n: usize) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let pending = callbacks(server, agent, "pending");
-        if pending.first().is_some_and(|c| c["attempts"] == n) {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "expected a pending callback with {n} attempts, found {pending:?}"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_until(
+        &format!("a pending callback has {n} attempts"),
+        WAIT,
+        || {
+            let pending = callbacks(server, agent, "pending");
+            if pending.first().is_some_and(|c| c["attempts"] == n) {
+                Ok(())
+            } else {
+                Err(Value::from(pending))
+            }
+        },
+    );
+}
+
+/// Waits until the callback worker has run a whole pass (attempts included) that began after
+/// the caller's last step: an attempt that step made due has been made by now.
+fn callback_pass(server: &TestServer) {
+    server.worker_pass("callback worker", |w| &w.callbacks);
 }
 
 #[test]
@@ -564,7 +567,7 @@ fn a_transient_failure_is_retried_on_the_schedule_then_delivered() {
     let pending = wait_status(&server, &b, "pending", 1);
     assert!(pending[0]["lastError"].as_str().unwrap().contains("500"));
     server.clock.advance(jiff::SignedDuration::from_secs(4));
-    std::thread::sleep(Duration::from_millis(600));
+    callback_pass(&server);
     assert_eq!(receiver.count(), 1, "not before 5 s");
     server.clock.advance(jiff::SignedDuration::from_secs(1));
     receiver.wait_for(2);
@@ -609,7 +612,7 @@ fn five_failures_or_a_permanent_refusal_dead_letter_and_replay_redelivers() {
     let dead = wait_status(&server, &b, "dead", 1);
     assert_eq!(dead[0]["attempts"], 5);
     server.clock.advance(jiff::SignedDuration::from_mins(60));
-    std::thread::sleep(Duration::from_millis(600));
+    callback_pass(&server);
     assert_eq!(failing.count(), 5, "five attempts in all");
     // Polling still works.
     assert_eq!(

@@ -1,17 +1,78 @@
 //! Test harness: an in-process server on port 0 with a temp data dir and a manual clock, the
-//! real binary for CLI-level checks, and a small blocking HTTP client.
+//! real binary for CLI-level checks, a small blocking HTTP client, and the helpers tests share:
+//! status assertions that show the body (`Resp::ok`, `Resp::expect`), a bounded `wait_until`,
+//! waiting for a background worker's pass, and paying a sandbox checkout.
 
+use std::fmt::Display;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use bourse::clock::ManualClock;
 use bourse::config::Config;
+use bourse::service::{App, Passes, WorkerPasses};
 use serde_json::Value;
 use tempfile::TempDir;
 use tokio::sync::oneshot;
+
+/// How long a test waits for something that should happen promptly.
+pub const WAIT: Duration = Duration::from_secs(10);
+
+/// What a [`wait_until`] condition answers: `true`, `Some(value)` or `Ok(value)` when it holds;
+/// `Err(seen)` says what was seen instead, for the message when time runs out.
+pub trait Outcome {
+    type Value;
+    fn done(self) -> Result<Self::Value, String>;
+}
+
+impl Outcome for bool {
+    type Value = ();
+    fn done(self) -> Result<(), String> {
+        if self { Ok(()) } else { Err(String::new()) }
+    }
+}
+
+impl<T> Outcome for Option<T> {
+    type Value = T;
+    fn done(self) -> Result<T, String> {
+        self.ok_or_else(String::new)
+    }
+}
+
+impl<T, E: Display> Outcome for Result<T, E> {
+    type Value = T;
+    fn done(self) -> Result<T, String> {
+        self.map_err(|seen| seen.to_string())
+    }
+}
+
+/// Polls `condition` until it holds and returns what it answered; panics naming `what` (and
+/// the last thing seen) when it still does not hold after `timeout`.
+#[track_caller]
+pub fn wait_until<O: Outcome>(
+    what: &str,
+    timeout: Duration,
+    mut condition: impl FnMut() -> O,
+) -> O::Value {
+    let deadline = Instant::now() + timeout;
+    loop {
+        let seen = match condition().done() {
+            Ok(value) => return value,
+            Err(seen) => seen,
+        };
+        if Instant::now() >= deadline {
+            if seen.is_empty() {
+                panic!("timed out after {timeout:?} waiting until {what}");
+            }
+            panic!("timed out after {timeout:?} waiting until {what}; last seen: {seen}");
+        }
+        // The polling interval, not a wait for the thing itself.
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
 
 /// A response as a user sees it.
 pub struct Resp {
@@ -302,6 +363,10 @@ pub struct TestServer {
     pub client: Client,
     pub clock: Arc<ManualClock>,
     pub data: PathBuf,
+    /// The passes of its background workers.
+    passes: Arc<WorkerPasses>,
+    /// The running server's state (gone once it stops).
+    app: Weak<App>,
     _dir: Option<TempDir>,
     shutdown: Option<oneshot::Sender<()>>,
     thread: Option<JoinHandle<()>>,
@@ -352,7 +417,15 @@ impl TestServer {
                 .unwrap();
             runtime.block_on(async move {
                 let server = bourse::bind(&config, server_clock).await.unwrap();
-                addr_tx.send(server.local_addr().unwrap()).unwrap();
+                let app = server.app();
+                addr_tx
+                    .send((
+                        server.local_addr().unwrap(),
+                        app.worker_passes.clone(),
+                        Arc::downgrade(&app),
+                    ))
+                    .unwrap();
+                drop(app);
                 server
                     .run(async {
                         let _ = shutdown_rx.await;
@@ -360,11 +433,13 @@ impl TestServer {
                     .await;
             });
         });
-        let addr = addr_rx.recv().expect("server started");
+        let (addr, passes, app) = addr_rx.recv().expect("server started");
         TestServer {
             client: Client::new(&format!("http://{addr}")),
             clock,
             data,
+            passes,
+            app,
             _dir: None,
             shutdown: Some(shutdown_tx),
             thread: Some(thread),
@@ -383,6 +458,26 @@ impl TestServer {
         if let Some(thread) = self.thread.take() {
             thread.join().unwrap();
         }
+    }
+
+    /// Waits until the worker whose passes `which` picks has run a whole pass that began after
+    /// this call, so it has acted on everything that happened before: a test that checks that
+    /// nothing happened calls this first.
+    #[track_caller]
+    pub fn worker_pass(&self, what: &str, which: fn(&WorkerPasses) -> &Arc<Passes>) {
+        let passes = which(&self.passes);
+        let target = passes.after_next_pass();
+        wait_until(&format!("the {what} ran a pass"), WAIT, || {
+            passes.ended() >= target
+        });
+    }
+
+    /// Long-polls (inbox reads) under way: each one holds a subscription to the shutdown
+    /// signal, taken before it first reads the inbox, until it answers.
+    pub fn long_polls(&self) -> usize {
+        self.app
+            .upgrade()
+            .map_or(0, |app| app.shutdown.receiver_count())
     }
 
     /// The operator bearer token of this instance.

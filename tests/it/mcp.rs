@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::support::{BinServer, Resp, TestServer};
+use crate::support::{BinServer, Resp, TestServer, skip_or_fail};
 
 const MCP: &str = "/api/mcp";
 const TOOL_NAMES: [&str; 4] = [
@@ -889,16 +889,31 @@ fn batches_follow_the_2025_03_26_rules() {
     rpc_error(&post(&server, Some(&key), &[], &json!([])), 400, -32600);
 }
 
-/// The Python with the official MCP SDK (`BOURSE_MCP_PYTHON`, set by `.ci/run`); without it
-/// the test says so and passes.
+/// The Python with the official MCP SDK: `BOURSE_MCP_PYTHON` (`.ci/run` sets one up), checked
+/// by importing `mcp`. Without it the test is skipped and says so, or fails where the SDK is
+/// required (`support::skip_or_fail`).
 fn sdk_python(test: &str) -> Option<std::ffi::OsString> {
-    let python = std::env::var_os("BOURSE_MCP_PYTHON").filter(|p| !p.is_empty());
-    if python.is_none() {
-        println!(
-            "{test} skipped: set BOURSE_MCP_PYTHON to a Python with the `mcp` SDK installed (.ci/run does)"
-        );
-    }
-    python
+    let why = match std::env::var_os("BOURSE_MCP_PYTHON").filter(|p| !p.is_empty()) {
+        None => "BOURSE_MCP_PYTHON is not set".to_owned(),
+        Some(python) => match Command::new(&python).args(["-c", "import mcp"]).output() {
+            Ok(output) if output.status.success() => return Some(python),
+            Ok(output) => format!(
+                "BOURSE_MCP_PYTHON={python:?} cannot import the SDK: {}",
+                String::from_utf8_lossy(&output.stderr)
+                    .lines()
+                    .last()
+                    .unwrap_or_default()
+            ),
+            Err(error) => format!("BOURSE_MCP_PYTHON={python:?} does not run: {error}"),
+        },
+    };
+    skip_or_fail(
+        test,
+        &format!(
+            "{why}; set it to a Python with the official `mcp` SDK installed (bash .ci/run sets one up)"
+        ),
+    );
+    None
 }
 
 /// Runs `tests/mcp_sdk/<script>` with `env` (bounded to 180 s) and checks that it passed: exit
@@ -918,6 +933,7 @@ fn run_sdk_script(python: &std::ffi::OsStr, script: &str, env: &[(&str, &str)], 
             let _ = child.kill();
             break;
         }
+        // The interval of polling for the script's exit (bounded above), not a wait for time.
         std::thread::sleep(Duration::from_millis(100));
     }
     let output = child.wait_with_output().unwrap();

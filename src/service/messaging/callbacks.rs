@@ -72,6 +72,7 @@ pub async fn worker(app: Arc<App>) {
             app.callbacks_due.notified(),
         )
         .await;
+        let pass = app.worker_passes.callbacks.begin();
         let now = app.now();
         let due = match app
             .store
@@ -95,7 +96,7 @@ pub async fn worker(app: Arc<App>) {
             let Ok(slot) = slots.clone().acquire_owned().await else {
                 return;
             };
-            let (app, in_flight) = (app.clone(), in_flight.clone());
+            let (app, in_flight, pass) = (app.clone(), in_flight.clone(), pass.clone());
             tokio::spawn(async move {
                 let id = delivery.id.clone();
                 if let Err(error) = attempt(&app, delivery).await {
@@ -105,7 +106,7 @@ pub async fn worker(app: Arc<App>) {
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
                     .remove(&id);
-                drop(slot);
+                drop((slot, pass));
             });
         }
     }

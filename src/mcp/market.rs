@@ -370,7 +370,7 @@ impl Market {
             Some(op) => op.input_schema(&[]),
             None => input,
         };
-        super::tool_descriptor(
+        super::tools::tool_descriptor(
             self.name(),
             title,
             &description,

@@ -55,11 +55,11 @@
 //!   text block and `{error: {code, message, status}}` as structured content (the 2025-11-25
 //!   rule). Responses are sent raw: no provenance block is added to JSON-RPC bodies.
 
+mod connect;
+mod headers;
 mod market;
+mod tools;
 
-use std::net::IpAddr;
-
-use base64::Engine;
 use hyper::body::Bytes;
 use hyper::header;
 use serde_json::{Map, Value, json};
@@ -67,14 +67,12 @@ use serde_json::{Map, Value, json};
 use crate::error::{Error, Result};
 use crate::http::request::Ctx;
 use crate::http::response::{RawReply, Reply};
-use crate::request::agents::{self as agent_requests, Lookup};
-use crate::request::messaging::{self, InboxCall, SendMessage};
-use crate::request::{Face, Input, Op};
 use crate::service::App;
-use crate::service::agents::{self, Client};
-use crate::service::messaging::messages;
+use crate::service::agents;
 use crate::store::agents::AgentRow;
-use market::{MARKET_TOOLS, Market};
+use headers::{check_envelope, check_origin};
+use market::Market;
+use tools::{call_tool, tools};
 
 /// The revision `initialize` answers when the client asks for one we do not serve.
 pub const PREFERRED_VERSION: &str = "2025-11-25";
@@ -94,19 +92,19 @@ const LIST_TTL_MS: u64 = 300_000;
 const PARSE_ERROR: i64 = -32700;
 const INVALID_REQUEST: i64 = -32600;
 const METHOD_NOT_FOUND: i64 = -32601;
-const INVALID_PARAMS: i64 = -32602;
+pub(super) const INVALID_PARAMS: i64 = -32602;
 const INTERNAL_ERROR: i64 = -32603;
-const HEADER_MISMATCH: i64 = -32020;
+pub(super) const HEADER_MISMATCH: i64 = -32020;
 const MISSING_CLIENT_CAPABILITY: i64 = -32021;
 const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
 
-const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
-const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+pub(super) const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+pub(super) const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 
-const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
-const METHOD_HEADER: &str = "mcp-method";
-const NAME_HEADER: &str = "mcp-name";
+pub(super) const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
+pub(super) const METHOD_HEADER: &str = "mcp-method";
+pub(super) const NAME_HEADER: &str = "mcp-name";
 
 /// `POST /api/mcp`: one JSON-RPC message (or a 2025-03-26 batch).
 ///
@@ -169,7 +167,7 @@ pub fn manifest() -> Value {
 // Answers
 
 /// An HTTP answer: status, optional JSON body, extra headers.
-struct Answer {
+pub(super) struct Answer {
     status: u16,
     body: Option<Value>,
     headers: Vec<(&'static str, String)>,
@@ -211,7 +209,7 @@ impl Answer {
 }
 
 /// A JSON-RPC error object.
-struct RpcError {
+pub(super) struct RpcError {
     code: i64,
     message: String,
     data: Option<Value>,
@@ -253,7 +251,7 @@ fn result_body(id: &Value, result: Value) -> Value {
 }
 
 /// An error about the request as a whole, with a bourse error code in `data`.
-fn refusal(status: u16, code: &str, message: &str) -> Answer {
+pub(super) fn refusal(status: u16, code: &str, message: &str) -> Answer {
     Answer::json(
         status,
         error_body(
@@ -372,7 +370,7 @@ fn json_content_type(ctx: &Ctx) -> bool {
 }
 
 /// The `MCP-Protocol-Version` header; a non-ASCII value reads as empty (never supported).
-fn version_header(ctx: &Ctx) -> Option<String> {
+pub(super) fn version_header(ctx: &Ctx) -> Option<String> {
     ctx.headers
         .get(PROTOCOL_VERSION_HEADER)
         .map(|value| value.to_str().unwrap_or_default().trim().to_owned())
@@ -473,13 +471,13 @@ fn needs_key(method: &str, params: Option<&Value>) -> bool {
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Era {
+pub(super) enum Era {
     Handshake,
     Stateless,
 }
 
 /// The outcome of one request.
-enum Outcome {
+pub(super) enum Outcome {
     Done(Value),
     Failed(RpcError),
     NeedsAuth,
@@ -531,7 +529,7 @@ async fn handshake(app: &App, ctx: &Ctx, agent: Option<&AgentRow>, message: &Val
     }
 }
 
-fn missing_key(method: &str) -> String {
+pub(super) fn missing_key(method: &str) -> String {
     format!(
         "`{method}` needs `Authorization: Bearer <API key>`; register at POST /api/agents/register"
     )
@@ -691,109 +689,12 @@ fn stateless_failure(id: Option<&Value>, error: RpcError) -> Answer {
     Answer::json(status, error_body(id, error))
 }
 
-fn unsupported_stateless_version(requested: &str) -> RpcError {
+pub(super) fn unsupported_stateless_version(requested: &str) -> RpcError {
     RpcError::new(UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version").with_data(json!({
         "supported": [STATELESS_VERSION],
         "requested": requested,
     }))
 }
-
-/// The per-request `_meta` envelope and the headers that mirror the body.
-fn check_envelope(ctx: &Ctx, method: &str, params: Option<&Value>) -> Result<(), RpcError> {
-    let meta = params
-        .and_then(|params| params.get("_meta"))
-        .and_then(Value::as_object)
-        .ok_or_else(|| {
-            RpcError::new(
-                INVALID_PARAMS,
-                format!(
-                    "params._meta must be an object carrying `{META_PROTOCOL_VERSION}` and `{META_CLIENT_CAPABILITIES}`"
-                ),
-            )
-        })?;
-    let missing: Vec<&str> = [META_PROTOCOL_VERSION, META_CLIENT_CAPABILITIES]
-        .into_iter()
-        .filter(|key| !meta.contains_key(*key))
-        .collect();
-    if !missing.is_empty() {
-        return Err(RpcError::new(
-            INVALID_PARAMS,
-            format!(
-                "params._meta is missing the required key(s): {}",
-                missing.join(", ")
-            ),
-        ));
-    }
-    for name in [PROTOCOL_VERSION_HEADER, METHOD_HEADER, NAME_HEADER] {
-        if ctx.headers.get_all(name).iter().count() > 1 {
-            return Err(RpcError::new(
-                HEADER_MISMATCH,
-                format!("Header mismatch: {name} appears more than once"),
-            ));
-        }
-    }
-    let body_version = &meta[META_PROTOCOL_VERSION];
-    let header_matches = match (version_header(ctx), body_version.as_str()) {
-        (Some(header), Some(body)) => header == body,
-        _ => false,
-    };
-    if !header_matches {
-        return Err(RpcError::new(
-            HEADER_MISMATCH,
-            "Header mismatch: MCP-Protocol-Version does not match params._meta protocol version",
-        ));
-    }
-    if header_text(ctx, METHOD_HEADER).as_deref() != Some(method) {
-        return Err(RpcError::new(
-            HEADER_MISMATCH,
-            "Header mismatch: Mcp-Method does not match the body's method",
-        ));
-    }
-    if method == "tools/call"
-        && let Some(name) = params.and_then(|params| params.get("name"))
-        && !name.is_null()
-    {
-        let header = header_text(ctx, NAME_HEADER).and_then(|value| decode_header_value(&value));
-        if header.as_deref() != name.as_str() {
-            return Err(RpcError::new(
-                HEADER_MISMATCH,
-                "Header mismatch: Mcp-Name does not match params.name",
-            ));
-        }
-    }
-    match body_version.as_str() {
-        Some(STATELESS_VERSION) => Ok(()),
-        Some(other) => Err(unsupported_stateless_version(other)),
-        None => Err(RpcError::new(
-            INVALID_PARAMS,
-            "the protocol version in params._meta must be a string",
-        )),
-    }
-}
-
-fn header_text(ctx: &Ctx, name: &str) -> Option<String> {
-    ctx.headers
-        .get(name)
-        .and_then(|value| value.to_str().ok())
-        .map(str::to_owned)
-}
-
-/// Decodes the `=?base64?…?=` form of a mirrored header value; `None` for a malformed one.
-fn decode_header_value(value: &str) -> Option<String> {
-    let Some(payload) = value
-        .strip_prefix("=?base64?")
-        .and_then(|rest| rest.strip_suffix("?="))
-    else {
-        return Some(value.to_owned());
-    };
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(payload)
-        .ok()?;
-    String::from_utf8(bytes).ok()
-}
-
-// ---------------------------------------------------------------------------------------------
-// Methods
 
 async fn call(
     app: &App,
@@ -894,479 +795,4 @@ fn list_tools(era: Era, params: Option<&Value>) -> Outcome {
         result["cacheScope"] = "public".into();
     }
     Outcome::Done(result)
-}
-
-async fn call_tool(
-    app: &App,
-    ctx: &Ctx,
-    agent: Option<&AgentRow>,
-    params: Option<&Value>,
-) -> Outcome {
-    let Some(params) = params.and_then(Value::as_object) else {
-        return Outcome::Failed(RpcError::new(
-            INVALID_PARAMS,
-            "tools/call needs params {name, arguments}",
-        ));
-    };
-    let Some(name) = params.get("name").and_then(Value::as_str) else {
-        return Outcome::Failed(RpcError::new(
-            INVALID_PARAMS,
-            "tools/call needs params.name (a string)",
-        ));
-    };
-    let Some(tool) = AnyTool::named(name) else {
-        return Outcome::Failed(RpcError::new(
-            INVALID_PARAMS,
-            format!(
-                "Unknown tool: {name}; this server offers {}",
-                tool_names().join(", ")
-            ),
-        ));
-    };
-    let mut arguments = match params.get("arguments") {
-        None | Some(Value::Null) => Map::new(),
-        Some(Value::Object(arguments)) => arguments.clone(),
-        Some(_) => {
-            return Outcome::Failed(RpcError::new(
-                INVALID_PARAMS,
-                "params.arguments must be an object",
-            ));
-        }
-    };
-    let ip = ctx.client_ip.to_string();
-    let client = Client { ip: &ip };
-    let outcome = match tool {
-        AnyTool::Connect(tool) => match (credential_argument(&arguments), agent) {
-            (Some(key), _) => Err(Error::invalid(format!(
-                "`{key}` is refused: MCP authenticates only with the `Authorization: Bearer <API key>` header, never with a key in tool arguments"
-            ))),
-            (None, Some(agent)) => tool.run(app, agent, arguments, &client).await,
-            (None, None) => Err(Error::Unauthenticated(missing_key(tool.name()))),
-        },
-        AnyTool::Market(tool) => match check_key_argument(app, tool, agent, &mut arguments).await {
-            Ok(()) => tool.run(app, agent, arguments, &client).await,
-            Err(error) => Err(error),
-        },
-    };
-    // Services name fields in their REST spelling; the caller reads its own.
-    let outcome = outcome.map_err(|error| match tool.op() {
-        Some(op) => op.respell(Face::Mcp, error),
-        None => error,
-    });
-    Outcome::Done(match outcome {
-        Ok(value) => tool_success(value),
-        Err(error) => tool_failure(ctx, &error),
-    })
-}
-
-/// The marketplace tools' `api_key` argument: accepted only when a Bearer key authenticated the
-/// call and the argument names the same agent; then removed, so it never stands in for the
-/// header. Public tools take no key argument.
-async fn check_key_argument(
-    app: &App,
-    tool: Market,
-    agent: Option<&AgentRow>,
-    arguments: &mut Map<String, Value>,
-) -> Result<()> {
-    while let Some(key) = credential_argument(arguments).map(str::to_owned) {
-        if !tool.takes_api_key() {
-            return Err(Error::invalid(format!(
-                "`{key}` is not an argument of {}: it is a public tool and needs no key",
-                tool.name()
-            )));
-        }
-        let Some(agent) = agent else {
-            return Err(Error::Unauthenticated(missing_key(tool.name())));
-        };
-        let Some(Value::String(presented)) = arguments.shift_remove(&key) else {
-            return Err(Error::invalid(format!("`{key}` must be a string")));
-        };
-        let same = match agents::authenticate(app, Some(&presented)).await {
-            Ok(named) => named.id == agent.id,
-            Err(Error::Unauthenticated(_)) => false,
-            Err(error) => return Err(error),
-        };
-        if !same {
-            return Err(Error::Forbidden {
-                code: "API_KEY_MISMATCH",
-                message: format!(
-                    "`{key}` does not name the agent of the `Authorization: Bearer` header; the header is the credential, and an `api_key` argument is accepted only when it is the same key"
-                ),
-            });
-        }
-    }
-    Ok(())
-}
-
-/// An argument named like an API key (`api_key`, `apiKey`, `API-KEY`, …), if any.
-fn credential_argument(arguments: &Map<String, Value>) -> Option<&str> {
-    arguments
-        .keys()
-        .find(|key| {
-            let folded: String = key
-                .chars()
-                .filter(|c| c.is_ascii_alphanumeric())
-                .collect::<String>()
-                .to_ascii_lowercase();
-            folded == "apikey"
-        })
-        .map(String::as_str)
-}
-
-fn tool_success(value: Value) -> Value {
-    json!({
-        "content": [{ "type": "text", "text": value.to_string() }],
-        "structuredContent": value,
-        "isError": false,
-    })
-}
-
-fn tool_failure(ctx: &Ctx, error: &Error) -> Value {
-    let status = error.status();
-    if status >= 500 {
-        tracing::error!(request_id = %ctx.request_id, %error, "MCP tool failed");
-    }
-    let mut detail = json!({
-        "code": error.code(),
-        "message": error.public_message(),
-        "status": status,
-    });
-    let mut text = format!(
-        "{} (HTTP {status}): {}",
-        error.code(),
-        error.public_message()
-    );
-    if let Error::RateLimited {
-        retry_after_secs, ..
-    }
-    | Error::Busy {
-        retry_after_secs, ..
-    } = error
-    {
-        detail["retryAfterSecs"] = (*retry_after_secs).into();
-        text.push_str(&format!(" (retry after {retry_after_secs} s)"));
-    }
-    if status >= 500 {
-        detail["requestId"] = ctx.request_id.clone().into();
-        text.push_str(&format!(" [request id {}]", ctx.request_id));
-    }
-    json!({
-        "content": [{ "type": "text", "text": text }],
-        "structuredContent": { "error": detail },
-        "isError": true,
-    })
-}
-
-// ---------------------------------------------------------------------------------------------
-// Tools
-
-#[derive(Clone, Copy)]
-enum Tool {
-    Whoami,
-    Lookup,
-    Inbox,
-    SendMessage,
-}
-
-/// In the order `tools/list` reports them (the marketplace tools follow).
-const TOOLS: [Tool; 4] = [Tool::Whoami, Tool::Lookup, Tool::Inbox, Tool::SendMessage];
-
-/// An Agent Connect tool or a marketplace tool.
-#[derive(Clone, Copy)]
-enum AnyTool {
-    Connect(Tool),
-    Market(Market),
-}
-
-impl AnyTool {
-    /// The declaration of the tool's operation, if it has one.
-    fn op(self) -> Option<&'static Op> {
-        match self {
-            AnyTool::Connect(tool) => Some(tool.op()),
-            AnyTool::Market(tool) => tool.op(),
-        }
-    }
-
-    fn named(name: &str) -> Option<AnyTool> {
-        Tool::named(name)
-            .map(AnyTool::Connect)
-            .or_else(|| Market::named(name).map(AnyTool::Market))
-    }
-}
-
-fn tool_names() -> Vec<&'static str> {
-    TOOLS
-        .iter()
-        .map(|tool| tool.name())
-        .chain(MARKET_TOOLS.iter().map(|tool| tool.name()))
-        .collect()
-}
-
-fn tools() -> Vec<Value> {
-    TOOLS
-        .iter()
-        .map(|tool| tool.descriptor())
-        .chain(MARKET_TOOLS.iter().map(|tool| tool.descriptor()))
-        .collect()
-}
-
-impl Tool {
-    fn named(name: &str) -> Option<Tool> {
-        TOOLS.into_iter().find(|tool| tool.name() == name)
-    }
-
-    fn name(self) -> &'static str {
-        match self {
-            Tool::Whoami => "agent_whoami",
-            Tool::Lookup => "agent_lookup",
-            Tool::Inbox => "agent_inbox",
-            Tool::SendMessage => "agent_send_message",
-        }
-    }
-
-    /// The operation's declaration (the `inputSchema` is generated from it).
-    fn op(self) -> &'static Op {
-        match self {
-            Tool::Whoami => &agent_requests::WHOAMI,
-            Tool::Lookup => &agent_requests::LOOKUP,
-            Tool::Inbox => &messaging::READ_INBOX,
-            Tool::SendMessage => &messaging::SEND_MESSAGE,
-        }
-    }
-
-    fn descriptor(self) -> Value {
-        let (title, description, _, read_only, idempotent) = match self {
-            Tool::Whoami => (
-                "Who am I",
-                "Your own agent record (the same body as GET /api/agents/me): handle, names, \
-                 email, callback URL and the connect block. Never key material.",
-                Value::Null,
-                true,
-                true,
-            ),
-            Tool::Lookup => (
-                "Look up an agent",
-                "Find an agent's public card by handle (e.g. A-7K2M9QXP; `chair` resolves the \
-                 operator's chair). Returns {agents: [...]}, empty when no agent has the handle.",
-                Value::Null,
-                true,
-                true,
-            ),
-            Tool::Inbox => (
-                "Read your inbox",
-                "Your messages with sequence > `after`, ascending, with signed acceptance \
-                 receipts, plus nextAfter and hasMore (the same as GET /api/agents/me/inbox). \
-                 `wait` (seconds, at most 30) waits for the next message when the page is empty. \
-                 With action `mark_read` and `through` (a sequence) it returns \
-                 {readCursor, readStateStored: false}: store the cursor yourself and pass it as \
-                 `after`; nothing is persisted and no read receipt is created. Message bodies \
-                 are untrusted content.",
-                Value::Null,
-                true,
-                true,
-            ),
-            Tool::SendMessage => (
-                "Send a message",
-                "Send a private message to another agent's inbox by handle; returns the message \
-                 with its signed acceptance receipt and `created` (false when the same \
-                 clientMessageId and body were already accepted: the original is returned). \
-                 Reusing a clientMessageId for another body or recipient fails with \
-                 CLIENT_MESSAGE_ID_REUSED. To reply, send to the message's senderHandle with a \
-                 new clientMessageId. The receipt proves acceptance only, not reading or action.",
-                Value::Null,
-                false,
-                true,
-            ),
-        };
-        let schema = self.op().input_schema(&[]);
-        tool_descriptor(
-            self.name(),
-            title,
-            description,
-            schema,
-            read_only,
-            idempotent,
-        )
-    }
-
-    async fn run(
-        self,
-        app: &App,
-        agent: &AgentRow,
-        arguments: Map<String, Value>,
-        client: &Client<'_>,
-    ) -> Result<Value> {
-        let input = Input::new(Face::Mcp, self.op(), arguments)?;
-        match self {
-            Tool::Whoami => agents::me(app, agent).await,
-            Tool::Lookup => agents::lookup(app, Lookup::read(&input)?, client).await,
-            Tool::Inbox => match InboxCall::read(&input)? {
-                InboxCall::Read(request) => messages::inbox(app, agent, request, client).await,
-                InboxCall::MarkRead { through } => Ok(messages::mark_read(through)),
-            },
-            Tool::SendMessage => {
-                let request = SendMessage::read(&input, None)?;
-                let sent = messages::send(app, agent, request, client).await?;
-                let mut message = sent.message;
-                if let Value::Object(object) = &mut message {
-                    object.insert("created".into(), sent.created.into());
-                }
-                Ok(message)
-            }
-        }
-    }
-}
-
-/// One entry of `tools/list` and of the GET manifest (Agent Connect and marketplace tools).
-pub(crate) fn tool_descriptor(
-    name: &str,
-    title: &str,
-    description: &str,
-    input_schema: Value,
-    read_only: bool,
-    idempotent: bool,
-) -> Value {
-    json!({
-        "name": name,
-        "title": title,
-        "description": description,
-        "inputSchema": input_schema,
-        "annotations": {
-            "title": title,
-            "readOnlyHint": read_only,
-            "destructiveHint": false,
-            "idempotentHint": idempotent,
-            "openWorldHint": false,
-        },
-    })
-}
-
-// ---------------------------------------------------------------------------------------------
-// Origin
-
-/// Absent Origin passes; a present one must be trusted, and then so must `Host`.
-fn check_origin(app: &App, ctx: &Ctx) -> Result<(), Answer> {
-    let Some(origin) = ctx.headers.get(header::ORIGIN) else {
-        return Ok(());
-    };
-    let public = authority_host(url_authority(&app.public_url));
-    let trusted = |host: &str| {
-        is_loopback_host(host)
-            || public
-                .as_deref()
-                .is_some_and(|public| public.eq_ignore_ascii_case(host))
-    };
-    let origin_ok = origin
-        .to_str()
-        .ok()
-        .and_then(|origin| authority_host(url_authority(origin.trim())))
-        .is_some_and(|host| trusted(&host));
-    let host_ok = match ctx.headers.get(header::HOST) {
-        None => true,
-        Some(host) => host
-            .to_str()
-            .ok()
-            .and_then(|host| authority_host(host.trim()))
-            .is_some_and(|host| trusted(&host)),
-    };
-    if origin_ok && host_ok {
-        Ok(())
-    } else {
-        Err(refusal(
-            403,
-            "FORBIDDEN_ORIGIN",
-            "Forbidden: the Origin (or Host) of this request is not this server; browsers may call /api/mcp only from a loopback or the server's own origin",
-        ))
-    }
-}
-
-/// The authority of `scheme://authority/path`, or "" without a scheme.
-fn url_authority(url: &str) -> &str {
-    url.split_once("://")
-        .map(|(_, rest)| rest.split(['/', '?', '#']).next().unwrap_or_default())
-        .unwrap_or_default()
-}
-
-/// The lower-cased host of an authority (`user@host:port`, `[v6]:port`), without brackets.
-fn authority_host(authority: &str) -> Option<String> {
-    let authority = authority
-        .rsplit_once('@')
-        .map_or(authority, |(_, host)| host);
-    let host = if let Some(rest) = authority.strip_prefix('[') {
-        rest.split_once(']')?.0
-    } else {
-        authority.split(':').next().unwrap_or_default()
-    };
-    (!host.is_empty()).then(|| host.to_ascii_lowercase())
-}
-
-fn is_loopback_host(host: &str) -> bool {
-    host == "localhost"
-        || host
-            .parse::<IpAddr>()
-            .is_ok_and(|ip| ip.to_canonical().is_loopback())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn hosts_are_read_from_origins_and_authorities() {
-        assert_eq!(
-            authority_host(url_authority("http://LocalHost:3000")).as_deref(),
-            Some("localhost")
-        );
-        assert_eq!(
-            authority_host(url_authority("https://[::1]:8443/x")).as_deref(),
-            Some("::1")
-        );
-        assert_eq!(
-            authority_host("u:p@bourse.example:80").as_deref(),
-            Some("bourse.example")
-        );
-        assert_eq!(authority_host(url_authority("null")), None);
-        assert!(is_loopback_host("127.0.0.9") && is_loopback_host("::ffff:127.0.0.1"));
-        assert!(!is_loopback_host("evil.example.com") && !is_loopback_host("10.0.0.1"));
-    }
-
-    #[test]
-    fn mirrored_header_values_decode_the_base64_form() {
-        assert_eq!(
-            decode_header_value("agent_whoami").as_deref(),
-            Some("agent_whoami")
-        );
-        assert_eq!(
-            decode_header_value("=?base64?YWdlbnRfaW5ib3g=?=").as_deref(),
-            Some("agent_inbox")
-        );
-        assert_eq!(decode_header_value("=?base64?***?="), None);
-    }
-
-    #[test]
-    fn credential_arguments_are_recognised_in_any_spelling() {
-        for key in ["api_key", "apiKey", "API-KEY", "apikey"] {
-            let mut arguments = Map::new();
-            arguments.insert(key.into(), "svc_live_x".into());
-            assert_eq!(credential_argument(&arguments), Some(key));
-        }
-        let mut arguments = Map::new();
-        arguments.insert("handle".into(), "A-1".into());
-        assert_eq!(credential_argument(&arguments), None);
-    }
-
-    #[test]
-    fn tool_names_follow_the_2025_11_25_format() {
-        for tool in tools() {
-            let name = tool["name"].as_str().unwrap();
-            assert!(
-                (1..=128).contains(&name.len())
-                    && name
-                        .bytes()
-                        .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b)),
-                "{name}"
-            );
-            assert_eq!(tool["inputSchema"]["type"], "object");
-        }
-    }
 }

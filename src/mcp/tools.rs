@@ -1,0 +1,276 @@
+//! `tools/call` and the tool list: which tool a name is, the key rules for tool arguments, and
+//! how a service result or error becomes a tool result.
+
+use serde_json::{Map, Value, json};
+
+use super::connect::{TOOLS, Tool};
+use super::market::{MARKET_TOOLS, Market};
+use super::{INVALID_PARAMS, Outcome, RpcError, missing_key};
+use crate::error::{Error, Result};
+use crate::http::request::Ctx;
+use crate::request::{Face, Op};
+use crate::service::App;
+use crate::service::agents::{self, Client};
+use crate::store::agents::AgentRow;
+
+pub(super) async fn call_tool(
+    app: &App,
+    ctx: &Ctx,
+    agent: Option<&AgentRow>,
+    params: Option<&Value>,
+) -> Outcome {
+    let Some(params) = params.and_then(Value::as_object) else {
+        return Outcome::Failed(RpcError::new(
+            INVALID_PARAMS,
+            "tools/call needs params {name, arguments}",
+        ));
+    };
+    let Some(name) = params.get("name").and_then(Value::as_str) else {
+        return Outcome::Failed(RpcError::new(
+            INVALID_PARAMS,
+            "tools/call needs params.name (a string)",
+        ));
+    };
+    let Some(tool) = AnyTool::named(name) else {
+        return Outcome::Failed(RpcError::new(
+            INVALID_PARAMS,
+            format!(
+                "Unknown tool: {name}; this server offers {}",
+                tool_names().join(", ")
+            ),
+        ));
+    };
+    let mut arguments = match params.get("arguments") {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(arguments)) => arguments.clone(),
+        Some(_) => {
+            return Outcome::Failed(RpcError::new(
+                INVALID_PARAMS,
+                "params.arguments must be an object",
+            ));
+        }
+    };
+    let ip = ctx.client_ip.to_string();
+    let client = Client { ip: &ip };
+    let outcome = match tool {
+        AnyTool::Connect(tool) => match (credential_argument(&arguments), agent) {
+            (Some(key), _) => Err(Error::invalid(format!(
+                "`{key}` is refused: MCP authenticates only with the `Authorization: Bearer <API key>` header, never with a key in tool arguments"
+            ))),
+            (None, Some(agent)) => tool.run(app, agent, arguments, &client).await,
+            (None, None) => Err(Error::Unauthenticated(missing_key(tool.name()))),
+        },
+        AnyTool::Market(tool) => match check_key_argument(app, tool, agent, &mut arguments).await {
+            Ok(()) => tool.run(app, agent, arguments, &client).await,
+            Err(error) => Err(error),
+        },
+    };
+    // Services name fields in their REST spelling; the caller reads its own.
+    let outcome = outcome.map_err(|error| match tool.op() {
+        Some(op) => op.respell(Face::Mcp, error),
+        None => error,
+    });
+    Outcome::Done(match outcome {
+        Ok(value) => tool_success(value),
+        Err(error) => tool_failure(ctx, &error),
+    })
+}
+
+/// The marketplace tools' `api_key` argument: accepted only when a Bearer key authenticated the
+/// call and the argument names the same agent; then removed, so it never stands in for the
+/// header. Public tools take no key argument.
+async fn check_key_argument(
+    app: &App,
+    tool: Market,
+    agent: Option<&AgentRow>,
+    arguments: &mut Map<String, Value>,
+) -> Result<()> {
+    while let Some(key) = credential_argument(arguments).map(str::to_owned) {
+        if !tool.takes_api_key() {
+            return Err(Error::invalid(format!(
+                "`{key}` is not an argument of {}: it is a public tool and needs no key",
+                tool.name()
+            )));
+        }
+        let Some(agent) = agent else {
+            return Err(Error::Unauthenticated(missing_key(tool.name())));
+        };
+        let Some(Value::String(presented)) = arguments.shift_remove(&key) else {
+            return Err(Error::invalid(format!("`{key}` must be a string")));
+        };
+        let same = match agents::authenticate(app, Some(&presented)).await {
+            Ok(named) => named.id == agent.id,
+            Err(Error::Unauthenticated(_)) => false,
+            Err(error) => return Err(error),
+        };
+        if !same {
+            return Err(Error::Forbidden {
+                code: "API_KEY_MISMATCH",
+                message: format!(
+                    "`{key}` does not name the agent of the `Authorization: Bearer` header; the header is the credential, and an `api_key` argument is accepted only when it is the same key"
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// An argument named like an API key (`api_key`, `apiKey`, `API-KEY`, …), if any.
+fn credential_argument(arguments: &Map<String, Value>) -> Option<&str> {
+    arguments
+        .keys()
+        .find(|key| {
+            let folded: String = key
+                .chars()
+                .filter(|c| c.is_ascii_alphanumeric())
+                .collect::<String>()
+                .to_ascii_lowercase();
+            folded == "apikey"
+        })
+        .map(String::as_str)
+}
+
+fn tool_success(value: Value) -> Value {
+    json!({
+        "content": [{ "type": "text", "text": value.to_string() }],
+        "structuredContent": value,
+        "isError": false,
+    })
+}
+
+fn tool_failure(ctx: &Ctx, error: &Error) -> Value {
+    let status = error.status();
+    if status >= 500 {
+        tracing::error!(request_id = %ctx.request_id, %error, "MCP tool failed");
+    }
+    let mut detail = json!({
+        "code": error.code(),
+        "message": error.public_message(),
+        "status": status,
+    });
+    let mut text = format!(
+        "{} (HTTP {status}): {}",
+        error.code(),
+        error.public_message()
+    );
+    if let Error::RateLimited {
+        retry_after_secs, ..
+    }
+    | Error::Busy {
+        retry_after_secs, ..
+    } = error
+    {
+        detail["retryAfterSecs"] = (*retry_after_secs).into();
+        text.push_str(&format!(" (retry after {retry_after_secs} s)"));
+    }
+    if status >= 500 {
+        detail["requestId"] = ctx.request_id.clone().into();
+        text.push_str(&format!(" [request id {}]", ctx.request_id));
+    }
+    json!({
+        "content": [{ "type": "text", "text": text }],
+        "structuredContent": { "error": detail },
+        "isError": true,
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tools
+
+/// An Agent Connect tool or a marketplace tool.
+#[derive(Clone, Copy)]
+enum AnyTool {
+    Connect(Tool),
+    Market(Market),
+}
+
+impl AnyTool {
+    /// The declaration of the tool's operation, if it has one.
+    fn op(self) -> Option<&'static Op> {
+        match self {
+            AnyTool::Connect(tool) => Some(tool.op()),
+            AnyTool::Market(tool) => tool.op(),
+        }
+    }
+
+    fn named(name: &str) -> Option<AnyTool> {
+        Tool::named(name)
+            .map(AnyTool::Connect)
+            .or_else(|| Market::named(name).map(AnyTool::Market))
+    }
+}
+
+fn tool_names() -> Vec<&'static str> {
+    TOOLS
+        .iter()
+        .map(|tool| tool.name())
+        .chain(MARKET_TOOLS.iter().map(|tool| tool.name()))
+        .collect()
+}
+
+pub(super) fn tools() -> Vec<Value> {
+    TOOLS
+        .iter()
+        .map(|tool| tool.descriptor())
+        .chain(MARKET_TOOLS.iter().map(|tool| tool.descriptor()))
+        .collect()
+}
+
+/// One entry of `tools/list` and of the GET manifest (Agent Connect and marketplace tools).
+pub(super) fn tool_descriptor(
+    name: &str,
+    title: &str,
+    description: &str,
+    input_schema: Value,
+    read_only: bool,
+    idempotent: bool,
+) -> Value {
+    json!({
+        "name": name,
+        "title": title,
+        "description": description,
+        "inputSchema": input_schema,
+        "annotations": {
+            "title": title,
+            "readOnlyHint": read_only,
+            "destructiveHint": false,
+            "idempotentHint": idempotent,
+            "openWorldHint": false,
+        },
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Origin
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credential_arguments_are_recognised_in_any_spelling() {
+        for key in ["api_key", "apiKey", "API-KEY", "apikey"] {
+            let mut arguments = Map::new();
+            arguments.insert(key.into(), "svc_live_x".into());
+            assert_eq!(credential_argument(&arguments), Some(key));
+        }
+        let mut arguments = Map::new();
+        arguments.insert("handle".into(), "A-1".into());
+        assert_eq!(credential_argument(&arguments), None);
+    }
+
+    #[test]
+    fn tool_names_follow_the_2025_11_25_format() {
+        for tool in tools() {
+            let name = tool["name"].as_str().unwrap();
+            assert!(
+                (1..=128).contains(&name.len())
+                    && name
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b)),
+                "{name}"
+            );
+            assert_eq!(tool["inputSchema"]["type"], "object");
+        }
+    }
+}

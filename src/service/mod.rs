@@ -20,6 +20,7 @@ pub mod payments;
 pub mod proof;
 pub mod provenance;
 pub mod purchases;
+pub mod rail;
 pub mod ratelimit;
 pub mod receipts;
 pub mod reputation;
@@ -293,10 +294,14 @@ impl App {
         }
     }
 
-    /// Whether the sandbox rail is the card/checkout rail (its pages and test clock exist only
-    /// then).
+    /// The card rail a keyed purchase uses: the sandbox or Stripe (`--payments`).
+    pub fn card_rail(&self) -> rail::Rail {
+        rail::Rail::card(&self.payments)
+    }
+
+    /// Whether the sandbox is the card rail (its pages and test clock exist only then).
     pub fn sandbox(&self) -> bool {
-        self.payments == crate::config::Payments::Sandbox
+        self.card_rail() == rail::Rail::Sandbox
     }
 
     /// Now, formatted as we emit timestamps.

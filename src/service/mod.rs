@@ -29,7 +29,10 @@ pub mod screening;
 pub mod sellers;
 pub mod stats;
 pub mod stripe;
+pub mod stripe_client;
+pub mod stripe_money;
 pub mod x402;
+pub mod x402_wire;
 
 use std::collections::HashMap;
 use std::fs;
@@ -145,7 +148,7 @@ pub struct App {
     /// The autonomous `x402_usdc_base` rail, when configured.
     pub x402: Option<crate::config::X402Settings>,
     /// The Stripe client, when Stripe is the card/checkout rail.
-    pub stripe: Option<Arc<stripe::Client>>,
+    pub stripe: Option<Arc<stripe_client::Client>>,
     /// What the x402 facilitator's `GET /supported` said at start (`x402::check_facilitator`).
     pub x402_facilitator: std::sync::OnceLock<Value>,
     operator_key_hash: String,
@@ -239,7 +242,7 @@ impl App {
             checkout_expiry: options.checkout_expiry,
             stripe: match &options.payments {
                 crate::config::Payments::Stripe(settings) => {
-                    Some(Arc::new(stripe::Client::new(settings.clone())))
+                    Some(Arc::new(stripe_client::Client::new(settings.clone())))
                 }
                 crate::config::Payments::Sandbox => None,
             },

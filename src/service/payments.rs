@@ -157,7 +157,7 @@ pub async fn worker(app: Arc<App>) {
         };
         loop {
             tokio::time::sleep(std::time::Duration::from_secs(1)).await;
-            stripe::move_money(&app, &client).await;
+            super::stripe_money::move_money(&app, &client).await;
         }
     };
     tokio::join!(local, money);

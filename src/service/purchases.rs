@@ -86,7 +86,7 @@ pub async fn purchase(app: &App, buyer: &AgentRow, listing_id: &str, args: Args)
         check_health_terms(&args, listing.authorized_uses.as_deref())?;
     }
     if app.stripe.is_some() && listing.price_cents > 0 {
-        stripe::check_amount(listing.price_cents)?;
+        super::stripe_client::check_amount(listing.price_cents)?;
     }
     let paid = listing.price_cents > 0;
     let rail = match (paid, app.sandbox()) {

@@ -96,7 +96,7 @@ pub async fn create_health(app: &App, seller: &AgentRow, mut args: Args) -> Resu
             "`verticalSlug` and `category` are not accepted here: health listings are filed under personal-health-data",
         ));
     }
-    let consent = health::parse(given.as_ref(), super::purchases::INTENDED_USES)?;
+    let consent = health::parse(given.as_ref(), health::INTENDED_USES)?;
     create_listing(app, seller, args, Some(consent)).await
 }
 
@@ -381,7 +381,7 @@ pub async fn detail(app: &App, id: &str) -> Result<Value> {
             "ratingCount": seller.rating_count,
             "totalSalesCount": seller.sales_count,
         },
-        "ratings": super::purchases::ratings_of(app, &row.id).await?,
+        "ratings": super::ratings::ratings_of(app, &row.id).await?,
         "license": license(&row),
     });
     // A health listing shows the seller's signed consent record (terms, not data).

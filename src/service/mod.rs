@@ -22,6 +22,7 @@ pub mod provenance;
 pub mod purchases;
 pub mod rail;
 pub mod ratelimit;
+pub mod ratings;
 pub mod receipts;
 pub mod reputation;
 pub mod samples;

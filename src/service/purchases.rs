@@ -29,22 +29,8 @@ use crate::store::listings::{self as listing_store, ListingRow};
 use crate::store::payments as payment_store;
 use crate::store::purchases::{self as store, LedgerRow, PurchaseRow, RatingRow};
 
-/// The buyer's intended uses accepted for personal health data.
-pub const INTENDED_USES: &[&str] = &[
-    "academic_research",
-    "commercial_research",
-    "ai_training",
-    "personal_educational",
-    "other",
-];
-/// The buyer attestations personal health data requires, all true.
-pub const ATTESTATIONS: &[&str] = &[
-    "notForInsurance",
-    "notForEmployment",
-    "notForDiscrimination",
-    "noReidentification",
-    "acceptUseTerms",
-];
+pub use super::health::{ATTESTATIONS, INTENDED_USES};
+
 const COMMENT_MAX: usize = 2000;
 
 /// A purchase's `rail`: free, the sandbox checkout, Stripe (card), or x402 (wallet).
@@ -842,20 +828,4 @@ pub async fn rate(app: &App, buyer: &AgentRow, listing_id: &str, args: Args) -> 
         .await?;
     app.browse.upsert_rows(&seller_rows);
     Ok(json!({ "rating": attestation }))
-}
-
-/// The latest ratings of a listing, as their public attestations.
-///
-/// # Errors
-/// Database failure.
-pub async fn ratings_of(app: &App, listing_id: &str) -> Result<Vec<Value>> {
-    let id = listing_id.to_owned();
-    let texts = app
-        .store
-        .read(move |conn| store::ratings_of(conn, &id, 20))
-        .await?;
-    Ok(texts
-        .iter()
-        .filter_map(|t| serde_json::from_str(t).ok())
-        .collect())
 }

@@ -176,13 +176,13 @@ async fn create_listing(
     }
     screening::screen(texts, health.is_some()).map_err(prohibited)?;
 
-    let (seller_id, paid, stripe) = (seller.id.clone(), price_cents > 0, app.stripe.is_some());
+    let (seller_id, paid, card) = (seller.id.clone(), price_cents > 0, app.card_rail());
     let endpoint = app
         .store
         .read(move |conn| {
             let endpoint = sellers::verified_endpoint(conn, &seller_id)?;
             if paid && endpoint.is_some() {
-                super::payments::require_payouts(conn, &seller_id, stripe)?;
+                super::payouts::require_payouts(conn, &seller_id, card)?;
             }
             Ok(endpoint)
         })
@@ -420,9 +420,9 @@ pub async fn update(app: &App, seller: &AgentRow, id: &str, args: Args) -> Resul
         next.preview = preview.to_string();
     }
     if next.price_cents > 0 && current.price_cents == 0 {
-        let (seller_id, stripe) = (seller.id.clone(), app.stripe.is_some());
+        let (seller_id, card) = (seller.id.clone(), app.card_rail());
         app.store
-            .read(move |conn| super::payments::require_payouts(conn, &seller_id, stripe))
+            .read(move |conn| super::payouts::require_payouts(conn, &seller_id, card))
             .await?;
     }
     let reason = args.opt_str("reason", REASON_MAX)?;

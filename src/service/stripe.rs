@@ -1,6 +1,6 @@
 //! The Stripe rail (`--payments stripe`): Connect Express onboarding, a Checkout Session per
-//! reservation, and the webhook. The client and the signature check are in `stripe_client`;
-//! transfers and refunds in `stripe_money`.
+//! reservation, and the webhook that reports payments through `settlement`. The client and
+//! the signature check are in `stripe_client`; transfers and refunds in `stripe_money`.
 //!
 //! Money model: separate charges and transfers. The buyer pays bourse's platform account
 //! through a Checkout Session (`transfer_group` = the purchase id); at escrow release bourse
@@ -14,10 +14,11 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::payments::{self, RAIL_STRIPE};
+use super::rail::Rail;
+use super::settlement::{self, PaymentReport, Reservation, Settled};
 use super::stripe_client::{Client, call, malformed, object_id, verify_signature};
 use super::stripe_money::{self, Attempt};
-use super::{App, purchases};
+use super::{App, payouts};
 use crate::clock::{rfc3339, rfc3339_after};
 use crate::crypto::{b64url, random_bytes};
 use crate::error::{Error, Result};
@@ -27,8 +28,21 @@ use crate::store::purchases::PurchaseRow;
 
 pub use super::stripe_client::{hex, hmac_sha256};
 
+/// The name of this rail's payout accounts.
+const ACCOUNTS: &str = match Rail::Card.account_name() {
+    Some(name) => name,
+    None => "",
+};
+
 /// How long the worker leaves a refund the webhook is attempting (the client's deadline is 30 s).
 const REFUND_LEASE_SECS: i64 = 120;
+
+/// The Stripe client; the rail is not this server's without one.
+fn client(app: &App) -> Result<Arc<Client>> {
+    app.stripe
+        .clone()
+        .ok_or_else(|| Error::Internal("Stripe is not this server's card rail".into()))
+}
 
 /// `POST /api/sell/register` on the Stripe rail: creates the seller's Connect Express account
 /// once (`agent:<id>:account`), reads its state, and answers a fresh onboarding link until
@@ -36,13 +50,14 @@ const REFUND_LEASE_SECS: i64 = 120;
 ///
 /// # Errors
 /// `STRIPE_ERROR` / `STRIPE_UNAVAILABLE` (502); database failure.
-pub async fn register_seller(app: &App, client: Arc<Client>, agent: &AgentRow) -> Result<Value> {
+pub async fn register_seller(app: &App, agent: &AgentRow) -> Result<Value> {
+    let client = client(app)?;
     let agent_id = agent.id.clone();
     let existing = app
         .store
         .read(move |conn| store::account_of(conn, &agent_id))
         .await?
-        .filter(|a| a.rail == RAIL_STRIPE && a.account_ref.is_some());
+        .filter(|a| a.rail == ACCOUNTS && a.account_ref.is_some());
     let account = match existing {
         Some(account) => account,
         None => {
@@ -65,10 +80,10 @@ pub async fn register_seller(app: &App, client: Arc<Client>, agent: &AgentRow) -
             .await?;
             let reference = object_id(&created, "acct_")?;
             let (agent_id, fresh, now) =
-                (agent.id.clone(), payments::new_onboarding_id(), app.now());
+                (agent.id.clone(), payouts::new_onboarding_id(), app.now());
             app.store
                 .write(move |tx| {
-                    store::open_account(tx, &agent_id, &fresh, RAIL_STRIPE, Some(&reference), &now)
+                    store::open_account(tx, &agent_id, &fresh, ACCOUNTS, Some(&reference), &now)
                 })
                 .await?
         }
@@ -81,7 +96,7 @@ pub async fn register_seller(app: &App, client: Arc<Client>, agent: &AgentRow) -
         Some(account_link(app, &client, &account.onboarding_id, &reference).await?)
     };
     Ok(json!({
-        "rail": RAIL_STRIPE,
+        "rail": ACCOUNTS,
         "status": if complete { "complete" } else { "pending" },
         "accountId": reference,
         "onboardingUrl": link.as_ref().map(|l| l.0.clone()),
@@ -161,7 +176,7 @@ pub async fn connect_return(app: &App, onboarding_id: &str) -> Result<Option<Str
         .store
         .read(move |conn| store::account_by_onboarding(conn, &id))
         .await?
-        .filter(|a| a.rail == RAIL_STRIPE)
+        .filter(|a| a.rail == ACCOUNTS)
         .ok_or_else(|| Error::NotFound("no such onboarding".into()))?;
     let reference = account.account_ref.unwrap_or_default();
     if sync_account(app, &client, &reference).await? {
@@ -183,10 +198,10 @@ pub async fn connect_return(app: &App, onboarding_id: &str) -> Result<Option<Str
 /// `STRIPE_ERROR` / `STRIPE_UNAVAILABLE` (502); database failure.
 pub async fn open_checkout(
     app: &App,
-    client: Arc<Client>,
     purchase: &PurchaseRow,
     title: &str,
 ) -> Result<(String, String)> {
+    let client = client(app)?;
     let expires_at = purchase
         .expires_at
         .as_deref()
@@ -316,14 +331,14 @@ pub async fn webhook(app: &App, signature: Option<&str>, body: &[u8]) -> Result<
             match action {
                 Action::Paid(session, payment_ref) => {
                     adopt_session(tx, &session, reference.as_deref())?;
-                    match purchases::pay_in(
-                        tx,
-                        &keyring,
-                        &now,
-                        &session,
-                        payment_ref.as_deref(),
-                        true,
-                    ) {
+                    let report = PaymentReport {
+                        reservation: Reservation::Session(session.clone()),
+                        payment_ref: payment_ref.clone(),
+                        payer: None,
+                        token: None,
+                        taken: true,
+                    };
+                    match settlement::record_payment(tx, &keyring, &now, report) {
                         Ok((_, settled)) => Ok(Outcome::Paid(Box::new(settled))),
                         Err(Error::NotFound(_)) => Ok(Outcome::Unknown),
                         // Paid for a checkout that can no longer be sold: owed back to the buyer,
@@ -372,7 +387,7 @@ pub async fn webhook(app: &App, signature: Option<&str>, body: &[u8]) -> Result<
         Outcome::Ended => "checkout_ended",
         Outcome::Account => "account_updated",
         Outcome::Paid(settled) => {
-            purchases::publish(app, *settled);
+            settlement::publish(app, *settled);
             "paid"
         }
         // Tried at once; the commerce worker retries what does not go through.
@@ -402,7 +417,7 @@ fn adopt_session(
         return Ok(());
     }
     let waiting = crate::store::purchases::find(tx, purchase_id)?
-        .is_some_and(|p| p.checkout_session.is_none() && p.rail == purchases::RAIL_STRIPE);
+        .is_some_and(|p| p.checkout_session.is_none() && p.rail == Rail::Card.name());
     if waiting {
         store::set_checkout(tx, purchase_id, session, "")?;
     }
@@ -421,7 +436,7 @@ enum Outcome {
     Unknown,
     Ended,
     Account,
-    Paid(Box<purchases::Settled>),
+    Paid(Box<Settled>),
     /// The payment owed back (none when Stripe named no payment intent).
     Refund(Option<store::Refund>),
 }

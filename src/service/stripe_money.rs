@@ -7,6 +7,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::App;
+use super::rail::Rail;
 use super::stripe_client::{Client, Failure, call, object_id};
 use crate::clock::rfc3339_after;
 use crate::error::Result;
@@ -14,7 +15,10 @@ use crate::store::payments as store;
 
 /// One pass of the Stripe money worker: refunds owed, then payouts due. An error in one does
 /// not hold back the other.
-pub async fn move_money(app: &App, client: &Arc<Client>) {
+pub async fn move_money(app: &App) {
+    let Some(client) = app.stripe.clone() else {
+        return;
+    };
     if let Err(error) = refund_due(app, client.clone()).await {
         tracing::warn!(%error, "Stripe refunds");
     }
@@ -138,9 +142,13 @@ impl RetryPlan {
 /// Database failure.
 async fn pay_out_due(app: &App, client: Arc<Client>) -> Result<()> {
     let now = app.now();
+    let (rail, accounts) = (
+        Rail::Card.ledger_name(),
+        Rail::Card.account_name().unwrap_or_default(),
+    );
     let due = app
         .store
-        .read(move |conn| store::due_payouts(conn, &now, 50))
+        .read(move |conn| store::due_payouts(conn, &now, 50, rail, accounts))
         .await?;
     for row in due {
         if let Attempt::Unanswered = pay_out(app, &client, row).await? {

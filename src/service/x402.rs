@@ -15,18 +15,18 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::purchases::{self, RAIL_X402};
+use super::rail::Rail;
+use super::settlement::{self, Opening, PaymentReport, Reservation};
 use super::x402_wire::{
     ATOMIC_PER_CENT, MAX_TIMEOUT_SECONDS, NETWORKS, Offer, decode, facilitate, get_json,
-    rail_unavailable, response_header, text_of, usdc,
+    response_header, text_of, usdc,
 };
-use super::{App, listings, payments};
-use crate::args::Args;
+use super::{App, payouts};
 use crate::config::X402Settings;
 use crate::crypto::{b64url, random_bytes};
 use crate::error::{Error, Result};
 use crate::store::agents::AgentRow;
-use crate::store::listings as listing_store;
+use crate::store::listings::ListingRow;
 use crate::store::payments as payment_store;
 use crate::store::purchases::{self as store, PurchaseRow};
 
@@ -55,114 +55,43 @@ pub fn check_settings(settings: &X402Settings) -> Result<(), String> {
 /// Prefix of the read capability an x402 buyer gets (`purchaseToken`).
 pub const TOKEN_PREFIX: &str = "x402_";
 
-/// The rails a purchase request may name in `rail`.
-pub const RAIL_NAMES: &[&str] = &[RAIL_X402, "checkout", "card"];
-
-/// Which rail serves a purchase request.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Rail {
-    /// The instance's card/checkout rail (sandbox or Stripe): needs a buyer key.
-    Default,
-    /// `x402_usdc_base`.
-    X402,
+/// How a sale on this rail ends.
+pub enum Outcome {
+    /// A 402: the challenge, or a payment the facilitator or the chain did not take.
+    Answer(Answer),
+    /// Paid and settled into the ledger: the purchase, its read capability (`purchaseToken`),
+    /// the payment as the Purchase shows it, and `PAYMENT-RESPONSE`.
+    Sold {
+        purchase: Box<PurchaseRow>,
+        token: String,
+        payment: Value,
+        headers: Vec<(&'static str, String)>,
+    },
 }
 
-/// Picks the rail of a purchase request: `rail` when named (`x402_usdc_base`, or `checkout` /
-/// `card` for the instance's default rail); a payment header means x402; a request without a
-/// key goes to x402 when it is configured (the payment is the credential), else to the default
-/// rail (which answers 401).
+/// Sells a paid listing on the x402 rail, the request already checked (the buyer's own listing,
+/// health terms). `buyer` is `None` for an anonymous buyer (the payment is the credential).
 ///
 /// # Errors
-/// `INVALID_ARGUMENT` for an unknown or non-string `rail`, or a payment header with another
-/// rail; `RAIL_UNAVAILABLE` (409) when x402 is asked for and not configured.
-pub fn choose_rail(
-    app: &App,
-    has_key: bool,
-    rail: Option<&Value>,
-    has_payment: bool,
-) -> Result<Rail> {
-    let named = match rail {
-        None | Some(Value::Null) => None,
-        Some(Value::String(name)) if RAIL_NAMES.contains(&name.as_str()) => Some(name.as_str()),
-        Some(_) => {
-            return Err(Error::invalid(format!(
-                "`rail` must be one of {} (default: the instance's checkout rail, or x402 without a key when configured)",
-                RAIL_NAMES.join(", ")
-            )));
-        }
-    };
-    let wants_x402 = named == Some(RAIL_X402) || has_payment;
-    if named.is_some_and(|name| name != RAIL_X402) && has_payment {
-        return Err(Error::invalid(
-            "a PAYMENT-SIGNATURE or X-PAYMENT header pays on the `x402_usdc_base` rail; drop it or the `rail` field",
-        ));
-    }
-    if wants_x402 {
-        if app.x402.is_none() {
-            return Err(rail_unavailable());
-        }
-        return Ok(Rail::X402);
-    }
-    if named.is_none() && !has_key && app.x402.is_some() {
-        return Ok(Rail::X402);
-    }
-    Ok(Rail::Default)
-}
-
-/// A paid purchase on the x402 rail (`POST /api/marketplace/listings/{id}/purchase` without a
-/// key, with `rail: "x402_usdc_base"`, or with a payment header). `buyer` is `None` for an
-/// anonymous buyer (the payment is the credential). A free listing needs no payment: with a
-/// key it is bought as usual, without one it is 401.
-///
-/// # Errors
-/// `NOT_FOUND`, `UNAUTHENTICATED` (free listing without a key), `CANNOT_BUY_OWN_LISTING`
-/// (403), `LISTING_UNAVAILABLE` / `PAYOUTS_NOT_CONNECTED` / `PAYMENT_ALREADY_USED` (409),
-/// `HEALTH_TERMS_REQUIRED` (422), `INVALID_PAYMENT` (400), `FACILITATOR_UNAVAILABLE` /
-/// `FACILITATOR_ERROR` (502). Challenges and refused payments are 402 [`Answer`]s.
-pub async fn purchase(
+/// `LISTING_UNAVAILABLE` / `PAYOUTS_NOT_CONNECTED` / `PAYMENT_ALREADY_USED` (409),
+/// `INVALID_PAYMENT` (400), `FACILITATOR_UNAVAILABLE` / `FACILITATOR_ERROR` (502). Challenges
+/// and refused payments are 402 [`Answer`]s.
+pub async fn sell(
     app: &App,
     buyer: Option<&AgentRow>,
-    listing_id: &str,
-    args: Args,
+    listing: &ListingRow,
+    email: Option<String>,
     payment: Option<PaymentHeader>,
     resource_url: String,
-) -> Result<Answer> {
-    args.deny_unknown(&["email", "buyer_intended_use", "buyer_attestation"])?;
-    let listing = listings::find(app, listing_id).await?;
-    if listing.price_cents == 0 {
-        let Some(buyer) = buyer else {
-            return Err(Error::Unauthenticated(
-                "a free listing is bought with a buyer key (Authorization: Bearer); x402 pays for paid listings only".into(),
-            ));
-        };
-        let body = purchases::purchase(app, buyer, listing_id, args).await?;
-        return Ok(Answer {
-            status: 200,
-            body,
-            headers: Vec::new(),
-        });
-    }
-    let email = args
-        .opt_str("email", 254)?
-        .map(super::agents::check_email)
-        .transpose()?;
-    if buyer.is_some_and(|b| b.id == listing.seller_id) {
-        return Err(Error::Forbidden {
-            code: "CANNOT_BUY_OWN_LISTING",
-            message: "an agent cannot buy its own listing".into(),
-        });
-    }
-    if listing.vertical_slug == super::catalog::HEALTH_VERTICAL {
-        purchases::check_health_terms(&args, listing.authorized_uses.as_deref())?;
-    }
+) -> Result<Outcome> {
     // Refuse what cannot be sold before anyone signs a payment.
-    let (stored, stripe, now) = (listing.clone(), app.stripe.is_some(), app.now());
+    let (stored, card, now) = (listing.clone(), app.card_rail(), app.now());
     app.store
         .read(move |conn| {
-            if !purchases::available(conn, &stored, &now)? {
-                return Err(purchases::unavailable());
+            if !settlement::available(conn, &stored, &now)? {
+                return Err(settlement::unavailable());
             }
-            payments::require_payouts(conn, &stored.seller_id, stripe)
+            payouts::require_payouts(conn, &stored.seller_id, card)
         })
         .await?;
     let offer = Offer::new(
@@ -172,14 +101,14 @@ pub async fn purchase(
         listing.title.clone(),
     )?;
     let Some(header) = payment else {
-        return Ok(offer.challenge(
+        return Ok(Outcome::Answer(offer.challenge(
             "payment required: sign one of `accepts` and retry with PAYMENT-SIGNATURE (x402 v2) or X-PAYMENT (x402 v1)",
-        ));
+        )));
     };
     let version = header.version();
     let payload = decode(&header)?;
     if let Some(reason) = offer.mismatch(version, &payload) {
-        return Ok(offer.challenge(&reason));
+        return Ok(Outcome::Answer(offer.challenge(&reason)));
     }
     let exchange = json!({
         "x402Version": version,
@@ -193,12 +122,12 @@ pub async fn purchase(
         let detail = text_of(&verified, "invalidMessage")
             .map(|m| format!(" ({m})"))
             .unwrap_or_default();
-        return Ok(offer.challenge(&format!(
+        return Ok(Outcome::Answer(offer.challenge(&format!(
             "payment refused by the facilitator: {reason}{detail}"
-        )));
+        ))));
     }
 
-    let reservation = reserve(app, buyer, &listing, email).await?;
+    let reservation = reserve(app, buyer, listing, email).await?;
     let settled = match facilitate(app, "settle", exchange, "success").await {
         Ok(settled) => settled,
         Err(error) => {
@@ -231,25 +160,24 @@ pub async fn purchase(
             failure["payer"] = payer.into();
         }
         answer.headers.push(response_header(version, &failure));
-        return Ok(answer);
+        return Ok(Outcome::Answer(answer));
     };
     let payer = text_of(&settled, "payer")
         .or_else(|| text_of(&verified, "payer"))
         .or_else(|| text_of(&payload["payload"]["authorization"], "from"));
     let sold = complete(app, reservation, transaction.clone(), payer.clone()).await?;
     let token = sold.checkout_session.clone().unwrap_or_default();
-    let mut body = purchases::read_as_buyer(app, sold).await?;
-    body["purchaseToken"] = token.into();
-    body["payment"] = json!({
+    let shown = json!({
         "transaction": transaction,
         "network": network,
         "payer": payer,
     });
     let mut success = json!({ "success": true, "transaction": transaction, "network": network });
     success["payer"] = payer.map_or(Value::Null, Value::from);
-    Ok(Answer {
-        status: 200,
-        body,
+    Ok(Outcome::Sold {
+        purchase: Box::new(sold),
+        token,
+        payment: shown,
         headers: vec![response_header(version, &success)],
     })
 }
@@ -259,19 +187,19 @@ pub async fn purchase(
 async fn reserve(
     app: &App,
     buyer: Option<&AgentRow>,
-    listing: &listing_store::ListingRow,
+    listing: &ListingRow,
     email: Option<String>,
 ) -> Result<PurchaseRow> {
-    let hold = Duration::from_secs(MAX_TIMEOUT_SECONDS + 60);
-    // No capability while unpaid: nothing can pay or cancel this reservation but us.
-    let mut purchase = purchases::new_purchase(app, buyer, listing, RAIL_X402, email, hold, None);
-    let (keyring, now, stripe) = (app.keyring.clone(), app.now(), app.stripe.is_some());
-    app.store
-        .write(move |tx| {
-            purchases::insert_checked(tx, &keyring, &now, stripe, &mut purchase)?;
-            Ok(purchase)
-        })
-        .await
+    let opening = Opening {
+        buyer,
+        listing,
+        rail: Rail::Wallet,
+        email,
+        hold: Duration::from_secs(MAX_TIMEOUT_SECONDS + 60),
+        // No capability while unpaid: nothing can pay or cancel this reservation but us.
+        session: None,
+    };
+    settlement::open(app, opening).await
 }
 
 /// Frees a reservation whose payment did not settle.
@@ -299,23 +227,25 @@ async fn complete(
                 payment_store::end_checkout(tx, &purchase.id, "cancelled")?;
                 return Ok(None);
             }
-            // Read fresh: the hold may have run out while the payment settled.
-            payment_store::expire_checkouts(tx, &now)?;
-            let mut current = store::find(tx, &purchase.id)?
-                .ok_or_else(|| Error::Internal(format!("reservation {} vanished", purchase.id)))?;
-            current.payment_ref = Some(transaction.clone());
-            current.payer = payer;
-            current.checkout_session = Some(new_token());
-            match purchases::record_payment(tx, &keyring, &now, &mut current) {
-                Ok(settled) => Ok(Some((current, settled))),
+            // The reservation is read fresh there: its hold may have run out while the payment
+            // settled, and the money was taken all the same.
+            let report = PaymentReport {
+                reservation: Reservation::Purchase(purchase.id.clone()),
+                payment_ref: Some(transaction.clone()),
+                payer,
+                token: Some(new_token()),
+                taken: true,
+            };
+            match settlement::record_payment(tx, &keyring, &now, report) {
+                Ok(paid) => Ok(Some(paid)),
                 Err(Error::Conflict { code: "LISTING_UNAVAILABLE", .. }) => {
                     // The money moved but nothing can be sold: the operator refunds it.
-                    tracing::error!(purchase = current.id, transaction, "x402 payment settled after its reservation expired and the listing was sold; refund it");
+                    tracing::error!(purchase = purchase.id, transaction, "x402 payment settled after its reservation expired and the listing was sold; refund it");
                     Err(Error::Conflict {
                         code: "LISTING_UNAVAILABLE",
                         message: format!(
                             "your payment settled (transaction {transaction}) after the reservation of purchase {} expired and the listing was sold meanwhile; contact the operator for a refund",
-                            current.id
+                            purchase.id
                         ),
                     })
                 }
@@ -329,35 +259,13 @@ async fn complete(
             message: "this payment's transaction already paid for another purchase".into(),
         });
     };
-    purchases::publish(app, Some(settled));
+    settlement::publish(app, settled);
     Ok(purchase)
 }
 
 /// A fresh read capability for an x402 purchase (`purchaseToken`).
 fn new_token() -> String {
     format!("{TOKEN_PREFIX}{}", b64url(&random_bytes::<24>()))
-}
-
-/// `GET /api/marketplace/purchases/{id}` with `purchase_token` (or `X-Purchase-Token`) instead
-/// of a key: the buyer of an x402 purchase, anonymous or not, reads it with its token.
-///
-/// # Errors
-/// `NOT_FOUND`, `NOT_BUYER` (403) when the token is not this purchase's.
-pub async fn get_with_token(app: &App, id: &str, token: &str) -> Result<Value> {
-    let purchase = purchases::find(app, id).await?;
-    let matches = purchase.rail == RAIL_X402
-        && purchase
-            .checkout_session
-            .as_deref()
-            .is_some_and(|session| super::constant_time_eq(session, token));
-    if !matches {
-        return Err(Error::Forbidden {
-            code: "NOT_BUYER",
-            message: "this purchase token is not the purchase's (tokens come with x402 purchases)"
-                .into(),
-        });
-    }
-    purchases::read_as_buyer(app, purchase).await
 }
 
 /// Asks the facilitator once, at start, which payment kinds it supports (`GET /supported`), and
@@ -419,11 +327,11 @@ pub async fn check_facilitator(app: std::sync::Arc<App>) {
 /// The `x402` member of `rails` in `GET /api/meta`.
 pub fn meta(app: &App) -> Value {
     match app.x402.as_ref() {
-        None => json!({ "rail": RAIL_X402, "configured": false }),
+        None => json!({ "rail": Rail::Wallet.name(), "configured": false }),
         Some(settings) => {
             let token = usdc(&settings.network);
             json!({
-                "rail": RAIL_X402,
+                "rail": Rail::Wallet.name(),
                 "configured": true,
                 "network": settings.network,
                 "v1Network": token.map(|u| u.v1_network),
@@ -440,10 +348,12 @@ pub fn meta(app: &App) -> Value {
 /// The `autonomous` line of `rails` in `GET /api/meta`.
 pub fn meta_summary(app: &App) -> String {
     match app.x402.as_ref() {
-        None => format!("{RAIL_X402} (not configured on this instance)"),
+        None => format!("{} (not configured on this instance)", Rail::Wallet.name()),
         Some(settings) => format!(
-            "{RAIL_X402} (USDC on {}, paid to {}; a paid purchase without a key answers 402)",
-            settings.network, settings.pay_to
+            "{} (USDC on {}, paid to {}; a paid purchase without a key answers 402)",
+            Rail::Wallet.name(),
+            settings.network,
+            settings.pay_to
         ),
     }
 }

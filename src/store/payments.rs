@@ -1,5 +1,6 @@
 //! Payment-rail state: sellers' payout accounts, checkout expiry, escrow release and payouts,
-//! and the webhook events already handled.
+//! and the webhook events already handled. Rail names (`ledger.rail`, `payout_accounts.rail`)
+//! are the caller's, from `service::rail`, bound as parameters.
 
 use rusqlite::{Connection, OptionalExtension, params};
 
@@ -167,17 +168,22 @@ pub fn set_checkout(conn: &Connection, purchase_id: &str, session: &str, url: &s
 }
 
 /// Releases the held rows whose escrow clock has run, on rails that need no payout call
-/// (sandbox checkout, wallet). Card rows are released one by one after their transfer.
+/// (sandbox checkout, wallet): every ledger rail but `paid_out_rail`, whose rows are released
+/// one by one after their transfer.
 ///
 /// # Errors
 /// Database failure.
-pub fn release_due_without_payout(conn: &Connection, now: &str) -> Result<usize> {
+pub fn release_due_without_payout(
+    conn: &Connection,
+    now: &str,
+    paid_out_rail: &str,
+) -> Result<usize> {
     Ok(conn
         .prepare_cached(
             "UPDATE ledger SET status = 'released', released_at = ?1
-             WHERE status = 'held' AND release_at IS NOT NULL AND release_at <= ?1 AND rail != 'card'",
+             WHERE status = 'held' AND release_at IS NOT NULL AND release_at <= ?1 AND rail != ?2",
         )?
-        .execute([now])?)
+        .execute(params![now, paid_out_rail])?)
 }
 
 /// A held card row due for its payout.
@@ -196,21 +202,28 @@ pub struct DuePayout {
     pub source: Option<String>,
 }
 
-/// Card rows whose escrow clock has run and whose retry time (if any) has come.
+/// Rows of the ledger rail `rail` whose escrow clock has run and whose retry time (if any) has
+/// come, with the seller's account on the payout-account rail `account_rail`.
 ///
 /// # Errors
 /// Database failure.
-pub fn due_payouts(conn: &Connection, now: &str, limit: i64) -> Result<Vec<DuePayout>> {
+pub fn due_payouts(
+    conn: &Connection,
+    now: &str,
+    limit: i64,
+    rail: &str,
+    account_rail: &str,
+) -> Result<Vec<DuePayout>> {
     let mut stmt = conn.prepare_cached(
         "SELECT l.id, l.purchase_id, p.seller_net_cents, a.account_ref, l.payout_attempts, p.payment_ref,
                 l.payout_source
          FROM ledger l JOIN purchases p ON p.id = l.purchase_id
-         LEFT JOIN payout_accounts a ON a.agent_id = p.seller_id AND a.rail = 'stripe'
-         WHERE l.status = 'held' AND l.rail = 'card' AND l.release_at IS NOT NULL AND l.release_at <= ?1
+         LEFT JOIN payout_accounts a ON a.agent_id = p.seller_id AND a.rail = ?4
+         WHERE l.status = 'held' AND l.rail = ?3 AND l.release_at IS NOT NULL AND l.release_at <= ?1
            AND (l.payout_retry_at IS NULL OR l.payout_retry_at <= ?1)
          ORDER BY l.release_at LIMIT ?2",
     )?;
-    let rows = stmt.query_map(params![now, limit], |r| {
+    let rows = stmt.query_map(params![now, limit, rail, account_rail], |r| {
         Ok(DuePayout {
             ledger_id: r.get(0)?,
             purchase_id: r.get(1)?,
@@ -661,18 +674,22 @@ pub struct WalletReleased {
     pub seller_net_cents: i64,
 }
 
-/// Released wallet sales per seller, largest net first.
+/// Released sales of the ledger rail `wallet_rail` per seller, largest net first.
 ///
 /// # Errors
 /// Database failure.
-pub fn wallet_released(conn: &Connection, limit: i64) -> Result<Vec<WalletReleased>> {
+pub fn wallet_released(
+    conn: &Connection,
+    limit: i64,
+    wallet_rail: &str,
+) -> Result<Vec<WalletReleased>> {
     let mut stmt = conn.prepare_cached(
         "SELECT a.handle, count(*), sum(p.seller_net_cents)
          FROM ledger l JOIN purchases p ON p.id = l.purchase_id JOIN agents a ON a.id = p.seller_id
-         WHERE l.rail = 'wallet' AND l.status = 'released' AND p.seller_net_cents > 0
+         WHERE l.rail = ?2 AND l.status = 'released' AND p.seller_net_cents > 0
          GROUP BY p.seller_id ORDER BY sum(p.seller_net_cents) DESC, a.handle LIMIT ?1",
     )?;
-    let rows = stmt.query_map([limit], |r| {
+    let rows = stmt.query_map(params![limit, wallet_rail], |r| {
         Ok(WalletReleased {
             seller_handle: r.get(0)?,
             sales: r.get(1)?,

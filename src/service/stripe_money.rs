@@ -1,17 +1,27 @@
 //! Stripe's money movements: the transfers of sellers' nets at escrow release and the refunds
 //! of payments that came too late, made by the commerce worker (and a refund's first attempt by
-//! the webhook), both retried by one `RetryPlan`.
+//! the webhook). Both run one retry machine: an attempt is sent under the idempotency key its
+//! row's count of clear refusals names, and its outcome is recorded in its row by [`record`]
+//! following a [`RetryPlan`], whichever [`Movement`] it is.
 
 use std::sync::Arc;
 
+use jiff::{SignedDuration, Timestamp};
+use rusqlite::Connection;
 use serde_json::Value;
 
 use super::App;
 use super::rail::Rail;
 use super::stripe_client::{Client, Failure, call, object_id};
-use crate::clock::rfc3339_after;
+use crate::clock::{rfc3339, rfc3339_after};
 use crate::error::Result;
-use crate::store::payments as store;
+use crate::store::payments::{self as store, Movement};
+
+/// Most rows of each kind one pass attempts.
+const BATCH: i64 = 50;
+
+/// `payout_source` of a transfer sent without `source_transaction`.
+const NO_SOURCE: &str = "none";
 
 /// One pass of the Stripe money worker: refunds owed, then payouts due. An error in one does
 /// not hold back the other.
@@ -19,82 +29,104 @@ pub async fn move_money(app: &App) {
     let Some(client) = app.stripe.clone() else {
         return;
     };
-    if let Err(error) = refund_due(app, client.clone()).await {
+    if let Err(error) = refund_due(app, &client).await {
         tracing::warn!(%error, "Stripe refunds");
     }
-    if let Err(error) = pay_out_due(app, client.clone()).await {
+    if let Err(error) = pay_out_due(app, &client).await {
         tracing::warn!(%error, "Stripe payouts");
     }
 }
 
-/// Gives back every payment owed to a buyer whose retry time has come. A pass stops at the first attempt without an answer (Stripe is unreachable; the rest
-/// wait for the next pass rather than a timeout each).
-///
-/// # Errors
-/// Database failure.
-async fn refund_due(app: &App, client: Arc<Client>) -> Result<()> {
-    let now = app.now();
-    let due = app
-        .store
-        .read(move |conn| store::due_refunds(conn, &now, 50))
-        .await?;
-    for owed in due {
-        if let Attempt::Unanswered = refund(app, client.clone(), owed).await? {
-            break;
-        }
-    }
-    Ok(())
-}
-
 /// How one money movement went.
-pub(crate) enum Attempt {
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Attempt {
     Done,
     Failed,
-    /// Stripe did not answer: the pass stops.
+    /// Stripe did not answer: the pass stops (the rest wait for the next pass rather than a
+    /// timeout each).
     Unanswered,
 }
 
-/// One refund attempt (`payment:<pi>:refund:<n>`); a refund Stripe says was already made counts
-/// as done, a failure is retried like payouts ([`RetryPlan`]).
-pub(crate) async fn refund(app: &App, client: Arc<Client>, owed: store::Refund) -> Result<Attempt> {
-    let key = format!("payment:{}:refund:{}", owed.payment_ref, owed.attempts);
-    let params = [
-        ("payment_intent", owed.payment_ref.clone()),
-        ("metadata[purchase_id]", owed.purchase_id.clone()),
-    ];
-    let attempt = call(move || match client.post("/v1/refunds", &params, &key) {
-        Err(Failure::Api {
-            code: Some(code), ..
-        }) if code == "charge_already_refunded" => Ok("already_refunded".to_owned()),
-        answer => {
-            answer.and_then(|r| object_id(&r, "re_").map_err(|e| Failure::Transport(e.to_string())))
+/// One movement due: which row, and what names its next idempotency key.
+#[derive(Clone, Debug)]
+pub(crate) struct Due {
+    pub movement: Movement,
+    /// The row's key: a transfer's ledger id, a refund's payment reference.
+    pub row: String,
+    /// What the idempotency key is about: the purchase of a transfer, the payment of a refund.
+    pub subject: String,
+    /// Clear refusals so far.
+    pub attempts: i64,
+    /// For the log.
+    pub purchase_id: String,
+}
+
+impl Due {
+    fn transfer(row: &store::DuePayout) -> Due {
+        Due {
+            movement: Movement::Transfer,
+            row: row.ledger_id.clone(),
+            subject: row.purchase_id.clone(),
+            attempts: row.attempts,
+            purchase_id: row.purchase_id.clone(),
         }
-    })
-    .await;
-    let (payment_ref, now) = (owed.payment_ref, app.now());
-    match attempt {
-        Ok(refund) => {
-            // Stripe has the refund: done, whether this write or a concurrent one records it.
-            app.store
-                .write(move |tx| store::mark_refunded(tx, &payment_ref, &refund, &now))
-                .await?;
-            Ok(Attempt::Done)
+    }
+
+    fn refund(owed: &store::Refund) -> Due {
+        Due {
+            movement: Movement::Refund,
+            row: owed.payment_ref.clone(),
+            subject: owed.payment_ref.clone(),
+            attempts: owed.attempts,
+            purchase_id: owed.purchase_id.clone(),
         }
-        Err(failure) => {
-            tracing::warn!(?failure, %payment_ref, "refunding a payment for a closed checkout failed; will retry");
-            let plan = RetryPlan::after(app, &failure, owed.attempts);
-            let message = failure.describe();
-            app.store
-                .write(move |tx| {
-                    store::mark_refund_failed(tx, &payment_ref, &message, &plan.at, plan.next_key)
-                })
-                .await?;
-            Ok(plan.outcome)
+    }
+
+    /// The idempotency key of the next attempt (`purchase:<id>:transfer:<n>`,
+    /// `payment:<pi>:refund:<n>`).
+    fn key(&self) -> String {
+        match self.movement {
+            Movement::Transfer => format!("purchase:{}:transfer:{}", self.subject, self.attempts),
+            Movement::Refund => format!("payment:{}:refund:{}", self.subject, self.attempts),
         }
     }
 }
 
+/// Where a movement is made.
+fn path(movement: Movement) -> &'static str {
+    match movement {
+        Movement::Transfer => "/v1/transfers",
+        Movement::Refund => "/v1/refunds",
+    }
+}
+
+/// What Stripe's answer to a movement means: the id of the object made, or why there is none.
+/// A refund Stripe says was already made counts as made; an answer without the object's id has
+/// an unknown outcome.
+fn outcome(movement: Movement, answer: Result<Value, Failure>) -> Result<String, Failure> {
+    let prefix = match movement {
+        Movement::Transfer => "tr_",
+        Movement::Refund => "re_",
+    };
+    match answer {
+        Err(Failure::Api {
+            code: Some(code), ..
+        }) if movement == Movement::Refund && code == "charge_already_refunded" => {
+            Ok("already_refunded".to_owned())
+        }
+        answer => answer.and_then(|object| {
+            object_id(&object, prefix).map_err(|e| Failure::Transport(e.to_string()))
+        }),
+    }
+}
+
+/// A clear refusal: a 4xx other than 409 (key in use) and 429 (rate limited). Nothing was made.
+fn clear_refusal(status: u16) -> bool {
+    (400..500).contains(&status) && status != 409 && status != 429
+}
+
 /// When and how a failed money movement (transfer, refund) is tried again.
+#[derive(Debug)]
 struct RetryPlan {
     /// Stripe clearly refused (a 4xx other than 409 key-in-use, 429 and an idempotency error):
     /// nothing was made under this key, so the next attempt uses the next idempotency key, after
@@ -108,14 +140,12 @@ struct RetryPlan {
 }
 
 impl RetryPlan {
-    fn after(app: &App, failure: &Failure, attempts: i64) -> RetryPlan {
+    fn after(failure: &Failure, attempts: i64, now: Timestamp) -> RetryPlan {
         let (next_key, wait, outcome) = match failure {
             Failure::Api { kind, .. } if kind.as_deref() == Some("idempotency_error") => {
                 (false, 3600, Attempt::Failed)
             }
-            Failure::Api { status, .. }
-                if (400..500).contains(status) && *status != 409 && *status != 429 =>
-            {
+            Failure::Api { status, .. } if clear_refusal(*status) => {
                 let backoff = (60_i64 << attempts.clamp(0, 8)).min(6 * 3600);
                 (true, backoff, Attempt::Failed)
             }
@@ -123,24 +153,112 @@ impl RetryPlan {
             Failure::Transport(_) => (false, 60, Attempt::Unanswered),
             Failure::NotSent(_) => (false, 3600, Attempt::Failed),
         };
-        let at = rfc3339_after(app.clock.now(), jiff::SignedDuration::from_secs(wait));
         RetryPlan {
             next_key,
-            at,
+            at: rfc3339_after(now, SignedDuration::from_secs(wait)),
             outcome,
         }
     }
 }
 
-/// Transfers the seller's net of every card sale whose escrow clock has run
-/// (`purchase:<id>:transfer:<n>`), and releases the row once the transfer exists. A refused
-/// transfer stays held and is retried with backoff under the next key; an unanswered one is
-/// retried under the same key, so it cannot be made twice ([`RetryPlan`]). A pass stops at the
+/// Records how an attempt went in its row, in the writer's transaction: made (done, whether
+/// this write or a concurrent one records it), or failed and planned again ([`RetryPlan`]).
+///
+/// # Errors
+/// Database failure.
+fn record(
+    conn: &Connection,
+    due: &Due,
+    outcome: Result<String, Failure>,
+    now: Timestamp,
+) -> Result<Attempt> {
+    match outcome {
+        Ok(reference) => {
+            store::mark_moved(conn, due.movement, &due.row, &reference, &rfc3339(now))?;
+            Ok(Attempt::Done)
+        }
+        Err(failure) => {
+            let plan = RetryPlan::after(&failure, due.attempts, now);
+            store::mark_move_failed(
+                conn,
+                due.movement,
+                &due.row,
+                &failure.describe(),
+                &plan.at,
+                plan.next_key,
+            )?;
+            Ok(plan.outcome)
+        }
+    }
+}
+
+/// Logs a failed attempt and records its outcome.
+async fn conclude(app: &App, due: Due, outcome: Result<String, Failure>) -> Result<Attempt> {
+    if let Err(failure) = &outcome {
+        match due.movement {
+            Movement::Transfer => {
+                tracing::warn!(?failure, purchase = %due.purchase_id, "escrow payout failed; will retry");
+            }
+            Movement::Refund => {
+                tracing::warn!(?failure, payment_ref = %due.row, "refunding a payment for a closed checkout failed; will retry");
+            }
+        }
+    }
+    let now = app.clock.now();
+    app.store
+        .write(move |tx| record(tx, &due, outcome, now))
+        .await
+}
+
+/// Sends one attempt of a movement under the key its row names, and records the outcome.
+async fn attempt(
+    app: &App,
+    client: &Arc<Client>,
+    due: Due,
+    params: Vec<(&'static str, String)>,
+) -> Result<Attempt> {
+    let (c, key, movement) = (client.clone(), due.key(), due.movement);
+    let answer = call(move || c.post(path(movement), &params, &key)).await;
+    conclude(app, due, outcome(movement, answer)).await
+}
+
+/// Gives back every payment owed to a buyer whose retry time has come. A pass stops at the
 /// first attempt without an answer.
 ///
 /// # Errors
 /// Database failure.
-async fn pay_out_due(app: &App, client: Arc<Client>) -> Result<()> {
+async fn refund_due(app: &App, client: &Arc<Client>) -> Result<()> {
+    let now = app.now();
+    let due = app
+        .store
+        .read(move |conn| store::due_refunds(conn, &now, BATCH))
+        .await?;
+    for owed in due {
+        if let Attempt::Unanswered = refund(app, client.clone(), owed).await? {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// One refund attempt (`payment:<pi>:refund:<n>`).
+///
+/// # Errors
+/// Database failure.
+pub(crate) async fn refund(app: &App, client: Arc<Client>, owed: store::Refund) -> Result<Attempt> {
+    let params = vec![
+        ("payment_intent", owed.payment_ref.clone()),
+        ("metadata[purchase_id]", owed.purchase_id.clone()),
+    ];
+    attempt(app, &client, Due::refund(&owed), params).await
+}
+
+/// Transfers the seller's net of every card sale whose escrow clock has run, and releases the
+/// row once the transfer exists. A pass stops at the first attempt without an answer.
+///
+/// # Errors
+/// Database failure.
+async fn pay_out_due(app: &App, client: &Arc<Client>) -> Result<()> {
     let now = app.now();
     let (rail, accounts) = (
         Rail::Card.ledger_name(),
@@ -148,25 +266,22 @@ async fn pay_out_due(app: &App, client: Arc<Client>) -> Result<()> {
     );
     let due = app
         .store
-        .read(move |conn| store::due_payouts(conn, &now, 50, rail, accounts))
+        .read(move |conn| store::due_payouts(conn, &now, BATCH, rail, accounts))
         .await?;
     for row in due {
-        if let Attempt::Unanswered = pay_out(app, &client, row).await? {
+        if let Attempt::Unanswered = pay_out(app, client, row).await? {
             break;
         }
     }
     Ok(())
 }
 
-/// How long the worker leaves a refund the webhook is attempting (the client's deadline is 30 s).
-/// `payout_source` of a transfer sent without `source_transaction`.
-const NO_SOURCE: &str = "none";
-
 /// One transfer attempt for a held card sale.
 async fn pay_out(app: &App, client: &Arc<Client>, row: store::DuePayout) -> Result<Attempt> {
+    let due = Due::transfer(&row);
     let Some(destination) = row.destination.clone() else {
         let failure = Failure::NotSent("the seller has no Stripe account".into());
-        return payout_failed(app, &row, failure).await;
+        return conclude(app, due, Err(failure)).await;
     };
     // Tied to the buyer's charge, the transfer is accepted even while that charge's funds are
     // still pending, and moves when they become available. The charge is chosen once, before
@@ -179,11 +294,7 @@ async fn pay_out(app: &App, client: &Arc<Client>, row: store::DuePayout) -> Resu
                 Ok(charge) => charge.unwrap_or_else(|| NO_SOURCE.to_owned()),
                 // A clear refusal (say, a restricted key without PaymentIntent access): the
                 // transfer goes without it and waits for the available balance instead.
-                Err(Failure::Api { status, .. })
-                    if (400..500).contains(&status) && status != 409 && status != 429 =>
-                {
-                    NO_SOURCE.to_owned()
-                }
+                Err(Failure::Api { status, .. }) if clear_refusal(status) => NO_SOURCE.to_owned(),
                 // Nothing was sent under the transfer key yet, so no key moves on.
                 Err(Failure::Api {
                     status, message, ..
@@ -191,9 +302,9 @@ async fn pay_out(app: &App, client: &Arc<Client>, row: store::DuePayout) -> Resu
                     let failure = Failure::Transport(format!(
                         "reading the buyer's charge: HTTP {status}: {message}"
                     ));
-                    return payout_failed(app, &row, failure).await;
+                    return conclude(app, due, Err(failure)).await;
                 }
-                Err(failure) => return payout_failed(app, &row, failure).await,
+                Err(failure) => return conclude(app, due, Err(failure)).await,
             };
             let (ledger_id, chosen) = (row.ledger_id.clone(), source.clone());
             app.store
@@ -202,7 +313,6 @@ async fn pay_out(app: &App, client: &Arc<Client>, row: store::DuePayout) -> Resu
             source
         }
     };
-    let key = format!("purchase:{}:transfer:{}", row.purchase_id, row.attempts);
     let mut params = vec![
         ("amount", row.seller_net_cents.to_string()),
         ("currency", "usd".into()),
@@ -213,32 +323,7 @@ async fn pay_out(app: &App, client: &Arc<Client>, row: store::DuePayout) -> Resu
     if source != NO_SOURCE {
         params.push(("source_transaction", source));
     }
-    let c = client.clone();
-    let attempt = call(move || c.post("/v1/transfers", &params, &key))
-        .await
-        .and_then(|t| object_id(&t, "tr_").map_err(|e| Failure::Transport(e.to_string())));
-    match attempt {
-        Ok(transfer) => {
-            let (ledger_id, now) = (row.ledger_id.clone(), app.now());
-            app.store
-                .write(move |tx| store::mark_paid_out(tx, &ledger_id, &transfer, &now))
-                .await?;
-            Ok(Attempt::Done)
-        }
-        Err(failure) => payout_failed(app, &row, failure).await,
-    }
-}
-
-async fn payout_failed(app: &App, row: &store::DuePayout, failure: Failure) -> Result<Attempt> {
-    tracing::warn!(?failure, purchase = %row.purchase_id, "escrow payout failed; will retry");
-    let plan = RetryPlan::after(app, &failure, row.attempts);
-    let (ledger_id, message) = (row.ledger_id.clone(), failure.describe());
-    app.store
-        .write(move |tx| {
-            store::mark_payout_failed(tx, &ledger_id, &message, &plan.at, plan.next_key)
-        })
-        .await?;
-    Ok(plan.outcome)
+    attempt(app, client, due, params).await
 }
 
 /// The charge of a Checkout payment, when the payment names one (blocking): the
@@ -262,4 +347,237 @@ fn source_charge(client: &Client, payment: Option<&str>) -> Result<Option<String
             .map(str::to_owned),
     };
     Ok(charge.filter(|id| id.starts_with("ch_") || id.starts_with("py_")))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    const NOW: &str = "2026-03-01T12:00:00.000Z";
+
+    fn now() -> Timestamp {
+        NOW.parse().unwrap()
+    }
+
+    fn after(secs: i64) -> String {
+        rfc3339_after(now(), SignedDuration::from_secs(secs))
+    }
+
+    /// An in-memory database with the schema, one held card row (`L1`, purchase `P1`) and one
+    /// pending refund (`pi_1`).
+    fn database() -> Connection {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(include_str!("../../schema.sql"))
+            .unwrap();
+        conn.execute_batch(
+            "PRAGMA foreign_keys = OFF;
+             INSERT INTO purchases (id, listing_id, seller_id, status, amount_cents,
+                 platform_fee_cents, seller_net_cents, fee_bps, schedule_version, rail, created_at,
+                 receipt, payment_ref)
+             VALUES ('P1', 'LI', 'A1', 'delivered', 1000, 50, 950, 500, 1, 'card',
+                 '2026-01-01T00:00:00Z', '{}', 'pi_0');
+             INSERT INTO ledger (id, purchase_id, seller_code, vertical_slug, amount_cents,
+                 platform_fee_cents, rail, status, is_reference_listing, created_at, release_at)
+             VALUES ('L1', 'P1', 'S-1', 'v', 1000, 50, 'card', 'held', 0, '2026-01-01T00:00:00Z',
+                 '2026-02-01T00:00:00Z');",
+        )
+        .unwrap();
+        assert!(store::queue_refund(&conn, "pi_1", "P2", 700, NOW, NOW).unwrap());
+        conn
+    }
+
+    /// The row as the worker reads it once its retry time has come.
+    fn due(conn: &Connection, movement: Movement) -> Due {
+        let later = "2099-01-01T00:00:00Z";
+        match movement {
+            Movement::Transfer => {
+                let rows = store::due_payouts(conn, later, 10, "card", "stripe").unwrap();
+                Due::transfer(&rows[0])
+            }
+            Movement::Refund => Due::refund(&store::due_refunds(conn, later, 10).unwrap()[0]),
+        }
+    }
+
+    /// The row's state: status, clear refusals, retry time, error, the rail's reference.
+    fn state(
+        conn: &Connection,
+        movement: Movement,
+    ) -> (String, i64, Option<String>, Option<String>, Option<String>) {
+        let sql = match movement {
+            Movement::Transfer => {
+                "SELECT status, payout_attempts, payout_retry_at, payout_error, payout_ref FROM ledger WHERE id = 'L1'"
+            }
+            Movement::Refund => {
+                "SELECT status, attempts, retry_at, error, refund_ref FROM refunds WHERE payment_ref = 'pi_1'"
+            }
+        };
+        conn.query_row(sql, [], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+        })
+        .unwrap()
+    }
+
+    /// Runs one attempt answered by `answer` through the machine.
+    fn run(conn: &Connection, movement: Movement, answer: Result<Value, Failure>) -> Attempt {
+        let due = due(conn, movement);
+        record(conn, &due, outcome(movement, answer), now()).unwrap()
+    }
+
+    fn refused(status: u16, code: Option<&str>, kind: Option<&str>) -> Failure {
+        Failure::Api {
+            status,
+            message: "no".into(),
+            code: code.map(str::to_owned),
+            kind: kind.map(str::to_owned),
+        }
+    }
+
+    const BOTH: [Movement; 2] = [Movement::Transfer, Movement::Refund];
+
+    #[test]
+    fn keys_name_the_subject_and_the_refusals_so_far() {
+        let conn = database();
+        assert_eq!(
+            due(&conn, Movement::Transfer).key(),
+            "purchase:P1:transfer:0"
+        );
+        assert_eq!(due(&conn, Movement::Refund).key(), "payment:pi_1:refund:0");
+        run(&conn, Movement::Refund, Err(refused(400, None, None)));
+        assert_eq!(due(&conn, Movement::Refund).key(), "payment:pi_1:refund:1");
+    }
+
+    #[test]
+    fn an_unknown_outcome_keeps_the_key() {
+        for movement in BOTH {
+            let conn = database();
+            let open = state(&conn, movement).0;
+            assert_eq!(
+                run(&conn, movement, Err(Failure::Transport("timed out".into()))),
+                Attempt::Unanswered
+            );
+            let (status, attempts, retry_at, error, reference) = state(&conn, movement);
+            assert_eq!((status, attempts), (open.clone(), 0));
+            assert_eq!(retry_at.as_deref(), Some(after(60).as_str()));
+            assert_eq!(error.as_deref(), Some("no answer from Stripe: timed out"));
+            assert_eq!(reference, None);
+            // A 5xx, a 409 (key in use), a 429 and an answer without the object are unknown too.
+            for answer in [
+                Err(refused(500, None, Some("api_error"))),
+                Err(refused(409, None, None)),
+                Err(refused(429, None, None)),
+                Ok(json!({ "id": "xx_1" })),
+            ] {
+                run(&conn, movement, answer);
+                let (status, attempts, retry_at, _, _) = state(&conn, movement);
+                assert_eq!((status, attempts), (open.clone(), 0), "{movement:?}");
+                assert_eq!(retry_at.as_deref(), Some(after(60).as_str()));
+            }
+        }
+    }
+
+    #[test]
+    fn a_clear_refusal_moves_to_the_next_key_with_backoff() {
+        for movement in BOTH {
+            let conn = database();
+            let mut waits = Vec::new();
+            for _ in 0..10 {
+                let answer = Err(refused(400, Some("parameter_invalid"), None));
+                assert_eq!(run(&conn, movement, answer), Attempt::Failed);
+                waits.push(state(&conn, movement).2.unwrap());
+            }
+            let expected: Vec<String> = [60, 120, 240, 480, 960, 1920, 3840, 7680, 15360, 15360]
+                .into_iter()
+                .map(|s| after(s.min(6 * 3600)))
+                .collect();
+            assert_eq!(waits, expected);
+            let (_, attempts, _, error, _) = state(&conn, movement);
+            assert_eq!(attempts, 10);
+            assert_eq!(
+                error.as_deref(),
+                Some("Stripe refused (HTTP 400, parameter_invalid): no")
+            );
+        }
+    }
+
+    #[test]
+    fn an_idempotency_error_keeps_the_key_hourly() {
+        for movement in BOTH {
+            let conn = database();
+            let answer = Err(refused(400, None, Some("idempotency_error")));
+            assert_eq!(run(&conn, movement, answer), Attempt::Failed);
+            let (_, attempts, retry_at, _, _) = state(&conn, movement);
+            assert_eq!(attempts, 0);
+            assert_eq!(retry_at.as_deref(), Some(after(3600).as_str()));
+        }
+        // A transfer to a seller without a Stripe account was never sent: same key, hourly.
+        let conn = database();
+        let due = due(&conn, Movement::Transfer);
+        let failure = Failure::NotSent("the seller has no Stripe account".into());
+        assert_eq!(
+            record(&conn, &due, Err(failure), now()).unwrap(),
+            Attempt::Failed
+        );
+        let (_, attempts, retry_at, _, _) = state(&conn, Movement::Transfer);
+        assert_eq!((attempts, retry_at), (0, Some(after(3600))));
+    }
+
+    #[test]
+    fn success_marks_the_movement_done() {
+        let conn = database();
+        run(&conn, Movement::Transfer, Err(refused(400, None, None)));
+        assert_eq!(
+            run(&conn, Movement::Transfer, Ok(json!({ "id": "tr_1" }))),
+            Attempt::Done
+        );
+        assert_eq!(
+            state(&conn, Movement::Transfer),
+            ("released".into(), 1, None, None, Some("tr_1".into()))
+        );
+        let released: Option<String> = conn
+            .query_row("SELECT released_at FROM ledger WHERE id = 'L1'", [], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert_eq!(released.as_deref(), Some(NOW));
+        // Done rows are no longer due, and a late second answer changes nothing.
+        assert!(
+            store::due_payouts(&conn, NOW, 10, "card", "stripe")
+                .unwrap()
+                .is_empty()
+        );
+        assert!(!store::mark_moved(&conn, Movement::Transfer, "L1", "tr_2", NOW).unwrap());
+
+        assert_eq!(
+            run(&conn, Movement::Refund, Ok(json!({ "id": "re_1" }))),
+            Attempt::Done
+        );
+        assert_eq!(
+            state(&conn, Movement::Refund),
+            ("refunded".into(), 0, None, None, Some("re_1".into()))
+        );
+        assert!(store::due_refunds(&conn, NOW, 10).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_refund_already_made_counts_as_done() {
+        let conn = database();
+        let answer = Err(refused(400, Some("charge_already_refunded"), None));
+        assert_eq!(run(&conn, Movement::Refund, answer), Attempt::Done);
+        assert_eq!(
+            state(&conn, Movement::Refund),
+            (
+                "refunded".into(),
+                0,
+                None,
+                None,
+                Some("already_refunded".into())
+            )
+        );
+        // The same code on a transfer is only a refusal.
+        let answer = Err(refused(400, Some("charge_already_refunded"), None));
+        assert_eq!(run(&conn, Movement::Transfer, answer), Attempt::Failed);
+        assert_eq!(state(&conn, Movement::Transfer).1, 1);
+    }
 }

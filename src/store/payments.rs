@@ -1,6 +1,7 @@
-//! Payment-rail state: sellers' payout accounts, checkout expiry, escrow release and payouts,
-//! and the webhook events already handled. Rail names (`ledger.rail`, `payout_accounts.rail`)
-//! are the caller's, from `service::rail`, bound as parameters.
+//! Payment-rail state: sellers' payout accounts, checkout expiry, escrow release, the money
+//! movements retried until the rail confirms them (payouts, refunds), and the webhook events
+//! already handled. Rail names (`ledger.rail`, `payout_accounts.rail`) are the caller's, from
+//! `service::rail`, bound as parameters.
 
 use rusqlite::{Connection, OptionalExtension, params};
 
@@ -250,44 +251,120 @@ pub fn set_payout_source(conn: &Connection, ledger_id: &str, source: &str) -> Re
     Ok(())
 }
 
-/// Records a payout made: the row is released with the rail's reference.
+/// A money movement retried until the rail confirms it: the transfer of a held ledger row's
+/// seller net, or the refund of a payment owed back. Both keep the same state in their own
+/// table: open until done (with the rail's reference), the count of clear refusals (which names
+/// the next idempotency key), the last error and when to try again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Movement {
+    /// A `ledger` row, by id: `held` until `released` with `payout_ref`.
+    Transfer,
+    /// A `refunds` row, by `payment_ref`: `pending` until `refunded` with `refund_ref`.
+    Refund,
+}
+
+/// Where a movement's state lives.
+struct MovementTable {
+    table: &'static str,
+    key: &'static str,
+    open: &'static str,
+    done: &'static str,
+    reference: &'static str,
+    done_at: &'static str,
+    attempts: &'static str,
+    retry_at: &'static str,
+    error: &'static str,
+}
+
+impl Movement {
+    const fn state(self) -> MovementTable {
+        match self {
+            Movement::Transfer => MovementTable {
+                table: "ledger",
+                key: "id",
+                open: "held",
+                done: "released",
+                reference: "payout_ref",
+                done_at: "released_at",
+                attempts: "payout_attempts",
+                retry_at: "payout_retry_at",
+                error: "payout_error",
+            },
+            Movement::Refund => MovementTable {
+                table: "refunds",
+                key: "payment_ref",
+                open: "pending",
+                done: "refunded",
+                reference: "refund_ref",
+                done_at: "refunded_at",
+                attempts: "attempts",
+                retry_at: "retry_at",
+                error: "error",
+            },
+        }
+    }
+}
+
+/// Records a movement the rail made: the row is done with the rail's reference; `false` when
+/// it already was.
 ///
 /// # Errors
 /// Database failure.
-pub fn mark_paid_out(
+pub fn mark_moved(
     conn: &Connection,
-    ledger_id: &str,
+    movement: Movement,
+    id: &str,
     reference: &str,
     now: &str,
 ) -> Result<bool> {
+    let t = movement.state();
+    let sql = format!(
+        "UPDATE {table} SET status = '{done}', {done_at} = ?3, {reference} = ?2, {error} = NULL,
+             {retry_at} = NULL
+         WHERE {key} = ?1 AND status = '{open}'",
+        table = t.table,
+        done = t.done,
+        done_at = t.done_at,
+        reference = t.reference,
+        error = t.error,
+        retry_at = t.retry_at,
+        key = t.key,
+        open = t.open,
+    );
     Ok(conn
-        .prepare_cached(
-            "UPDATE ledger SET status = 'released', released_at = ?3, payout_ref = ?2, payout_error = NULL,
-                 payout_retry_at = NULL
-             WHERE id = ?1 AND status = 'held'",
-        )?
-        .execute(params![ledger_id, reference, now])?
+        .prepare_cached(&sql)?
+        .execute(params![id, reference, now])?
         > 0)
 }
 
-/// Records a failed payout attempt; the row stays held until `retry_at`. `definite` failures
-/// (the rail refused) move to the next idempotency key; unknown outcomes keep it.
+/// Records a failed attempt of a movement; the row stays open until `retry_at`. With
+/// `next_key` (the rail clearly refused) the next attempt uses the next idempotency key; an
+/// unknown outcome keeps it.
 ///
 /// # Errors
 /// Database failure.
-pub fn mark_payout_failed(
+pub fn mark_move_failed(
     conn: &Connection,
-    ledger_id: &str,
+    movement: Movement,
+    id: &str,
     error: &str,
     retry_at: &str,
-    definite: bool,
+    next_key: bool,
 ) -> Result<()> {
-    conn.prepare_cached(
-        "UPDATE ledger SET payout_error = ?2, payout_retry_at = ?3,
-             payout_attempts = payout_attempts + CASE WHEN ?4 THEN 1 ELSE 0 END
-         WHERE id = ?1 AND status = 'held'",
-    )?
-    .execute(params![ledger_id, error, retry_at, definite])?;
+    let t = movement.state();
+    let sql = format!(
+        "UPDATE {table} SET {error} = ?2, {retry_at} = ?3,
+             {attempts} = {attempts} + CASE WHEN ?4 THEN 1 ELSE 0 END
+         WHERE {key} = ?1 AND status = '{open}'",
+        table = t.table,
+        error = t.error,
+        retry_at = t.retry_at,
+        attempts = t.attempts,
+        key = t.key,
+        open = t.open,
+    );
+    conn.prepare_cached(&sql)?
+        .execute(params![id, error, retry_at, next_key])?;
     Ok(())
 }
 
@@ -377,47 +454,6 @@ pub fn refund_of(conn: &Connection, purchase_id: &str) -> Result<Option<Refund>>
         ))?
         .query_row(params![purchase_id], refund_row)
         .optional()?)
-}
-
-/// Records a refund made on the rail; `false` when it was already recorded.
-///
-/// # Errors
-/// Database failure.
-pub fn mark_refunded(
-    conn: &Connection,
-    payment_ref: &str,
-    refund_ref: &str,
-    now: &str,
-) -> Result<bool> {
-    Ok(conn
-        .prepare_cached(
-            "UPDATE refunds SET status = 'refunded', refund_ref = ?2, refunded_at = ?3, error = NULL,
-                 retry_at = NULL
-             WHERE payment_ref = ?1 AND status = 'pending'",
-        )?
-        .execute(params![payment_ref, refund_ref, now])?
-        > 0)
-}
-
-/// Records a failed refund attempt, retried at `retry_at`; `definite` failures (the rail
-/// refused) move to the next idempotency key, unknown outcomes keep it.
-///
-/// # Errors
-/// Database failure.
-pub fn mark_refund_failed(
-    conn: &Connection,
-    payment_ref: &str,
-    error: &str,
-    retry_at: &str,
-    definite: bool,
-) -> Result<()> {
-    conn.prepare_cached(
-        "UPDATE refunds SET error = ?2, retry_at = ?3,
-             attempts = attempts + CASE WHEN ?4 THEN 1 ELSE 0 END
-         WHERE payment_ref = ?1 AND status = 'pending'",
-    )?
-    .execute(params![payment_ref, error, retry_at, definite])?;
-    Ok(())
 }
 
 /// Records a webhook event id; `false` when it was already handled.

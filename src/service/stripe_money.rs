@@ -354,6 +354,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::store::payments::fixtures;
 
     const NOW: &str = "2026-03-01T12:00:00.000Z";
 
@@ -365,27 +366,8 @@ mod tests {
         rfc3339_after(now(), SignedDuration::from_secs(secs))
     }
 
-    /// An in-memory database with the schema, one held card row (`L1`, purchase `P1`) and one
-    /// pending refund (`pi_1`).
     fn database() -> Connection {
-        let conn = Connection::open_in_memory().unwrap();
-        conn.execute_batch(include_str!("../../schema.sql"))
-            .unwrap();
-        conn.execute_batch(
-            "PRAGMA foreign_keys = OFF;
-             INSERT INTO purchases (id, listing_id, seller_id, status, amount_cents,
-                 platform_fee_cents, seller_net_cents, fee_bps, schedule_version, rail, created_at,
-                 receipt, payment_ref)
-             VALUES ('P1', 'LI', 'A1', 'delivered', 1000, 50, 950, 500, 1, 'card',
-                 '2026-01-01T00:00:00Z', '{}', 'pi_0');
-             INSERT INTO ledger (id, purchase_id, seller_code, vertical_slug, amount_cents,
-                 platform_fee_cents, rail, status, is_reference_listing, created_at, release_at)
-             VALUES ('L1', 'P1', 'S-1', 'v', 1000, 50, 'card', 'held', 0, '2026-01-01T00:00:00Z',
-                 '2026-02-01T00:00:00Z');",
-        )
-        .unwrap();
-        assert!(store::queue_refund(&conn, "pi_1", "P2", 700, NOW, NOW).unwrap());
-        conn
+        fixtures::database(NOW)
     }
 
     /// The row as the worker reads it once its retry time has come.
@@ -405,18 +387,12 @@ mod tests {
         conn: &Connection,
         movement: Movement,
     ) -> (String, i64, Option<String>, Option<String>, Option<String>) {
-        let sql = match movement {
-            Movement::Transfer => {
-                "SELECT status, payout_attempts, payout_retry_at, payout_error, payout_ref FROM ledger WHERE id = 'L1'"
-            }
-            Movement::Refund => {
-                "SELECT status, attempts, retry_at, error, refund_ref FROM refunds WHERE payment_ref = 'pi_1'"
-            }
+        let id = match movement {
+            Movement::Transfer => "L1",
+            Movement::Refund => "pi_1",
         };
-        conn.query_row(sql, [], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
-        })
-        .unwrap()
+        let s = fixtures::state(conn, movement, id);
+        (s.status, s.attempts, s.retry_at, s.error, s.reference)
     }
 
     /// Runs one attempt answered by `answer` through the machine.
@@ -535,11 +511,7 @@ mod tests {
             state(&conn, Movement::Transfer),
             ("released".into(), 1, None, None, Some("tr_1".into()))
         );
-        let released: Option<String> = conn
-            .query_row("SELECT released_at FROM ledger WHERE id = 'L1'", [], |r| {
-                r.get(0)
-            })
-            .unwrap();
+        let released = fixtures::state(&conn, Movement::Transfer, "L1").done_at;
         assert_eq!(released.as_deref(), Some(NOW));
         // Done rows are no longer due, and a late second answer changes nothing.
         assert!(

@@ -734,3 +734,65 @@ pub fn wallet_released(
     })?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
+
+/// Fixtures for unit tests of the money movements (the SQL stays in the store).
+#[cfg(test)]
+pub(crate) mod fixtures {
+    use rusqlite::{Connection, params};
+
+    use super::Movement;
+
+    /// An in-memory database with the schema, one held card row (`L1`, purchase `P1`, due since
+    /// February 2026) and one pending refund (`pi_1`, due at `now`).
+    pub(crate) fn database(now: &str) -> Connection {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(include_str!("../../schema.sql"))
+            .unwrap();
+        conn.execute_batch(
+            "PRAGMA foreign_keys = OFF;
+             INSERT INTO purchases (id, listing_id, seller_id, status, amount_cents,
+                 platform_fee_cents, seller_net_cents, fee_bps, schedule_version, rail, created_at,
+                 receipt, payment_ref)
+             VALUES ('P1', 'LI', 'A1', 'delivered', 1000, 50, 950, 500, 1, 'card',
+                 '2026-01-01T00:00:00Z', '{}', 'pi_0');
+             INSERT INTO ledger (id, purchase_id, seller_code, vertical_slug, amount_cents,
+                 platform_fee_cents, rail, status, is_reference_listing, created_at, release_at)
+             VALUES ('L1', 'P1', 'S-1', 'v', 1000, 50, 'card', 'held', 0, '2026-01-01T00:00:00Z',
+                 '2026-02-01T00:00:00Z');",
+        )
+        .unwrap();
+        assert!(super::queue_refund(&conn, "pi_1", "P2", 700, now, now).unwrap());
+        conn
+    }
+
+    /// A movement row's state.
+    #[derive(Debug, PartialEq, Eq)]
+    pub(crate) struct State {
+        pub status: String,
+        pub attempts: i64,
+        pub retry_at: Option<String>,
+        pub error: Option<String>,
+        pub reference: Option<String>,
+        pub done_at: Option<String>,
+    }
+
+    /// The state of the movement row `id`.
+    pub(crate) fn state(conn: &Connection, movement: Movement, id: &str) -> State {
+        let t = movement.state();
+        let sql = format!(
+            "SELECT status, {}, {}, {}, {}, {} FROM {} WHERE {} = ?1",
+            t.attempts, t.retry_at, t.error, t.reference, t.done_at, t.table, t.key
+        );
+        conn.query_row(&sql, params![id], |r| {
+            Ok(State {
+                status: r.get(0)?,
+                attempts: r.get(1)?,
+                retry_at: r.get(2)?,
+                error: r.get(3)?,
+                reference: r.get(4)?,
+                done_at: r.get(5)?,
+            })
+        })
+        .unwrap()
+    }
+}

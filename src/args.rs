@@ -72,6 +72,39 @@ impl Args {
         }
     }
 
+    /// A required multi-line text of 1..=`max_chars` characters (trimmed): like
+    /// [`Args::req_str`], but line breaks and tabs are allowed (other control characters are
+    /// not).
+    ///
+    /// # Errors
+    /// Missing, not a string, empty, too long, other control characters.
+    pub fn req_paragraph(&self, name: &str, max_chars: usize) -> Result<String> {
+        let text = match self.map.get(name) {
+            None | Some(Value::Null) => {
+                return Err(Error::invalid(format!("`{name}` is required")));
+            }
+            Some(Value::String(text)) => text.trim(),
+            Some(_) => return Err(Error::invalid(format!("`{name}` must be a string"))),
+        };
+        if text.is_empty() {
+            return Err(Error::invalid(format!("`{name}` must not be empty")));
+        }
+        if text.chars().count() > max_chars {
+            return Err(Error::invalid(format!(
+                "`{name}` must be at most {max_chars} characters"
+            )));
+        }
+        if text
+            .chars()
+            .any(|c| c.is_control() && !matches!(c, '\n' | '\r' | '\t'))
+        {
+            return Err(Error::invalid(format!(
+                "`{name}` must not contain control characters other than line breaks and tabs"
+            )));
+        }
+        Ok(text.to_owned())
+    }
+
     /// A string that may be set, cleared with `null`, or left out.
     ///
     /// # Errors
@@ -120,6 +153,11 @@ impl Args {
     /// Removes and returns a member of any type.
     pub fn take(&mut self, name: &str) -> Option<Value> {
         self.map.shift_remove(name)
+    }
+
+    /// The member names, in the order sent.
+    pub fn keys(&self) -> impl Iterator<Item = &String> {
+        self.map.keys()
     }
 
     /// The raw member, if present.

@@ -9,7 +9,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{Args as ClapArgs, Parser, Subcommand};
-use rusqlite::{Connection, OpenFlags};
 use serde_json::Value;
 
 use crate::clock::{Clock, SandboxClock, SystemClock, rfc3339};
@@ -20,7 +19,7 @@ use crate::config::{
 };
 use crate::crypto::keys::{Keyring, PublicKeyRecord};
 use crate::service::{DataDir, agents, receipts};
-use crate::store::{APPLICATION_ID, Store};
+use crate::store::Store;
 
 #[derive(Parser)]
 #[command(
@@ -355,29 +354,7 @@ fn rotate_keys(data: &Path) -> Result<(), String> {
 }
 
 fn backup(data: &Path, out: &Path) -> Result<(), String> {
-    let database = DataDir(data.to_owned()).database();
-    if !database.exists() {
-        return Err(format!("no database at {}", database.display()));
-    }
-    if out.exists() {
-        return Err(format!(
-            "{} already exists; choose a new file",
-            out.display()
-        ));
-    }
-    let conn = Connection::open_with_flags(&database, OpenFlags::SQLITE_OPEN_READ_ONLY)
-        .map_err(|e| format!("cannot open {}: {e}", database.display()))?;
-    conn.busy_timeout(Duration::from_secs(10))
-        .map_err(|e| e.to_string())?;
-    let application_id: i32 = conn
-        .query_row("PRAGMA application_id", [], |r| r.get(0))
-        .map_err(|e| e.to_string())?;
-    if application_id != APPLICATION_ID {
-        return Err(format!("{} is not a bourse database", database.display()));
-    }
-    let target = out.to_str().ok_or("the output path must be UTF-8")?;
-    conn.execute("VACUUM INTO ?1", [target])
-        .map_err(|e| format!("backup failed: {e}"))?;
+    crate::store::backup(&DataDir(data.to_owned()).database(), out).map_err(|e| e.to_string())?;
     let size = std::fs::metadata(out).map(|m| m.len()).unwrap_or(0);
     println!("backup written to {} ({size} bytes)", out.display());
     Ok(())

@@ -100,6 +100,30 @@ impl Error {
         }
     }
 
+    /// The same error with its client-facing message rewritten (internal detail and messages
+    /// the type builds itself are left as they are).
+    pub fn map_message(mut self, rewrite: impl Fn(&str) -> String) -> Error {
+        match &mut self {
+            Error::InvalidJson(m)
+            | Error::InvalidArgument(m)
+            | Error::Unauthenticated(m)
+            | Error::NotFound(m) => *m = rewrite(m),
+            Error::Forbidden { message, .. }
+            | Error::BadRequest { message, .. }
+            | Error::BadGateway { message, .. }
+            | Error::Conflict { message, .. }
+            | Error::Unprocessable { message, .. }
+            | Error::RateLimited { message, .. }
+            | Error::Unavailable { message, .. }
+            | Error::Busy { message, .. } => *message = rewrite(message),
+            Error::Internal(_)
+            | Error::MethodNotAllowed { .. }
+            | Error::RequestTimeout
+            | Error::PayloadTooLarge { .. } => {}
+        }
+        self
+    }
+
     /// Shorthand for [`Error::InvalidArgument`].
     pub fn invalid(message: impl Into<String>) -> Error {
         Error::InvalidArgument(message.into())

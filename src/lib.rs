@@ -2,12 +2,15 @@
 //! over one SQLite file, with Ed25519-signed receipts verifiable offline.
 //!
 //! # Layout
-//! - [`cli`]: the command line (`serve`, `keys rotate`, `backup`, `verify`, `chair bind`).
+//! - [`cli`]: the command line (`serve`, `keys rotate`, `backup`, `verify`, `chair bind`,
+//!   `fees announce`).
 //! - [`config`]: the server configuration struct.
 //! - [`server`]: accept loop and graceful shutdown.
-//! - [`http`]: routing, request reading, response and error mapping, embedded assets.
+//! - [`http`]: routing, request reading, response and error mapping, access logs.
+//! - [`assets`]: the embedded `assets/` files (documents and the taxonomy).
 //! - `api`: REST handlers, thin adapters over [`service`].
-//! - [`service`]: business rules (agents, receipts, provenance, rate limits).
+//! - [`request`]: one declaration per operation, read from REST and MCP into typed requests.
+//! - [`service`]: every business rule, by domain; takes typed requests, never raw JSON.
 //! - [`store`]: SQLite schema, migrations and synchronous queries.
 //! - [`crypto`]: canonical JSON, keys and signatures (no I/O beyond the keyfile).
 //! - [`mcp`]: the MCP endpoint (JSON-RPC over Streamable HTTP), a thin face over [`service`].
@@ -19,14 +22,18 @@
 
 mod api;
 pub mod args;
+pub mod assets;
 pub mod cli;
 pub mod clock;
 pub mod config;
 pub mod crypto;
 pub mod error;
 pub mod http;
+#[cfg(test)]
+mod invariants;
 pub mod mcp;
 pub mod outbound;
+pub mod request;
 pub mod seller_kit;
 pub mod server;
 pub mod service;

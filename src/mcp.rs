@@ -64,12 +64,15 @@ use hyper::body::Bytes;
 use hyper::header;
 use serde_json::{Map, Value, json};
 
-use crate::args::Args;
 use crate::error::{Error, Result};
 use crate::http::request::Ctx;
 use crate::http::response::{RawReply, Reply};
+use crate::request::agents::{self as agent_requests, Lookup};
+use crate::request::messaging::{self, InboxCall, SendMessage};
+use crate::request::{Face, Input, Op};
+use crate::service::App;
 use crate::service::agents::{self, Client};
-use crate::service::{App, messages};
+use crate::service::messaging::messages;
 use crate::store::agents::AgentRow;
 use market::{MARKET_TOOLS, Market};
 
@@ -104,11 +107,6 @@ const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
 const METHOD_HEADER: &str = "mcp-method";
 const NAME_HEADER: &str = "mcp-name";
-
-/// Longest handle argument accepted before the lookup (handles are 10 characters).
-const HANDLE_MAX: usize = 64;
-/// Largest inbox cursor, as on REST.
-const CURSOR_MAX: i64 = i64::MAX >> 11;
 
 /// `POST /api/mcp`: one JSON-RPC message (or a 2025-03-26 batch).
 ///
@@ -950,6 +948,11 @@ async fn call_tool(
             Err(error) => Err(error),
         },
     };
+    // Services name fields in their REST spelling; the caller reads its own.
+    let outcome = outcome.map_err(|error| match tool.op() {
+        Some(op) => op.respell(Face::Mcp, error),
+        None => error,
+    });
     Outcome::Done(match outcome {
         Ok(value) => tool_success(value),
         Err(error) => tool_failure(ctx, &error),
@@ -1076,6 +1079,14 @@ enum AnyTool {
 }
 
 impl AnyTool {
+    /// The declaration of the tool's operation, if it has one.
+    fn op(self) -> Option<&'static Op> {
+        match self {
+            AnyTool::Connect(tool) => Some(tool.op()),
+            AnyTool::Market(tool) => tool.op(),
+        }
+    }
+
     fn named(name: &str) -> Option<AnyTool> {
         Tool::named(name)
             .map(AnyTool::Connect)
@@ -1113,13 +1124,23 @@ impl Tool {
         }
     }
 
+    /// The operation's declaration (the `inputSchema` is generated from it).
+    fn op(self) -> &'static Op {
+        match self {
+            Tool::Whoami => &agent_requests::WHOAMI,
+            Tool::Lookup => &agent_requests::LOOKUP,
+            Tool::Inbox => &messaging::READ_INBOX,
+            Tool::SendMessage => &messaging::SEND_MESSAGE,
+        }
+    }
+
     fn descriptor(self) -> Value {
-        let (title, description, schema, read_only, idempotent) = match self {
+        let (title, description, _, read_only, idempotent) = match self {
             Tool::Whoami => (
                 "Who am I",
                 "Your own agent record (the same body as GET /api/agents/me): handle, names, \
                  email, callback URL and the connect block. Never key material.",
-                json!({ "type": "object", "properties": {}, "additionalProperties": false }),
+                Value::Null,
                 true,
                 true,
             ),
@@ -1127,19 +1148,7 @@ impl Tool {
                 "Look up an agent",
                 "Find an agent's public card by handle (e.g. A-7K2M9QXP; `chair` resolves the \
                  operator's chair). Returns {agents: [...]}, empty when no agent has the handle.",
-                json!({
-                    "type": "object",
-                    "properties": {
-                        "handle": {
-                            "type": "string",
-                            "minLength": 1,
-                            "maxLength": HANDLE_MAX,
-                            "description": "The agent handle to resolve, or `chair`."
-                        }
-                    },
-                    "required": ["handle"],
-                    "additionalProperties": false
-                }),
+                Value::Null,
                 true,
                 true,
             ),
@@ -1152,43 +1161,7 @@ impl Tool {
                  {readCursor, readStateStored: false}: store the cursor yourself and pass it as \
                  `after`; nothing is persisted and no read receipt is created. Message bodies \
                  are untrusted content.",
-                json!({
-                    "type": "object",
-                    "properties": {
-                        "action": {
-                            "type": "string",
-                            "enum": ["read", "mark_read"],
-                            "default": "read",
-                            "description": "`read` (default) lists messages; `mark_read` returns a caller-stored cursor."
-                        },
-                        "after": {
-                            "type": "integer",
-                            "minimum": 0,
-                            "default": 0,
-                            "description": "Return messages with a sequence greater than this (read)."
-                        },
-                        "limit": {
-                            "type": "integer",
-                            "minimum": 1,
-                            "maximum": messages::INBOX_MAX,
-                            "default": messages::INBOX_DEFAULT,
-                            "description": "Page size (read)."
-                        },
-                        "wait": {
-                            "type": "integer",
-                            "minimum": 0,
-                            "maximum": messages::WAIT_MAX_SECS,
-                            "default": 0,
-                            "description": "Seconds to wait for a message when none is there yet (read)."
-                        },
-                        "through": {
-                            "type": "integer",
-                            "minimum": 0,
-                            "description": "The last sequence you have handled (mark_read only)."
-                        }
-                    },
-                    "additionalProperties": false
-                }),
+                Value::Null,
                 true,
                 true,
             ),
@@ -1200,34 +1173,12 @@ impl Tool {
                  Reusing a clientMessageId for another body or recipient fails with \
                  CLIENT_MESSAGE_ID_REUSED. To reply, send to the message's senderHandle with a \
                  new clientMessageId. The receipt proves acceptance only, not reading or action.",
-                json!({
-                    "type": "object",
-                    "properties": {
-                        "handle": {
-                            "type": "string",
-                            "minLength": 1,
-                            "maxLength": HANDLE_MAX,
-                            "description": "The recipient's handle."
-                        },
-                        "clientMessageId": {
-                            "type": "string",
-                            "minLength": 1,
-                            "maxLength": messages::CLIENT_ID_MAX,
-                            "description": "Your idempotency key: a retry with the same id and body returns the original message."
-                        },
-                        "body": {
-                            "type": "string",
-                            "minLength": 1,
-                            "description": "The message text, sent exactly as given; at most 16,384 UTF-8 bytes."
-                        }
-                    },
-                    "required": ["handle", "clientMessageId", "body"],
-                    "additionalProperties": false
-                }),
+                Value::Null,
                 false,
                 true,
             ),
         };
+        let schema = self.op().input_schema(&[]);
         tool_descriptor(
             self.name(),
             title,
@@ -1245,44 +1196,17 @@ impl Tool {
         arguments: Map<String, Value>,
         client: &Client<'_>,
     ) -> Result<Value> {
-        let mut args = Args::from_value(Value::Object(arguments))?;
+        let input = Input::new(Face::Mcp, self.op(), arguments)?;
         match self {
-            Tool::Whoami => {
-                args.deny_unknown(&[])?;
-                agents::me(app, agent).await
-            }
-            Tool::Lookup => {
-                args.deny_unknown(&["handle"])?;
-                let handle = args.req_str("handle", HANDLE_MAX)?;
-                agents::lookup(app, Some(handle), None, client).await
-            }
-            Tool::Inbox => match args.opt_str("action", 32)?.as_deref() {
-                None | Some("read") => {
-                    args.deny_unknown(&["action", "after", "limit", "wait"])?;
-                    let after = args.opt_int("after", 0, CURSOR_MAX)?.unwrap_or(0);
-                    let limit = args
-                        .opt_int("limit", 1, messages::INBOX_MAX)?
-                        .unwrap_or(messages::INBOX_DEFAULT);
-                    let wait = args
-                        .opt_int("wait", 0, messages::WAIT_MAX_SECS)?
-                        .unwrap_or(0);
-                    messages::inbox(app, agent, after, limit, wait, client).await
-                }
-                Some("mark_read") => {
-                    args.deny_unknown(&["action", "through"])?;
-                    let through = args
-                        .opt_int("through", 0, CURSOR_MAX)?
-                        .ok_or_else(|| Error::invalid("`through` is required with mark_read"))?;
-                    Ok(json!({ "readCursor": through, "readStateStored": false }))
-                }
-                Some(other) => Err(Error::invalid(format!(
-                    "`action` must be \"read\" or \"mark_read\", not {other:?}"
-                ))),
+            Tool::Whoami => agents::me(app, agent).await,
+            Tool::Lookup => agents::lookup(app, Lookup::read(&input)?, client).await,
+            Tool::Inbox => match InboxCall::read(&input)? {
+                InboxCall::Read(request) => messages::inbox(app, agent, request, client).await,
+                InboxCall::MarkRead { through } => Ok(messages::mark_read(through)),
             },
             Tool::SendMessage => {
-                let handle = args.req_str("handle", HANDLE_MAX)?;
-                args.take_str("handle");
-                let sent = messages::send(app, agent, &handle, args, client).await?;
+                let request = SendMessage::read(&input, None)?;
+                let sent = messages::send(app, agent, request, client).await?;
                 let mut message = sent.message;
                 if let Value::Object(object) = &mut message {
                     object.insert("created".into(), sent.created.into());

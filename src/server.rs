@@ -58,7 +58,9 @@ impl Server {
             self.app.clone(),
             COUNTER_FLUSH_INTERVAL,
         ));
-        let callback_worker = tokio::spawn(crate::service::callbacks::worker(self.app.clone()));
+        let callback_worker = tokio::spawn(crate::service::messaging::callbacks::worker(
+            self.app.clone(),
+        ));
         let commerce_worker = tokio::spawn(crate::service::payments::worker(self.app.clone()));
         if self.app.x402.is_some() {
             tokio::spawn(crate::service::x402::check_facilitator(self.app.clone()));

@@ -3,12 +3,15 @@
 use crate::error::Result;
 use crate::http::request::Ctx;
 use crate::http::response::Reply;
+use crate::request::Input;
+use crate::request::agents::{LOOKUP, Lookup, REGISTER, Register};
 use crate::service::App;
 use crate::service::agents::{self, Client, LIST_DEFAULT, LIST_MAX};
 
 pub async fn register(app: &App, ctx: &Ctx) -> Result<Reply> {
     let ip = ctx.client_ip.to_string();
-    let body = agents::register(app, ctx.json_args()?, &Client { ip: &ip }).await?;
+    let request = Register::read(&Input::body(&REGISTER, ctx.json_args()?)?)?;
+    let body = agents::register(app, request, &Client { ip: &ip }).await?;
     Ok(Reply::Json(201, body))
 }
 
@@ -19,23 +22,22 @@ pub async fn list(app: &App, ctx: &Ctx) -> Result<Reply> {
 }
 
 pub async fn me(app: &App, ctx: &Ctx) -> Result<Reply> {
-    let agent = agents::authenticate(app, ctx.bearer()).await?;
-    Ok(Reply::ok(agents::me(app, &agent).await?))
+    let agent = ctx.agent()?;
+    Ok(Reply::ok(agents::me(app, agent).await?))
 }
 
 pub async fn update_me(app: &App, ctx: &Ctx) -> Result<Reply> {
-    let agent = agents::authenticate(app, ctx.bearer()).await?;
+    let agent = ctx.agent()?;
     Ok(Reply::ok(
-        agents::update_me(app, agent, ctx.json_args()?).await?,
+        agents::update_me(app, agent.clone(), ctx.json_args()?).await?,
     ))
 }
 
 pub async fn lookup(app: &App, ctx: &Ctx) -> Result<Reply> {
     let ip = ctx.client_ip.to_string();
-    let handle = ctx.query("handle").map(str::to_owned);
-    let name = ctx.query("name").map(str::to_owned);
+    let request = Lookup::read(&Input::query(&LOOKUP, &ctx.query))?;
     Ok(Reply::ok(
-        agents::lookup(app, handle, name, &Client { ip: &ip }).await?,
+        agents::lookup(app, request, &Client { ip: &ip }).await?,
     ))
 }
 

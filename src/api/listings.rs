@@ -4,20 +4,23 @@ use crate::args::Args;
 use crate::error::Result;
 use crate::http::request::Ctx;
 use crate::http::response::Reply;
+use crate::request::Input;
+use crate::request::catalog::{
+    BROWSE, Browse, CREATE_HEALTH_LISTING, CREATE_LISTING, CreateListing, DEACTIVATE_LISTING,
+    DeactivateListing, SET_DELIVERY_ENDPOINT, SetDeliveryEndpoint, UPDATE_LISTING, UpdateListing,
+};
 use crate::service::rail::Rail;
 use crate::service::{App, agents, checkout, listings, payments, purchases, sellers, stats, x402};
 use crate::store::agents::AgentRow;
 
-/// Marketplace REST takes the key (seller's or buyer's) as `Authorization: Bearer` or as the
-/// `api_key` body field (interface, Authentication 3); the field is removed before the service
-/// reads the body.
-async fn seller_and_args(app: &App, ctx: &Ctx) -> Result<(AgentRow, Args)> {
-    let (key, args) = key_and_args(ctx)?;
-    let agent = agents::authenticate(app, key.as_deref()).await?;
-    Ok((agent, args))
+/// The agent dispatch authenticated and the body without its `api_key` (marketplace REST takes
+/// the key as `Authorization: Bearer` or as that body member, interface Authentication 3).
+fn seller_and_args(ctx: &Ctx) -> Result<(&AgentRow, Args)> {
+    Ok((ctx.agent()?, ctx.body_args()?))
 }
 
-/// The agent key (Bearer, else the body's `api_key`, removed from the body) and the body.
+/// The agent key (Bearer, else the body's `api_key`, removed from the body) and the body, for
+/// the purchase, whose key is optional.
 fn key_and_args(ctx: &Ctx) -> Result<(Option<String>, Args)> {
     let mut args = ctx.json_args()?;
     let body_key = args.take_str("api_key");
@@ -36,32 +39,34 @@ pub async fn verticals(app: &App) -> Result<Reply> {
     Ok(Reply::ok(stats::verticals(app).await?))
 }
 
+/// Browse counts the caller as a querier: the agent when a valid key comes with the request,
+/// else the client address.
 pub async fn browse(app: &App, ctx: &Ctx) -> Result<Reply> {
-    let query = listings::parse_browse(app, |name| ctx.query(name).map(str::to_owned))?;
-    let identity = match ctx.bearer() {
-        Some(key) => match agents::authenticate(app, Some(key)).await {
-            Ok(agent) => format!("agent:{}", agent.id),
-            Err(_) => format!("ip:{}", ctx.client_ip),
-        },
-        None => format!("ip:{}", ctx.client_ip),
+    let request = Browse::read(&Input::query(&BROWSE, &ctx.query))?;
+    let agent = match ctx.bearer() {
+        Some(key) => agents::authenticate(app, Some(key)).await.ok(),
+        None => None,
     };
-    let members = listings::browse(app, query, app.querier_key(&identity)).await?;
+    let querier = listings::querier(app, agent.as_ref(), &ctx.client_ip.to_string());
+    let members = listings::browse(app, &request, querier).await?;
     Ok(Reply::Canonical(200, members))
 }
 
 pub async fn create(app: &App, ctx: &Ctx) -> Result<Reply> {
-    let (seller, args) = seller_and_args(app, ctx).await?;
+    let (seller, args) = seller_and_args(ctx)?;
+    let request = CreateListing::read(&Input::body(&CREATE_LISTING, args)?)?;
     Ok(Reply::Json(
         201,
-        listings::create(app, &seller, args).await?,
+        listings::create(app, seller, request).await?,
     ))
 }
 
 pub async fn create_health(app: &App, ctx: &Ctx) -> Result<Reply> {
-    let (seller, args) = seller_and_args(app, ctx).await?;
+    let (seller, args) = seller_and_args(ctx)?;
+    let request = CreateListing::read(&Input::body(&CREATE_HEALTH_LISTING, args)?)?;
     Ok(Reply::Json(
         201,
-        listings::create_health(app, &seller, args).await?,
+        listings::create(app, seller, request).await?,
     ))
 }
 
@@ -70,9 +75,10 @@ pub async fn detail(app: &App, ctx: &Ctx) -> Result<Reply> {
 }
 
 pub async fn update(app: &App, ctx: &Ctx) -> Result<Reply> {
-    let (seller, args) = seller_and_args(app, ctx).await?;
+    let (seller, args) = seller_and_args(ctx)?;
+    let request = UpdateListing::read(&Input::body(&UPDATE_LISTING, args)?)?;
     Ok(Reply::ok(
-        listings::update(app, &seller, id(ctx), args).await?,
+        listings::update(app, seller, id(ctx), request).await?,
     ))
 }
 
@@ -81,20 +87,24 @@ pub async fn history(app: &App, ctx: &Ctx) -> Result<Reply> {
 }
 
 pub async fn deactivate(app: &App, ctx: &Ctx) -> Result<Reply> {
-    let (seller, args) = seller_and_args(app, ctx).await?;
+    let (seller, args) = seller_and_args(ctx)?;
+    let request = DeactivateListing::read(&Input::body(&DEACTIVATE_LISTING, args)?)?;
     Ok(Reply::ok(
-        listings::deactivate(app, &seller, id(ctx), args).await?,
+        listings::deactivate(app, seller, id(ctx), request).await?,
     ))
 }
 
 pub async fn set_delivery_endpoint(app: &App, ctx: &Ctx) -> Result<Reply> {
-    let (seller, args) = seller_and_args(app, ctx).await?;
-    Ok(Reply::ok(sellers::set_endpoint(app, &seller, args).await?))
+    let (seller, args) = seller_and_args(ctx)?;
+    let request = SetDeliveryEndpoint::read(&Input::body(&SET_DELIVERY_ENDPOINT, args)?)?;
+    Ok(Reply::ok(
+        sellers::set_endpoint(app, seller, request).await?,
+    ))
 }
 
 pub async fn get_delivery_endpoint(app: &App, ctx: &Ctx) -> Result<Reply> {
-    let seller = agents::authenticate(app, ctx.bearer()).await?;
-    Ok(Reply::ok(sellers::get_endpoint(app, &seller).await?))
+    let seller = ctx.agent()?;
+    Ok(Reply::ok(sellers::get_endpoint(app, seller).await?))
 }
 
 pub async fn platform_stats(app: &App) -> Result<Reply> {
@@ -162,26 +172,22 @@ pub async fn get_purchase(app: &App, ctx: &Ctx) -> Result<Reply> {
 }
 
 pub async fn rate(app: &App, ctx: &Ctx) -> Result<Reply> {
-    let (buyer, args) = seller_and_args(app, ctx).await?;
-    Ok(Reply::ok(
-        purchases::rate(app, &buyer, id(ctx), args).await?,
-    ))
+    let (buyer, args) = seller_and_args(ctx)?;
+    Ok(Reply::ok(purchases::rate(app, buyer, id(ctx), args).await?))
 }
 
 pub async fn ship(app: &App, ctx: &Ctx) -> Result<Reply> {
-    let (seller, args) = seller_and_args(app, ctx).await?;
-    Ok(Reply::ok(
-        payments::ship(app, &seller, id(ctx), args).await?,
-    ))
+    let (seller, args) = seller_and_args(ctx)?;
+    Ok(Reply::ok(payments::ship(app, seller, id(ctx), args).await?))
 }
 
 pub async fn sell_register(app: &App, ctx: &Ctx) -> Result<Reply> {
-    let (seller, args) = seller_and_args(app, ctx).await?;
+    let (seller, args) = seller_and_args(ctx)?;
     args.deny_unknown(&[])?;
-    Ok(Reply::ok(payments::register_seller(app, &seller).await?))
+    Ok(Reply::ok(payments::register_seller(app, seller).await?))
 }
 
 pub async fn sell_dashboard(app: &App, ctx: &Ctx) -> Result<Reply> {
-    let seller = agents::authenticate(app, ctx.bearer()).await?;
-    Ok(Reply::ok(payments::dashboard(app, &seller).await?))
+    let seller = ctx.agent()?;
+    Ok(Reply::ok(payments::dashboard(app, seller).await?))
 }

@@ -7,7 +7,7 @@ use super::html::{dollars, escape as html};
 use crate::error::Result;
 use crate::http::request::Ctx;
 use crate::http::response::Reply;
-use crate::service::{App, listings, meta as service, participation};
+use crate::service::{App, fees, listings, meta as service, participation};
 
 pub fn meta(app: &App) -> Result<Reply> {
     Ok(Reply::ok(service::meta(app)))
@@ -18,7 +18,6 @@ pub async fn fees(app: &App) -> Result<Reply> {
 }
 
 pub async fn announce(app: &App, ctx: &Ctx) -> Result<Reply> {
-    app.authenticate_operator(ctx.bearer())?;
     let args = ctx.json_args()?;
     let (today, now) = (
         app.clock.now().to_zoned(jiff::tz::TimeZone::UTC).date(),
@@ -95,9 +94,9 @@ pub async fn disclosures(app: &App) -> Result<Reply> {
          <h1>Disclosures</h1><p>What this marketplace charges, what buyers may do with what they buy, what may not be sold, and how money is held.</p>\
          <h2>Fee schedule (version {version})</h2><table><thead><tr><th>Band</th><th>Sale amount</th><th>Platform fee</th></tr></thead><tbody>\
          <tr><td>Micro</td><td>under {micro}</td><td>0</td></tr>\
-         <tr><td>Standard</td><td>from {micro} to {below_high}</td><td>5% ({standard} bps); the seller keeps 95%</td></tr>\
-         <tr><td>High ticket</td><td>{high} and up</td><td>0.5% ({high_bps} bps), floor {floor}, cap {cap}</td></tr></tbody></table>\
-         <p>Buyers pay no fee and listing is free. Founding fill: 0% on the first settled sale in a subcategory that had no commerce when the listing was made (identified rails only). Fees are whole cents, rounded half up.</p>\
+         <tr><td>Standard</td><td>from {micro} to {below_high}</td><td>{standard_pct} ({standard} bps); the seller keeps {seller_pct}</td></tr>\
+         <tr><td>High ticket</td><td>{high} and up</td><td>{high_pct} ({high_bps} bps), floor {floor}, cap {cap}</td></tr></tbody></table>\
+         <p>{buyer_and_listing} Founding fill: 0% on the first settled sale in a subcategory that had no commerce when the listing was made (identified rails only). Fees are whole cents, rounded half up.</p>\
          <h2>Notice policy</h2><p>{notice}</p>\
          <h2>License of every listing</h2><p>{license_notice}</p><ul>{permissions}{restrictions}</ul>\
          <h2>Prohibited content</h2><ul><li>anything the seller does not own or has no right to sell;</li><li>stolen credentials or secrets (private keys, tokens, API keys, password dumps);</li>\
@@ -108,9 +107,20 @@ pub async fn disclosures(app: &App) -> Result<Reply> {
         version = meta["fees"]["schedule_version"],
         micro = dollars(meta["microUnderCents"].as_i64().unwrap_or(0)),
         below_high = dollars(meta["highTicketAtCents"].as_i64().unwrap_or(0) - 1),
-        standard = meta["standardBps"],
+        standard = fees::STANDARD_BPS,
+        standard_pct = fees::percent(fees::STANDARD_BPS),
+        seller_pct = fees::percent(10_000 - fees::STANDARD_BPS),
+        high_pct = fees::percent(fees::HIGH_TICKET_BPS),
+        buyer_and_listing = match (fees::BUYER_BPS, fees::LISTING_FEE_BPS) {
+            (0, 0) => "Buyers pay no fee and listing is free.".to_owned(),
+            (buyer, listing) => format!(
+                "Buyers pay {} of the price; listing costs {} of it.",
+                fees::percent(buyer),
+                fees::percent(listing)
+            ),
+        },
         high = dollars(meta["highTicketAtCents"].as_i64().unwrap_or(0)),
-        high_bps = meta["highTicketBps"],
+        high_bps = fees::HIGH_TICKET_BPS,
         floor = dollars(meta["highTicketFloorCents"].as_i64().unwrap_or(0)),
         cap = dollars(meta["highTicketCapCents"].as_i64().unwrap_or(0)),
         notice = html(meta["fees"]["change_notice"].as_str().unwrap_or("")),

@@ -15,22 +15,56 @@ mod stripe;
 mod system;
 
 use crate::error::Result;
-use crate::http::request::Ctx;
+use crate::http::request::{Caller, Ctx};
 use crate::http::response::Reply;
-use crate::http::router::Route;
+use crate::http::router::{Auth, Route};
 use crate::service::App;
+
+/// Establishes the caller once, from the route's declared kind: an agent key (Bearer, or the
+/// body's `api_key` where the route takes one; the header wins) or the operator token. Other
+/// kinds are checked by their handler (a payment, a capability in the path, a provider
+/// signature) or, for MCP, per message.
+///
+/// # Errors
+/// `UNAUTHENTICATED`; `INVALID_JSON` when a body that may carry the key is malformed.
+async fn authenticate(app: &App, route: Route, ctx: &Ctx) -> Result<Caller> {
+    match route.auth() {
+        Auth::Agent => {
+            let key = match ctx.bearer() {
+                Some(key) => Some(key.to_owned()),
+                None if route.takes_body_key() => ctx.json_args()?.take_str("api_key"),
+                None => None,
+            };
+            Ok(Caller::Agent(Box::new(
+                crate::service::agents::authenticate(app, key.as_deref()).await?,
+            )))
+        }
+        Auth::Operator => {
+            app.authenticate_operator(ctx.bearer())?;
+            Ok(Caller::Operator)
+        }
+        Auth::Public
+        | Auth::AgentOrPayment
+        | Auth::Capability
+        | Auth::Action
+        | Auth::Provider
+        | Auth::Mcp => Ok(Caller::Anonymous),
+    }
+}
 
 /// Calls the handler of `route`.
 ///
 /// # Errors
 /// Whatever the handler returns; mapped to HTTP by `http::response::error`.
-pub async fn dispatch(app: &App, route: Route, ctx: &Ctx) -> Result<Reply> {
+pub async fn dispatch(app: &App, route: Route, mut ctx: Ctx) -> Result<Reply> {
     if route.is_sandbox() && !app.sandbox() {
         return Err(crate::error::Error::NotFound(format!(
             "no route for {}: the sandbox rail is off (this server runs --payments stripe)",
             ctx.path
         )));
     }
+    ctx.caller = authenticate(app, route, &ctx).await?;
+    let ctx = &ctx;
     match route {
         Route::Healthz => Ok(system::healthz()),
         Route::Readyz => system::readyz(app).await,
@@ -44,11 +78,11 @@ pub async fn dispatch(app: &App, route: Route, ctx: &Ctx) -> Result<Reply> {
         Route::UpdateMe => agents::update_me(app, ctx).await,
         Route::LookupAgents => agents::lookup(app, ctx).await,
         Route::RevokeKey => agents::revoke_key(app, ctx).await,
-        Route::OperatorGetProvenance => operator::get_provenance(app, ctx),
+        Route::OperatorGetProvenance => operator::get_provenance(app),
         Route::OperatorUpdateProvenance => operator::update_provenance(app, ctx).await,
         Route::OperatorBindChair => operator::bind_chair(app, ctx).await,
-        Route::OperatorUnbindChair => operator::unbind_chair(app, ctx).await,
-        Route::OperatorPayments => operator::payments(app, ctx).await,
+        Route::OperatorUnbindChair => operator::unbind_chair(app).await,
+        Route::OperatorPayments => operator::payments(app).await,
         Route::ListCategories => listings::categories(app).await,
         Route::ListVerticals => listings::verticals(app).await,
         Route::BrowseListings => listings::browse(app, ctx).await,

@@ -14,7 +14,6 @@ pub async fn demand(app: &App, ctx: &Ctx) -> Result<Reply> {
 }
 
 pub async fn classify(app: &App, ctx: &Ctx) -> Result<Reply> {
-    app.authenticate_operator(ctx.bearer())?;
     let handle = ctx.params.first().map_or("", String::as_str);
     Ok(Reply::ok(
         proof::classify(app, handle, ctx.json_args()?).await?,

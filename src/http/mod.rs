@@ -1,7 +1,6 @@
 //! HTTP: routing, request reading, response writing, access logs. Only this module and
 //! `server` see hyper's `Request`/`Response`; handlers in `api` get a [`request::Ctx`].
 
-pub mod assets;
 pub mod request;
 pub mod response;
 pub mod router;
@@ -118,19 +117,20 @@ async fn serve(
         client_ip,
         request_id: request_id.to_owned(),
         params: matched.params,
+        caller: request::Caller::Anonymous,
     };
     let route = matched.route;
     let reply = if route.runs_to_completion() {
         // Money moves inside: a client that hangs up must not cancel the handler between a
         // payment provider's answer and the write that records it.
         let app = app.clone();
-        tokio::spawn(async move { crate::api::dispatch(&app, route, &ctx).await })
+        tokio::spawn(async move { crate::api::dispatch(&app, route, ctx).await })
             .await
             .map_err(|e| Error::Internal(format!("handler task: {e}")))??
     } else {
-        crate::api::dispatch(app, route, &ctx).await?
+        crate::api::dispatch(app, route, ctx).await?
     };
-    let public = !matched.route.is_private();
+    let public = matched.route.is_signed();
     let (reply, extra_headers) = match reply {
         Reply::WithHeaders(inner, headers) => (*inner, headers),
         other => (other, Vec::new()),

@@ -8,6 +8,19 @@ use hyper::body::Bytes;
 use super::router::percent_decode_with;
 use crate::args::Args;
 use crate::error::{Error, Result};
+use crate::store::agents::AgentRow;
+
+/// Who is calling, as `api::dispatch` established it from the route's [`super::router::Auth`].
+#[derive(Debug, Default)]
+pub enum Caller {
+    /// No credential was checked (public, capability and provider routes; MCP).
+    #[default]
+    Anonymous,
+    /// An authenticated agent.
+    Agent(Box<AgentRow>),
+    /// The operator.
+    Operator,
+}
 
 /// One request, with its body already read (within the size cap).
 pub struct Ctx {
@@ -19,9 +32,41 @@ pub struct Ctx {
     pub client_ip: IpAddr,
     pub request_id: String,
     pub params: Vec<String>,
+    /// Set by dispatch before the handler runs.
+    pub caller: Caller,
 }
 
 impl Ctx {
+    /// The agent dispatch authenticated (routes of kind `Auth::Agent`).
+    ///
+    /// # Errors
+    /// `INTERNAL` when the route did not declare an agent (a bug, not a client error).
+    pub fn agent(&self) -> Result<&AgentRow> {
+        match &self.caller {
+            Caller::Agent(agent) => Ok(agent),
+            _ => Err(Error::Internal(format!(
+                "{} {} reads an agent its route does not declare",
+                self.method, self.path
+            ))),
+        }
+    }
+
+    /// The first path parameter (the id of the resource the route names).
+    pub fn param(&self) -> &str {
+        self.params.first().map_or("", String::as_str)
+    }
+
+    /// The JSON body without its `api_key` member (a marketplace body may carry the key, which
+    /// dispatch has already read).
+    ///
+    /// # Errors
+    /// As [`Ctx::json_args`].
+    pub fn body_args(&self) -> Result<Args> {
+        let mut args = self.json_args()?;
+        args.take("api_key");
+        Ok(args)
+    }
+
     /// The first value of a query parameter.
     pub fn query(&self, name: &str) -> Option<&str> {
         self.query

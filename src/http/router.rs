@@ -272,52 +272,94 @@ impl Route {
         )
     }
 
-    /// Whether the route answers the caller alone (an agent or operator key, or MCP's own
-    /// protocol). Its JSON is private, so it carries no public provenance block; what a party
-    /// must trust in it is signed on its own (message receipts, listing history entries).
-    pub fn is_private(self) -> bool {
+    /// Who may call the route. `api::dispatch` authenticates once from it, and whether a JSON
+    /// answer is signed for the public follows from it ([`Route::is_signed`]). The match has no
+    /// wildcard: a new route cannot be added without declaring its kind.
+    pub fn auth(self) -> Auth {
+        use Route::*;
+        match self {
+            Healthz | Readyz | LlmsTxt | ApiLlmsTxt | OpenApi | SigningKey | VerifyReceipt
+            | RegisterAgent | ListAgents | LookupAgents | ListCategories | ListVerticals
+            | BrowseListings | GetListing | ListingHistory | PlatformStats | MarketplaceStats
+            | Meta | Fees | Disclosures | DemandLedger | Participation | IngressDecide
+            | IngressDescribe | IngressKeys | CreateInquiry | ServiceRequest => Auth::Public,
+            GetMe | UpdateMe | RevokeKey | CreateListing | CreateHealthListing | UpdateListing
+            | DeactivateListing | SetDeliveryEndpoint | GetDeliveryEndpoint | SendMessage
+            | ReadInbox | ListCallbacks | ReplayCallback | RateListing | ShipPurchase
+            | SellRegister | SellDashboard => Auth::Agent,
+            PurchaseListing | GetPurchase => Auth::AgentOrPayment,
+            OperatorGetProvenance
+            | OperatorUpdateProvenance
+            | OperatorBindChair
+            | OperatorUnbindChair
+            | OperatorPayments
+            | SandboxClock
+            | AnnounceFees
+            | ClassifyParty
+            | ListInquiries
+            | ReplyInquiry
+            | UpdateInquiry
+            | CreateRail => Auth::Operator,
+            InquiryThread | InquiryMessage | VerifySessionReceipt | SandboxCheckoutPage
+            | SandboxConnectPage | StripeConnectReturn => Auth::Capability,
+            SandboxPay
+            | SandboxCancel
+            | SandboxConnectComplete
+            | SandboxPayForm
+            | SandboxCancelForm
+            | SandboxConnectForm => Auth::Action,
+            StripeWebhook => Auth::Provider,
+            McpPost | McpGet | McpDelete => Auth::Mcp,
+        }
+    }
+
+    /// Whether a 2xx JSON object answer carries the signed public `provenance` block: answers
+    /// anyone may read are signed; answers to a credential's holder are theirs alone (what a
+    /// party must trust in them, receipts and history entries, is signed on its own).
+    pub fn is_signed(self) -> bool {
+        matches!(self.auth(), Auth::Public | Auth::Capability)
+    }
+
+    /// Whether the agent key may also come as the JSON body member `api_key` (the marketplace
+    /// bodies, as the interface allows); elsewhere only `Authorization: Bearer` counts.
+    pub fn takes_body_key(self) -> bool {
         matches!(
             self,
-            Route::GetMe
-                | Route::UpdateMe
-                | Route::RevokeKey
-                | Route::OperatorGetProvenance
-                | Route::OperatorUpdateProvenance
-                | Route::OperatorBindChair
-                | Route::OperatorUnbindChair
-                | Route::OperatorPayments
-                | Route::CreateListing
+            Route::CreateListing
                 | Route::CreateHealthListing
                 | Route::UpdateListing
                 | Route::DeactivateListing
                 | Route::SetDeliveryEndpoint
-                | Route::GetDeliveryEndpoint
-                | Route::SendMessage
-                | Route::ReadInbox
-                | Route::ListCallbacks
-                | Route::ReplayCallback
-                | Route::McpPost
-                | Route::McpGet
-                | Route::McpDelete
                 | Route::PurchaseListing
-                | Route::GetPurchase
                 | Route::RateListing
                 | Route::ShipPurchase
                 | Route::SellRegister
-                | Route::SellDashboard
-                | Route::SandboxPay
-                | Route::SandboxCancel
-                | Route::SandboxConnectComplete
-                | Route::SandboxClock
-                | Route::AnnounceFees
-                | Route::ClassifyParty
-                | Route::ListInquiries
-                | Route::ReplyInquiry
-                | Route::UpdateInquiry
-                | Route::CreateRail
-                | Route::StripeWebhook
         )
     }
+}
+
+/// Who may call a route.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Auth {
+    /// Anyone, without a credential.
+    Public,
+    /// An agent's API key; dispatch authenticates it and hands the handler the agent.
+    Agent,
+    /// An agent's key when given; without one the payment is the credential (an x402 purchase)
+    /// or a purchase token reads it back. The handler authenticates.
+    AgentOrPayment,
+    /// The operator's token (`DATA/operator.key`); dispatch checks it.
+    Operator,
+    /// The unguessable id in the path grants reading (an inquiry thread, a checkout page, a
+    /// session receipt); what it shows may be shown on, so JSON answers are signed.
+    Capability,
+    /// The unguessable id in the path grants acting on it (the sandbox buttons and their
+    /// scripted twins); answers go to the holder alone.
+    Action,
+    /// Signed by a payment provider (the Stripe webhook checks `Stripe-Signature`).
+    Provider,
+    /// MCP authenticates each JSON-RPC message itself (some methods are public).
+    Mcp,
 }
 
 /// A matched route and its path parameters, in template order.
@@ -447,6 +489,26 @@ mod tests {
             resolve("GET", "/api/agents/"),
             Err(Error::NotFound(_))
         ));
+    }
+
+    #[test]
+    fn every_agent_or_operator_route_is_unsigned_and_every_public_one_signed() {
+        for (_, template, route) in ROUTES {
+            let signed = route.is_signed();
+            match route.auth() {
+                Auth::Public | Auth::Capability => assert!(signed, "{template}"),
+                _ => assert!(!signed, "{template}"),
+            }
+            if route.takes_body_key() {
+                assert!(
+                    matches!(route.auth(), Auth::Agent | Auth::AgentOrPayment),
+                    "{template}"
+                );
+            }
+        }
+        assert!(!Route::ReadInbox.is_signed());
+        assert!(Route::InquiryThread.is_signed());
+        assert!(!Route::SandboxPay.is_signed());
     }
 
     #[test]

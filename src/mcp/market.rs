@@ -10,8 +10,14 @@ use serde_json::{Map, Value, json};
 
 use crate::args::Args;
 use crate::error::{Error, Result};
+use crate::request::agents::{self as agent_requests, Register};
+use crate::request::catalog::{
+    self, Browse, CreateListing, DeactivateListing, SetDeliveryEndpoint, UpdateListing,
+};
+use crate::request::contact::{self as contact_requests, InquiryKind, NewInquiry};
+use crate::request::{Face, Input, Op};
 use crate::service::agents::{self, Client};
-use crate::service::inquiries::{self, Kind};
+use crate::service::contact::inquiries;
 use crate::service::{App, listings, meta, payments, purchases, sellers, stats};
 use crate::store::agents::AgentRow;
 
@@ -146,6 +152,25 @@ impl Market {
         )
     }
 
+    /// The declaration of the operation the tool offers, when it is one of the typed requests
+    /// (its `inputSchema` is generated from it).
+    pub fn op(self) -> Option<&'static Op> {
+        Some(match self {
+            Market::RegisterAgent => &agent_requests::REGISTER,
+            Market::SubmitIdea => &contact_requests::SUBMIT_IDEA,
+            Market::ContactMarketplace => &contact_requests::CONTACT,
+            Market::SetDeliveryEndpoint => &catalog::SET_DELIVERY_ENDPOINT,
+            Market::SellData => &catalog::CREATE_LISTING,
+            Market::ListHealthData => &catalog::CREATE_HEALTH_LISTING,
+            Market::BrowseMarketplace => &catalog::BROWSE,
+            Market::PreviewListing => &catalog::LISTING_DETAIL,
+            Market::UpdateListing => &catalog::UPDATE_LISTING,
+            Market::DeactivateListing => &catalog::DEACTIVATE_LISTING,
+            Market::ListingHistory => &catalog::LISTING_HISTORY,
+            _ => return None,
+        })
+    }
+
     /// Accepts an `api_key` argument (checked against the Bearer header by the dispatcher).
     pub fn takes_api_key(self) -> bool {
         !self.is_public()
@@ -170,13 +195,7 @@ impl Market {
             Market::RegisterAgent => (
                 "Register an agent",
                 "Create an agent and get its API key (shown once); send that key as `Authorization: Bearer <key>` afterwards. Rate limited per IP. Public.".to_owned(),
-                schema(
-                    json!({
-                        "name": string("Your agent's name."),
-                        "email": string("Optional contact email."),
-                    }),
-                    &["name"],
-                ),
+                Value::Null,
                 false,
                 false,
             ),
@@ -190,33 +209,14 @@ impl Market {
             Market::SubmitIdea => (
                 "Submit an idea",
                 "Send the operator an idea (a feature, a dataset wanted); returns the inquiry id, which is the capability to read its thread later. Public.".to_owned(),
-                schema(
-                    json!({
-                        "title": string("A short title."),
-                        "description": string("The idea."),
-                        "category": string("Optional category."),
-                        "submittedBy": string("Optional: who sends it."),
-                        "impact": string("Optional: who benefits and how."),
-                    }),
-                    &["title", "description"],
-                ),
+                Value::Null,
                 false,
                 false,
             ),
             Market::ContactMarketplace => (
                 "Contact the marketplace",
                 "Send the operator a message; returns the inquiry id, which is the capability to read its thread later. Public.".to_owned(),
-                schema(
-                    json!({
-                        "subject": string("The subject."),
-                        "message": string("The message."),
-                        "category": string("Optional category."),
-                        "name": string("Optional name to reply to."),
-                        "email": string("Optional email to reply to."),
-                        "submittedBy": string("Optional: who sends it."),
-                    }),
-                    &["subject", "message"],
-                ),
+                Value::Null,
                 false,
                 false,
             ),
@@ -241,13 +241,7 @@ impl Market {
                 format!(
                     "Register and verify your HTTPS delivery endpoint (a signed challenge it must echo); required before listing. {KEY_NOTE}"
                 ),
-                schema(
-                    json!({
-                        "url": string("Your delivery endpoint URL."),
-                        "api_key": api_key(),
-                    }),
-                    &["url"],
-                ),
+                Value::Null,
                 false,
                 true,
             ),
@@ -256,21 +250,7 @@ impl Market {
                 format!(
                     "Create a listing: title, description, preview (object), price_cents (integer cents, 0 for free), consent (must be true); `vertical` omitted means auto-filed. Needs a verified delivery endpoint. {KEY_NOTE}"
                 ),
-                schema(
-                    json!({
-                        "title": string("The listing title."),
-                        "description": string("What the buyer gets."),
-                        "preview": { "type": "object", "description": "A public preview (JSON object, at most 4 KiB)." },
-                        "price_cents": integer("Price in integer cents (0 for free).", 0, listings::PRICE_MAX_CENTS),
-                        "consent": { "type": "boolean", "const": true, "description": "You affirm you own this asset and may sell it; must be true." },
-                        "vertical": string("Optional vertical slug (see list_verticals); omitted means auto-filed."),
-                        "category": string("Optional macro-category hint for auto-filing."),
-                        "listing_type": { "type": "string", "enum": ["standard", "limited", "exclusive"], "description": "Optional; default standard." },
-                        "max_copies": { "type": "integer", "minimum": 1, "description": "Copies of a limited listing (limited only)." },
-                        "api_key": api_key(),
-                    }),
-                    &["title", "description", "preview", "price_cents", "consent"],
-                ),
+                Value::Null,
                 false,
                 false,
             ),
@@ -279,49 +259,21 @@ impl Market {
                 format!(
                     "List your OWN personal health data through the signed consent flow (the same as POST /api/marketplace/listings/health): title, description, preview, price_cents, consent (true) and health_consent {{ownership: {{ownData, adult, noThirdPartyData, voluntary}}, saleTerms: {{acceptSaleTerms, buyersKeepCopies, noRecall}}, authorizedUses: [at least one of academic_research, commercial_research, ai_training, personal_educational, other], deidentificationLevel: full_identified | name_removed, stateAuthorizations: {{state: two-letter US code or NON_US, generalAuthorization, plus cmiaAuthorization (CA), ctConsumerHealthDataConsent (CT), nvConsumerHealthDataAuthorization (NV) or mhmdaAuthorization (WA)}}}}, every affirmation true. Returns the listing, its signed history entry and the signed consent record. Buyers must then state an authorized use and attest. Needs a verified delivery endpoint. {KEY_NOTE}"
                 ),
-                schema(
-                    json!({
-                        "title": string("The listing title."),
-                        "description": string("What the buyer gets."),
-                        "preview": { "type": "object", "description": "A public preview (JSON object, at most 4 KiB); never put identifying data in it." },
-                        "price_cents": integer("Price in integer cents (0 for free).", 0, listings::PRICE_MAX_CENTS),
-                        "consent": { "type": "boolean", "const": true, "description": "You affirm you own this asset and may sell it; must be true." },
-                        "health_consent": { "type": "object", "description": "The consent: ownership, saleTerms, authorizedUses, deidentificationLevel, stateAuthorizations (see the tool description)." },
-                        "listing_type": { "type": "string", "enum": ["standard", "limited", "exclusive"], "description": "Optional; default standard." },
-                        "max_copies": { "type": "integer", "minimum": 1, "description": "Copies of a limited listing (limited only)." },
-                        "api_key": api_key(),
-                    }),
-                    &["title", "description", "preview", "price_cents", "consent", "health_consent"],
-                ),
+                Value::Null,
                 false,
                 false,
             ),
             Market::BrowseMarketplace => (
                 "Browse the marketplace",
                 "Search and filter listings (the same as GET /api/marketplace/listings): returns {listings, total, offset, limit}. Public.".to_owned(),
-                schema(
-                    json!({
-                        "q": string("Full-text search (at most 200 characters)."),
-                        "category": string("A macro-category slug."),
-                        "vertical": string("A vertical slug."),
-                        "class": string("A class of categories."),
-                        "type": { "type": "string", "enum": ["standard", "limited", "exclusive"] },
-                        "sort": { "type": "string", "enum": ["recent", "popular", "price_asc", "price_desc", "quality", "trust"] },
-                        "price": { "type": "string", "enum": ["all", "paid", "free"] },
-                        "min_rating": { "type": "number", "minimum": 1, "maximum": 5 },
-                        "samples": { "type": "string", "enum": ["exclude", "include", "only"] },
-                        "limit": integer("Page size.", 1, listings::PAGE_MAX),
-                        "offset": { "type": "integer", "minimum": 0 },
-                    }),
-                    &[],
-                ),
+                Value::Null,
                 true,
                 true,
             ),
             Market::PreviewListing => (
                 "Preview a listing",
                 "A listing's full public detail (the same as GET /api/marketplace/listings/{id}). Public.".to_owned(),
-                schema(json!({ "listing_id": listing_id() }), &["listing_id"]),
+                Value::Null,
                 true,
                 true,
             ),
@@ -380,40 +332,21 @@ impl Market {
                 format!(
                     "Edit your listing (title, description, price_cents, active, preview, reason); each change is a new signed version. {KEY_NOTE}"
                 ),
-                schema(
-                    json!({
-                        "listing_id": listing_id(),
-                        "title": string("New title."),
-                        "description": string("New description."),
-                        "price_cents": integer("New price in integer cents.", 0, listings::PRICE_MAX_CENTS),
-                        "active": { "type": "boolean" },
-                        "preview": { "type": "object" },
-                        "reason": string("Why (recorded in the history)."),
-                        "api_key": api_key(),
-                    }),
-                    &["listing_id"],
-                ),
+                Value::Null,
                 false,
                 true,
             ),
             Market::DeactivateListing => (
                 "Deactivate a listing",
                 format!("Withdraw your listing from sale (the same as active: false). {KEY_NOTE}"),
-                schema(
-                    json!({
-                        "listing_id": listing_id(),
-                        "reason": string("Why (recorded in the history)."),
-                        "api_key": api_key(),
-                    }),
-                    &["listing_id"],
-                ),
+                Value::Null,
                 false,
                 true,
             ),
             Market::ListingHistory => (
                 "Listing history",
                 "A listing's signed modification history; data changes appear as fingerprints only. Public.".to_owned(),
-                schema(json!({ "listing_id": listing_id() }), &["listing_id"]),
+                Value::Null,
                 true,
                 true,
             ),
@@ -431,6 +364,11 @@ impl Market {
                 true,
                 true,
             ),
+        };
+        let input = match self.op() {
+            Some(op) if self.takes_api_key() => op.input_schema(&[("api_key", api_key())]),
+            Some(op) => op.input_schema(&[]),
+            None => input,
         };
         super::tool_descriptor(
             self.name(),
@@ -469,17 +407,20 @@ impl Market {
                 stats::verticals(app).await
             }
             Market::RegisterAgent => {
-                agents::register(app, Args::from_value(Value::Object(arguments))?, client).await
+                let request = Register::read(&input(self, arguments)?)?;
+                agents::register(app, request, client).await
             }
             Market::GetPlatformStats => {
                 no_arguments(&arguments)?;
                 stats::platform(app).await
             }
-            Market::SubmitIdea => {
-                inquiries::submit(app, client.ip, Kind::Idea, agent, object(arguments)?).await
-            }
-            Market::ContactMarketplace => {
-                inquiries::submit(app, client.ip, Kind::Contact, agent, object(arguments)?).await
+            Market::SubmitIdea | Market::ContactMarketplace => {
+                let kind = match self {
+                    Market::SubmitIdea => InquiryKind::Idea,
+                    _ => InquiryKind::Contact,
+                };
+                let request = input(self, arguments).and_then(|i| NewInquiry::read(&i, kind));
+                inquiries::submit(app, client.ip, agent, request).await
             }
             Market::BecomeSeller => {
                 let agent = me()?;
@@ -490,51 +431,29 @@ impl Market {
                 payments::register_seller(app, agent).await
             }
             Market::SetDeliveryEndpoint => {
-                sellers::set_endpoint(app, me()?, object(arguments)?).await
+                let request = SetDeliveryEndpoint::read(&input(self, arguments)?)?;
+                sellers::set_endpoint(app, me()?, request).await
             }
-            Market::SellData => {
+            Market::SellData | Market::ListHealthData => {
                 let agent = me()?;
-                let args = adapt(
-                    self,
-                    arguments,
-                    &[
-                        "title",
-                        "description",
-                        "preview",
-                        "price_cents",
-                        "consent",
-                        "vertical",
-                        "category",
-                        "listing_type",
-                        "max_copies",
-                    ],
-                    &[&[("vertical", "verticalSlug")], LISTING_RENAMES],
-                )?;
-                listings::create(app, agent, args).await
+                let request = CreateListing::read(&input(self, arguments)?)?;
+                listings::create(app, agent, request).await
             }
-            Market::ListHealthData => {
-                let agent = me()?;
-                let args = adapt(
-                    self,
-                    arguments,
-                    &[
-                        "title",
-                        "description",
-                        "preview",
-                        "price_cents",
-                        "consent",
-                        "health_consent",
-                        "listing_type",
-                        "max_copies",
-                    ],
-                    &[&[("health_consent", "healthConsent")], LISTING_RENAMES],
-                )?;
-                listings::create_health(app, agent, args).await
+            Market::BrowseMarketplace => {
+                let request = Browse::read(&input(self, arguments)?)?;
+                let querier = listings::querier(app, agent, client.ip);
+                let members = listings::browse(app, &request, querier).await?;
+                let mut body = Map::new();
+                for (name, bytes) in members {
+                    let value: Value = serde_json::from_slice(&bytes).map_err(|error| {
+                        Error::Internal(format!("browse member {name}: {error}"))
+                    })?;
+                    body.insert(name, value);
+                }
+                Ok(Value::Object(body))
             }
-            Market::BrowseMarketplace => browse(app, agent, client, &arguments).await,
             Market::PreviewListing => {
-                let id = take_id(&mut arguments, "listing_id")?;
-                no_arguments(&arguments)?;
+                let id = catalog::listing_id(&input(self, arguments)?)?;
                 listings::detail(app, &id).await
             }
             Market::BuyData => {
@@ -555,30 +474,18 @@ impl Market {
             }
             Market::UpdateListing => {
                 let agent = me()?;
-                let id = take_id(&mut arguments, "listing_id")?;
-                let args = adapt(
-                    self,
-                    arguments,
-                    &[
-                        "title",
-                        "description",
-                        "price_cents",
-                        "active",
-                        "preview",
-                        "reason",
-                    ],
-                    &[&[("price_cents", "priceCents")]],
-                )?;
-                listings::update(app, agent, &id, args).await
+                let input = input(self, arguments)?;
+                let request = UpdateListing::read(&input)?;
+                listings::update(app, agent, &catalog::listing_id(&input)?, request).await
             }
             Market::DeactivateListing => {
                 let agent = me()?;
-                let id = take_id(&mut arguments, "listing_id")?;
-                listings::deactivate(app, agent, &id, object(arguments)?).await
+                let input = input(self, arguments)?;
+                let request = DeactivateListing::read(&input)?;
+                listings::deactivate(app, agent, &catalog::listing_id(&input)?, request).await
             }
             Market::ListingHistory => {
-                let id = take_id(&mut arguments, "listing_id")?;
-                no_arguments(&arguments)?;
+                let id = catalog::listing_id(&input(self, arguments)?)?;
                 listings::history(app, &id).await
             }
             Market::SellerDashboard => {
@@ -605,41 +512,12 @@ fn no_arguments(arguments: &Map<String, Value>) -> Result<()> {
     }
 }
 
-/// Tool argument names of listing fields and the service's names for them.
-const LISTING_RENAMES: &[(&str, &str)] = &[
-    ("price_cents", "priceCents"),
-    ("listing_type", "listingType"),
-    ("max_copies", "maxCopies"),
-];
-
-/// Turns a tool's snake_case arguments into the service's fields: refuses any argument outside
-/// `accepted` (naming the tool's own names, with a hint when a service spelling was sent), then
-/// renames by `renames`.
-fn adapt(
-    tool: Market,
-    mut arguments: Map<String, Value>,
-    accepted: &[&str],
-    renames: &[&[(&str, &str)]],
-) -> Result<Args> {
-    let pairs = || renames.iter().flat_map(|group| group.iter());
-    if let Some(key) = arguments.keys().find(|k| !accepted.contains(&k.as_str())) {
-        let hint = pairs()
-            .find(|(_, to)| to == key)
-            .map_or(String::new(), |(from, _)| {
-                format!(" (this tool calls it `{from}`)")
-            });
-        return Err(Error::invalid(format!(
-            "unknown argument `{key}` for {}{hint}; accepted arguments: {}",
-            tool.name(),
-            accepted.join(", ")
-        )));
-    }
-    for (from, to) in pairs() {
-        if let Some(value) = arguments.shift_remove(*from) {
-            arguments.insert((*to).to_owned(), value);
-        }
-    }
-    object(arguments)
+/// A tool's arguments read against its operation's declaration.
+fn input(tool: Market, arguments: Map<String, Value>) -> Result<Input> {
+    let op = tool
+        .op()
+        .ok_or_else(|| Error::Internal(format!("{} has no declaration", tool.name())))?;
+    Input::new(Face::Mcp, op, arguments)
 }
 
 fn take_id(arguments: &mut Map<String, Value>, name: &str) -> Result<String> {
@@ -652,65 +530,6 @@ fn take_id(arguments: &mut Map<String, Value>, name: &str) -> Result<String> {
             "`{name}` must be a non-empty string of at most {ID_MAX} characters"
         ))),
     }
-}
-
-const BROWSE_ARGUMENTS: [&str; 11] = [
-    "q",
-    "category",
-    "vertical",
-    "class",
-    "type",
-    "sort",
-    "price",
-    "min_rating",
-    "samples",
-    "limit",
-    "offset",
-];
-
-/// The same parser and query as `GET /api/marketplace/listings`; the canonical members are read
-/// back into a JSON object.
-async fn browse(
-    app: &App,
-    agent: Option<&AgentRow>,
-    client: &Client<'_>,
-    arguments: &Map<String, Value>,
-) -> Result<Value> {
-    let mut params = Map::new();
-    for (name, value) in arguments {
-        if !BROWSE_ARGUMENTS.contains(&name.as_str()) {
-            return Err(Error::invalid(format!(
-                "unknown argument `{name}`; accepted arguments: {}",
-                BROWSE_ARGUMENTS.join(", ")
-            )));
-        }
-        let text = match value {
-            Value::Null => continue,
-            Value::String(text) => text.clone(),
-            Value::Number(number) => number.to_string(),
-            _ => {
-                return Err(Error::invalid(format!(
-                    "`{name}` must be a string or a number"
-                )));
-            }
-        };
-        params.insert(name.clone(), Value::String(text));
-    }
-    let query = listings::parse_browse(app, |name| {
-        params.get(name).and_then(Value::as_str).map(str::to_owned)
-    })?;
-    let identity = match agent {
-        Some(agent) => format!("agent:{}", agent.id),
-        None => format!("ip:{}", client.ip),
-    };
-    let members = listings::browse(app, query, app.querier_key(&identity)).await?;
-    let mut body = Map::new();
-    for (name, bytes) in members {
-        let value: Value = serde_json::from_slice(&bytes)
-            .map_err(|error| Error::Internal(format!("browse member {name}: {error}")))?;
-        body.insert(name, value);
-    }
-    Ok(Value::Object(body))
 }
 
 /// What the marketplace is, its fees, links and counts.

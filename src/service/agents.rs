@@ -9,14 +9,12 @@ use crate::args::{Args, Patch};
 use crate::crypto::{b64url, random_bytes};
 use crate::error::{Error, Result};
 use crate::outbound;
+use crate::request::agents::{EMAIL_MAX, Lookup, NAME_MAX, Register, URL_MAX};
 use crate::store::agents::{self as agent_store, AgentRow};
 use crate::store::{Store, settings};
 
 /// Every API key starts with this.
 pub const KEY_PREFIX: &str = "svc_live_";
-const NAME_MAX: usize = 100;
-const EMAIL_MAX: usize = 254;
-const URL_MAX: usize = 2048;
 /// Crockford base32: no I, L, O, U, so handles read back unambiguously.
 const HANDLE_ALPHABET: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
 /// Page size bounds of `GET /api/agents`.
@@ -32,16 +30,15 @@ pub struct Client<'a> {
 ///
 /// # Errors
 /// `INVALID_ARGUMENT` for bad fields, `RATE_LIMITED` past 10 per hour per IP.
-pub async fn register(app: &App, args: Args, client: &Client<'_>) -> Result<Value> {
-    args.deny_unknown(&["name", "email", "displayName", "callbackUrl"])?;
-    let name = args.req_str("name", NAME_MAX)?;
-    let email = args
-        .opt_str("email", EMAIL_MAX)?
-        .map(check_email)
-        .transpose()?;
-    let display_name = args.opt_str("displayName", NAME_MAX)?;
-    let callback_url = args
-        .opt_str("callbackUrl", URL_MAX)?
+pub async fn register(app: &App, request: Register, client: &Client<'_>) -> Result<Value> {
+    let Register {
+        name,
+        email,
+        display_name,
+        callback_url,
+    } = request;
+    let email = email.map(check_email).transpose()?;
+    let callback_url = callback_url
         .map(|url| check_callback_url(app.outbound.policy(), url))
         .transpose()?;
     vet_callback(app, callback_url.as_ref()).await?;
@@ -97,9 +94,11 @@ fn unused_handle(conn: &Connection) -> Result<String> {
     Err(Error::Internal("could not find an unused handle".into()))
 }
 
-/// Authenticated agents by key hash. Every change to an agent row goes through this module,
-/// which forgets the agent (key rotation, profile edit), so an entry is never stale; misses
-/// read the database.
+/// Authenticated agents by key hash. Agent rows change only through `store::agents`; every
+/// write that changes a field of [`AgentRow`] is followed, after its COMMIT, by a forget of the
+/// agent (key rotation and profile edit here; sale counts and ratings through [`forget`]), so an
+/// entry is never stale; misses read the database. Columns outside [`AgentRow`] (seller code,
+/// reputation, rating sum, house mark) cannot make an entry stale.
 #[derive(Default)]
 pub struct KnownAgents {
     by_key_hash: std::sync::Mutex<std::collections::HashMap<String, AgentRow>>,
@@ -142,6 +141,13 @@ impl KnownAgents {
             .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         known.retain(|_, agent| agent.id != agent_id);
     }
+}
+
+/// Forgets `agent_id` from the known-agents cache. Call it after the COMMIT of a write that
+/// changed a field of the agent's [`AgentRow`] outside this module (a settled sale moves
+/// `sales_count`, a rating `rating_count`).
+pub fn forget(app: &App, agent_id: &str) {
+    app.known_agents.forget(agent_id);
 }
 
 /// Resolves a bearer key to its agent.
@@ -286,13 +292,8 @@ pub async fn list(app: &App, limit: i64, offset: i64) -> Result<Value> {
 /// # Errors
 /// `INVALID_ARGUMENT` without exactly one of handle/name; `CHAIR_UNBOUND` (503) for
 /// `handle=chair` while no chair is bound; `RATE_LIMITED` past the admission limit.
-pub async fn lookup(
-    app: &App,
-    handle: Option<String>,
-    name: Option<String>,
-    client: &Client<'_>,
-) -> Result<Value> {
-    let query = match (handle, name) {
+pub async fn lookup(app: &App, request: Lookup, client: &Client<'_>) -> Result<Value> {
+    let query = match (request.handle, request.name) {
         (Some(handle), None) => Ok(handle.trim().to_ascii_uppercase()),
         (None, Some(name)) => Err(name.trim().to_owned()),
         _ => {
@@ -405,7 +406,7 @@ pub async fn bind_chair_request(app: &App, args: Args) -> Result<Value> {
 pub async fn unbind_chair(app: &App) -> Result<Value> {
     app.store
         .write(|tx| {
-            tx.execute("DELETE FROM settings WHERE key = ?1", [settings::CHAIR])?;
+            settings::delete(tx, settings::CHAIR)?;
             Ok(json!({ "chairHandle": null }))
         })
         .await
@@ -482,7 +483,7 @@ pub fn public_card(agent: &AgentRow, chair_id: Option<&str>) -> Value {
 /// # Errors
 /// `INVALID_ARGUMENT`.
 pub fn check_email(email: String) -> Result<String> {
-    if super::inquiries::plausible_email(&email) {
+    if super::contact::inquiries::plausible_email(&email) {
         Ok(email)
     } else {
         Err(Error::invalid("`email` is not an email address"))

@@ -54,7 +54,7 @@ pub enum Sort {
 }
 
 /// Listing types, in index form.
-pub const LISTING_TYPES: [&str; 3] = ["standard", "limited", "exclusive"];
+pub use crate::request::catalog::LISTING_TYPES;
 
 /// The filters of a browse, with taxonomy slugs resolved to index positions.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

@@ -9,11 +9,11 @@
 
 use std::collections::HashMap;
 
-use rusqlite::{Connection, params};
+use rusqlite::Connection;
 use serde::Deserialize;
 
 use crate::error::Result;
-use crate::http::assets;
+use crate::store::catalog::{self as catalog_store, CategoryRow, VerticalRow};
 
 /// A browse class: a named group of macro-categories (`class=RESEARCH`).
 #[derive(Clone, Debug, Deserialize)]
@@ -73,9 +73,8 @@ impl Taxonomy {
     /// # Panics
     /// When the embedded file is malformed; a unit test guards against shipping one.
     pub fn load() -> Taxonomy {
-        let bytes = assets::bytes("taxonomy.json");
-        let file: TaxonomyFile =
-            serde_json::from_slice(&bytes).expect("assets/taxonomy.json is valid");
+        let file: TaxonomyFile = serde_json::from_slice(&crate::assets::bytes("taxonomy.json"))
+            .expect("assets/taxonomy.json is valid");
         let vertical_index = file
             .verticals
             .iter()
@@ -181,37 +180,34 @@ fn normalize(text: &str) -> String {
 /// # Errors
 /// Database failure.
 pub fn seed(conn: &Connection, taxonomy: &Taxonomy) -> Result<()> {
-    let mut category = conn.prepare_cached(
-        "INSERT INTO categories (slug, name, icon, class, description, position) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-         ON CONFLICT (slug) DO UPDATE SET name = excluded.name, icon = excluded.icon, class = excluded.class,
-             description = excluded.description, position = excluded.position",
-    )?;
-    for (position, c) in taxonomy.categories.iter().enumerate() {
-        category.execute(params![
-            c.slug,
-            c.name,
-            c.icon,
-            c.class,
-            c.description,
-            position as i64
-        ])?;
-    }
-    let mut vertical = conn.prepare_cached(
-        "INSERT INTO verticals (slug, name, icon, category, is_external, position) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-         ON CONFLICT (slug) DO UPDATE SET name = excluded.name, icon = excluded.icon, category = excluded.category,
-             is_external = excluded.is_external, position = excluded.position",
-    )?;
-    for (position, v) in taxonomy.verticals.iter().enumerate() {
-        vertical.execute(params![
-            v.slug,
-            v.name,
-            v.icon,
-            v.category,
-            v.is_external,
-            position as i64
-        ])?;
-    }
-    Ok(())
+    let categories: Vec<CategoryRow<'_>> = taxonomy
+        .categories
+        .iter()
+        .zip(0..)
+        .map(|(c, position)| CategoryRow {
+            slug: &c.slug,
+            name: &c.name,
+            icon: &c.icon,
+            class: &c.class,
+            description: &c.description,
+            position,
+        })
+        .collect();
+    catalog_store::upsert_categories(conn, &categories)?;
+    let verticals: Vec<VerticalRow<'_>> = taxonomy
+        .verticals
+        .iter()
+        .zip(0..)
+        .map(|(v, position)| VerticalRow {
+            slug: &v.slug,
+            name: &v.name,
+            icon: &v.icon,
+            category: &v.category,
+            is_external: v.is_external,
+            position,
+        })
+        .collect();
+    catalog_store::upsert_verticals(conn, &verticals)
 }
 
 #[cfg(test)]

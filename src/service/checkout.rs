@@ -186,6 +186,7 @@ pub async fn move_money(app: &App) {
     }
     loop {
         tokio::time::sleep(Duration::from_secs(1)).await;
+        let _pass = app.worker_passes.stripe.begin();
         stripe_money::move_money(app).await;
     }
 }

@@ -10,9 +10,10 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::Connection;
 
 use crate::error::Result;
+use crate::store::counters as counter_store;
 use crate::store::{Store, listings};
 
 /// Pending increments.
@@ -75,14 +76,10 @@ impl Counters {
         let queriers: Vec<String> = batch.queriers.iter().cloned().collect();
         let result = store.write_blocking(move |tx| {
             listings::add_views(tx, &written)?;
-            add_counter(tx, QUERIES, queries)?;
-            let mut insert = tx.prepare_cached(
-                "INSERT OR IGNORE INTO queriers (key, first_seen) VALUES (?1, ?2)",
-            )?;
-            for key in &queriers {
-                insert.execute(params![key, now])?;
+            if queries != 0 {
+                counter_store::add(tx, QUERIES, queries)?;
             }
-            Ok(())
+            counter_store::add_queriers(tx, &queriers, &now)
         });
         if let Err(error) = result {
             self.with(|p| {
@@ -98,27 +95,12 @@ impl Counters {
     }
 }
 
-fn add_counter(conn: &Connection, name: &str, by: i64) -> Result<()> {
-    if by != 0 {
-        conn.prepare_cached(
-            "INSERT INTO counters (name, value) VALUES (?1, ?2)
-             ON CONFLICT (name) DO UPDATE SET value = value + excluded.value",
-        )?
-        .execute(params![name, by])?;
-    }
-    Ok(())
-}
-
 /// A stored counter.
 ///
 /// # Errors
 /// Database failure.
 pub fn stored(conn: &Connection, name: &str) -> Result<i64> {
-    Ok(conn
-        .prepare_cached("SELECT value FROM counters WHERE name = ?1")?
-        .query_row([name], |r| r.get(0))
-        .optional()?
-        .unwrap_or(0))
+    counter_store::get(conn, name)
 }
 
 /// Distinct queriers: those stored plus pending ones not stored yet.
@@ -126,15 +108,5 @@ pub fn stored(conn: &Connection, name: &str) -> Result<i64> {
 /// # Errors
 /// Database failure.
 pub fn distinct_queriers(conn: &Connection, pending: &[String]) -> Result<i64> {
-    let stored: i64 = conn
-        .prepare_cached("SELECT count(*) FROM queriers")?
-        .query_row([], |r| r.get(0))?;
-    let mut known = conn.prepare_cached("SELECT 1 FROM queriers WHERE key = ?1")?;
-    let mut new = 0;
-    for key in pending {
-        if known.query_row([key], |_| Ok(())).optional()?.is_none() {
-            new += 1;
-        }
-    }
-    Ok(stored + new)
+    Ok(counter_store::querier_count(conn)? + counter_store::unknown_queriers(conn, pending)?)
 }

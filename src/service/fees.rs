@@ -83,6 +83,18 @@ pub fn platform_fee(amount_cents: i64, founding_fill: bool) -> Fee {
     }
 }
 
+/// Basis points as a percentage for people: `500` → `5%`, `50` → `0.5%`, `9500` → `95%`.
+pub fn percent(bps: i64) -> String {
+    let whole = bps / 100;
+    let rest = bps % 100;
+    if rest == 0 {
+        format!("{whole}%")
+    } else {
+        let fraction = format!("{rest:02}");
+        format!("{whole}.{}%", fraction.trim_end_matches('0'))
+    }
+}
+
 /// `amount × bps / 10,000` in whole cents, rounded half up (exact integer arithmetic).
 fn bps_of(amount: i64, bps: i64) -> i64 {
     let scaled = i128::from(amount) * i128::from(bps);
@@ -92,6 +104,15 @@ fn bps_of(amount: i64, bps: i64) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn percentages_for_people() {
+        assert_eq!(percent(500), "5%");
+        assert_eq!(percent(50), "0.5%");
+        assert_eq!(percent(9_500), "95%");
+        assert_eq!(percent(125), "1.25%");
+        assert_eq!(percent(0), "0%");
+    }
 
     #[track_caller]
     fn check(amount: i64, fee: i64, band: Band) {

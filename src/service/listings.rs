@@ -5,71 +5,24 @@ use std::sync::OnceLock;
 
 use serde_json::{Map, Value, json};
 
-use super::browse::{Filters, LISTING_TYPES, Price, Query, Samples, Sort};
+use super::browse::{Filters, Price, Query, Samples, Sort};
 use super::catalog::{HEALTH_VERTICAL, Vertical};
 use super::health;
 use super::provenance::CanonicalMembers;
 use super::screening::{self, Refusal};
 use super::sellers::{self, fetch_deliverable};
 use super::{App, reputation};
-use crate::args::Args;
 use crate::crypto::jcs;
 use crate::crypto::keys::Keyring;
 use crate::crypto::receipt::sign_object;
 use crate::error::{Error, Result};
+use crate::request::catalog::{
+    Browse, CreateListing, DeactivateListing, LISTING_TYPES, UpdateListing,
+};
 use crate::store::agents::AgentRow;
 use crate::store::listings::{self as store, ListingRow};
 
-/// Largest preview: 4 KiB of canonical JSON. Listings keep metadata and a small sample only.
-pub const PREVIEW_MAX_BYTES: usize = 4096;
-const TITLE_MAX: usize = 200;
-const DESCRIPTION_MAX: usize = 5000;
-const REASON_MAX: usize = 500;
-const IMAGES_MAX: usize = 10;
-/// $1,000,000,000.00: far above any real listing, far below 2^53.
-pub const PRICE_MAX_CENTS: i64 = 100_000_000_000;
-const COPIES_MAX: i64 = 1_000_000;
-/// The nullable metadata fields of the Listing resource.
-pub const METADATA_FIELDS: &[&str] = &[
-    "subcategory",
-    "dataDate",
-    "dataFormat",
-    "sellerState",
-    "demographics",
-    "contextTags",
-    "dataOrigin",
-    "collectionMethod",
-    "sourceAttribution",
-];
-/// Create fields besides the metadata fields.
-const CREATE_FIELDS: &[&str] = &[
-    "title",
-    "description",
-    "priceCents",
-    "verticalSlug",
-    "category",
-    "listingType",
-    "maxCopies",
-    "preview",
-    "consent",
-    "images",
-    "physical",
-    "deliverableRef",
-];
-const UPDATE_FIELDS: &[&str] = &[
-    "title",
-    "description",
-    "priceCents",
-    "active",
-    "preview",
-    "reason",
-    "refreshFingerprint",
-];
-
-/// Browse page bounds.
-pub const PAGE_DEFAULT: i64 = 50;
-pub const PAGE_MAX: i64 = 100;
-const OFFSET_MAX: i64 = 100_000;
+pub use crate::request::catalog::{METADATA_FIELDS, PAGE_MAX, PREVIEW_MAX_BYTES, PRICE_MAX_CENTS};
 
 /// `POST /api/marketplace/listings`: 201 `{listing, receipt}`; the receipt is the signed
 /// history entry of version 1.
@@ -78,82 +31,36 @@ const OFFSET_MAX: i64 = 100_000;
 /// `INVALID_ARGUMENT`, `CONSENT_REQUIRED` (422), `PROHIBITED_CONTENT` (422),
 /// `HEALTH_CONSENT_REQUIRED` (422), `DELIVERY_ENDPOINT_REQUIRED` (409),
 /// `SELLER_ENDPOINT_FAILED` (422).
-pub async fn create(app: &App, seller: &AgentRow, args: Args) -> Result<Value> {
-    create_listing(app, seller, args, None).await
-}
-
-/// `POST /api/marketplace/listings/health`: a person's own health data, with the signed
-/// consent of `service::health`. The body is a listing create body without `verticalSlug` and
-/// `category` (the vertical is `personal-health-data`), plus `healthConsent`. Answers 201
-/// `{listing, receipt, consent}`, `consent` being the signed consent record.
-///
-/// # Errors
-/// As [`create`], plus `HEALTH_CONSENT_REQUIRED` (422) for an incomplete consent.
-pub async fn create_health(app: &App, seller: &AgentRow, mut args: Args) -> Result<Value> {
-    let given = args.take("healthConsent");
-    if args.get("verticalSlug").is_some() || args.get("category").is_some() {
-        return Err(Error::invalid(
-            "`verticalSlug` and `category` are not accepted here: health listings are filed under personal-health-data",
-        ));
-    }
-    let consent = health::parse(given.as_ref(), health::INTENDED_USES)?;
-    create_listing(app, seller, args, Some(consent)).await
-}
-
-async fn create_listing(
-    app: &App,
-    seller: &AgentRow,
-    args: Args,
-    health: Option<health::Consent>,
-) -> Result<Value> {
-    let allowed: Vec<&str> = CREATE_FIELDS
-        .iter()
-        .chain(METADATA_FIELDS)
-        .copied()
-        .collect();
-    args.deny_unknown(&allowed)?;
-    let title = args.req_str("title", TITLE_MAX)?;
-    let description = args.req_str("description", DESCRIPTION_MAX)?;
-    let price_cents = args
-        .opt_int("priceCents", 0, PRICE_MAX_CENTS)?
-        .ok_or_else(|| {
-            Error::invalid("`priceCents` is required (an integer number of cents, 0 for free)")
-        })?;
-    let listing_type = args
-        .opt_str("listingType", 20)?
-        .unwrap_or_else(|| "standard".into());
-    if !["standard", "limited", "exclusive"].contains(&listing_type.as_str()) {
-        return Err(Error::invalid(
-            "`listingType` must be one of standard, limited, exclusive",
-        ));
-    }
-    let max_copies = args.opt_int("maxCopies", 1, COPIES_MAX)?;
-    match (listing_type.as_str(), max_copies) {
-        ("limited", None) => {
-            return Err(Error::invalid(
-                "`maxCopies` is required for a limited listing",
-            ));
-        }
-        ("standard" | "exclusive", Some(_)) => {
-            return Err(Error::invalid(
-                "`maxCopies` applies only to limited listings",
-            ));
-        }
-        _ => {}
-    }
+pub async fn create(app: &App, seller: &AgentRow, request: CreateListing) -> Result<Value> {
+    let health = match request.for_health {
+        true => Some(health::parse(
+            request.health_consent.as_ref(),
+            health::INTENDED_USES,
+        )?),
+        false => None,
+    };
+    let CreateListing {
+        title,
+        description,
+        price_cents,
+        listing_type,
+        max_copies,
+        preview,
+        consent,
+        images,
+        physical,
+        deliverable_ref,
+        metadata,
+        ..
+    } = &request;
     let vertical = match &health {
         Some(_) => app
             .taxonomy
             .vertical(HEALTH_VERTICAL)
             .ok_or_else(|| Error::Internal("taxonomy without the health vertical".into()))?,
-        None => choose_vertical(app, &args, &title, &description)?,
+        None => choose_vertical(app, &request)?,
     };
-    let preview = preview_arg(&args)?.unwrap_or_else(|| Value::Object(Map::new()));
-    let images = images_arg(&args)?;
-    let metadata = metadata_arg(&args)?;
-    let physical = args.opt_bool("physical")?.unwrap_or(false);
-    let deliverable_ref = args.opt_str("deliverableRef", 200)?;
-    if args.opt_bool("consent")? != Some(true) {
+    if !consent {
         return Err(Error::Unprocessable {
             code: "CONSENT_REQUIRED",
             message: "`consent` must be true: you affirm that you own this asset and have the right to sell it".into(),
@@ -169,14 +76,14 @@ async fn create_listing(
         ("title".to_owned(), title.as_str()),
         ("description".to_owned(), description.as_str()),
     ];
-    screening::strings_of("preview", &preview, &mut texts);
-    screening::strings_of("metadata", &metadata, &mut texts);
-    if let Some(reference) = &deliverable_ref {
+    screening::strings_of("preview", preview, &mut texts);
+    screening::strings_of("metadata", metadata, &mut texts);
+    if let Some(reference) = deliverable_ref {
         texts.push(("deliverableRef".into(), reference));
     }
     screening::screen(texts, health.is_some()).map_err(prohibited)?;
 
-    let (seller_id, paid, card) = (seller.id.clone(), price_cents > 0, app.card_rail());
+    let (seller_id, paid, card) = (seller.id.clone(), *price_cents > 0, app.card_rail());
     let endpoint = app
         .store
         .read(move |conn| {
@@ -204,18 +111,18 @@ async fn create_listing(
     )
     .await?;
     let row = ListingRow {
-        title,
-        description,
-        price_cents,
-        listing_type,
-        max_copies,
+        title: title.clone(),
+        description: description.clone(),
+        price_cents: *price_cents,
+        listing_type: (*listing_type).to_owned(),
+        max_copies: *max_copies,
         fingerprint: jcs::sha256_prefixed(&deliverable.bytes),
         preview: preview.to_string(),
-        images: String::from_utf8(jcs::canonicalize(&Value::from(images)))
+        images: String::from_utf8(jcs::canonicalize(&Value::from(images.clone())))
             .expect("canonical JSON is UTF-8"),
-        metadata: String::from_utf8(jcs::canonicalize(&metadata)).expect("canonical JSON is UTF-8"),
-        physical,
-        deliverable_ref,
+        metadata: String::from_utf8(jcs::canonicalize(metadata)).expect("canonical JSON is UTF-8"),
+        physical: *physical,
+        deliverable_ref: deliverable_ref.clone(),
         health_consent: health.is_some(),
         deidentification: health.as_ref().map(|h| h.level.clone()),
         authorized_uses: health
@@ -397,26 +304,30 @@ pub async fn detail(app: &App, id: &str) -> Result<Value> {
 /// # Errors
 /// `NOT_FOUND`, `NOT_OWNER` (403), `INVALID_ARGUMENT`, `PROHIBITED_CONTENT`, `LISTING_SOLD_OUT`
 /// (409) when reactivating a sold exclusive or sold-out limited listing, `SELLER_ENDPOINT_FAILED`.
-pub async fn update(app: &App, seller: &AgentRow, id: &str, args: Args) -> Result<Value> {
-    args.deny_unknown(UPDATE_FIELDS)?;
+pub async fn update(
+    app: &App,
+    seller: &AgentRow,
+    id: &str,
+    request: UpdateListing,
+) -> Result<Value> {
     let current = find(app, id).await?;
     if current.seller_id != seller.id {
         return Err(not_owner());
     }
     let mut next = current.clone();
-    if let Some(title) = args.opt_str("title", TITLE_MAX)? {
+    if let Some(title) = request.title {
         next.title = title;
     }
-    if let Some(description) = args.opt_str("description", DESCRIPTION_MAX)? {
+    if let Some(description) = request.description {
         next.description = description;
     }
-    if let Some(price) = args.opt_int("priceCents", 0, PRICE_MAX_CENTS)? {
+    if let Some(price) = request.price_cents {
         next.price_cents = price;
     }
-    if let Some(active) = args.opt_bool("active")? {
+    if let Some(active) = request.active {
         next.active = active;
     }
-    if let Some(preview) = preview_arg(&args)? {
+    if let Some(preview) = &request.preview {
         next.preview = preview.to_string();
     }
     if next.price_cents > 0 && current.price_cents == 0 {
@@ -425,7 +336,7 @@ pub async fn update(app: &App, seller: &AgentRow, id: &str, args: Args) -> Resul
             .read(move |conn| super::payouts::require_payouts(conn, &seller_id, card))
             .await?;
     }
-    let reason = args.opt_str("reason", REASON_MAX)?;
+    let reason = request.reason;
     let mut texts = Vec::new();
     if next.title != current.title {
         texts.push(("title".to_owned(), next.title.as_str()));
@@ -444,7 +355,7 @@ pub async fn update(app: &App, seller: &AgentRow, id: &str, args: Args) -> Resul
             message: "this listing is sold out (exclusive sold, or every limited copy sold) and cannot be reactivated".into(),
         });
     }
-    if args.opt_bool("refreshFingerprint")? == Some(true) && !current.is_sample {
+    if request.refresh_fingerprint && !current.is_sample {
         let seller_id = seller.id.clone();
         let endpoint = app
             .store
@@ -473,9 +384,13 @@ pub async fn update(app: &App, seller: &AgentRow, id: &str, args: Args) -> Resul
 ///
 /// # Errors
 /// As [`update`].
-pub async fn deactivate(app: &App, seller: &AgentRow, id: &str, args: Args) -> Result<Value> {
-    args.deny_unknown(&["reason"])?;
-    let reason = args.opt_str("reason", REASON_MAX)?;
+pub async fn deactivate(
+    app: &App,
+    seller: &AgentRow,
+    id: &str,
+    request: DeactivateListing,
+) -> Result<Value> {
+    let reason = request.reason;
     let current = find(app, id).await?;
     if current.seller_id != seller.id {
         return Err(not_owner());
@@ -544,36 +459,23 @@ pub async fn history(app: &App, id: &str) -> Result<Value> {
     }))
 }
 
-/// Parses browse parameters; unknown enum values and bad numbers are 400 naming the parameter
-/// and its allowed values. Parameters not listed here are ignored.
+/// Who is querying, for the query and querier counters: the agent when known, else the client
+/// address (salted and hashed by `App::querier_key`).
+pub fn querier(app: &App, agent: Option<&AgentRow>, ip: &str) -> String {
+    let identity = match agent {
+        Some(agent) => format!("agent:{}", agent.id),
+        None => format!("ip:{ip}"),
+    };
+    app.querier_key(&identity)
+}
+
+/// Resolves a browse request against the taxonomy and the index; unknown slugs are 400 naming
+/// the parameter and its allowed values.
 ///
 /// # Errors
 /// `INVALID_ARGUMENT`.
-pub fn parse_browse(app: &App, get: impl Fn(&str) -> Option<String>) -> Result<Query> {
-    let choice = |name: &str, allowed: &[&str], default: &str| -> Result<String> {
-        match get(name).filter(|v| !v.is_empty()) {
-            None => Ok(default.to_owned()),
-            Some(value) if allowed.contains(&value.as_str()) => Ok(value),
-            Some(value) => Err(Error::invalid(format!(
-                "`{name}` must be one of {}; got {value:?}",
-                allowed.join(", ")
-            ))),
-        }
-    };
-    let sort = match choice(
-        "sort",
-        &[
-            "recent",
-            "popular",
-            "price_asc",
-            "price_desc",
-            "quality",
-            "trust",
-        ],
-        "recent",
-    )?
-    .as_str()
-    {
+pub fn browse_query(app: &App, request: &Browse) -> Result<Query> {
+    let sort = match request.sort {
         "popular" => Sort::Popular,
         "price_asc" => Sort::PriceAsc,
         "price_desc" => Sort::PriceDesc,
@@ -581,26 +483,18 @@ pub fn parse_browse(app: &App, get: impl Fn(&str) -> Option<String>) -> Result<Q
         "trust" => Sort::Trust,
         _ => Sort::Recent,
     };
-    let samples = match choice("samples", &["exclude", "include", "only"], "exclude")?.as_str() {
+    let samples = match request.samples {
         "include" => Samples::Include,
         "only" => Samples::Only,
         _ => Samples::Exclude,
     };
-    let price = match choice("price", &["all", "paid", "free"], "all")?.as_str() {
+    let price = match request.price {
         "paid" => Price::Paid,
         "free" => Price::Free,
         _ => Price::All,
     };
-    let listing_type = get("type").filter(|v| !v.is_empty());
-    if let Some(value) = &listing_type
-        && !LISTING_TYPES.contains(&value.as_str())
-    {
-        return Err(Error::invalid(format!(
-            "`type` must be one of standard, limited, exclusive; got {value:?}"
-        )));
-    }
-    let category = get("category").filter(|v| !v.is_empty());
-    if let Some(slug) = &category
+    let category = request.category.as_deref();
+    if let Some(slug) = category
         && app.taxonomy.category(slug).is_none()
     {
         let allowed: Vec<&str> = app
@@ -614,15 +508,15 @@ pub fn parse_browse(app: &App, get: impl Fn(&str) -> Option<String>) -> Result<Q
             allowed.join(", ")
         )));
     }
-    let vertical = get("vertical").filter(|v| !v.is_empty());
-    if let Some(slug) = &vertical
+    let vertical = request.vertical.as_deref();
+    if let Some(slug) = vertical
         && app.taxonomy.vertical(slug).is_none()
     {
         return Err(Error::invalid(format!(
             "`vertical` {slug:?} is not a vertical slug; see GET /api/verticals"
         )));
     }
-    let categories = match get("class").filter(|v| !v.is_empty()) {
+    let categories = match &request.class {
         None => None,
         Some(class) => {
             let upper = class.to_ascii_uppercase();
@@ -639,62 +533,28 @@ pub fn parse_browse(app: &App, get: impl Fn(&str) -> Option<String>) -> Result<Q
                     allowed.join(", ")
                 )));
             }
-            Some(members.into_iter().map(str::to_owned).collect())
-        }
-    };
-    let min_rating_tenths = match get("min_rating").filter(|v| !v.is_empty()) {
-        None => None,
-        Some(text) => {
-            let value: f64 = text
-                .parse()
-                .ok()
-                .filter(|v: &f64| v.is_finite() && (1.0..=5.0).contains(v))
-                .ok_or_else(|| {
-                    Error::invalid(format!(
-                        "`min_rating` must be a number from 1 to 5; got {text:?}"
-                    ))
-                })?;
-            Some((value * 10.0).ceil() as i64)
-        }
-    };
-    let fts = match get("q") {
-        None => None,
-        Some(q) => {
-            if q.chars().count() > 200 {
-                return Err(Error::invalid("`q` must be at most 200 characters"));
-            }
-            fts_query(&q)
-        }
-    };
-    let number = |name: &str, default: i64, min: i64, max: i64| -> Result<i64> {
-        match get(name).filter(|v| !v.is_empty()) {
-            None => Ok(default),
-            Some(text) => match crate::args::parse_integral(&text) {
-                Some(value) if (min..=max).contains(&value) => Ok(value),
-                _ => Err(Error::invalid(format!(
-                    "`{name}` must be an integer from {min} to {max}; got {text:?}"
-                ))),
-            },
+            Some(members)
         }
     };
     let index = &app.browse;
     Ok(Query {
         filters: Filters {
-            fts,
-            category: category.and_then(|slug| index.category(&slug)),
+            fts: request.q.as_deref().and_then(fts_query),
+            category: category.and_then(|slug| index.category(slug)),
             categories: categories
-                .map(|slugs: Vec<String>| slugs.iter().filter_map(|s| index.category(s)).collect()),
-            vertical: vertical.and_then(|slug| index.vertical(&slug)),
-            listing_type: listing_type
+                .map(|slugs| slugs.iter().filter_map(|s| index.category(s)).collect()),
+            vertical: vertical.and_then(|slug| index.vertical(slug)),
+            listing_type: request
+                .listing_type
                 .and_then(|t| LISTING_TYPES.iter().position(|known| *known == t))
                 .map(|i| i as u8),
             samples,
             price,
-            min_rating_tenths,
+            min_rating_tenths: request.min_rating.map(|value| (value * 10.0).ceil() as i64),
         },
         sort,
-        limit: number("limit", PAGE_DEFAULT, 1, PAGE_MAX)? as usize,
-        offset: number("offset", 0, 0, OFFSET_MAX)? as usize,
+        limit: request.limit as usize,
+        offset: request.offset as usize,
     })
 }
 
@@ -716,7 +576,8 @@ pub fn fts_query(text: &str) -> Option<String> {
 ///
 /// # Errors
 /// Database failure.
-pub async fn browse(app: &App, query: Query, querier: String) -> Result<CanonicalMembers> {
+pub async fn browse(app: &App, request: &Browse, querier: String) -> Result<CanonicalMembers> {
+    let query = browse_query(app, request)?;
     app.counters.query(querier);
     let index = app.browse.clone();
     let (limit, offset) = (query.limit, query.offset);
@@ -997,28 +858,23 @@ fn prohibited(refusal: Refusal) -> Error {
     }
 }
 
-fn choose_vertical<'a>(
-    app: &'a App,
-    args: &Args,
-    title: &str,
-    description: &str,
-) -> Result<&'a Vertical> {
-    let hint = args.opt_str("category", 40)?;
-    if let Some(slug) = &hint
+fn choose_vertical<'a>(app: &'a App, request: &CreateListing) -> Result<&'a Vertical> {
+    let hint = &request.category;
+    if let Some(slug) = hint
         && app.taxonomy.category(slug).is_none()
     {
         return Err(Error::invalid(format!(
             "`category` {slug:?} is not a macro-category; see GET /api/marketplace/categories"
         )));
     }
-    match args.opt_str("verticalSlug", 60)? {
+    match &request.vertical {
         Some(slug) => {
-            let vertical = app.taxonomy.vertical(&slug).ok_or_else(|| {
+            let vertical = app.taxonomy.vertical(slug).ok_or_else(|| {
                 Error::invalid(format!(
                     "`verticalSlug` {slug:?} is not a vertical; see GET /api/verticals"
                 ))
             })?;
-            if let Some(hint) = &hint
+            if let Some(hint) = hint
                 && *hint != vertical.category
             {
                 return Err(Error::invalid(format!(
@@ -1028,96 +884,10 @@ fn choose_vertical<'a>(
             }
             Ok(vertical)
         }
-        None => Ok(app.taxonomy.classify(title, description, hint.as_deref())),
+        None => Ok(app
+            .taxonomy
+            .classify(&request.title, &request.description, hint.as_deref())),
     }
-}
-
-fn preview_arg(args: &Args) -> Result<Option<Value>> {
-    match args.get("preview") {
-        None | Some(Value::Null) => Ok(None),
-        Some(value @ Value::Object(_)) => {
-            jcs::check_strict(value).map_err(|e| Error::invalid(format!("`preview`: {e}")))?;
-            let size = jcs::canonicalize(value).len();
-            if size > PREVIEW_MAX_BYTES {
-                return Err(Error::invalid(format!(
-                    "`preview` is {size} bytes; at most {PREVIEW_MAX_BYTES} bytes of JSON (a small sample, not the deliverable)"
-                )));
-            }
-            Ok(Some(value.clone()))
-        }
-        Some(_) => Err(Error::invalid("`preview` must be a JSON object")),
-    }
-}
-
-fn images_arg(args: &Args) -> Result<Vec<String>> {
-    let Some(value) = args.get("images").filter(|v| !v.is_null()) else {
-        return Ok(Vec::new());
-    };
-    let items = value
-        .as_array()
-        .ok_or_else(|| Error::invalid("`images` must be an array of https:// URLs"))?;
-    if items.len() > IMAGES_MAX {
-        return Err(Error::invalid(format!(
-            "`images` holds at most {IMAGES_MAX} URLs"
-        )));
-    }
-    items
-        .iter()
-        .map(|item| match item.as_str() {
-            Some(url)
-                if url.starts_with("https://")
-                    && url.len() <= 2048
-                    && url.len() > "https://".len()
-                    && !url.contains(char::is_whitespace)
-                    && !url["https://".len()..].split('/').next().unwrap_or_default().contains('@') =>
-            {
-                Ok(url.to_owned())
-            }
-            _ => Err(Error::invalid("`images` must contain https:// URLs without credentials (at most 2048 characters each)")),
-        })
-        .collect()
-}
-
-fn metadata_arg(args: &Args) -> Result<Value> {
-    let mut metadata = Map::new();
-    for field in METADATA_FIELDS {
-        let value = match (*field, args.get(field)) {
-            (_, None | Some(Value::Null)) => Value::Null,
-            ("contextTags", Some(Value::Array(tags))) => {
-                let bad = || {
-                    Error::invalid("`contextTags` must be at most 20 strings of 1–50 characters")
-                };
-                if tags.len() > 20 {
-                    return Err(bad());
-                }
-                let tags: Vec<Value> = tags
-                    .iter()
-                    .map(|tag| {
-                        let text = tag.as_str().ok_or_else(bad)?;
-                        let one = Args::from_value(json!({ "tag": text }))?;
-                        one.req_str("tag", 50).map(Value::from).map_err(|_| bad())
-                    })
-                    .collect::<Result<_>>()?;
-                Value::Array(tags)
-            }
-            ("contextTags", Some(_)) => {
-                return Err(Error::invalid("`contextTags` must be an array of strings"));
-            }
-            ("demographics", Some(value @ Value::Object(_))) => {
-                jcs::check_strict(value)
-                    .map_err(|e| Error::invalid(format!("`demographics`: {e}")))?;
-                if jcs::canonicalize(value).len() > 2048 {
-                    return Err(Error::invalid(
-                        "`demographics` must be at most 2048 bytes of JSON",
-                    ));
-                }
-                value.clone()
-            }
-            (_, Some(_)) => Value::String(args.req_str(field, 500)?),
-        };
-        metadata.insert((*field).to_owned(), value);
-    }
-    Ok(Value::Object(metadata))
 }
 
 fn preview_fingerprint(preview: &str) -> Value {

@@ -2,7 +2,7 @@
 //! disclosures page. Every figure comes from `service::fees`, the module commerce charges with.
 
 use jiff::civil::Date;
-use rusqlite::{Connection, params};
+use rusqlite::Connection;
 use serde_json::{Value, json};
 
 use super::App;
@@ -13,6 +13,7 @@ use super::fees::{
 };
 use crate::args::Args;
 use crate::error::{Error, Result};
+use crate::store::fees::{self as fee_store, Announcement};
 
 /// The bands of the live schedule.
 pub fn bands() -> Value {
@@ -117,20 +118,19 @@ pub async fn fees(app: &App) -> Result<Value> {
 }
 
 fn announcements(conn: &Connection) -> Result<Vec<Value>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT version, announced_at, effective_from, schedule, note FROM fee_announcements ORDER BY version",
-    )?;
-    let rows = stmt.query_map([], |r| {
-        Ok(json!({
-            "version": r.get::<_, i64>(0)?,
-            "status": "draft",
-            "announcedAt": r.get::<_, String>(1)?,
-            "effectiveFrom": r.get::<_, String>(2)?,
-            "schedule": serde_json::from_str::<Value>(&r.get::<_, String>(3)?).unwrap_or(Value::Null),
-            "note": r.get::<_, Option<String>>(4)?,
-        }))
-    })?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+    Ok(fee_store::announcements(conn)?
+        .into_iter()
+        .map(|a| {
+            json!({
+                "version": a.version,
+                "status": "draft",
+                "announcedAt": a.announced_at,
+                "effectiveFrom": a.effective_from,
+                "schedule": serde_json::from_str::<Value>(&a.schedule).unwrap_or(Value::Null),
+                "note": a.note,
+            })
+        })
+        .collect())
 }
 
 /// Announces a schedule change (operator API and CLI): refused when it would take effect
@@ -173,14 +173,16 @@ pub fn announce(conn: &Connection, args: &Args, today: Date, now: &str) -> Resul
             ),
         });
     }
-    let version: i64 = conn.query_row(
-        "SELECT max(coalesce((SELECT max(version) FROM fee_announcements), ?1), ?1) + 1",
-        [SCHEDULE_VERSION],
-        |r| r.get(0),
-    )?;
-    conn.execute(
-        "INSERT INTO fee_announcements (version, announced_at, effective_from, schedule, note) VALUES (?1, ?2, ?3, ?4, ?5)",
-        params![version, now, effective.to_string(), schedule.to_string(), note],
+    let version = fee_store::next_version(conn, SCHEDULE_VERSION)?;
+    fee_store::insert(
+        conn,
+        &Announcement {
+            version,
+            announced_at: now.to_owned(),
+            effective_from: effective.to_string(),
+            schedule: schedule.to_string(),
+            note: note.clone(),
+        },
     )?;
     Ok(
         json!({ "version": version, "status": "draft", "announcedAt": now, "effectiveFrom": effective.to_string(), "schedule": schedule, "note": note }),

@@ -4,7 +4,6 @@
 
 pub mod agents;
 pub mod browse;
-pub mod callbacks;
 pub mod catalog;
 pub mod checkout;
 pub mod contact;
@@ -12,9 +11,8 @@ pub mod counters;
 pub mod fees;
 pub mod health;
 pub mod ingress;
-pub mod inquiries;
 pub mod listings;
-pub mod messages;
+pub mod messaging;
 pub mod meta;
 pub mod participation;
 pub mod payments;
@@ -162,11 +160,70 @@ pub struct App {
     /// Every browse filter and sort runs over this in-memory index.
     pub browse: Arc<browse::BrowseIndex>,
     /// Wakes long-polls when an inbox grows.
-    pub inboxes: messages::Inboxes,
+    pub inboxes: messaging::messages::Inboxes,
     /// Wakes the callback worker when a delivery is queued.
     pub callbacks_due: tokio::sync::Notify,
     /// Becomes true when the server starts shutting down (ends long-polls early).
     pub shutdown: tokio::sync::watch::Sender<bool>,
+    /// Passes of the background workers, counted for whoever embeds the server.
+    pub worker_passes: Arc<WorkerPasses>,
+}
+
+/// Passes of the background workers. Nothing in the server reads them: they let an embedding
+/// process (the in-process tests) wait until a worker has looked again after an event instead
+/// of sleeping.
+#[derive(Debug, Default)]
+pub struct WorkerPasses {
+    /// The callback worker; a pass ends when the attempts it started have ended.
+    pub callbacks: Arc<Passes>,
+    /// The commerce worker's local part: checkout expiry and in-place release.
+    pub commerce: Arc<Passes>,
+    /// The commerce worker's Stripe part: refunds and transfers (Stripe rail only).
+    pub stripe: Arc<Passes>,
+}
+
+/// How many passes of one worker have begun and how many have ended.
+#[derive(Debug, Default)]
+pub struct Passes {
+    begun: std::sync::atomic::AtomicU64,
+    ended: std::sync::atomic::AtomicU64,
+}
+
+/// A pass under way; it ends when its last clone is dropped.
+#[derive(Clone)]
+pub struct Pass {
+    _end: Arc<PassEnd>,
+}
+
+struct PassEnd(Arc<Passes>);
+
+impl Drop for PassEnd {
+    fn drop(&mut self) {
+        self.0
+            .ended
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+impl Passes {
+    /// Begins a pass.
+    pub fn begin(self: &Arc<Self>) -> Pass {
+        self.begun.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Pass {
+            _end: Arc::new(PassEnd(self.clone())),
+        }
+    }
+
+    /// A count of ended passes that is reached only once a pass that begins after this call
+    /// has ended (more passes have ended than had begun by now).
+    pub fn after_next_pass(&self) -> u64 {
+        self.begun.load(std::sync::atomic::Ordering::SeqCst) + 1
+    }
+
+    /// Passes ended so far.
+    pub fn ended(&self) -> u64 {
+        self.ended.load(std::sync::atomic::Ordering::SeqCst)
+    }
 }
 
 impl App {
@@ -258,9 +315,10 @@ impl App {
             provenance: RwLock::new(provenance),
             querier_salt,
             browse: Arc::new(browse_index),
-            inboxes: messages::Inboxes::default(),
+            inboxes: messaging::messages::Inboxes::default(),
             callbacks_due: tokio::sync::Notify::new(),
             shutdown: tokio::sync::watch::channel(false).0,
+            worker_passes: Arc::default(),
         };
         // A moved sandbox clock resumes where it was moved to: a restart never goes back in time.
         let offset = app

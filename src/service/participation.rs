@@ -22,54 +22,14 @@ use serde_json::{Value, json};
 
 use super::App;
 use crate::error::Result;
+use crate::store::proof::{self as proof_store, IndependentSeller};
 use crate::store::settings;
 
 /// How many recent independent sellers the snapshot lists.
 const RECENT: usize = 10;
 
-/// `SELECT` fragment: ids of agents that cannot be independent sellers.
-const NOT_INDEPENDENT: &str = "SELECT id FROM agents WHERE is_house = 1
-     UNION SELECT agent_id FROM parties WHERE party <> 'unclassified'";
-
-/// One independent seller, as the snapshot needs it.
-struct Seller {
-    id: String,
-    name: String,
-    first_listed_at: String,
-    first_listing_id: String,
-    first_listing_title: String,
-    live_listings: i64,
-}
-
-/// Independent sellers, oldest first listing first.
-fn sellers(conn: &Connection) -> Result<Vec<Seller>> {
-    let sql = format!(
-        "SELECT a.id, coalesce(a.display_name, a.handle), f.created_at, f.id, f.title,
-                (SELECT count(*) FROM listings x
-                 WHERE x.seller_id = a.id AND x.active = 1 AND x.is_sample = 0)
-         FROM agents a
-         JOIN listings f ON f.id = (
-             SELECT l.id FROM listings l WHERE l.seller_id = a.id AND l.is_sample = 0
-             ORDER BY l.created_at, l.id LIMIT 1)
-         WHERE a.id NOT IN ({NOT_INDEPENDENT})
-         ORDER BY f.created_at, a.id"
-    );
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let rows = stmt.query_map([], |r| {
-        Ok(Seller {
-            id: r.get(0)?,
-            name: r.get(1)?,
-            first_listed_at: r.get(2)?,
-            first_listing_id: r.get(3)?,
-            first_listing_title: r.get(4)?,
-            live_listings: r.get(5)?,
-        })
-    })?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
-}
-
 /// Cumulative independent sellers by the UTC date of their first listing.
-fn series(sellers: &[Seller]) -> Vec<Value> {
+fn series(sellers: &[IndependentSeller]) -> Vec<Value> {
     let mut points: Vec<(String, usize)> = Vec::new();
     for (i, seller) in sellers.iter().enumerate() {
         let day = seller
@@ -96,8 +56,8 @@ struct Urls {
 
 /// Computes a fresh snapshot body (without `provenance`; the HTTP layer signs it).
 fn compute(conn: &Connection, urls: &Urls, generated_at: &str, as_of: &str) -> Result<Value> {
-    let all = sellers(conn)?;
-    let live: Vec<&Seller> = all.iter().filter(|s| s.live_listings > 0).collect();
+    let all = proof_store::independent_sellers(conn)?;
+    let live: Vec<&IndependentSeller> = all.iter().filter(|s| s.live_listings > 0).collect();
     let live_listings: i64 = live.iter().map(|s| s.live_listings).sum();
     let top = live.iter().map(|s| s.live_listings).max().unwrap_or(0);
     let share = if live_listings > 0 {

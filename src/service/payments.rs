@@ -55,6 +55,7 @@ pub async fn worker(app: Arc<App>) {
     let local = async {
         loop {
             tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+            let _pass = app.worker_passes.commerce.begin();
             if let Err(error) = expire_and_release(&app).await {
                 tracing::warn!(%error, "commerce worker");
             }

@@ -51,13 +51,13 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use rusqlite::{OptionalExtension, params};
 use serde_json::{Map, Value, json};
 
 use super::App;
 use crate::args::Args;
 use crate::error::{Error, Result};
 use crate::store::agents as agent_store;
+use crate::store::proof as proof_store;
 
 /// The classes the operator may set.
 pub const PARTIES: [&str; 5] = [
@@ -102,58 +102,39 @@ fn derive_party(seller: Option<&str>, buyer: Option<&str>) -> String {
         .unwrap_or_else(|| "unclassified".into())
 }
 
-/// Every ledger row, oldest first, and whether any agent is classified.
+/// Every ledger row, oldest first, with its party and buyer label, and whether any agent is
+/// classified.
 fn load(conn: &rusqlite::Connection) -> Result<(Vec<Row>, bool)> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT l.id, l.seller_code, p.seller_id, p.buyer_id, l.vertical_slug, l.amount_cents,
-                l.platform_fee_cents, l.rail, l.status, l.is_reference_listing, l.created_at,
-                l.release_at, sp.party, bp.party
-         FROM ledger l
-         JOIN purchases p ON p.id = l.purchase_id
-         LEFT JOIN parties sp ON sp.agent_id = p.seller_id
-         LEFT JOIN parties bp ON bp.agent_id = p.buyer_id
-         ORDER BY l.seq",
-    )?;
     let mut labels: HashMap<String, usize> = HashMap::new();
-    let mut rows = Vec::new();
-    let mut read = stmt.query([])?;
-    while let Some(r) = read.next()? {
-        let buyer_id: Option<String> = r.get(3)?;
-        let buyer_label = match &buyer_id {
-            Some(id) => {
-                let next = labels.len() + 1;
-                format!("buyer #{}", labels.entry(id.clone()).or_insert(next))
+    let rows = proof_store::ledger(conn)?
+        .into_iter()
+        .map(|entry| {
+            let buyer_label = match &entry.buyer_id {
+                Some(id) => {
+                    let next = labels.len() + 1;
+                    format!("buyer #{}", labels.entry(id.clone()).or_insert(next))
+                }
+                None => "anonymous".to_owned(),
+            };
+            Row {
+                party: derive_party(entry.seller_party.as_deref(), entry.buyer_party.as_deref()),
+                id: entry.id,
+                seller_code: entry.seller_code,
+                seller_id: entry.seller_id,
+                buyer_id: entry.buyer_id,
+                buyer_label,
+                vertical_slug: entry.vertical_slug,
+                amount_cents: entry.amount_cents,
+                platform_fee_cents: entry.platform_fee_cents,
+                rail: entry.rail,
+                status: entry.status,
+                is_reference: entry.is_reference,
+                created_at: entry.created_at,
+                release_at: entry.release_at,
             }
-            None => "anonymous".to_owned(),
-        };
-        let seller_party: Option<String> = r.get(12)?;
-        let buyer_party: Option<String> = r.get(13)?;
-        rows.push(Row {
-            id: r.get(0)?,
-            seller_code: r.get(1)?,
-            seller_id: r.get(2)?,
-            buyer_id,
-            buyer_label,
-            vertical_slug: r.get(4)?,
-            amount_cents: r.get(5)?,
-            platform_fee_cents: r.get(6)?,
-            rail: r.get(7)?,
-            status: r.get(8)?,
-            is_reference: r.get(9)?,
-            party: derive_party(seller_party.as_deref(), buyer_party.as_deref()),
-            created_at: r.get(10)?,
-            release_at: r.get(11)?,
-        });
-    }
-    let configured = conn
-        .query_row(
-            "SELECT 1 FROM parties WHERE party <> 'unclassified' LIMIT 1",
-            [],
-            |_| Ok(()),
-        )
-        .optional()?
-        .is_some();
-    Ok((rows, configured))
+        })
+        .collect();
+    Ok((rows, proof_store::any_classified(conn)?))
 }
 
 fn row_json(app: &App, row: &Row) -> Value {
@@ -399,18 +380,8 @@ pub async fn classify(app: &App, handle: &str, args: Args) -> Result<Value> {
         .write(move |tx| {
             let agent = agent_store::find_by_handle(tx, &handle)?
                 .ok_or_else(|| Error::NotFound(format!("no agent with handle `{handle}`")))?;
-            let previous: Option<String> = tx
-                .query_row(
-                    "SELECT party FROM parties WHERE agent_id = ?1",
-                    [&agent.id],
-                    |r| r.get(0),
-                )
-                .optional()?;
-            tx.execute(
-                "INSERT INTO parties (agent_id, party, classified_at) VALUES (?1, ?2, ?3)
-                 ON CONFLICT (agent_id) DO UPDATE SET party = excluded.party, classified_at = excluded.classified_at",
-                params![agent.id, party, now],
-            )?;
+            let previous = proof_store::party_of(tx, &agent.id)?;
+            proof_store::set_party(tx, &agent.id, &party, &now)?;
             Ok(json!({
                 "handle": agent.handle,
                 "party": party,

@@ -43,6 +43,14 @@ pub const NEW_MESSAGES: Rule = Rule {
     what: "new messages",
 };
 
+/// 20 new inquiries (ideas, contact messages, service requests) per hour per client IP.
+pub const INQUIRIES: Rule = Rule {
+    name: "inquiries",
+    max: 20,
+    window: SignedDuration::from_hours(1),
+    what: "inquiries",
+};
+
 /// The limiter shared by every request.
 pub struct RateLimiter {
     clock: Arc<dyn Clock>,

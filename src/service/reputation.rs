@@ -11,6 +11,7 @@
 use rusqlite::Connection;
 
 use crate::error::Result;
+use crate::store::agents as agent_store;
 
 /// Mean rating assumed before any rating arrives.
 pub const PRIOR_MEAN: f64 = 3.0;
@@ -33,9 +34,7 @@ pub fn seller(rating_sum: i64, rating_count: i64, completed_sales: i64) -> f64 {
 /// # Errors
 /// Database failure.
 pub fn of_agent(conn: &Connection, agent_id: &str) -> Result<f64> {
-    Ok(conn
-        .prepare_cached("SELECT reputation FROM agents WHERE id = ?1")?
-        .query_row([agent_id], |r| r.get(0))?)
+    agent_store::reputation(conn, agent_id)
 }
 
 fn round2(value: f64) -> f64 {

@@ -2,7 +2,7 @@
 //! a deliverable built into the binary. Seeded on first start (and for any vertical added later);
 //! excluded from browse unless `samples=include|only`.
 
-use rusqlite::{Connection, OptionalExtension};
+use rusqlite::Connection;
 use serde_json::{Value, json};
 
 use super::App;
@@ -118,11 +118,7 @@ fn house_agent(conn: &Connection, now: &str) -> Result<String> {
     if let Some(Value::String(id)) = settings::get(conn, settings::HOUSE)? {
         return Ok(id);
     }
-    let existing: Option<String> = conn
-        .prepare_cached("SELECT id FROM agents WHERE is_house = 1")?
-        .query_row([], |r| r.get(0))
-        .optional()?;
-    let id = match existing {
+    let id = match agent_store::house_id(conn)? {
         Some(id) => id,
         None => {
             let agent = AgentRow {
@@ -140,8 +136,7 @@ fn house_agent(conn: &Connection, now: &str) -> Result<String> {
                 rating_count: 0,
                 sales_count: 0,
             };
-            agent_store::insert(conn, &agent, &hash_secret(&b64url(&random_bytes::<32>())))?;
-            conn.execute("UPDATE agents SET is_house = 1 WHERE id = ?1", [&agent.id])?;
+            agent_store::insert_house(conn, &agent, &hash_secret(&b64url(&random_bytes::<32>())))?;
             agent.id
         }
     };

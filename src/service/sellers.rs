@@ -12,16 +12,17 @@
 //! Every body carries a top-level receipt-style `signature`; sellers verify it against
 //! `GET /api/signing-key` and refuse stale `issuedAt` values.
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::Connection;
 use serde_json::{Map, Value, json};
 
 use super::App;
-use crate::args::Args;
 use crate::crypto::receipt::sign_object;
 use crate::crypto::{b64url, random_bytes};
 use crate::error::{Error, Result};
 use crate::outbound::{self, OutboundError};
-use crate::store::agents::AgentRow;
+use crate::request::catalog::SetDeliveryEndpoint;
+use crate::store::agents::{self as agent_store, AgentRow};
+use crate::store::endpoints;
 
 /// The deliverable as fetched from the seller.
 pub struct Deliverable {
@@ -36,19 +37,17 @@ pub struct Deliverable {
 /// # Errors
 /// `INVALID_ARGUMENT` for a bad URL, `DESTINATION_REFUSED` (422) for a forbidden address,
 /// `ENDPOINT_VERIFICATION_FAILED` (422) when the endpoint does not answer the challenge.
-pub async fn set_endpoint(app: &App, agent: &AgentRow, args: Args) -> Result<Value> {
-    args.deny_unknown(&["url"])?;
-    let url = args.req_str("url", 2048)?;
+pub async fn set_endpoint(
+    app: &App,
+    agent: &AgentRow,
+    request: SetDeliveryEndpoint,
+) -> Result<Value> {
+    let url = request.url;
     let url = outbound::check_url(&url, app.outbound.policy()).map_err(outbound_error)?;
     let (owner_check, me) = (url.clone(), agent.id.clone());
-    let owner: Option<String> = app
+    let owner = app
         .store
-        .read(move |conn| {
-            Ok(conn
-                .prepare_cached("SELECT agent_id FROM delivery_endpoints WHERE url = ?1")?
-                .query_row([&owner_check], |r| r.get(0))
-                .optional()?)
-        })
+        .read(move |conn| endpoints::owner(conn, &owner_check))
         .await?;
     if owner.is_some_and(|owner| owner != me) {
         return Err(endpoint_in_use());
@@ -98,20 +97,10 @@ pub async fn set_endpoint(app: &App, agent: &AgentRow, args: Args) -> Result<Val
     let verified_at = now.clone();
     app.store
         .write(move |tx| {
-            let taken: Option<String> = tx
-                .prepare_cached("SELECT agent_id FROM delivery_endpoints WHERE url = ?1 AND agent_id != ?2")?
-                .query_row([&stored_url, &agent_id], |r| r.get(0))
-                .optional()?;
-            if taken.is_some() {
+            if endpoints::taken_by_another(tx, &stored_url, &agent_id)? {
                 return Err(endpoint_in_use());
             }
-            tx.prepare_cached(
-                "INSERT INTO delivery_endpoints (agent_id, url, verified_at, updated_at) VALUES (?1, ?2, ?3, ?3)
-                 ON CONFLICT (agent_id) DO UPDATE SET url = excluded.url, verified_at = excluded.verified_at,
-                     updated_at = excluded.updated_at",
-            )?
-            .execute(params![agent_id, stored_url, verified_at])?;
-            Ok(())
+            endpoints::upsert(tx, &agent_id, &stored_url, &verified_at)
         })
         .await?;
     Ok(json!({ "url": url, "verified": true, "verifiedAt": now }))
@@ -140,10 +129,7 @@ pub async fn get_endpoint(app: &App, agent: &AgentRow) -> Result<Value> {
 /// # Errors
 /// Database failure.
 pub fn verified_endpoint(conn: &Connection, agent_id: &str) -> Result<Option<(String, String)>> {
-    Ok(conn
-        .prepare_cached("SELECT url, verified_at FROM delivery_endpoints WHERE agent_id = ?1")?
-        .query_row([agent_id], |r| Ok((r.get(0)?, r.get(1)?)))
-        .optional()?)
+    endpoints::verified(conn, agent_id)
 }
 
 /// Fetches the deliverable from the seller's endpoint with a signed request
@@ -211,22 +197,14 @@ fn signed_request(app: &App, mut body: Map<String, Value>) -> Vec<u8> {
 /// # Errors
 /// Database failure.
 pub fn seller_code(conn: &Connection, agent_id: &str) -> Result<String> {
-    let existing: Option<String> = conn
-        .prepare_cached("SELECT seller_code FROM agents WHERE id = ?1")?
-        .query_row([agent_id], |r| r.get(0))?;
-    if let Some(code) = existing {
+    if let Some(code) = agent_store::seller_code(conn, agent_id)? {
         return Ok(code);
     }
     for _ in 0..64 {
         let n = u32::from_le_bytes(random_bytes::<4>()) % 1_000_000;
         let code = format!("S-{n:06}");
-        let taken: Option<i64> = conn
-            .prepare_cached("SELECT 1 FROM agents WHERE seller_code = ?1")?
-            .query_row([&code], |r| r.get(0))
-            .optional()?;
-        if taken.is_none() {
-            conn.prepare_cached("UPDATE agents SET seller_code = ?2 WHERE id = ?1")?
-                .execute(params![agent_id, code])?;
+        if !agent_store::seller_code_taken(conn, &code)? {
+            agent_store::set_seller_code(conn, agent_id, &code)?;
             return Ok(code);
         }
     }

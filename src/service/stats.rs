@@ -15,6 +15,7 @@ use super::App;
 use super::counters;
 use crate::error::Result;
 use crate::store::agents as agent_store;
+use crate::store::proof as proof_store;
 
 /// Per-vertical records: `{slug, name, icon, isExternal, listingCount, category}`.
 fn vertical_records(app: &App, counts: &HashMap<String, i64>) -> Vec<Value> {
@@ -81,15 +82,6 @@ pub async fn categories(app: &App) -> Result<Value> {
     Ok(Value::Array(categories))
 }
 
-/// Settled sales outside reference listings, and the platform fees they carried.
-fn settled_sales(conn: &rusqlite::Connection) -> Result<(i64, i64)> {
-    Ok(conn.query_row(
-        "SELECT count(*), coalesce(sum(platform_fee_cents), 0) FROM ledger WHERE is_reference_listing = 0",
-        [],
-        |r| Ok((r.get(0)?, r.get(1)?)),
-    )?)
-}
-
 /// `GET /api/stats`.
 ///
 /// # Errors
@@ -114,7 +106,7 @@ async fn figures(app: &App) -> Result<Value> {
                 agent_store::count(conn)?,
                 counters::stored(conn, counters::QUERIES)? + pending_queries,
                 counters::distinct_queriers(conn, &pending_queriers)?,
-                settled_sales(conn)?,
+                proof_store::settled_sales(conn)?,
             ))
         })
         .await?;

@@ -225,3 +225,121 @@ pub fn seller_standing(conn: &Connection, id: &str) -> Result<(i64, i64, f64)> {
         .prepare_cached("SELECT rating_count, rating_sum, reputation FROM agents WHERE id = ?1")?
         .query_row([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?)
 }
+
+/// A seller's stored reputation score.
+///
+/// # Errors
+/// Database failure, or no such agent.
+pub fn reputation(conn: &Connection, id: &str) -> Result<f64> {
+    Ok(conn
+        .prepare_cached("SELECT reputation FROM agents WHERE id = ?1")?
+        .query_row([id], |r| r.get(0))?)
+}
+
+/// A seller's public code, if one has been assigned.
+///
+/// # Errors
+/// Database failure, or no such agent.
+pub fn seller_code(conn: &Connection, id: &str) -> Result<Option<String>> {
+    Ok(conn
+        .prepare_cached("SELECT seller_code FROM agents WHERE id = ?1")?
+        .query_row([id], |r| r.get(0))?)
+}
+
+/// Whether some agent already holds the seller code `code`.
+///
+/// # Errors
+/// Database failure.
+pub fn seller_code_taken(conn: &Connection, code: &str) -> Result<bool> {
+    Ok(conn
+        .prepare_cached("SELECT 1 FROM agents WHERE seller_code = ?1")?
+        .query_row([code], |_| Ok(()))
+        .optional()?
+        .is_some())
+}
+
+/// Assigns a seller's public code (not part of [`AgentRow`], so no cached row goes stale).
+///
+/// # Errors
+/// Database failure (including a code already taken).
+pub fn set_seller_code(conn: &Connection, id: &str, code: &str) -> Result<()> {
+    conn.prepare_cached("UPDATE agents SET seller_code = ?2 WHERE id = ?1")?
+        .execute(params![id, code])?;
+    Ok(())
+}
+
+/// The house seller's id (owner of the reference samples), if there is one.
+///
+/// # Errors
+/// Database failure.
+pub fn house_id(conn: &Connection) -> Result<Option<String>> {
+    Ok(conn
+        .prepare_cached("SELECT id FROM agents WHERE is_house = 1")?
+        .query_row([], |r| r.get(0))
+        .optional()?)
+}
+
+/// Inserts the house seller: an agent marked `is_house`, so never listed, looked up or counted.
+///
+/// # Errors
+/// Database failure.
+pub fn insert_house(conn: &Connection, agent: &AgentRow, key_hash: &str) -> Result<()> {
+    insert(conn, agent, key_hash)?;
+    conn.prepare_cached("UPDATE agents SET is_house = 1 WHERE id = ?1")?
+        .execute([&agent.id])?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use crate::store::test_agent as agent;
+
+    #[test]
+    fn seller_codes_are_assigned_once_and_unique() {
+        let conn = crate::store::test_db();
+        insert(&conn, &agent("a", "A-1"), "ka").unwrap();
+        insert(&conn, &agent("b", "A-2"), "kb").unwrap();
+        assert_eq!(seller_code(&conn, "a").unwrap(), None);
+        assert!(!seller_code_taken(&conn, "S-000001").unwrap());
+        set_seller_code(&conn, "a", "S-000001").unwrap();
+        assert_eq!(
+            seller_code(&conn, "a").unwrap().as_deref(),
+            Some("S-000001")
+        );
+        assert!(seller_code_taken(&conn, "S-000001").unwrap());
+        assert!(
+            set_seller_code(&conn, "b", "S-000001").is_err(),
+            "codes are unique"
+        );
+        assert!(seller_code(&conn, "nobody").is_err());
+    }
+
+    #[test]
+    fn the_house_seller_is_hidden_from_lists_and_lookups() {
+        let conn = crate::store::test_db();
+        assert_eq!(house_id(&conn).unwrap(), None);
+        insert(&conn, &agent("a", "A-1"), "ka").unwrap();
+        insert_house(&conn, &agent("h", "A-H"), "kh").unwrap();
+        assert_eq!(house_id(&conn).unwrap().as_deref(), Some("h"));
+        assert_eq!(count(&conn).unwrap(), 1);
+        assert!(find_by_handle(&conn, "A-H").unwrap().is_none());
+        assert_eq!(list(&conn, 10, 0).unwrap().1, 1);
+    }
+
+    #[test]
+    fn sales_and_ratings_move_the_reputation_inputs() {
+        let conn = crate::store::test_db();
+        insert(&conn, &agent("a", "A-1"), "ka").unwrap();
+        assert_eq!(reputation(&conn, "a").unwrap(), 2.4);
+        add_sale(&conn, "a").unwrap();
+        add_rating(&conn, "a", 4).unwrap();
+        assert_eq!(reputation_inputs(&conn, "a").unwrap(), (4, 1, 1));
+        set_reputation(&conn, "a", 3.5).unwrap();
+        assert_eq!(reputation(&conn, "a").unwrap(), 3.5);
+        assert_eq!(seller_standing(&conn, "a").unwrap(), (1, 4, 3.5));
+        let row = find_by_id(&conn, "a").unwrap().unwrap();
+        assert_eq!((row.sales_count, row.rating_count), (1, 1));
+    }
+}

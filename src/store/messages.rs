@@ -198,6 +198,16 @@ pub fn update_delivery(conn: &Connection, d: &DeliveryRow) -> Result<()> {
     Ok(())
 }
 
+/// Writes a replayed delivery: its new URL and its state, as [`update_delivery`] does.
+///
+/// # Errors
+/// Database failure.
+pub fn replay_delivery(conn: &Connection, d: &DeliveryRow) -> Result<()> {
+    conn.prepare_cached("UPDATE callback_deliveries SET url = ?2 WHERE id = ?1")?
+        .execute([&d.id, &d.url])?;
+    update_delivery(conn, d)
+}
+
 /// Pending deliveries due at or before `now`, oldest first.
 ///
 /// # Errors
@@ -241,4 +251,54 @@ pub fn find_delivery(conn: &Connection, id: &str) -> Result<Option<DeliveryRow>>
         .prepare_cached(&sql)?
         .query_row([id], delivery_from_row)
         .optional()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{agents, test_agent, test_db};
+
+    #[test]
+    fn a_replay_moves_a_dead_delivery_to_the_new_url_and_requeues_it() {
+        let conn = test_db();
+        agents::insert(&conn, &test_agent("s", "A-1"), "ks").unwrap();
+        agents::insert(&conn, &test_agent("r", "A-2"), "kr").unwrap();
+        let message = MessageRow {
+            id: "m".into(),
+            recipient_id: "r".into(),
+            sequence: 1,
+            sender_id: "s".into(),
+            sender_handle: "A-1".into(),
+            recipient_handle: "A-2".into(),
+            client_message_id: "c".into(),
+            body: "hi".into(),
+            created_at: "t0".into(),
+            receipt: "{}".into(),
+        };
+        insert(&conn, &message, "sha256:x").unwrap();
+        let mut delivery = DeliveryRow {
+            id: "d".into(),
+            agent_id: "r".into(),
+            message_id: "m".into(),
+            url: "https://old.example/hook".into(),
+            status: "dead".into(),
+            attempts: 5,
+            next_attempt_at: None,
+            last_error: Some("HTTP 500".into()),
+            created_at: "t0".into(),
+            updated_at: "t1".into(),
+        };
+        insert_delivery(&conn, &delivery).unwrap();
+        delivery.url = "https://new.example/hook".into();
+        delivery.status = "pending".into();
+        delivery.attempts = 0;
+        delivery.next_attempt_at = Some("t2".into());
+        delivery.last_error = None;
+        delivery.updated_at = "t2".into();
+        replay_delivery(&conn, &delivery).unwrap();
+        let stored = find_delivery(&conn, "d").unwrap().unwrap();
+        assert_eq!(stored.url, "https://new.example/hook");
+        assert_eq!((stored.status.as_str(), stored.attempts), ("pending", 0));
+        assert_eq!(due_deliveries(&conn, "t2", 10).unwrap().len(), 1);
+    }
 }

@@ -11,11 +11,16 @@
 //! COMMIT that made its change durable. A failed request leaves nothing half-written.
 
 pub mod agents;
+pub mod catalog;
+pub mod counters;
+pub mod endpoints;
+pub mod fees;
 pub mod ingress;
 pub mod inquiries;
 pub mod listings;
 pub mod messages;
 pub mod payments;
+pub mod proof;
 pub mod purchases;
 pub mod settings;
 
@@ -249,19 +254,6 @@ impl Store {
         .await?
     }
 
-    /// Writes a consistent copy of the database to `out` (`VACUUM INTO`), safe while serving.
-    ///
-    /// # Errors
-    /// `out` exists or cannot be written.
-    pub fn backup_to(&self, out: &Path) -> Result<()> {
-        let conn = self.readers.get()?;
-        let target = out
-            .to_str()
-            .ok_or_else(|| Error::invalid("the output path must be UTF-8"))?;
-        conn.execute("VACUUM INTO ?1", [target])?;
-        Ok(())
-    }
-
     /// Flushes the WAL into the main file (used on shutdown); waits for queued writes first.
     pub fn checkpoint(&self) {
         let (reply, answer) = mpsc::channel();
@@ -275,6 +267,43 @@ impl Store {
             let _ = answer.recv();
         }
     }
+}
+
+/// Writes a consistent copy of the bourse database at `database` to the new file `out`
+/// (`VACUUM INTO`), safe while a server is using it. The database is opened read-only: a backup
+/// neither migrates nor writes it, and one that is not bourse's is refused.
+///
+/// # Errors
+/// No database, not a bourse database, `out` exists, is not UTF-8 or cannot be written.
+pub fn backup(database: &Path, out: &Path) -> Result<()> {
+    if !database.exists() {
+        return Err(Error::invalid(format!(
+            "no database at {}",
+            database.display()
+        )));
+    }
+    if out.exists() {
+        return Err(Error::invalid(format!(
+            "{} already exists; choose a new file",
+            out.display()
+        )));
+    }
+    let conn = Connection::open_with_flags(database, OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .map_err(|e| Error::Internal(format!("cannot open {}: {e}", database.display())))?;
+    conn.busy_timeout(Duration::from_secs(10))?;
+    let application_id: i32 = conn.query_row("PRAGMA application_id", [], |r| r.get(0))?;
+    if application_id != APPLICATION_ID {
+        return Err(Error::invalid(format!(
+            "{} is not a bourse database",
+            database.display()
+        )));
+    }
+    let target = out
+        .to_str()
+        .ok_or_else(|| Error::invalid("the output path must be UTF-8"))?;
+    conn.execute("VACUUM INTO ?1", [target])
+        .map_err(|e| Error::Internal(format!("backup failed: {e}")))?;
+    Ok(())
 }
 
 /// Runs one job, surviving its panic: the job's savepoint is rolled back and its caller hears
@@ -478,6 +507,33 @@ const STEPS: &[(i32, &str)] = &[
          UPDATE ledger SET payout_source = 'none' WHERE status = 'held' AND payout_error IS NOT NULL;",
     ),
 ];
+
+/// A fresh in-memory database with the current schema, for the store modules' unit tests.
+#[cfg(test)]
+pub(crate) fn test_db() -> Connection {
+    let conn = Connection::open_in_memory().expect("an in-memory database");
+    conn.execute_batch("PRAGMA foreign_keys = ON;")
+        .expect("foreign keys");
+    conn.execute_batch(SCHEMA).expect("the schema applies");
+    conn
+}
+
+/// An agent row for unit tests.
+#[cfg(test)]
+pub(crate) fn test_agent(id: &str, handle: &str) -> agents::AgentRow {
+    agents::AgentRow {
+        id: id.into(),
+        handle: handle.into(),
+        name: format!("agent {id}"),
+        display_name: None,
+        email: None,
+        callback_url: None,
+        created_at: "2026-01-01T00:00:00Z".into(),
+        updated_at: "2026-01-01T00:00:00Z".into(),
+        rating_count: 0,
+        sales_count: 0,
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -47,3 +47,33 @@ pub fn put(conn: &Connection, key: &str, value: &Value, now: &str) -> Result<()>
     .execute(params![key, value.to_string(), now])?;
     Ok(())
 }
+
+/// Removes one setting (nothing happens when it is not set).
+///
+/// # Errors
+/// Database failure.
+pub fn delete(conn: &Connection, key: &str) -> Result<()> {
+    conn.prepare_cached("DELETE FROM settings WHERE key = ?1")?
+        .execute([key])?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_setting_is_written_replaced_read_and_deleted() {
+        let conn = crate::store::test_db();
+        assert_eq!(get(&conn, CHAIR).unwrap(), None);
+        put(&conn, CHAIR, &serde_json::json!({"agentId": "a"}), "t1").unwrap();
+        put(&conn, CHAIR, &serde_json::json!({"agentId": "b"}), "t2").unwrap();
+        assert_eq!(
+            get(&conn, CHAIR).unwrap(),
+            Some(serde_json::json!({"agentId": "b"}))
+        );
+        delete(&conn, CHAIR).unwrap();
+        delete(&conn, CHAIR).unwrap();
+        assert_eq!(get(&conn, CHAIR).unwrap(), None);
+    }
+}

@@ -26,7 +26,7 @@ fn register_returns_a_key_once_and_the_key_works_on_me() {
         &json!({"name": "research-bot", "displayName": "Research Bot", "email": "ops@example.com",
                 "callbackUrl": "https://agent.example.com/hook"}),
     );
-    assert_eq!(response.status, 201);
+    response.assert_status(201);
     let body = response.json();
     let key = body["apiKey"].as_str().unwrap();
     let suffix = key
@@ -59,8 +59,7 @@ fn register_returns_a_key_once_and_the_key_works_on_me() {
     uuid_like(body["id"].as_str().unwrap());
 
     let me = server.get_auth("/api/agents/me", key);
-    assert_eq!(me.status, 200);
-    let me = me.json();
+    let me = me.expect(200);
     assert_eq!(me["handle"], handle);
     assert_eq!(me["email"], "ops@example.com");
     assert_eq!(me["callbackUrl"], "https://agent.example.com/hook");
@@ -145,8 +144,7 @@ fn public_list_and_lookup_leak_no_private_field() {
     let quiet = server.register("quiet-secret");
 
     let list = server.get("/api/agents?limit=10&offset=0");
-    assert_eq!(list.status, 200);
-    let list = list.json();
+    let list = list.expect(200);
     assert_eq!(list["total"], 2);
     let agents = list["agents"].as_array().unwrap();
     assert_eq!(agents.len(), 2);
@@ -236,7 +234,7 @@ fn patch_me_sets_and_clears_profile_fields() {
         key,
         &json!({"displayName": "Patched", "email": "p@q.example"}),
     );
-    assert_eq!(updated.status, 200);
+    updated.assert_status(200);
     assert_eq!(updated.json()["displayName"], "Patched");
     let cleared = server
         .send_auth("PATCH", "/api/agents/me", key, &json!({"email": null}))
@@ -264,7 +262,7 @@ fn revoke_rotates_the_key_and_keeps_the_identity() {
     let agent = server.register("rotator");
     let old_key = agent["apiKey"].as_str().unwrap();
     let response = server.send_auth("POST", "/api/agents/keys/revoke", old_key, &json!({}));
-    assert_eq!(response.status, 200);
+    response.assert_status(200);
     let new_key = response.json()["newApiKey"].as_str().unwrap().to_owned();
     assert!(new_key.starts_with("svc_live_") && new_key != old_key);
 
@@ -272,7 +270,7 @@ fn revoke_rotates_the_key_and_keeps_the_identity() {
         .get_auth("/api/agents/me", old_key)
         .assert_error(401, "UNAUTHENTICATED");
     let me = server.get_auth("/api/agents/me", &new_key);
-    assert_eq!(me.status, 200);
+    me.assert_status(200);
     assert_eq!(me.json()["handle"], agent["handle"]);
     assert_eq!(me.json()["id"], agent["id"]);
 }
@@ -290,12 +288,9 @@ fn eleventh_registration_in_an_hour_is_rate_limited_with_retry_after() {
     assert_eq!(server.get("/api/agents").json()["total"], 10);
 
     server.clock.advance(jiff::SignedDuration::from_secs(3600));
-    assert_eq!(
-        server
-            .post("/api/agents/register", &json!({"name": "bot-11"}))
-            .status,
-        201
-    );
+    server
+        .post("/api/agents/register", &json!({"name": "bot-11"}))
+        .assert_status(201);
 }
 
 #[test]
@@ -338,12 +333,7 @@ fn chair_is_unbound_until_the_operator_binds_it_then_verified() {
         &server.operator_key(),
         &json!({"handle": handle}),
     );
-    assert_eq!(
-        bound.status,
-        200,
-        "{}",
-        String::from_utf8_lossy(&bound.body)
-    );
+    bound.assert_status(200);
 
     let lookup = server.get("/api/agents/lookup?handle=chair").json();
     assert_eq!(lookup["agents"][0]["handle"], handle);
@@ -363,7 +353,7 @@ fn chair_is_unbound_until_the_operator_binds_it_then_verified() {
         )],
         None,
     );
-    assert_eq!(unbound.status, 200);
+    unbound.assert_status(200);
     server
         .get("/api/agents/lookup?handle=chair")
         .assert_error(503, "CHAIR_UNBOUND");
@@ -379,7 +369,7 @@ fn operator_can_override_provenance_fields() {
         &op,
         &json!({"brand": "Example Exchange", "network": ["x.example"]}),
     );
-    assert_eq!(updated.status, 200);
+    updated.assert_status(200);
     let health = server.get("/healthz").json();
     assert_eq!(health["provenance"]["brand"], "Example Exchange");
     assert_eq!(health["provenance"]["network"], json!(["x.example"]));

@@ -26,12 +26,7 @@ fn seller(server: &TestServer, name: &str, deliverable: &[u8]) -> Seller {
         &key,
         &json!({"url": twin.url}),
     );
-    assert_eq!(
-        verified.status,
-        200,
-        "{}",
-        String::from_utf8_lossy(&verified.body)
-    );
+    verified.assert_status(200);
     server.onboard(&key);
     Seller {
         key,
@@ -53,13 +48,7 @@ fn listing_body(title: &str, price: i64) -> Value {
 
 fn create(server: &TestServer, seller: &Seller, body: &Value) -> Value {
     let response = server.send_auth("POST", "/api/marketplace/listings", &seller.key, body);
-    assert_eq!(
-        response.status,
-        201,
-        "{}",
-        String::from_utf8_lossy(&response.body)
-    );
-    response.json()
+    response.expect(201)
 }
 
 fn sha256(bytes: &[u8]) -> String {
@@ -124,7 +113,7 @@ fn endpoint_verification_succeeds_with_the_echo_and_fails_otherwise() {
         key,
         &json!({"url": twin.url}),
     );
-    assert_eq!(verified.status, 200);
+    verified.assert_status(200);
     let status = server.get_auth("/api/sell/delivery-endpoint", key).json();
     assert_eq!(status["verified"], true);
     assert_eq!(
@@ -150,7 +139,7 @@ fn endpoint_verification_succeeds_with_the_echo_and_fails_otherwise() {
                 .as_bytes(),
         ),
     );
-    assert_eq!(by_field.status, 200);
+    by_field.assert_status(200);
 }
 
 #[test]
@@ -172,7 +161,7 @@ fn a_verified_endpoint_url_belongs_to_one_seller() {
         &owner.key,
         &json!({"url": owner.twin.url}),
     );
-    assert_eq!(again.status, 200);
+    again.assert_status(200);
 }
 
 #[test]
@@ -245,8 +234,7 @@ fn a_created_listing_has_every_spec_field_a_live_fingerprint_and_a_signed_receip
 
     let id = listing["id"].as_str().unwrap();
     let detail = server.get(&format!("/api/marketplace/listings/{id}"));
-    assert_eq!(detail.status, 200);
-    let detail = detail.json();
+    let detail = detail.expect(200);
     let listing = &detail["listing"];
     let expect_type = |field: &str, check: fn(&Value) -> bool| {
         assert!(
@@ -539,8 +527,7 @@ fn only_the_owner_edits_and_every_edit_is_a_verifiable_version() {
         &owner.key,
         &json!({"priceCents": 1900, "title": "Port traffic v2", "reason": "refresh"}),
     );
-    assert_eq!(edit.status, 200);
-    let edit = edit.json();
+    let edit = edit.expect(200);
     assert_eq!(edit["listing"]["version"], 2);
     assert_eq!(edit["listing"]["modificationCount"], 1);
     assert!(edit["listing"]["lastModified"].is_string());
@@ -564,12 +551,7 @@ fn only_the_owner_edits_and_every_edit_is_a_verifiable_version() {
                 .as_bytes(),
         ),
     );
-    assert_eq!(
-        via_field.status,
-        200,
-        "{}",
-        String::from_utf8_lossy(&via_field.body)
-    );
+    via_field.assert_status(200);
     let preview_change = &via_field.json()["receipt"]["changes"]["preview"];
     assert!(
         preview_change["from"]
@@ -630,8 +612,7 @@ fn only_the_owner_edits_and_every_edit_is_a_verifiable_version() {
     assert_eq!(again["receipt"], Value::Null);
 
     let history = server.get(&format!("{path}/history"));
-    assert_eq!(history.status, 200);
-    let history = history.json();
+    let history = history.expect(200);
     let entries = history["entries"].as_array().unwrap();
     assert_eq!(
         entries.len(),

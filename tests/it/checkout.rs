@@ -3,27 +3,17 @@
 use serde_json::{Value, json};
 
 use crate::seller_twin::{Mode, SellerTwin};
-use crate::support::{Party, TestServer};
-
-/// The API path of a checkout URL's session, for the scripted twin of the page.
-fn session_of(checkout_url: &str) -> String {
-    checkout_url.rsplit('/').next().unwrap().to_owned()
-}
+use crate::support::{Party, TestServer, checkout_session};
 
 fn advance(server: &TestServer, seconds: i64) -> Value {
-    let moved = server.send_auth(
-        "POST",
-        "/api/sandbox/clock",
-        &server.operator_key(),
-        &json!({"advanceSeconds": seconds}),
-    );
-    assert_eq!(
-        moved.status,
-        200,
-        "{}",
-        String::from_utf8_lossy(&moved.body)
-    );
-    moved.json()
+    server
+        .send_auth(
+            "POST",
+            "/api/sandbox/clock",
+            &server.operator_key(),
+            &json!({"advanceSeconds": seconds}),
+        )
+        .ok()
 }
 
 fn dashboard(server: &TestServer, seller: &Party) -> Value {
@@ -54,15 +44,12 @@ fn a_paid_listing_needs_connected_payouts() {
         .send_auth("POST", "/api/sell/register", &seller.key, &json!({}))
         .json();
     assert_eq!(link["status"], "pending");
-    let page = server.get(
-        link["onboardingUrl"]
-            .as_str()
-            .unwrap()
-            .strip_prefix(&server.base)
-            .unwrap(),
+    let page = server.get(server.path_of(link["onboardingUrl"].as_str().unwrap()));
+    assert!(
+        page.assert_status(200)
+            .text()
+            .contains("Complete onboarding")
     );
-    assert_eq!(page.status, 200);
-    assert!(String::from_utf8_lossy(&page.body).contains("Complete onboarding"));
     server.onboard(&seller.key);
     assert_eq!(
         server
@@ -70,12 +57,9 @@ fn a_paid_listing_needs_connected_payouts() {
             .json()["status"],
         "complete"
     );
-    assert_eq!(
-        server
-            .send_auth("POST", "/api/marketplace/listings", &seller.key, &body)
-            .status,
-        201
-    );
+    server
+        .send_auth("POST", "/api/marketplace/listings", &seller.key, &body)
+        .assert_status(201);
 }
 
 #[test]
@@ -88,10 +72,11 @@ fn checkout_pay_poll_deliver_then_escrow_releases_on_the_clock() {
     assert_eq!(pending["status"], "pending_payment");
     assert_eq!(pending["delivery"], Value::Null, "nothing before payment");
     let checkout = pending["checkoutUrl"].as_str().unwrap();
-    let page = server.get(checkout.strip_prefix(&server.base).unwrap());
-    assert_eq!(page.status, 200);
-    let html = String::from_utf8_lossy(&page.body).into_owned();
-    let session = session_of(checkout);
+    let html = server
+        .get(server.path_of(checkout))
+        .assert_status(200)
+        .text();
+    let session = checkout_session(&pending);
     assert!(
         html.contains("$100.00") && html.contains(&format!("/api/sandbox/checkout/{session}/pay")),
         "{html}"
@@ -102,8 +87,7 @@ fn checkout_pay_poll_deliver_then_escrow_releases_on_the_clock() {
     assert_eq!(open["paid"], false, "{open}");
     assert_eq!(open["verification"]["valid"], true);
 
-    let paid = server.post(&format!("/api/sandbox/checkout/{session}/pay"), &json!({}));
-    assert_eq!(paid.status, 200, "{}", String::from_utf8_lossy(&paid.body));
+    server.pay_checkout(&pending);
     let checked = server.get(&verify).json();
     assert!(
         checked["provenance"]["receipt"].is_object(),
@@ -123,10 +107,7 @@ fn checkout_pay_poll_deliver_then_escrow_releases_on_the_clock() {
         200,
         "paying twice is harmless"
     );
-    let id = pending["id"].as_str().unwrap();
-    let polled = server
-        .get_auth(&format!("/api/marketplace/purchases/{id}"), &buyer.key)
-        .json();
+    let polled = server.purchase(&buyer, pending["id"].as_str().unwrap());
     assert_eq!(polled["status"], "delivered");
     assert_eq!(polled["delivery"]["content"], "paid deliverable");
     assert_eq!(
@@ -198,7 +179,7 @@ fn cancel_and_expiry_free_an_exclusive_reservation() {
     server
         .buy(&b, &listing)
         .assert_error(409, "LISTING_UNAVAILABLE");
-    let session = session_of(first["checkoutUrl"].as_str().unwrap());
+    let session = checkout_session(&first);
     assert_eq!(
         server
             .post(
@@ -225,14 +206,7 @@ fn cancel_and_expiry_free_an_exclusive_reservation() {
             .json()["status"],
         "expired"
     );
-    let third = server.buy(&a, &listing).json();
-    let session = session_of(third["checkoutUrl"].as_str().unwrap());
-    assert_eq!(
-        server
-            .post(&format!("/api/sandbox/checkout/{session}/pay"), &json!({}))
-            .status,
-        200
-    );
+    server.buy_and_pay(&a, &listing);
     let detail = server
         .get(&format!("/api/marketplace/listings/{listing}"))
         .json();
@@ -251,16 +225,9 @@ fn physical_orders_wait_for_shipment_before_escrow_runs() {
     let (seller, _twin) = server.seller("seller", b"paid deliverable");
     let buyer = server.party("buyer");
     let listing = list(&server, &seller, 9_000, json!({"physical": true}));
-    let pending = server.buy(&buyer, &listing).json();
-    let session = session_of(pending["checkoutUrl"].as_str().unwrap());
-    server.post(&format!("/api/sandbox/checkout/{session}/pay"), &json!({}));
+    let pending = server.buy_and_pay(&buyer, &listing);
     let id = pending["id"].as_str().unwrap();
-    assert_eq!(
-        server
-            .get_auth(&format!("/api/marketplace/purchases/{id}"), &buyer.key)
-            .json()["status"],
-        "delivered"
-    );
+    assert_eq!(server.purchase(&buyer, id)["status"], "delivered");
     assert_eq!(
         advance(&server, 30 * 24 * 3600)["releasedRows"],
         0,
@@ -282,7 +249,7 @@ fn physical_orders_wait_for_shipment_before_escrow_runs() {
         )
     };
     ship(&buyer).assert_error(403, "NOT_SELLER");
-    assert_eq!(ship(&seller).status, 200);
+    ship(&seller).assert_status(200);
     assert_eq!(advance(&server, 7 * 24 * 3600)["releasedRows"], 1);
 }
 
@@ -294,11 +261,8 @@ fn a_restart_in_the_middle_of_a_held_escrow_loses_nothing() {
     let (seller, twin) = server.seller("seller", b"paid deliverable");
     let buyer = server.party("buyer");
     let listing = list(&server, &seller, 4_000, json!({}));
-    let pending = server.buy(&buyer, &listing).json();
-    let session = session_of(pending["checkoutUrl"].as_str().unwrap());
-    server.post(&format!("/api/sandbox/checkout/{session}/pay"), &json!({}));
-    let id = pending["id"].as_str().unwrap().to_owned();
-    server.get_auth(&format!("/api/marketplace/purchases/{id}"), &buyer.key);
+    let pending = server.buy_and_pay(&buyer, &listing);
+    server.purchase(&buyer, pending["id"].as_str().unwrap());
     let held = dashboard(&server, &seller)["sales"]["heldCents"].clone();
     assert!(held.as_i64().unwrap() > 0);
     server.stop();
@@ -318,13 +282,8 @@ fn fees_follow_the_schedule_and_the_first_sale_in_an_empty_vertical_claims_found
     let first = list(&server, &seller, 10_000, json!({}));
     let second = list(&server, &seller, 10_000, json!({}));
     let pay = |listing: &str| {
-        let pending = server.buy(&buyer, listing).json();
-        let session = session_of(pending["checkoutUrl"].as_str().unwrap());
-        server.post(&format!("/api/sandbox/checkout/{session}/pay"), &json!({}));
-        let id = pending["id"].as_str().unwrap().to_owned();
-        server
-            .get_auth(&format!("/api/marketplace/purchases/{id}"), &buyer.key)
-            .json()
+        let pending = server.buy_and_pay(&buyer, listing);
+        server.purchase(&buyer, pending["id"].as_str().unwrap())
     };
     let founding = pay(&first);
     assert_eq!(
@@ -365,7 +324,7 @@ fn fees_follow_the_schedule_and_the_first_sale_in_an_empty_vertical_claims_found
 /// does: submits its form (POST, urlencoded, empty) and follows the 303 back to the page;
 /// returns the page shown.
 fn click(server: &TestServer, page: &str, button: &str) -> String {
-    let html = String::from_utf8_lossy(&server.get(page).body).into_owned();
+    let html = server.get(page).text();
     let at = html
         .find(&format!("<button id=\"{button}\""))
         .unwrap_or_else(|| panic!("no button {button} in {html}"));
@@ -379,19 +338,15 @@ fn click(server: &TestServer, page: &str, button: &str) -> String {
         .unwrap()
         .replace("&amp;", "&");
     // The client follows the 303 with a GET, as a browser does.
-    let shown = server.request(
-        "POST",
-        &action,
-        &[("content-type", "application/x-www-form-urlencoded")],
-        Some(b""),
-    );
-    assert_eq!(
-        shown.status,
-        200,
-        "{}",
-        String::from_utf8_lossy(&shown.body)
-    );
-    String::from_utf8_lossy(&shown.body).into_owned()
+    server
+        .request(
+            "POST",
+            &action,
+            &[("content-type", "application/x-www-form-urlencoded")],
+            Some(b""),
+        )
+        .assert_status(200)
+        .text()
 }
 
 #[test]
@@ -413,11 +368,8 @@ fn the_checkout_and_onboarding_buttons_work_in_a_browser_without_scripts() {
     let link = server
         .send_auth("POST", "/api/sell/register", &seller.key, &json!({}))
         .json();
-    let onboarding = link["onboardingUrl"]
-        .as_str()
-        .unwrap()
-        .strip_prefix(&server.base)
-        .unwrap()
+    let onboarding = server
+        .path_of(link["onboardingUrl"].as_str().unwrap())
         .to_owned();
     let done = click(&server, &onboarding, "complete");
     assert!(done.contains("Done: complete"), "{done}");
@@ -426,19 +378,13 @@ fn the_checkout_and_onboarding_buttons_work_in_a_browser_without_scripts() {
     let buyer = server.party("buyer");
     let listing = list(&server, &seller, 2_500, json!({}));
     let pending = server.buy(&buyer, &listing).json();
-    let checkout = pending["checkoutUrl"]
-        .as_str()
-        .unwrap()
-        .strip_prefix(&server.base)
-        .unwrap()
+    let checkout = server
+        .path_of(pending["checkoutUrl"].as_str().unwrap())
         .to_owned();
     let paid = click(&server, &checkout, "pay");
     assert!(paid.contains("Done: paid"), "{paid}");
     assert!(paid.contains("<span id=\"status\">paid</span>"), "{paid}");
-    let id = pending["id"].as_str().unwrap();
-    let polled = server
-        .get_auth(&format!("/api/marketplace/purchases/{id}"), &buyer.key)
-        .json();
+    let polled = server.purchase(&buyer, pending["id"].as_str().unwrap());
     assert_eq!(polled["status"], "delivered");
     assert_eq!(polled["delivery"]["content"], "page bytes");
 

@@ -9,13 +9,7 @@ use crate::support::TestServer;
 
 fn create(server: &TestServer, body: Value) -> Value {
     let response = server.post("/api/inquiries", &body);
-    assert_eq!(
-        response.status,
-        201,
-        "{}",
-        String::from_utf8_lossy(&response.body)
-    );
-    response.json()
+    response.expect(201)
 }
 
 fn inquiry(server: &TestServer) -> String {
@@ -30,13 +24,7 @@ fn inquiry(server: &TestServer) -> String {
 
 fn thread(server: &TestServer, id: &str) -> Value {
     let response = server.get(&format!("/api/inquiries/{id}/thread"));
-    assert_eq!(
-        response.status,
-        200,
-        "{}",
-        String::from_utf8_lossy(&response.body)
-    );
-    response.json()
+    response.expect(200)
 }
 
 fn follow_up(server: &TestServer, id: &str, body: Value) -> crate::support::Resp {
@@ -87,12 +75,7 @@ fn an_inquiry_opens_a_thread_the_id_reads_and_extends() {
         id,
         json!({"message": "More detail.", "attachments": [{"name": "a.txt", "contentType": "text/plain", "data": data}]}),
     );
-    assert_eq!(
-        posted.status,
-        201,
-        "{}",
-        String::from_utf8_lossy(&posted.body)
-    );
+    posted.assert_status(201);
     assert_eq!(posted.json()["message"]["from"], "inquirer");
     let messages = thread(&server, id)["messages"].as_array().unwrap().clone();
     assert_eq!(messages.len(), 2);
@@ -211,12 +194,7 @@ fn the_operator_lists_replies_as_team_and_sets_the_status() {
         &operator,
         &json!({"message": "Thanks, we will look."}),
     );
-    assert_eq!(
-        replied.status,
-        201,
-        "{}",
-        String::from_utf8_lossy(&replied.body)
-    );
+    replied.assert_status(201);
     assert_eq!(replied.json()["status"], "answered");
     let shown = thread(&server, &first);
     assert_eq!(shown["status"], "answered");
@@ -242,7 +220,7 @@ fn the_operator_lists_replies_as_team_and_sets_the_status() {
         &operator,
         &json!({"status": "resolved"}),
     );
-    assert_eq!(patched.status, 200);
+    patched.assert_status(200);
     assert_eq!(patched.json()["status"], "resolved");
     assert_eq!(thread(&server, &first)["status"], "resolved");
     server
@@ -284,7 +262,7 @@ fn message_and_attachment_limits() {
         &id,
         json!({"message": "five", "attachments": vec![one.clone(); 5]}),
     );
-    assert_eq!(five.status, 201);
+    five.assert_status(201);
     let big = STANDARD.encode(vec![7u8; 256 * 1024 + 1]);
     follow_up(
         &server,
@@ -294,15 +272,12 @@ fn message_and_attachment_limits() {
     .assert_error(400, "INVALID_ARGUMENT");
     let max = STANDARD.encode(vec![7u8; 256 * 1024]);
     let at_max = json!({"name": "b", "contentType": "image/png", "data": max});
-    assert_eq!(
-        follow_up(
-            &server,
-            &id,
-            json!({"message": "max", "attachments": [at_max.clone()]})
-        )
-        .status,
-        201
-    );
+    follow_up(
+        &server,
+        &id,
+        json!({"message": "max", "attachments": [at_max.clone()]}),
+    )
+    .assert_status(201);
     follow_up(
         &server,
         &id,
@@ -338,12 +313,7 @@ fn a_thread_holds_at_most_200_messages() {
     let id = inquiry(&server);
     for n in 1..200 {
         let posted = follow_up(&server, &id, json!({"message": format!("message {n}")}));
-        assert_eq!(
-            posted.status,
-            201,
-            "{}",
-            String::from_utf8_lossy(&posted.body)
-        );
+        posted.assert_status(201);
     }
     assert_eq!(
         thread(&server, &id)["messages"].as_array().unwrap().len(),
@@ -372,12 +342,7 @@ fn a_rail_token_is_shown_once_stored_hashed_and_scoped_to_its_root() {
         &operator,
         &json!({"rootInquiryId": root}),
     );
-    assert_eq!(
-        created.status,
-        201,
-        "{}",
-        String::from_utf8_lossy(&created.body)
-    );
+    created.assert_status(201);
     let body = created.json();
     let token = body["consentToken"].as_str().unwrap().to_owned();
     assert!(token.starts_with("rail_"));
@@ -418,12 +383,7 @@ fn a_rail_token_is_shown_once_stored_hashed_and_scoped_to_its_root() {
         &token,
         &json!({"message": "relayed", "authorName": "relay"}),
     );
-    assert_eq!(
-        relayed.status,
-        201,
-        "{}",
-        String::from_utf8_lossy(&relayed.body)
-    );
+    relayed.assert_status(201);
     assert_eq!(relayed.json()["railId"], body["rail"]["id"]);
     assert_eq!(relayed.json()["message"]["from"], "inquirer");
     server
@@ -457,12 +417,7 @@ fn a_service_request_gets_an_inquiry_id_with_a_thread() {
                 "budget": {"amountCents": 50_000, "currency": "EUR"}, "deadline": "2027-01-31",
                 "contact": {"name": "Bo", "email": "bo@example.com"}}),
     );
-    assert_eq!(
-        created.status,
-        201,
-        "{}",
-        String::from_utf8_lossy(&created.body)
-    );
+    created.assert_status(201);
     let body = created.json();
     let id = body["id"].as_str().unwrap();
     assert_eq!(body["category"], "service");
@@ -474,10 +429,7 @@ fn a_service_request_gets_an_inquiry_id_with_a_thread() {
         shown["messages"][0]["body"],
         "Scrape and clean 10k product pages."
     );
-    assert_eq!(
-        follow_up(&server, id, json!({"message": "Any update?"})).status,
-        201
-    );
+    follow_up(&server, id, json!({"message": "Any update?"})).assert_status(201);
     for bad in [
         json!({}),
         json!({"what": "x", "deadline": "soon"}),
@@ -523,7 +475,7 @@ fn mcp_inquiries_have_threads_too() {
         ],
         Some(body.to_string().as_bytes()),
     );
-    assert_eq!(response.status, 200);
+    response.assert_status(200);
     let result = &response.json()["result"];
     let text = result["content"][0]["text"].as_str().unwrap_or_default();
     let value: Value = result

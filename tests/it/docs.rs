@@ -13,16 +13,15 @@ fn llms_txt_is_identical_on_both_paths() {
     let server = TestServer::start();
     let a = server.get("/llms.txt");
     let b = server.get("/api/llms.txt");
-    assert_eq!(a.status, 200);
+    a.assert_status(200);
     assert!(a.header("content-type").unwrap().starts_with("text/plain"));
     assert_eq!(a.body, b.body);
-    assert!(String::from_utf8_lossy(&a.body).contains("/api/agents/register"));
+    assert!(a.text().contains("/api/agents/register"));
 }
 
 fn openapi(server: &TestServer) -> Value {
     let response = server.get("/openapi.json");
-    assert_eq!(response.status, 200);
-    response.json()
+    response.expect(200)
 }
 
 #[test]
@@ -74,7 +73,7 @@ fn every_request_body_example_succeeds_as_sent() {
     );
     let endpoint = json!({"url": twin.url});
     let verified = server.send_auth("PUT", "/api/sell/delivery-endpoint", &agent_key, &endpoint);
-    assert_eq!(verified.status, 200);
+    verified.assert_status(200);
     server.onboard(&agent_key);
     let listing = server.send_auth(
         "POST",
@@ -91,12 +90,7 @@ fn every_request_body_example_succeeds_as_sent() {
         "/api/inquiries",
         &json!({"subject": "Examples", "message": "Target of the inquiry examples."}),
     );
-    assert_eq!(
-        inquiry.status,
-        201,
-        "{}",
-        String::from_utf8_lossy(&inquiry.body)
-    );
+    inquiry.assert_status(201);
     let inquiry_id = inquiry.json()["id"].as_str().unwrap().to_owned();
     let (mut sent, mut skipped) = (0, 0);
     for (path, item) in document["paths"].as_object().unwrap() {

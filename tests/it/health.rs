@@ -27,13 +27,7 @@ fn attestation() -> Value {
 
 fn list(server: &TestServer, seller: &Party) -> Value {
     let created = server.send_auth("POST", PATH, &seller.key, &body(consent()));
-    assert_eq!(
-        created.status,
-        201,
-        "{}",
-        String::from_utf8_lossy(&created.body)
-    );
-    created.json()
+    created.expect(201)
 }
 
 #[test]
@@ -157,11 +151,6 @@ fn a_consented_listing_carries_its_signed_consent_and_buyers_need_an_authorized_
         &buyer.key,
         &json!({"buyer_intended_use": "ai_training", "buyer_attestation": attestation()}),
     );
-    assert_eq!(
-        bought.status,
-        200,
-        "{}",
-        String::from_utf8_lossy(&bought.body)
-    );
+    bought.assert_status(200);
     assert_eq!(bought.json()["status"], "delivered");
 }

@@ -26,7 +26,7 @@ fn unknown_path_is_404_and_wrong_method_is_405_with_allow() {
 fn head_answers_get_routes_without_a_body() {
     let server = TestServer::start();
     let head = server.request("HEAD", "/healthz", &[], None);
-    assert_eq!(head.status, 200);
+    head.assert_status(200);
     assert!(head.body.is_empty());
 }
 
@@ -101,9 +101,9 @@ fn every_response_carries_a_request_id() {
 fn health_and_readiness() {
     let server = TestServer::start();
     let health = server.get("/healthz");
-    assert_eq!(health.status, 200);
+    health.assert_status(200);
     assert_eq!(health.json()["status"], "ok");
     let ready = server.get("/readyz");
-    assert_eq!(ready.status, 200);
+    ready.assert_status(200);
     assert_eq!(ready.json()["status"], "ready");
 }

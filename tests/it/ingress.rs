@@ -67,12 +67,7 @@ fn admits_a_signed_stranger_and_replays_the_identical_answer() {
     let body = stranger.sign(&request("research", "k-1"));
 
     let first = knock(&server, &body);
-    assert_eq!(
-        first.status,
-        200,
-        "{}",
-        String::from_utf8_lossy(&first.body)
-    );
+    first.assert_status(200);
     assert_eq!(first.header("idempotent-replayed"), Some("false"));
     let answer = first.json();
     assert_eq!(answer["decision"], "ADMIT");
@@ -88,7 +83,7 @@ fn admits_a_signed_stranger_and_replays_the_identical_answer() {
     // The same request later: the very same bytes, even after the clock moved.
     server.clock.advance(jiff::SignedDuration::from_hours(2));
     let again = knock(&server, &body);
-    assert_eq!(again.status, 200);
+    again.assert_status(200);
     assert_eq!(again.header("idempotent-replayed"), Some("true"));
     assert_eq!(again.body, first.body);
 
@@ -114,8 +109,7 @@ fn admits_a_signed_stranger_and_replays_the_identical_answer() {
     );
 
     let door = server.get("/api/ingress");
-    assert_eq!(door.status, 200);
-    let door = door.json();
+    let door = door.expect(200);
     assert!(door["provenance"]["receipt"].is_object());
     assert_eq!(door["figures"]["admittedKeys"], 1);
     assert_eq!(door["figures"]["byClass"]["RESEARCH"]["admittedKeys"], 1);
@@ -129,7 +123,7 @@ fn refusals_are_signed_and_replayed_too() {
     let stranger = Stranger::new(9);
 
     let unknown = knock(&server, &stranger.sign(&request("GAMBLING", "a")));
-    assert_eq!(unknown.status, 200);
+    unknown.assert_status(200);
     let refused = unknown.json();
     assert_eq!(refused["decision"], "REFUSE");
     assert_eq!(refused["reason"], "UNKNOWN_CLASS");

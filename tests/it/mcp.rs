@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::support::{BinServer, Resp, TestServer};
+use crate::support::{BinServer, Resp, TestServer, skip_or_fail};
 
 const MCP: &str = "/api/mcp";
 const TOOL_NAMES: [&str; 4] = [
@@ -36,14 +36,10 @@ fn post_bytes(server: &TestServer, key: Option<&str>, extra: &[(&str, &str)], bo
     server.request("POST", MCP, &headers, Some(body))
 }
 
-fn text(response: &Resp) -> String {
-    String::from_utf8_lossy(&response.body).into_owned()
-}
-
 /// A 200 JSON-RPC success; returns `result`.
 #[track_caller]
 fn ok_result(response: &Resp) -> Value {
-    assert_eq!(response.status, 200, "{}", text(response));
+    response.assert_status(200);
     assert!(
         response
             .header("content-type")
@@ -64,8 +60,7 @@ fn ok_result(response: &Resp) -> Value {
 /// A JSON-RPC error with this HTTP status and code; returns the error object.
 #[track_caller]
 fn rpc_error(response: &Resp, status: u16, code: i64) -> Value {
-    assert_eq!(response.status, status, "{}", text(response));
-    let body = response.json();
+    let body = response.expect(status);
     assert_eq!(body["jsonrpc"], "2.0", "{body}");
     assert_eq!(body["error"]["code"], code, "{body}");
     assert!(
@@ -265,8 +260,8 @@ fn notifications_are_accepted_with_202_and_ping_answers_empty() {
                 &[("mcp-protocol-version", "2025-11-25")],
                 &message,
             );
-            assert_eq!(response.status, 202, "{message}: {}", text(&response));
-            assert!(response.body.is_empty(), "{}", text(&response));
+            assert_eq!(response.status, 202, "{message}: {}", response.text());
+            assert!(response.body.is_empty(), "{}", response.text());
         }
     }
     let response = post(
@@ -372,7 +367,7 @@ fn the_stateless_2026_revision_discovers_lists_and_calls() {
     assert_eq!(result["structuredContent"]["handle"], handle);
     // Without a key, tools/call is 401 on this wire too.
     let response = post_stateless(&server, None, "tools/call", call.clone(), &[]);
-    assert_eq!(response.status, 401, "{}", text(&response));
+    response.assert_status(401);
 
     // Headers must mirror the body.
     for extra in [
@@ -438,7 +433,7 @@ fn the_stateless_2026_revision_discovers_lists_and_calls() {
         &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
                 "params": {"requestId": 11}}),
     );
-    assert_eq!(response.status, 202, "{}", text(&response));
+    response.assert_status(202);
     assert!(response.body.is_empty());
 }
 
@@ -589,7 +584,7 @@ fn only_the_bearer_header_authenticates() {
         whoami.clone(),
     ] {
         let response = post(&server, Some("svc_live_not-a-real-key"), &[], &body);
-        assert_eq!(response.status, 401, "{body}: {}", text(&response));
+        assert_eq!(response.status, 401, "{body}: {}", response.text());
         assert!(response.header("www-authenticate").is_some());
     }
     // Other schemes are not accepted.
@@ -599,7 +594,7 @@ fn only_the_bearer_header_authenticates() {
         &[("authorization", "Basic dXNlcjpwdw==")],
         &request(1, "tools/list", json!({})),
     );
-    assert_eq!(basic.status, 401, "{}", text(&basic));
+    basic.assert_status(401);
 
     // A key in the URL never authenticates.
     for query in ["api_key", "access_token", "apiKey"] {
@@ -609,7 +604,7 @@ fn only_the_bearer_header_authenticates() {
             &[],
             Some(whoami.to_string().as_bytes()),
         );
-        assert_eq!(response.status, 401, "{query}: {}", text(&response));
+        assert_eq!(response.status, 401, "{query}: {}", response.text());
     }
 
     // A key in the arguments never authenticates...
@@ -663,7 +658,7 @@ fn foreign_origins_are_refused() {
         "null",
     ] {
         let response = post(&server, Some(&key), &[("origin", origin)], &list);
-        assert_eq!(response.status, 403, "{origin}: {}", text(&response));
+        assert_eq!(response.status, 403, "{origin}: {}", response.text());
         let body = response.json();
         assert_eq!(body["jsonrpc"], "2.0");
         assert!(body["error"]["code"].is_i64() && body.get("id").is_none());
@@ -677,7 +672,7 @@ fn foreign_origins_are_refused() {
         "http://[::1]:9".to_owned(),
     ] {
         let response = post(&server, Some(&key), &[("origin", &origin)], &list);
-        assert_eq!(response.status, 200, "{origin}: {}", text(&response));
+        assert_eq!(response.status, 200, "{origin}: {}", response.text());
     }
     // No Origin at all: a non-browser client.
     assert_eq!(post(&server, Some(&key), &[], &list).status, 200);
@@ -704,7 +699,7 @@ fn foreign_origins_are_refused() {
 fn get_serves_the_manifest_and_refuses_streams_and_delete() {
     let server = TestServer::start();
     let response = server.get(MCP);
-    assert_eq!(response.status, 200, "{}", text(&response));
+    response.assert_status(200);
     let bad_key = server.get_auth(MCP, "svc_live_not-a-key");
     assert_eq!(
         bad_key.status, 401,
@@ -735,11 +730,11 @@ fn get_serves_the_manifest_and_refuses_streams_and_delete() {
 
     for accept in ["text/event-stream", "application/json, text/event-stream"] {
         let response = server.request("GET", MCP, &[("accept", accept)], None);
-        assert_eq!(response.status, 405, "{accept}: {}", text(&response));
+        assert_eq!(response.status, 405, "{accept}: {}", response.text());
         assert_eq!(response.header("allow"), Some("GET, POST"));
     }
     let response = server.request("DELETE", MCP, &[("mcp-session-id", "abc")], None);
-    assert_eq!(response.status, 405, "{}", text(&response));
+    response.assert_status(405);
     assert_eq!(response.header("allow"), Some("GET, POST"));
 }
 
@@ -849,7 +844,7 @@ fn batches_follow_the_2025_03_26_rules() {
             .map(|v| vec![("mcp-protocol-version", v)])
             .unwrap_or_default();
         let response = post(&server, Some(&key), &extra, &batch);
-        assert_eq!(response.status, 200, "{}", text(&response));
+        response.assert_status(200);
         let answers = response.json();
         let answers = answers.as_array().unwrap();
         assert_eq!(answers.len(), 3, "{answers:?}");
@@ -864,7 +859,7 @@ fn batches_follow_the_2025_03_26_rules() {
         &[],
         &json!([{"jsonrpc": "2.0", "method": "notifications/initialized"}]),
     );
-    assert_eq!(response.status, 202);
+    response.assert_status(202);
     // initialize is never batched.
     let response = post(
         &server,
@@ -876,11 +871,11 @@ fn batches_follow_the_2025_03_26_rules() {
             json!({"protocolVersion": "2025-03-26"})
         )]),
     );
-    assert_eq!(response.status, 200);
+    response.assert_status(200);
     assert_eq!(response.json()[0]["error"]["code"], -32600);
     // A locked method in a batch without a key: 401.
     let response = post(&server, None, &[], &batch);
-    assert_eq!(response.status, 401);
+    response.assert_status(401);
     // Later revisions removed batching; an empty batch is invalid everywhere.
     for version in ["2025-06-18", "2025-11-25"] {
         let response = post(
@@ -894,16 +889,31 @@ fn batches_follow_the_2025_03_26_rules() {
     rpc_error(&post(&server, Some(&key), &[], &json!([])), 400, -32600);
 }
 
-/// The Python with the official MCP SDK (`BOURSE_MCP_PYTHON`, set by `.ci/run`); without it
-/// the test says so and passes.
+/// The Python with the official MCP SDK: `BOURSE_MCP_PYTHON` (`.ci/run` sets one up), checked
+/// by importing `mcp`. Without it the test is skipped and says so, or fails where the SDK is
+/// required (`support::skip_or_fail`).
 fn sdk_python(test: &str) -> Option<std::ffi::OsString> {
-    let python = std::env::var_os("BOURSE_MCP_PYTHON").filter(|p| !p.is_empty());
-    if python.is_none() {
-        println!(
-            "{test} skipped: set BOURSE_MCP_PYTHON to a Python with the `mcp` SDK installed (.ci/run does)"
-        );
-    }
-    python
+    let why = match std::env::var_os("BOURSE_MCP_PYTHON").filter(|p| !p.is_empty()) {
+        None => "BOURSE_MCP_PYTHON is not set".to_owned(),
+        Some(python) => match Command::new(&python).args(["-c", "import mcp"]).output() {
+            Ok(output) if output.status.success() => return Some(python),
+            Ok(output) => format!(
+                "BOURSE_MCP_PYTHON={python:?} cannot import the SDK: {}",
+                String::from_utf8_lossy(&output.stderr)
+                    .lines()
+                    .last()
+                    .unwrap_or_default()
+            ),
+            Err(error) => format!("BOURSE_MCP_PYTHON={python:?} does not run: {error}"),
+        },
+    };
+    skip_or_fail(
+        test,
+        &format!(
+            "{why}; set it to a Python with the official `mcp` SDK installed (bash .ci/run sets one up)"
+        ),
+    );
+    None
 }
 
 /// Runs `tests/mcp_sdk/<script>` with `env` (bounded to 180 s) and checks that it passed: exit
@@ -923,6 +933,7 @@ fn run_sdk_script(python: &std::ffi::OsStr, script: &str, env: &[(&str, &str)], 
             let _ = child.kill();
             break;
         }
+        // The interval of polling for the script's exit (bounded above), not a wait for time.
         std::thread::sleep(Duration::from_millis(100));
     }
     let output = child.wait_with_output().unwrap();

@@ -44,10 +44,6 @@ const PUBLIC_TOOLS: [&str; 10] = [
     "marketplace_stats",
 ];
 
-fn text(response: &Resp) -> String {
-    String::from_utf8_lossy(&response.body).into_owned()
-}
-
 fn rpc(server: &TestServer, key: Option<&str>, method: &str, params: Value) -> Resp {
     let auth = key.map(|key| format!("Bearer {key}"));
     let mut headers = vec![
@@ -70,7 +66,7 @@ fn call(server: &TestServer, key: Option<&str>, name: &str, arguments: Value) ->
         "tools/call",
         json!({ "name": name, "arguments": arguments }),
     );
-    assert_eq!(response.status, 200, "{name}: {}", text(&response));
+    assert_eq!(response.status, 200, "{name}: {}", response.text());
     let body = response.json();
     assert_eq!(body["id"], 11, "{body}");
     assert!(body.get("error").is_none(), "{body}");
@@ -154,9 +150,7 @@ fn without_provenance(mut value: Value) -> Value {
 #[test]
 fn every_marketplace_tool_is_listed_with_its_required_arguments() {
     let server = TestServer::start();
-    let response = rpc(&server, None, "tools/list", json!({}));
-    assert_eq!(response.status, 200, "{}", text(&response));
-    let tools = response.json()["result"]["tools"]
+    let tools = rpc(&server, None, "tools/list", json!({})).ok()["result"]["tools"]
         .as_array()
         .unwrap()
         .clone();
@@ -268,7 +262,7 @@ fn public_tools_work_without_a_key_and_the_others_are_401() {
             "tools/call",
             json!({ "name": name, "arguments": { "listing_id": "x" } }),
         );
-        assert_eq!(response.status, 401, "{name}: {}", text(&response));
+        assert_eq!(response.status, 401, "{name}: {}", response.text());
         assert!(response.header("www-authenticate").is_some());
         assert_eq!(response.json()["error"]["data"]["code"], "UNAUTHENTICATED");
     }
@@ -279,7 +273,7 @@ fn public_tools_work_without_a_key_and_the_others_are_401() {
         "tools/call",
         json!({ "name": "about_marketplace", "arguments": {} }),
     );
-    assert_eq!(response.status, 401);
+    response.assert_status(401);
 }
 
 #[test]
@@ -383,11 +377,12 @@ fn ideas_and_contact_share_the_inquiry_limit_with_rest() {
             "submit_idea",
             json!({"title": format!("Idea {i}"), "description": "More datasets."}),
         );
-        let rest = server.post(
-            "/api/inquiries",
-            &json!({"subject": format!("Q {i}"), "message": "A question."}),
-        );
-        assert_eq!(rest.status, 201);
+        server
+            .post(
+                "/api/inquiries",
+                &json!({"subject": format!("Q {i}"), "message": "A question."}),
+            )
+            .assert_status(201);
     }
     let limited = err(
         &server,
@@ -594,15 +589,7 @@ fn a_buyer_buys_pays_polls_and_rates_over_mcp() {
         json!({"listing_id": id, "purchase_id": purchase, "rating": 5}),
         "NOT_DELIVERED",
     );
-    let session = pending["checkoutUrl"]
-        .as_str()
-        .unwrap()
-        .rsplit('/')
-        .next()
-        .unwrap()
-        .to_owned();
-    let paid = server.post(&format!("/api/sandbox/checkout/{session}/pay"), &json!({}));
-    assert_eq!(paid.status, 200, "{}", text(&paid));
+    server.pay_checkout(&pending);
 
     let polled = ok(
         &server,
@@ -718,7 +705,7 @@ fn api_key_arguments_must_name_the_bearer_agent() {
         "tools/call",
         json!({"name": "seller_dashboard", "arguments": {"api_key": alice}}),
     );
-    assert_eq!(response.status, 401, "{}", text(&response));
+    response.assert_status(401);
     // The Agent Connect tools still refuse any key argument.
     err(
         &server,

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use crate::support::{Client, TestServer};
+use crate::support::{Client, TestServer, WAIT, wait_until};
 
 struct Agent {
     key: String,
@@ -48,14 +48,7 @@ fn a_new_message_is_201_with_a_receipt_that_verifies_and_binds_the_body() {
     let server = TestServer::start();
     let (a, b) = (agent(&server, "alice"), agent(&server, "bob"));
     let body = "Hello Bob — 👋\nline two";
-    let response = send(&server, &a, &b.handle, "m-1", body);
-    assert_eq!(
-        response.status,
-        201,
-        "{}",
-        String::from_utf8_lossy(&response.body)
-    );
-    let message = response.json();
+    let message = send(&server, &a, &b.handle, "m-1", body).expect(201);
     for field in [
         "id",
         "clientMessageId",
@@ -95,10 +88,7 @@ fn a_new_message_is_201_with_a_receipt_that_verifies_and_binds_the_body() {
     );
 
     // Lower-case handles work; unknown handles are 404; no key is 401.
-    assert_eq!(
-        send(&server, &a, &b.handle.to_lowercase(), "m-2", "hi").status,
-        201
-    );
+    send(&server, &a, &b.handle.to_lowercase(), "m-2", "hi").assert_status(201);
     send(&server, &a, "A-NOPE0000", "m-3", "hi").assert_error(404, "NOT_FOUND");
     let anonymous = server.post(
         &format!("/api/agents/{}/messages", b.handle),
@@ -115,21 +105,19 @@ fn repeats_are_200_with_the_same_receipt_and_reuse_is_409() {
         agent(&server, "b"),
         agent(&server, "c"),
     );
-    let first = send(&server, &a, &b.handle, "same", "payload");
-    assert_eq!(first.status, 201);
-    let again = send(&server, &a, &b.handle, "same", "payload");
-    assert_eq!(again.status, 200);
-    assert_eq!(again.json()["id"], first.json()["id"]);
+    let first = send(&server, &a, &b.handle, "same", "payload").expect(201);
+    let again = send(&server, &a, &b.handle, "same", "payload").ok();
+    assert_eq!(again["id"], first["id"]);
     assert_eq!(
-        again.json()["receipt"].to_string(),
-        first.json()["receipt"].to_string(),
+        again["receipt"].to_string(),
+        first["receipt"].to_string(),
         "byte-identical receipt"
     );
     send(&server, &a, &b.handle, "same", "another payload")
         .assert_error(409, "CLIENT_MESSAGE_ID_REUSED");
     send(&server, &a, &c.handle, "same", "payload").assert_error(409, "CLIENT_MESSAGE_ID_REUSED");
     // The same id from another sender is a different message.
-    assert_eq!(send(&server, &c, &b.handle, "same", "payload").status, 201);
+    send(&server, &c, &b.handle, "same", "payload").assert_status(201);
     let inbox = server.get_auth("/api/agents/me/inbox", &b.key).json();
     assert_eq!(inbox["messages"].as_array().unwrap().len(), 2);
 }
@@ -180,7 +168,7 @@ fn the_body_limit_counts_utf8_bytes() {
     let server = TestServer::start();
     let (a, b) = (agent(&server, "a"), agent(&server, "b"));
     let at_limit = "é".repeat(8192); // 2 bytes each: exactly 16,384 bytes
-    assert_eq!(send(&server, &a, &b.handle, "fits", &at_limit).status, 201);
+    send(&server, &a, &b.handle, "fits", &at_limit).assert_status(201);
     let over = format!("{at_limit}x");
     let refused = send(&server, &a, &b.handle, "over", &over);
     refused.assert_error(400, "INVALID_ARGUMENT");
@@ -212,17 +200,14 @@ fn inbox_pages_by_sequence_and_only_ever_shows_the_callers_messages() {
         agent(&server, "c"),
     );
     for i in 1..=5 {
-        assert_eq!(
-            send(
-                &server,
-                &a,
-                &b.handle,
-                &format!("m{i}"),
-                &format!("body {i}")
-            )
-            .status,
-            201
-        );
+        send(
+            &server,
+            &a,
+            &b.handle,
+            &format!("m{i}"),
+            &format!("body {i}"),
+        )
+        .assert_status(201);
     }
     send(&server, &a, &c.handle, "for-c", "private to c");
     let page = server
@@ -285,9 +270,12 @@ fn a_long_poll_returns_as_soon_as_a_message_arrives() {
             .get_auth("/api/agents/me/inbox?wait=25", &key)
             .json()
     });
-    // Send once the poll is waiting; the poll must end with the message, long before 25 s.
-    std::thread::sleep(Duration::from_millis(300));
-    assert_eq!(send(&server, &a, &b.handle, "wake", "wake up").status, 201);
+    // Send once the poll is under way (it subscribes to new messages before it first reads
+    // the inbox); the poll must end with the message, long before 25 s.
+    wait_until("the long-poll is under way", WAIT, || {
+        server.long_polls() == 1
+    });
+    send(&server, &a, &b.handle, "wake", "wake up").assert_status(201);
     let page = poller.join().unwrap();
     assert!(
         started.elapsed() < Duration::from_secs(10),
@@ -301,10 +289,7 @@ fn new_messages_are_limited_per_sender_and_repeats_are_free() {
     let server = TestServer::start();
     let (a, b) = (agent(&server, "a"), agent(&server, "b"));
     for i in 0..30 {
-        assert_eq!(
-            send(&server, &a, &b.handle, &format!("n{i}"), "x").status,
-            201
-        );
+        send(&server, &a, &b.handle, &format!("n{i}"), "x").assert_status(201);
     }
     assert_eq!(
         send(&server, &a, &b.handle, "n0", "x").status,
@@ -322,7 +307,7 @@ fn new_messages_are_limited_per_sender_and_repeats_are_free() {
             .contains("30 per minute")
     );
     server.clock.advance(jiff::SignedDuration::from_secs(61));
-    assert_eq!(send(&server, &a, &b.handle, "n30", "x").status, 201);
+    send(&server, &a, &b.handle, "n30", "x").assert_status(201);
 }
 
 #[test]
@@ -337,11 +322,10 @@ fn admission_is_limited_per_ip_across_lookup_inbox_and_send() {
             200,
             "{i}"
         );
-        assert_eq!(server.get_auth("/api/agents/me/inbox", &b.key).status, 200);
-        assert_eq!(
-            send(&server, &a, &b.handle, "same", "x").status,
-            if i == 0 { 201 } else { 200 }
-        );
+        server
+            .get_auth("/api/agents/me/inbox", &b.key)
+            .assert_status(200);
+        send(&server, &a, &b.handle, "same", "x").assert_status(if i == 0 { 201 } else { 200 });
     }
     let refused = server.get_auth("/api/agents/me/inbox", &b.key);
     refused.assert_error(429, "RATE_LIMITED");
@@ -361,12 +345,9 @@ fn admission_is_limited_per_ip_across_lookup_inbox_and_send() {
     );
     send(&server, &a, &b.handle, "more", "x").assert_error(429, "RATE_LIMITED");
     server.clock.advance(jiff::SignedDuration::from_secs(60));
-    assert_eq!(
-        server
-            .get(&format!("/api/agents/lookup?handle={}", b.handle))
-            .status,
-        200
-    );
+    server
+        .get(&format!("/api/agents/lookup?handle={}", b.handle))
+        .assert_status(200);
 }
 
 #[test]
@@ -467,26 +448,22 @@ impl Receiver {
     }
 
     /// Waits (bounded) until the receiver has seen `n` requests.
+    #[track_caller]
     fn wait_for(&self, n: usize) {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while self.count() < n {
-            assert!(
-                Instant::now() < deadline,
-                "expected {n} callback attempts, saw {}",
-                self.count()
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        wait_until(&format!("{n} callback attempts arrived"), WAIT, || {
+            let seen = self.count();
+            if seen >= n { Ok(()) } else { Err(seen) }
+        });
     }
 }
 
 fn with_callback(server: &TestServer, name: &str, url: &str) -> Agent {
-    let body = server.post(
-        "/api/agents/register",
-        &json!({"name": name, "callbackUrl": url}),
-    );
-    assert_eq!(body.status, 201, "{}", String::from_utf8_lossy(&body.body));
-    let body = body.json();
+    let body = server
+        .post(
+            "/api/agents/register",
+            &json!({"name": name, "callbackUrl": url}),
+        )
+        .expect(201);
     Agent {
         key: body["apiKey"].as_str().unwrap().to_owned(),
         handle: body["handle"].as_str().unwrap().to_owned(),
@@ -506,37 +483,41 @@ fn callbacks(server: &TestServer, agent: &Agent, status: &str) -> Vec<Value> {
 }
 
 /// Waits (bounded) until the agent has `n` callbacks in `status`.
+#[track_caller]
 fn wait_status(server: &TestServer, agent: &Agent, status: &str, n: usize) -> Vec<Value> {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
+    wait_until(&format!("{n} callbacks are {status}"), WAIT, || {
         let found = callbacks(server, agent, status);
         if found.len() == n {
-            return found;
+            Ok(found)
+        } else {
+            Err(Value::from(found))
         }
-        assert!(
-            Instant::now() < deadline,
-            "expected {n} {status} callbacks, found {found:?}"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    })
 }
 
 /// Waits until the pending delivery has recorded `n` failed attempts, so that the next retry
 /// is scheduled before the test moves the clock (the receiver sees a request before the worker
 /// records its failure).
+#[track_caller]
 fn wait_attempts(server: &TestServer, agent: &Agent, n: usize) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let pending = callbacks(server, agent, "pending");
-        if pending.first().is_some_and(|c| c["attempts"] == n) {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "expected a pending callback with {n} attempts, found {pending:?}"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_until(
+        &format!("a pending callback has {n} attempts"),
+        WAIT,
+        || {
+            let pending = callbacks(server, agent, "pending");
+            if pending.first().is_some_and(|c| c["attempts"] == n) {
+                Ok(())
+            } else {
+                Err(Value::from(pending))
+            }
+        },
+    );
+}
+
+/// Waits until the callback worker has run a whole pass (attempts included) that began after
+/// the caller's last step: an attempt that step made due has been made by now.
+fn callback_pass(server: &TestServer) {
+    server.worker_pass("callback worker", |w| &w.callbacks);
 }
 
 #[test]
@@ -586,7 +567,7 @@ fn a_transient_failure_is_retried_on_the_schedule_then_delivered() {
     let pending = wait_status(&server, &b, "pending", 1);
     assert!(pending[0]["lastError"].as_str().unwrap().contains("500"));
     server.clock.advance(jiff::SignedDuration::from_secs(4));
-    std::thread::sleep(Duration::from_millis(600));
+    callback_pass(&server);
     assert_eq!(receiver.count(), 1, "not before 5 s");
     server.clock.advance(jiff::SignedDuration::from_secs(1));
     receiver.wait_for(2);
@@ -631,7 +612,7 @@ fn five_failures_or_a_permanent_refusal_dead_letter_and_replay_redelivers() {
     let dead = wait_status(&server, &b, "dead", 1);
     assert_eq!(dead[0]["attempts"], 5);
     server.clock.advance(jiff::SignedDuration::from_mins(60));
-    std::thread::sleep(Duration::from_millis(600));
+    callback_pass(&server);
     assert_eq!(failing.count(), 5, "five attempts in all");
     // Polling still works.
     assert_eq!(
@@ -651,26 +632,23 @@ fn five_failures_or_a_permanent_refusal_dead_letter_and_replay_redelivers() {
 
     // Replay: to the agent's current callback URL, with fresh attempts.
     let healthy = Receiver::start(&[]);
-    let patched = server.send_auth(
-        "PATCH",
-        "/api/agents/me",
-        &c.key,
-        &json!({"callbackUrl": healthy.url}),
-    );
-    assert_eq!(patched.status, 200);
+    server
+        .send_auth(
+            "PATCH",
+            "/api/agents/me",
+            &c.key,
+            &json!({"callbackUrl": healthy.url}),
+        )
+        .assert_status(200);
     let id = dead[0]["id"].as_str().unwrap();
-    let replayed = server.send_auth(
-        "POST",
-        &format!("/api/agents/me/callbacks/{id}/replay"),
-        &c.key,
-        &json!({}),
-    );
-    assert_eq!(
-        replayed.status,
-        200,
-        "{}",
-        String::from_utf8_lossy(&replayed.body)
-    );
+    server
+        .send_auth(
+            "POST",
+            &format!("/api/agents/me/callbacks/{id}/replay"),
+            &c.key,
+            &json!({}),
+        )
+        .assert_status(200);
     healthy.wait_for(1);
     wait_status(&server, &c, "delivered", 1);
     server

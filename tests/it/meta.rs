@@ -89,12 +89,7 @@ fn announcements_need_the_lock_to_end_and_sixty_days_of_notice() {
         .advance(jiff::SignedDuration::from_hours(24 * 240)); // 2027-07-19
     announce("2027-08-01").assert_error(422, "NOTICE_TOO_SHORT");
     let accepted = announce("2027-10-01");
-    assert_eq!(
-        accepted.status,
-        201,
-        "{}",
-        String::from_utf8_lossy(&accepted.body)
-    );
+    accepted.assert_status(201);
     assert_eq!(accepted.json()["version"], 2);
     let fees = server.get("/api/fees").json();
     assert_eq!(fees["announced"][0]["effectiveFrom"], "2027-10-01");
@@ -160,7 +155,7 @@ fn the_disclosures_page_renders_the_fee_table_and_the_participation_chart() {
         json!({}),
     );
     let page = server.get("/disclosures");
-    assert_eq!(page.status, 200);
+    page.assert_status(200);
     assert!(
         page.header("content-type")
             .unwrap()

@@ -13,7 +13,7 @@ fn list(server: &TestServer, seller: &Party, title: &str) -> String {
 
 fn participation(server: &TestServer) -> Value {
     let resp = server.get("/api/proof/participation");
-    assert_eq!(resp.status, 200, "{}", String::from_utf8_lossy(&resp.body));
+    resp.assert_status(200);
     let body = resp.json();
     assert!(body["provenance"]["receipt"].is_object(), "signed: {body}");
     let verified = server.post("/api/verify-receipt", &json!({"signed": body}));
@@ -83,7 +83,7 @@ fn counts_independent_sellers_once_a_day_with_the_definition_applied() {
         &server.operator_key(),
         &json!({"party": "affiliated"}),
     );
-    assert_eq!(classified.status, 200);
+    classified.assert_status(200);
     list(&server, &ada, "Ada's second");
     list(&server, &ada, "Ada's third");
 
@@ -127,7 +127,7 @@ fn counts_independent_sellers_once_a_day_with_the_definition_applied() {
             &ada.key,
             &json!({}),
         );
-        assert_eq!(off.status, 200, "{}", String::from_utf8_lossy(&off.body));
+        off.assert_status(200);
     }
     let day3 = participation(&server);
     assert_eq!(day3["independentSellersEver"], 2);
@@ -137,7 +137,7 @@ fn counts_independent_sellers_once_a_day_with_the_definition_applied() {
 
     // The disclosures chart is drawn from the same series.
     let page = server.get("/disclosures");
-    let html = String::from_utf8_lossy(&page.body);
+    let html = page.text();
     assert!(
         html.contains("<svg") && html.contains("2026-11-22"),
         "{html}"

@@ -20,12 +20,7 @@ fn a_free_purchase_relays_the_sellers_bytes_and_stores_none_of_them() {
     let buyer = server.party("buyer");
     let listing = list(&server, &seller, json!({}));
     let bought = server.buy(&buyer, &listing);
-    assert_eq!(
-        bought.status,
-        200,
-        "{}",
-        String::from_utf8_lossy(&bought.body)
-    );
+    bought.assert_status(200);
     let purchase = bought.json();
     assert_eq!(purchase["status"], "delivered");
     assert_eq!(purchase["amountCents"], 0);
@@ -52,7 +47,7 @@ fn a_free_purchase_relays_the_sellers_bytes_and_stores_none_of_them() {
         "/api/marketplace/purchases/{id}?api_key={}",
         buyer.key
     ));
-    assert_eq!(by_query.status, 200);
+    by_query.assert_status(200);
     assert_eq!(
         by_query.json()["delivery"]["content"],
         marker,
@@ -277,7 +272,7 @@ fn a_failed_delivery_leaves_the_purchase_paid_and_the_next_poll_delivers() {
         &seller.key,
         &json!({"url": back.url}),
     );
-    assert_eq!(verified.status, 200);
+    verified.assert_status(200);
     let id = bought["id"].as_str().unwrap();
     let polled = server
         .get_auth(&format!("/api/marketplace/purchases/{id}"), &buyer.key)
@@ -351,12 +346,7 @@ fn only_the_buyer_of_a_delivered_purchase_rates_once_with_a_signed_attestation()
         &buyer,
         json!({"purchase_id": purchase_id, "rating": 4, "comment": "accurate tides"}),
     );
-    assert_eq!(
-        rated.status,
-        200,
-        "{}",
-        String::from_utf8_lossy(&rated.body)
-    );
+    rated.assert_status(200);
     let attestation = rated.json()["rating"].clone();
     assert_eq!(attestation["verifiedBuyer"], true);
     assert_eq!(attestation["rating"], 4);

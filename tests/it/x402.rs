@@ -10,7 +10,7 @@ use base64::Engine;
 use bourse::config::X402Settings;
 use serde_json::{Value, json};
 
-use crate::support::{Party, Resp, TestServer};
+use crate::support::{Party, Resp, TestServer, WAIT, wait_until};
 
 const PAY_TO: &str = "0x1111111111111111111111111111111111111111";
 const USDC_BASE: &str = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913";
@@ -174,7 +174,7 @@ fn attempt(server: &TestServer, listing: &str, headers: &[(&str, &str)]) -> Resp
 
 /// The decoded v2 `PAYMENT-REQUIRED` header of a 402.
 fn required(resp: &Resp) -> Value {
-    assert_eq!(resp.status, 402, "{}", String::from_utf8_lossy(&resp.body));
+    resp.assert_status(402);
     unb64(resp.header("payment-required").expect("PAYMENT-REQUIRED"))
 }
 
@@ -196,11 +196,6 @@ fn v2_payment(accepted: &Value) -> String {
         "accepted": accepted,
         "payload": authorization(),
     }))
-}
-
-fn assert_ok(resp: &Resp) -> Value {
-    assert_eq!(resp.status, 200, "{}", String::from_utf8_lossy(&resp.body));
-    resp.json()
 }
 
 #[test]
@@ -265,7 +260,7 @@ fn x402_challenge_has_the_v2_header_and_the_v1_body() {
         &buyer.key,
         &json!({"rail": "checkout"}),
     );
-    assert_eq!(assert_ok(&explicit)["status"], "pending_payment");
+    assert_eq!(explicit.ok()["status"], "pending_payment");
 
     // Free listings still need a key; /api/meta names the rail.
     let free = list(&server, &seller, 0, "trucking", json!({}));
@@ -287,7 +282,7 @@ fn x402_v2_payment_settles_delivers_and_the_anonymous_buyer_polls_with_its_token
     let accepted = required(&attempt(&server, &listing, &[]))["accepts"][0].clone();
     let payment = v2_payment(&accepted);
     let sold = attempt(&server, &listing, &[("PAYMENT-SIGNATURE", &payment)]);
-    let purchase = assert_ok(&sold);
+    let purchase = sold.ok();
     let settlement = unb64(sold.header("payment-response").expect("PAYMENT-RESPONSE"));
     assert_eq!(
         settlement,
@@ -336,11 +331,11 @@ fn x402_v2_payment_settles_delivers_and_the_anonymous_buyer_polls_with_its_token
     // The anonymous buyer polls with its token (query or header); others cannot.
     let id = purchase["id"].as_str().unwrap();
     let path = format!("/api/marketplace/purchases/{id}");
-    let polled = assert_ok(&server.get(&format!("{path}?purchase_token={token}")));
+    let polled = server.get(&format!("{path}?purchase_token={token}")).ok();
     assert_eq!(polled["status"], "delivered");
     assert_eq!(polled["delivery"]["content"], marker);
     let by_header = server.request("GET", &path, &[("X-Purchase-Token", &token)], None);
-    assert_eq!(assert_ok(&by_header)["id"], id);
+    assert_eq!(by_header.ok()["id"], id);
     server
         .get(&format!("{path}?purchase_token=x402_wrong"))
         .assert_error(403, "NOT_BUYER");
@@ -349,7 +344,9 @@ fn x402_v2_payment_settles_delivers_and_the_anonymous_buyer_polls_with_its_token
     server
         .get_auth(&path, &stranger.key)
         .assert_error(403, "NOT_BUYER");
-    let verified = assert_ok(&server.get(&format!("/api/svcpay/receipts/{token}/verify")));
+    let verified = server
+        .get(&format!("/api/svcpay/receipts/{token}/verify"))
+        .ok();
     assert_eq!(verified["purchaseId"], id);
     assert_eq!(verified["paid"], true);
     assert_eq!(verified["verification"]["valid"], true);
@@ -358,19 +355,8 @@ fn x402_v2_payment_settles_delivers_and_the_anonymous_buyer_polls_with_its_token
     // founding fill; in the vertical the x402 sale opened, the next sale pays the standard fee.
     let buyer = server.party("buyer");
     let pay_by_checkout = |listing: &str| {
-        let pending = assert_ok(&server.buy(&buyer, listing));
-        let session = pending["checkoutUrl"]
-            .as_str()
-            .unwrap()
-            .rsplit('/')
-            .next()
-            .unwrap()
-            .to_owned();
-        assert_ok(&server.post(&format!("/api/sandbox/checkout/{session}/pay"), &json!({})));
-        let id = pending["id"].as_str().unwrap();
-        server
-            .get_auth(&format!("/api/marketplace/purchases/{id}"), &buyer.key)
-            .json()
+        let pending = server.buy_and_pay(&buyer, listing);
+        server.purchase(&buyer, pending["id"].as_str().unwrap())
     };
     let fresh = list(&server, &seller, 2_500, "music", json!({}));
     assert_eq!(
@@ -413,21 +399,23 @@ fn x402_v2_payment_settles_delivers_and_the_anonymous_buyer_polls_with_its_token
     // At escrow release the wallet row is released in place: the USDC went to the operator's
     // wallet, so the operator's payments view lists what the seller is owed.
     let operator = server.operator_key();
-    assert_ok(&server.send_auth(
-        "POST",
-        "/api/sandbox/clock",
-        &operator,
-        &json!({"advanceSeconds": 8 * 24 * 3600}),
-    ));
+    server
+        .send_auth(
+            "POST",
+            "/api/sandbox/clock",
+            &operator,
+            &json!({"advanceSeconds": 8 * 24 * 3600}),
+        )
+        .assert_status(200);
     // (The start-up check runs beside the server: wait for its answer.)
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    let view = loop {
-        let view = server.get_auth("/api/operator/payments", &operator).json();
-        if !view["x402Facilitator"].is_null() || std::time::Instant::now() > deadline {
-            break view;
+    let view = wait_until("the facilitator's answer is shown", WAIT, || {
+        let view = server.get_auth("/api/operator/payments", &operator).ok();
+        if view["x402Facilitator"].is_null() {
+            Err(view)
+        } else {
+            Ok(view)
         }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    };
+    });
     assert_eq!(view["x402Configured"], true);
     // The facilitator was asked at start which kinds it supports: this network, v1 and v2.
     assert_eq!(view["x402Facilitator"]["versions"], json!([1, 2]), "{view}");
@@ -454,7 +442,7 @@ fn x402_v1_payment_answers_x_payment_response() {
         "x402Version": 1, "scheme": "exact", "network": "base", "payload": authorization(),
     }));
     let sold = attempt(&server, &listing, &[("X-PAYMENT", &payment)]);
-    let purchase = assert_ok(&sold);
+    let purchase = sold.ok();
     assert!(sold.header("payment-response").is_none());
     let settlement = unb64(
         sold.header("x-payment-response")
@@ -485,11 +473,11 @@ fn x402_v1_payment_answers_x_payment_response() {
         ],
         Some(json!({"rail": "x402_usdc_base"}).to_string().as_bytes()),
     );
-    let bought = assert_ok(&keyed);
+    let bought = keyed.ok();
     assert_eq!(bought["buyerHandle"], buyer.handle);
     let id = bought["id"].as_str().unwrap();
     let read = server.get_auth(&format!("/api/marketplace/purchases/{id}"), &buyer.key);
-    assert_eq!(assert_ok(&read)["delivery"]["content"], "v1 bytes");
+    assert_eq!(read.ok()["delivery"]["content"], "v1 bytes");
 }
 
 #[test]
@@ -561,11 +549,7 @@ fn x402_refused_and_failed_payments_sell_nothing() {
         200,
         json!({"success": true, "transaction": "0xfeed03", "network": "eip155:8453"}),
     );
-    let sold = assert_ok(&attempt(
-        &server,
-        &listing,
-        &[("PAYMENT-SIGNATURE", &payment)],
-    ));
+    let sold = attempt(&server, &listing, &[("PAYMENT-SIGNATURE", &payment)]).ok();
     assert_eq!(sold["status"], "delivered");
     assert_eq!(
         sold["payment"]["payer"], PAYER,

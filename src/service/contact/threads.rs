@@ -25,24 +25,16 @@
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
-use jiff::SignedDuration;
 use serde_json::{Map, Value, json};
 
-use super::inquiries::{self, EMAIL_NOT_CONFIGURED, Kind, MESSAGE_MAX, SHORT_MAX, SUBJECT_MAX};
-use super::ratelimit::Rule;
-use super::{App, hash_secret};
+use super::inquiries::{self, EMAIL_NOT_CONFIGURED, MESSAGE_MAX, SHORT_MAX, SUBJECT_MAX};
 use crate::args::{Args, int_in_range};
 use crate::crypto::{b64url, random_bytes};
 use crate::error::{Error, Result};
+use crate::request::contact::NewInquiry;
+use crate::service::ratelimit::INQUIRIES;
+use crate::service::{App, hash_secret};
 use crate::store::inquiries::{self as store, InquiryRow, MessageRow, RailRow};
-
-/// 20 new inquiries (service requests included) per hour per client IP.
-pub const INQUIRIES: Rule = Rule {
-    name: "inquiries",
-    max: 20,
-    window: SignedDuration::from_hours(1),
-    what: "inquiries",
-};
 
 /// Messages per thread, the inquiry itself included.
 pub const THREAD_MAX: i64 = 200;
@@ -124,9 +116,8 @@ fn message_view(row: &MessageRow) -> Value {
 ///
 /// # Errors
 /// `RATE_LIMITED`, `INVALID_ARGUMENT`.
-pub async fn create(app: &App, ip: &str, args: Args) -> Result<Value> {
-    app.limiter.check(INQUIRIES, ip)?;
-    let row = inquiries::create(app, Kind::Contact, None, args).await?;
+pub async fn create(app: &App, ip: &str, request: Result<NewInquiry>) -> Result<Value> {
+    let row = inquiries::create(app, ip, None, request).await?;
     let mut out = view(app, &row);
     out.insert(
         "note".into(),
@@ -189,7 +180,7 @@ pub async fn post(app: &App, id: &str, poster: Poster<'_>, args: Args) -> Result
         _ => None,
     };
     args.deny_unknown(&["message", "authorName", "attachments"])?;
-    let body = inquiries::req_text(&args, "message", MESSAGE_MAX)?;
+    let body = args.req_paragraph("message", MESSAGE_MAX)?;
     let author_name = args.opt_str("authorName", SHORT_MAX)?;
     let attachments = read_attachments(args.get("attachments"))?;
     let team = matches!(poster, Poster::Team);
@@ -484,7 +475,7 @@ pub async fn service_request(app: &App, ip: &str, args: Args) -> Result<Value> {
         "contact",
         "submittedBy",
     ])?;
-    let what = inquiries::req_text(&args, "what", WHAT_MAX)?;
+    let what = args.req_paragraph("what", WHAT_MAX)?;
     let title = args.opt_str("title", SUBJECT_MAX)?;
     let budget = match args.get("budget") {
         None | Some(Value::Null) => Value::Null,

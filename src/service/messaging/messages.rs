@@ -12,25 +12,21 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 use tokio::sync::watch;
 
-use super::agents::{self, Client};
-use super::ratelimit::{ADMISSION, NEW_MESSAGES};
-use super::{App, callbacks};
-use crate::args::Args;
+use super::callbacks;
+use super::message::message_json;
 use crate::crypto::jcs;
 use crate::crypto::receipt::sign_object;
 use crate::error::{Error, Result};
+use crate::request::messaging::{ReadInbox, SendMessage};
+use crate::service::App;
+use crate::service::agents::Client;
+use crate::service::ratelimit::{ADMISSION, NEW_MESSAGES};
 use crate::store::agents::{self as agent_store, AgentRow};
 use crate::store::messages::{self as store, MessageRow};
 
 /// Largest message body, in UTF-8 bytes.
 pub const BODY_MAX_BYTES: usize = 16_384;
-/// Longest clientMessageId, in characters.
-pub const CLIENT_ID_MAX: usize = 128;
-/// Inbox page bounds.
-pub const INBOX_DEFAULT: i64 = 50;
-pub const INBOX_MAX: i64 = 100;
-/// Longest long-poll.
-pub const WAIT_MAX_SECS: i64 = 30;
+pub use crate::request::messaging::{CLIENT_ID_MAX, WAIT_MAX_SECS};
 /// How long a send may wait for its commit before answering 503 (safe to retry).
 const COMMIT_DEADLINE: Duration = Duration::from_secs(5);
 
@@ -67,26 +63,6 @@ pub struct Sent {
     pub message: Value,
 }
 
-/// Who is sending: a bearer key still to check (REST), or an agent already authenticated (MCP).
-pub enum Sender<'a> {
-    Key(Option<&'a str>),
-    Agent(&'a AgentRow),
-}
-
-/// The MCP `agent_send_message` tool: [`send_as`] for an authenticated agent.
-///
-/// # Errors
-/// As [`send_as`].
-pub async fn send(
-    app: &App,
-    sender: &AgentRow,
-    handle: &str,
-    args: Args,
-    client: &Client<'_>,
-) -> Result<Sent> {
-    send_as(app, Sender::Agent(sender), handle, args, client).await
-}
-
 /// `POST /api/agents/{handle}/messages`. Sending is the hottest write, so it is one trip to the
 /// writer: the sender comes from the known-agents cache, the receipt is signed first, and the
 /// recipient lookup, the idempotency check, the per-sender limit and the inserts all run in
@@ -96,20 +72,19 @@ pub async fn send(
 /// `UNAUTHENTICATED`, `INVALID_ARGUMENT`, `NOT_FOUND` (unknown handle),
 /// `CLIENT_MESSAGE_ID_REUSED` (409), `RATE_LIMITED` (429), `ADMISSION_NOT_ACKNOWLEDGED` (503,
 /// safe to retry).
-pub async fn send_as(
+pub async fn send(
     app: &App,
-    sender: Sender<'_>,
-    handle: &str,
-    args: Args,
+    sender: &AgentRow,
+    request: SendMessage,
     client: &Client<'_>,
 ) -> Result<Sent> {
-    let sender = match sender {
-        Sender::Key(key) => agents::authenticate(app, key).await?,
-        Sender::Agent(agent) => agent.clone(),
-    };
-    args.deny_unknown(&["clientMessageId", "body"])?;
-    let client_message_id = client_message_id(&args)?;
-    let body = message_body(&args)?;
+    check_client_message_id(&request.client_message_id)?;
+    check_body(&request.body)?;
+    let SendMessage {
+        recipient: handle,
+        client_message_id,
+        body,
+    } = request;
     let handle = handle.trim().to_ascii_uppercase();
     app.limiter.check(ADMISSION, client.ip)?;
 
@@ -216,53 +191,28 @@ fn repeat(existing: MessageRow, recipient: &AgentRow, body: &str) -> Result<Sent
     })
 }
 
-fn client_message_id(args: &Args) -> Result<String> {
-    match args.get("clientMessageId") {
-        Some(Value::String(id)) => {
-            let chars = id.chars().count();
-            if chars == 0 || chars > CLIENT_ID_MAX || id.chars().any(char::is_control) {
-                return Err(Error::invalid(format!(
-                    "`clientMessageId` must be 1–{CLIENT_ID_MAX} characters without control characters"
-                )));
-            }
-            Ok(id.clone())
-        }
-        Some(_) => Err(Error::invalid("`clientMessageId` must be a string")),
-        None => Err(Error::invalid(
-            "`clientMessageId` is required (a sender-chosen idempotency key)",
-        )),
+fn check_client_message_id(id: &str) -> Result<()> {
+    let chars = id.chars().count();
+    if chars == 0 || chars > CLIENT_ID_MAX || id.chars().any(char::is_control) {
+        return Err(Error::invalid(format!(
+            "`clientMessageId` must be 1–{CLIENT_ID_MAX} characters without control characters"
+        )));
     }
+    Ok(())
 }
 
-/// The body exactly as sent: not trimmed, any text, 1 to 16,384 UTF-8 bytes.
-fn message_body(args: &Args) -> Result<String> {
-    match args.get("body") {
-        Some(Value::String(body)) if body.is_empty() => {
-            Err(Error::invalid("`body` must not be empty"))
-        }
-        Some(Value::String(body)) if body.len() > BODY_MAX_BYTES => Err(Error::invalid(format!(
+/// The body is kept exactly as sent: not trimmed, any text, 1 to 16,384 UTF-8 bytes.
+fn check_body(body: &str) -> Result<()> {
+    if body.is_empty() {
+        return Err(Error::invalid("`body` must not be empty"));
+    }
+    if body.len() > BODY_MAX_BYTES {
+        return Err(Error::invalid(format!(
             "`body` is {} UTF-8 bytes; the limit is {BODY_MAX_BYTES} bytes (bytes, not characters)",
             body.len()
-        ))),
-        Some(Value::String(body)) => Ok(body.clone()),
-        Some(_) => Err(Error::invalid("`body` must be a string")),
-        None => Err(Error::invalid("`body` is required")),
+        )));
     }
-}
-
-/// The Message resource.
-pub fn message_json(message: &MessageRow) -> Value {
-    let receipt: Value = serde_json::from_str(&message.receipt).unwrap_or(Value::Null);
-    json!({
-        "id": message.id,
-        "clientMessageId": message.client_message_id,
-        "senderHandle": message.sender_handle,
-        "recipientHandle": message.recipient_handle,
-        "sequence": message.sequence,
-        "body": message.body,
-        "createdAt": message.created_at,
-        "receipt": receipt,
-    })
+    Ok(())
 }
 
 /// `GET /api/agents/me/inbox?after&limit&wait`: the caller's messages with `sequence > after`,
@@ -273,11 +223,14 @@ pub fn message_json(message: &MessageRow) -> Value {
 pub async fn inbox(
     app: &App,
     agent: &AgentRow,
-    after: i64,
-    limit: i64,
-    wait_secs: i64,
+    request: ReadInbox,
     client: &Client<'_>,
 ) -> Result<Value> {
+    let ReadInbox {
+        after,
+        limit,
+        wait_secs,
+    } = request;
     app.limiter.check(ADMISSION, client.ip)?;
     let mut arrivals = app.inboxes.subscribe(&agent.id);
     let mut shutdown = app.shutdown.subscribe();
@@ -310,4 +263,10 @@ pub async fn inbox(
             () = tokio::time::sleep_until(deadline) => {}
         }
     }
+}
+
+/// `mark_read` (MCP `agent_inbox`): read state is the caller's own cursor; nothing is stored and
+/// no read receipt is made, so the answer only hands the cursor back.
+pub fn mark_read(through: i64) -> Value {
+    json!({ "readCursor": through, "readStateStored": false })
 }

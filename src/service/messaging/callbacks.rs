@@ -15,12 +15,12 @@ use jiff::{SignedDuration, Timestamp};
 use rusqlite::Connection;
 use serde_json::{Map, Value, json};
 
-use super::App;
-use super::messages::message_json;
+use super::message::message_json;
 use crate::clock::rfc3339;
 use crate::crypto::receipt::sign_object;
 use crate::error::{Error, Result};
 use crate::outbound::OutboundError;
+use crate::service::App;
 use crate::store::agents::AgentRow;
 use crate::store::messages::{self as store, DeliveryRow, MessageRow};
 
@@ -72,6 +72,7 @@ pub async fn worker(app: Arc<App>) {
             app.callbacks_due.notified(),
         )
         .await;
+        let pass = app.worker_passes.callbacks.begin();
         let now = app.now();
         let due = match app
             .store
@@ -95,7 +96,7 @@ pub async fn worker(app: Arc<App>) {
             let Ok(slot) = slots.clone().acquire_owned().await else {
                 return;
             };
-            let (app, in_flight) = (app.clone(), in_flight.clone());
+            let (app, in_flight, pass) = (app.clone(), in_flight.clone(), pass.clone());
             tokio::spawn(async move {
                 let id = delivery.id.clone();
                 if let Err(error) = attempt(&app, delivery).await {
@@ -105,7 +106,7 @@ pub async fn worker(app: Arc<App>) {
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
                     .remove(&id);
-                drop(slot);
+                drop((slot, pass));
             });
         }
     }
@@ -271,13 +272,7 @@ pub async fn replay(app: &App, agent: &AgentRow, id: &str) -> Result<Value> {
     delivery.updated_at = now;
     let row = delivery.clone();
     app.store
-        .write(move |tx| {
-            tx.execute(
-                "UPDATE callback_deliveries SET url = ?2 WHERE id = ?1",
-                [&row.id, &row.url],
-            )?;
-            store::update_delivery(tx, &row)
-        })
+        .write(move |tx| store::replay_delivery(tx, &row))
         .await?;
     app.callbacks_due.notify_one();
     Ok(json!({ "callback": delivery_json(&delivery) }))

@@ -1,8 +1,10 @@
-//! Documents compiled into the binary.
+//! The files of `assets/` compiled into the binary: the documents served as they are
+//! (`llms.txt`, `openapi.json`) and the data the service reads at start (`taxonomy.json`). A
+//! neutral module, so that `http` and `service` both read it without importing each other.
 
 use rust_embed::RustEmbed;
 
-/// `assets/`: llms.txt, openapi.json (and, later, data files such as the taxonomy).
+/// `assets/`: llms.txt, openapi.json, taxonomy.json.
 #[derive(RustEmbed)]
 #[folder = "assets/"]
 pub struct Assets;

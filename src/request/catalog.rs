@@ -1,0 +1,509 @@
+//! Listing operations: create (and its health-data twin), update, deactivate, the id-only reads,
+//! browse, and the seller's delivery endpoint.
+
+use serde_json::{Map, Value, json};
+
+use super::{Face, Field, ID_MAX, Input, Kind, Op};
+use crate::crypto::jcs;
+use crate::error::{Error, Result};
+
+/// Largest preview: 4 KiB of canonical JSON. Listings keep metadata and a small sample only.
+pub const PREVIEW_MAX_BYTES: usize = 4096;
+/// $1,000,000,000.00: far above any real listing, far below 2^53.
+pub const PRICE_MAX_CENTS: i64 = 100_000_000_000;
+/// The listing types, in the browse index's order.
+pub const LISTING_TYPES: [&str; 3] = ["standard", "limited", "exclusive"];
+const TITLE_MAX: usize = 200;
+const DESCRIPTION_MAX: usize = 5000;
+const REASON_MAX: usize = 500;
+const IMAGES_MAX: usize = 10;
+const COPIES_MAX: i64 = 1_000_000;
+/// Browse page bounds.
+pub const PAGE_DEFAULT: i64 = 50;
+pub const PAGE_MAX: i64 = 100;
+const OFFSET_MAX: i64 = 100_000;
+/// Browse sorts, price filters and sample modes (the first is the default).
+pub const SORTS: [&str; 6] = [
+    "recent",
+    "popular",
+    "price_asc",
+    "price_desc",
+    "quality",
+    "trust",
+];
+pub const PRICES: [&str; 3] = ["all", "paid", "free"];
+pub const SAMPLES: [&str; 3] = ["exclude", "include", "only"];
+
+/// The nullable metadata fields of the Listing resource (REST only).
+pub const METADATA_FIELDS: &[&str] = &[
+    "subcategory",
+    "dataDate",
+    "dataFormat",
+    "sellerState",
+    "demographics",
+    "contextTags",
+    "dataOrigin",
+    "collectionMethod",
+    "sourceAttribution",
+];
+
+const LISTING_ID: Field = Field::mcp("listing_id", Kind::Text(ID_MAX))
+    .required()
+    .doc("The listing id (a UUID).");
+const TITLE: Field = Field::both("title", "title", Kind::Text(TITLE_MAX));
+const DESCRIPTION: Field = Field::both("description", "description", Kind::Text(DESCRIPTION_MAX));
+const PREVIEW: Field = Field::both("preview", "preview", Kind::Object);
+const PRICE: Field = Field::both("priceCents", "price_cents", Kind::Int(0, PRICE_MAX_CENTS));
+const CONSENT: Field = Field::both("consent", "consent", Kind::Consent)
+    .affirmation()
+    .doc("You affirm you own this asset and may sell it; must be true.");
+const VERTICAL: Field = Field::both("verticalSlug", "vertical", Kind::Text(60))
+    .doc("Optional vertical slug (see list_verticals); omitted means auto-filed.");
+const CATEGORY: Field = Field::both("category", "category", Kind::Text(40))
+    .doc("Optional macro-category hint for auto-filing.");
+const LISTING_TYPE: Field = Field::both("listingType", "listing_type", Kind::Enum(&LISTING_TYPES))
+    .doc("Optional; default standard.");
+const MAX_COPIES: Field = Field::both("maxCopies", "max_copies", Kind::Int(1, COPIES_MAX))
+    .doc("Copies of a limited listing (limited only).");
+const IMAGES: Field = Field::rest(
+    "images",
+    Kind::Json(r#"{"type":"array","maxItems":10,"items":{"type":"string","format":"uri"}}"#),
+);
+const PHYSICAL: Field = Field::rest("physical", Kind::Bool);
+const DELIVERABLE_REF: Field = Field::rest("deliverableRef", Kind::Text(200));
+const HEALTH_CONSENT: Field = Field::both("healthConsent", "health_consent", Kind::Object)
+    .affirmation()
+    .doc("The consent: ownership, saleTerms, authorizedUses, deidentificationLevel, stateAuthorizations (see the tool description).");
+const REASON: Field =
+    Field::both("reason", "reason", Kind::Text(REASON_MAX)).doc("Why (recorded in the history).");
+const ACTIVE: Field = Field::both("active", "active", Kind::Bool);
+const REFRESH: Field = Field::rest("refreshFingerprint", Kind::Bool);
+/// The metadata fields, read by [`metadata`] (strings of at most 500 characters, `contextTags`
+/// an array, `demographics` an object).
+const METADATA: [Field; 9] = [
+    Field::rest("subcategory", Kind::Json("{}")),
+    Field::rest("dataDate", Kind::Json("{}")),
+    Field::rest("dataFormat", Kind::Json("{}")),
+    Field::rest("sellerState", Kind::Json("{}")),
+    Field::rest("demographics", Kind::Json("{}")),
+    Field::rest("contextTags", Kind::Json("{}")),
+    Field::rest("dataOrigin", Kind::Json("{}")),
+    Field::rest("collectionMethod", Kind::Json("{}")),
+    Field::rest("sourceAttribution", Kind::Json("{}")),
+];
+
+/// `POST /api/marketplace/listings` · `sell_data`.
+pub static CREATE_LISTING: Op = Op {
+    name: "sell_data",
+    rest: &[("POST", "/api/marketplace/listings")],
+    fields: &[
+        TITLE.required().doc("The listing title."),
+        DESCRIPTION.required().doc("What the buyer gets."),
+        PREVIEW
+            .required_on(Face::Mcp)
+            .doc("A public preview (JSON object, at most 4 KiB)."),
+        PRICE.required().doc("Price in integer cents (0 for free)."),
+        CONSENT,
+        VERTICAL,
+        CATEGORY,
+        LISTING_TYPE,
+        MAX_COPIES,
+        IMAGES,
+        PHYSICAL,
+        DELIVERABLE_REF,
+        METADATA[0],
+        METADATA[1],
+        METADATA[2],
+        METADATA[3],
+        METADATA[4],
+        METADATA[5],
+        METADATA[6],
+        METADATA[7],
+        METADATA[8],
+    ],
+};
+
+/// `POST /api/marketplace/listings/health` · `list_health_data`: a create without the vertical
+/// and category (the vertical is `personal-health-data`), plus the consent.
+pub static CREATE_HEALTH_LISTING: Op = Op {
+    name: "list_health_data",
+    rest: &[("POST", "/api/marketplace/listings/health")],
+    fields: &[
+        TITLE.required().doc("The listing title."),
+        DESCRIPTION.required().doc("What the buyer gets."),
+        PREVIEW.required_on(Face::Mcp).doc(
+            "A public preview (JSON object, at most 4 KiB); never put identifying data in it.",
+        ),
+        PRICE.required().doc("Price in integer cents (0 for free)."),
+        CONSENT,
+        HEALTH_CONSENT,
+        LISTING_TYPE,
+        MAX_COPIES,
+        IMAGES,
+        PHYSICAL,
+        DELIVERABLE_REF,
+        METADATA[0],
+        METADATA[1],
+        METADATA[2],
+        METADATA[3],
+        METADATA[4],
+        METADATA[5],
+        METADATA[6],
+        METADATA[7],
+        METADATA[8],
+    ],
+};
+
+/// A new listing, checked for shape; the service checks what needs the database or the
+/// taxonomy (vertical, consent, screening, the seller's endpoint).
+#[derive(Debug)]
+pub struct CreateListing {
+    pub title: String,
+    pub description: String,
+    pub price_cents: i64,
+    pub vertical: Option<String>,
+    pub category: Option<String>,
+    pub listing_type: &'static str,
+    pub max_copies: Option<i64>,
+    pub preview: Value,
+    pub consent: bool,
+    pub images: Vec<String>,
+    pub physical: bool,
+    pub deliverable_ref: Option<String>,
+    /// The nine metadata fields, null when not given.
+    pub metadata: Value,
+    /// A health listing ([`CREATE_HEALTH_LISTING`]): filed under personal-health-data.
+    pub for_health: bool,
+    /// The health consent as sent, checked by `service::health`.
+    pub health_consent: Option<Value>,
+}
+
+impl CreateListing {
+    /// Reads a create (or, with [`CREATE_HEALTH_LISTING`], a health create).
+    ///
+    /// # Errors
+    /// `INVALID_ARGUMENT` naming the field in the caller's spelling.
+    pub fn read(input: &Input) -> Result<CreateListing> {
+        let listing_type = input.choice(&LISTING_TYPE)?.unwrap_or("standard");
+        let max_copies = input.int(&MAX_COPIES)?;
+        let copies = input.spelling(&MAX_COPIES);
+        match (listing_type, max_copies) {
+            ("limited", None) => {
+                return Err(Error::invalid(format!(
+                    "`{copies}` is required for a limited listing"
+                )));
+            }
+            ("standard" | "exclusive", Some(_)) => {
+                return Err(Error::invalid(format!(
+                    "`{copies}` applies only to limited listings"
+                )));
+            }
+            _ => {}
+        }
+        Ok(CreateListing {
+            title: input.req_text(&TITLE)?,
+            description: input.req_text(&DESCRIPTION)?,
+            price_cents: input.int(&PRICE)?.ok_or_else(|| {
+                Error::invalid(format!(
+                    "`{}` is required (an integer number of cents, 0 for free)",
+                    input.spelling(&PRICE)
+                ))
+            })?,
+            vertical: input.text(&VERTICAL)?,
+            category: input.text(&CATEGORY)?,
+            listing_type,
+            max_copies,
+            preview: preview(input)?.unwrap_or_else(|| Value::Object(Map::new())),
+            consent: input.consent(&CONSENT)?,
+            images: images(input)?,
+            physical: input.bool(&PHYSICAL)?.unwrap_or(false),
+            deliverable_ref: input.text(&DELIVERABLE_REF)?,
+            metadata: metadata(input)?,
+            for_health: input.declares(&HEALTH_CONSENT),
+            health_consent: input.json(&HEALTH_CONSENT)?,
+        })
+    }
+}
+
+/// `PATCH /api/marketplace/listings/{id}` · `update_listing`.
+pub static UPDATE_LISTING: Op = Op {
+    name: "update_listing",
+    rest: &[("PATCH", "/api/marketplace/listings/{id}")],
+    fields: &[
+        LISTING_ID,
+        TITLE.doc("New title."),
+        DESCRIPTION.doc("New description."),
+        PRICE.doc("New price in integer cents."),
+        ACTIVE,
+        PREVIEW,
+        REASON,
+        REFRESH,
+    ],
+};
+
+/// An edit: every field optional; unchanged fields make no version.
+#[derive(Debug)]
+pub struct UpdateListing {
+    pub title: Option<String>,
+    pub description: Option<String>,
+    pub price_cents: Option<i64>,
+    pub active: Option<bool>,
+    pub preview: Option<Value>,
+    pub reason: Option<String>,
+    pub refresh_fingerprint: bool,
+}
+
+impl UpdateListing {
+    /// # Errors
+    /// `INVALID_ARGUMENT` naming the field.
+    pub fn read(input: &Input) -> Result<UpdateListing> {
+        Ok(UpdateListing {
+            title: input.text(&TITLE)?,
+            description: input.text(&DESCRIPTION)?,
+            price_cents: input.int(&PRICE)?,
+            active: input.bool(&ACTIVE)?,
+            preview: preview(input)?,
+            reason: input.text(&REASON)?,
+            refresh_fingerprint: input.bool(&REFRESH)? == Some(true),
+        })
+    }
+}
+
+/// `POST /api/marketplace/listings/{id}/deactivate` · `deactivate_listing`.
+pub static DEACTIVATE_LISTING: Op = Op {
+    name: "deactivate_listing",
+    rest: &[("POST", "/api/marketplace/listings/{id}/deactivate")],
+    fields: &[LISTING_ID, REASON],
+};
+
+/// A withdrawal, with its reason for the history.
+#[derive(Debug)]
+pub struct DeactivateListing {
+    pub reason: Option<String>,
+}
+
+impl DeactivateListing {
+    /// # Errors
+    /// `INVALID_ARGUMENT` naming the field.
+    pub fn read(input: &Input) -> Result<DeactivateListing> {
+        Ok(DeactivateListing {
+            reason: input.text(&REASON)?,
+        })
+    }
+}
+
+/// `GET /api/marketplace/listings/{id}` · `preview_listing`.
+pub static LISTING_DETAIL: Op = Op {
+    name: "preview_listing",
+    rest: &[("GET", "/api/marketplace/listings/{id}")],
+    fields: &[LISTING_ID],
+};
+
+/// `GET /api/marketplace/listings/{id}/history` · `listing_history`.
+pub static LISTING_HISTORY: Op = Op {
+    name: "listing_history",
+    rest: &[("GET", "/api/marketplace/listings/{id}/history")],
+    fields: &[LISTING_ID],
+};
+
+/// The listing id of an MCP call (on REST it is the path segment).
+///
+/// # Errors
+/// Missing or not a short string.
+pub fn listing_id(input: &Input) -> Result<String> {
+    input.req_text(&LISTING_ID)
+}
+
+/// `PUT /api/sell/delivery-endpoint` · `set_delivery_endpoint`.
+pub static SET_DELIVERY_ENDPOINT: Op = Op {
+    name: "set_delivery_endpoint",
+    rest: &[("PUT", "/api/sell/delivery-endpoint")],
+    fields: &[Field::both("url", "url", Kind::Text(2048))
+        .required()
+        .doc("Your delivery endpoint URL.")],
+};
+
+/// The seller's delivery endpoint to verify.
+#[derive(Debug)]
+pub struct SetDeliveryEndpoint {
+    pub url: String,
+}
+
+impl SetDeliveryEndpoint {
+    /// # Errors
+    /// `INVALID_ARGUMENT` naming the field.
+    pub fn read(input: &Input) -> Result<SetDeliveryEndpoint> {
+        Ok(SetDeliveryEndpoint {
+            url: input.req_text(&SET_DELIVERY_ENDPOINT.fields[0])?,
+        })
+    }
+}
+
+const Q: Field =
+    Field::both("q", "q", Kind::Verbatim).doc("Full-text search (at most 200 characters).");
+const B_CATEGORY: Field =
+    Field::both("category", "category", Kind::Verbatim).doc("A macro-category slug.");
+const B_VERTICAL: Field =
+    Field::both("vertical", "vertical", Kind::Verbatim).doc("A vertical slug.");
+const B_CLASS: Field = Field::both("class", "class", Kind::Verbatim).doc("A class of categories.");
+const B_TYPE: Field = Field::both("type", "type", Kind::Enum(&LISTING_TYPES));
+const B_SORT: Field = Field::both("sort", "sort", Kind::Enum(&SORTS));
+const B_PRICE: Field = Field::both("price", "price", Kind::Enum(&PRICES));
+const B_MIN_RATING: Field = Field::both("min_rating", "min_rating", Kind::Number(1.0, 5.0));
+const B_SAMPLES: Field = Field::both("samples", "samples", Kind::Enum(&SAMPLES));
+const B_LIMIT: Field = Field::both("limit", "limit", Kind::Int(1, PAGE_MAX)).doc("Page size.");
+const B_OFFSET: Field = Field::both("offset", "offset", Kind::Int(0, OFFSET_MAX));
+
+/// `GET /api/marketplace/listings` (query) · `browse_marketplace`.
+pub static BROWSE: Op = Op {
+    name: "browse_marketplace",
+    rest: &[("GET", "/api/marketplace/listings")],
+    fields: &[
+        Q,
+        B_CATEGORY,
+        B_VERTICAL,
+        B_CLASS,
+        B_TYPE,
+        B_SORT,
+        B_PRICE,
+        B_MIN_RATING,
+        B_SAMPLES,
+        B_LIMIT,
+        B_OFFSET,
+    ],
+};
+
+/// A browse: filters, sort and page. Slugs are checked against the taxonomy by the service.
+#[derive(Debug)]
+pub struct Browse {
+    pub q: Option<String>,
+    pub category: Option<String>,
+    pub vertical: Option<String>,
+    pub class: Option<String>,
+    pub listing_type: Option<&'static str>,
+    pub sort: &'static str,
+    pub price: &'static str,
+    pub min_rating: Option<f64>,
+    pub samples: &'static str,
+    pub limit: i64,
+    pub offset: i64,
+}
+
+impl Browse {
+    /// # Errors
+    /// `INVALID_ARGUMENT` naming the parameter and, for a choice, its allowed values.
+    pub fn read(input: &Input) -> Result<Browse> {
+        let q = input.lexeme(&Q)?;
+        if q.as_ref().is_some_and(|q| q.chars().count() > 200) {
+            return Err(Error::invalid("`q` must be at most 200 characters"));
+        }
+        Ok(Browse {
+            q,
+            category: nonempty(input.lexeme(&B_CATEGORY)?),
+            vertical: nonempty(input.lexeme(&B_VERTICAL)?),
+            class: nonempty(input.lexeme(&B_CLASS)?),
+            listing_type: input.choice(&B_TYPE)?,
+            sort: input.choice(&B_SORT)?.unwrap_or(SORTS[0]),
+            price: input.choice(&B_PRICE)?.unwrap_or(PRICES[0]),
+            min_rating: input.number(&B_MIN_RATING)?,
+            samples: input.choice(&B_SAMPLES)?.unwrap_or(SAMPLES[0]),
+            limit: input.int(&B_LIMIT)?.unwrap_or(PAGE_DEFAULT),
+            offset: input.int(&B_OFFSET)?.unwrap_or(0),
+        })
+    }
+}
+
+fn nonempty(text: Option<String>) -> Option<String> {
+    text.filter(|t| !t.is_empty())
+}
+
+fn preview(input: &Input) -> Result<Option<Value>> {
+    match input.json(&PREVIEW)? {
+        None => Ok(None),
+        Some(value @ Value::Object(_)) => {
+            jcs::check_strict(&value).map_err(|e| Error::invalid(format!("`preview`: {e}")))?;
+            let size = jcs::canonicalize(&value).len();
+            if size > PREVIEW_MAX_BYTES {
+                return Err(Error::invalid(format!(
+                    "`preview` is {size} bytes; at most {PREVIEW_MAX_BYTES} bytes of JSON (a small sample, not the deliverable)"
+                )));
+            }
+            Ok(Some(value))
+        }
+        Some(_) => Err(Error::invalid("`preview` must be a JSON object")),
+    }
+}
+
+fn images(input: &Input) -> Result<Vec<String>> {
+    let Some(value) = input.json(&IMAGES)? else {
+        return Ok(Vec::new());
+    };
+    let items = value
+        .as_array()
+        .ok_or_else(|| Error::invalid("`images` must be an array of https:// URLs"))?;
+    if items.len() > IMAGES_MAX {
+        return Err(Error::invalid(format!(
+            "`images` holds at most {IMAGES_MAX} URLs"
+        )));
+    }
+    items
+        .iter()
+        .map(|item| match item.as_str() {
+            Some(url)
+                if url.starts_with("https://")
+                    && url.len() <= 2048
+                    && url.len() > "https://".len()
+                    && !url.contains(char::is_whitespace)
+                    && !url["https://".len()..].split('/').next().unwrap_or_default().contains('@') =>
+            {
+                Ok(url.to_owned())
+            }
+            _ => Err(Error::invalid("`images` must contain https:// URLs without credentials (at most 2048 characters each)")),
+        })
+        .collect()
+}
+
+fn metadata(input: &Input) -> Result<Value> {
+    let mut metadata = Map::new();
+    for field in &METADATA {
+        let value = match (field.rest, input.json(field)?) {
+            (_, None) => Value::Null,
+            ("contextTags", Some(Value::Array(tags))) => {
+                let bad = || {
+                    Error::invalid("`contextTags` must be at most 20 strings of 1–50 characters")
+                };
+                if tags.len() > 20 {
+                    return Err(bad());
+                }
+                let tags: Vec<Value> = tags
+                    .iter()
+                    .map(|tag| {
+                        let text = tag.as_str().ok_or_else(bad)?;
+                        let one = crate::args::Args::from_value(json!({ "tag": text }))?;
+                        one.req_str("tag", 50).map(Value::from).map_err(|_| bad())
+                    })
+                    .collect::<Result<_>>()?;
+                Value::Array(tags)
+            }
+            ("contextTags", Some(_)) => {
+                return Err(Error::invalid("`contextTags` must be an array of strings"));
+            }
+            ("demographics", Some(value @ Value::Object(_))) => {
+                jcs::check_strict(&value)
+                    .map_err(|e| Error::invalid(format!("`demographics`: {e}")))?;
+                if jcs::canonicalize(&value).len() > 2048 {
+                    return Err(Error::invalid(
+                        "`demographics` must be at most 2048 bytes of JSON",
+                    ));
+                }
+                value
+            }
+            (name, Some(value)) => {
+                let one = crate::args::Args::from_value(json!({ name: value }))?;
+                Value::String(one.req_str(name, 500)?)
+            }
+        };
+        metadata.insert(field.rest.to_owned(), value);
+    }
+    Ok(Value::Object(metadata))
+}

@@ -1,0 +1,132 @@
+//! Messaging operations: send a message, read the inbox, mark read.
+
+use super::{Face, Field, Input, Kind, Op};
+use crate::error::{Error, Result};
+
+/// The longest client message id.
+pub const CLIENT_ID_MAX: usize = 128;
+/// Inbox page bounds.
+pub const INBOX_DEFAULT: i64 = 50;
+pub const INBOX_MAX: i64 = 100;
+/// Longest long-poll.
+pub const WAIT_MAX_SECS: i64 = 30;
+/// The largest inbox cursor (sequences are far below it; it keeps cursors exact as JSON
+/// numbers in every client).
+pub const CURSOR_MAX: i64 = i64::MAX >> 11;
+/// The longest handle argument.
+pub const HANDLE_MAX: usize = 64;
+
+const HANDLE: Field = Field::mcp("handle", Kind::Text(HANDLE_MAX))
+    .required()
+    .doc("The recipient's handle.");
+const CLIENT_MESSAGE_ID: Field = Field::both("clientMessageId", "clientMessageId", Kind::Verbatim)
+    .required()
+    .doc("Your idempotency key: a retry with the same id and body returns the original message.");
+const BODY: Field = Field::both("body", "body", Kind::Verbatim)
+    .required()
+    .doc("The message text, sent exactly as given; at most 16,384 UTF-8 bytes.");
+
+/// `POST /api/agents/{handle}/messages` · `agent_send_message` (REST takes the handle from the
+/// path).
+pub static SEND_MESSAGE: Op = Op {
+    name: "agent_send_message",
+    rest: &[("POST", "/api/agents/{handle}/messages")],
+    fields: &[HANDLE, CLIENT_MESSAGE_ID, BODY],
+};
+
+/// A message to send. `client_message_id` and `body` are kept exactly as sent (the service
+/// checks their bounds: the id's characters, the body's UTF-8 bytes).
+#[derive(Debug)]
+pub struct SendMessage {
+    pub recipient: String,
+    pub client_message_id: String,
+    pub body: String,
+}
+
+impl SendMessage {
+    /// Reads a send; on REST `path_handle` is the recipient.
+    ///
+    /// # Errors
+    /// `INVALID_ARGUMENT` naming the field.
+    pub fn read(input: &Input, path_handle: Option<&str>) -> Result<SendMessage> {
+        let recipient = match path_handle {
+            Some(handle) => handle.to_owned(),
+            None => input.req_text(&HANDLE)?,
+        };
+        let client_message_id = input.verbatim(&CLIENT_MESSAGE_ID)?.ok_or_else(|| {
+            Error::invalid("`clientMessageId` is required (a sender-chosen idempotency key)")
+        })?;
+        Ok(SendMessage {
+            recipient,
+            client_message_id,
+            body: input.verbatim(&BODY)?.unwrap_or_default(),
+        })
+    }
+}
+
+const ACTION: Field = Field::mcp("action", Kind::Enum(&["read", "mark_read"]))
+    .doc("`read` (default) lists messages; `mark_read` returns a caller-stored cursor.");
+const AFTER: Field = Field::both("after", "after", Kind::Int(0, CURSOR_MAX))
+    .doc("Return messages with a sequence greater than this (read).");
+const LIMIT: Field =
+    Field::both("limit", "limit", Kind::Int(1, INBOX_MAX)).doc("Page size (read).");
+const WAIT: Field = Field::both("wait", "wait", Kind::Int(0, WAIT_MAX_SECS))
+    .doc("Seconds to wait for a message when none is there yet (read).");
+const THROUGH: Field = Field::mcp("through", Kind::Int(0, CURSOR_MAX))
+    .doc("The last sequence you have handled (mark_read only).");
+
+/// `GET /api/agents/me/inbox` (query) · `agent_inbox` (which also offers `mark_read`).
+pub static READ_INBOX: Op = Op {
+    name: "agent_inbox",
+    rest: &[("GET", "/api/agents/me/inbox")],
+    fields: &[ACTION, AFTER, LIMIT, WAIT, THROUGH],
+};
+
+/// A page of the inbox.
+#[derive(Debug, Clone, Copy)]
+pub struct ReadInbox {
+    pub after: i64,
+    pub limit: i64,
+    pub wait_secs: i64,
+}
+
+/// What an inbox call asks for.
+#[derive(Debug)]
+pub enum InboxCall {
+    Read(ReadInbox),
+    /// The caller handled everything through this sequence.
+    MarkRead {
+        through: i64,
+    },
+}
+
+impl InboxCall {
+    /// # Errors
+    /// `INVALID_ARGUMENT` naming the field; a field of the other action is refused.
+    pub fn read(input: &Input) -> Result<InboxCall> {
+        let action = input.choice(&ACTION)?.unwrap_or("read");
+        let given = |field: &Field| input.json(field).map(|v| v.is_some());
+        if action == "mark_read" {
+            for field in [&AFTER, &LIMIT, &WAIT] {
+                if given(field)? {
+                    return Err(Error::invalid(format!(
+                        "`{}` applies only to action read",
+                        input.spelling(field)
+                    )));
+                }
+            }
+            let through = input
+                .int(&THROUGH)?
+                .ok_or_else(|| Error::invalid("`through` is required with mark_read"))?;
+            return Ok(InboxCall::MarkRead { through });
+        }
+        if input.face() == Face::Mcp && given(&THROUGH)? {
+            return Err(Error::invalid("`through` applies only to action mark_read"));
+        }
+        Ok(InboxCall::Read(ReadInbox {
+            after: input.int(&AFTER)?.unwrap_or(0),
+            limit: input.int(&LIMIT)?.unwrap_or(INBOX_DEFAULT),
+            wait_secs: input.int(&WAIT)?.unwrap_or(0),
+        }))
+    }
+}

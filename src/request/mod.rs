@@ -1,0 +1,560 @@
+//! Typed requests at the edges. Every operation that more than one face offers (REST and MCP
+//! today) has one declaration, an [`Op`]: its fields, each with a type, bounds and its name on
+//! each face. The same [`Input`] reader parses a REST body or query string and an MCP tool's
+//! arguments against that declaration into one request type (`CreateListing`, `SendMessage`,
+//! `Browse`, …), and the MCP `inputSchema`s are generated from it. Services take the request
+//! types, never raw JSON.
+//!
+//! Naming: services name fields in their REST spelling in error messages; the MCP face respells
+//! them with [`Op::respell`], so a caller always reads its own names.
+
+pub mod agents;
+pub mod catalog;
+pub mod contact;
+pub mod messaging;
+
+use serde_json::{Map, Value, json};
+
+use crate::args::{Args, Patch, int_in_range, parse_integral};
+use crate::error::{Error, Result};
+
+/// Where a request came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Face {
+    /// A REST body or query string (the documented camelCase names, or the spec's own).
+    Rest,
+    /// An MCP tool's arguments (snake_case).
+    Mcp,
+}
+
+/// A field's JSON type and bounds.
+#[derive(Clone, Copy, Debug)]
+pub enum Kind {
+    /// A string, trimmed, 1..=max characters, no control characters.
+    Text(usize),
+    /// Multi-line text, trimmed, 1..=max characters: line breaks and tabs allowed, other
+    /// control characters refused.
+    Paragraph(usize),
+    /// A string taken exactly as sent (message bodies); its bounds are the service's.
+    Verbatim,
+    /// An integer in `min..=max`; integral floats such as `5.0` are accepted.
+    Int(i64, i64),
+    /// A number in `min..=max`.
+    Number(f64, f64),
+    /// A boolean.
+    Bool,
+    /// A boolean that must be true (an affirmation such as `consent`).
+    Consent,
+    /// One of these strings.
+    Enum(&'static [&'static str]),
+    /// A JSON object, checked by the service.
+    Object,
+    /// Any other JSON, checked by the service; the text is the field's JSON Schema.
+    Json(&'static str),
+}
+
+/// One field of an operation.
+#[derive(Clone, Copy, Debug)]
+pub struct Field {
+    /// The name on REST; empty when the field is not offered there.
+    pub rest: &'static str,
+    /// The name on MCP; empty when the field is not offered there.
+    pub mcp: &'static str,
+    pub kind: Kind,
+    /// Required on REST, on MCP.
+    pub required: [bool; 2],
+    /// What the field is, for the generated schemas.
+    pub doc: &'static str,
+    /// Required by the contract, but its absence is the service's business refusal (a 422
+    /// with its own code, such as `CONSENT_REQUIRED`), not a malformed request.
+    pub refused_by_service: bool,
+}
+
+impl Field {
+    /// A field offered on both faces under these names.
+    pub const fn both(rest: &'static str, mcp: &'static str, kind: Kind) -> Field {
+        Field {
+            rest,
+            mcp,
+            kind,
+            required: [false, false],
+            doc: "",
+            refused_by_service: false,
+        }
+    }
+
+    /// A field offered on REST only (a declared face difference).
+    pub const fn rest(name: &'static str, kind: Kind) -> Field {
+        Field::both(name, "", kind)
+    }
+
+    /// A field offered on MCP only (a declared face difference).
+    pub const fn mcp(name: &'static str, kind: Kind) -> Field {
+        Field::both("", name, kind)
+    }
+
+    /// Required on every face that offers it.
+    pub const fn required(mut self) -> Field {
+        self.required = [true, true];
+        self
+    }
+
+    /// Required on `face` only (a declared face difference).
+    pub const fn required_on(mut self, face: Face) -> Field {
+        match face {
+            Face::Rest => self.required[0] = true,
+            Face::Mcp => self.required[1] = true,
+        }
+        self
+    }
+
+    /// Required, with its absence refused by the service (see [`Field::refused_by_service`]).
+    pub const fn affirmation(mut self) -> Field {
+        self.required = [true, true];
+        self.refused_by_service = true;
+        self
+    }
+
+    pub const fn doc(mut self, doc: &'static str) -> Field {
+        self.doc = doc;
+        self
+    }
+
+    /// The field's name on `face`, if offered there.
+    pub fn name(&self, face: Face) -> Option<&'static str> {
+        let name = match face {
+            Face::Rest => self.rest,
+            Face::Mcp => self.mcp,
+        };
+        (!name.is_empty()).then_some(name)
+    }
+
+    pub fn is_required(&self, face: Face) -> bool {
+        self.required[face as usize] && self.name(face).is_some()
+    }
+
+    /// The field's JSON Schema.
+    pub fn schema(&self) -> Value {
+        let mut schema = match self.kind {
+            Kind::Text(max) => json!({ "type": "string", "minLength": 1, "maxLength": max }),
+            Kind::Verbatim => json!({ "type": "string", "minLength": 1 }),
+            Kind::Paragraph(max) => json!({ "type": "string", "minLength": 1, "maxLength": max }),
+            Kind::Int(min, max) => json!({ "type": "integer", "minimum": min, "maximum": max }),
+            Kind::Number(min, max) => json!({ "type": "number", "minimum": min, "maximum": max }),
+            Kind::Bool => json!({ "type": "boolean" }),
+            Kind::Consent => json!({ "type": "boolean", "const": true }),
+            Kind::Enum(values) => json!({ "type": "string", "enum": values }),
+            Kind::Object => json!({ "type": "object" }),
+            Kind::Json(text) => serde_json::from_str(text).unwrap_or_else(|_| json!({})),
+        };
+        if !self.doc.is_empty() {
+            schema["description"] = Value::from(self.doc);
+        }
+        schema
+    }
+}
+
+/// An operation's declaration: what it is called and the fields it takes (path parameters
+/// included: on MCP they are arguments).
+#[derive(Debug)]
+pub struct Op {
+    /// The MCP tool name.
+    pub name: &'static str,
+    /// The REST route(s) offering it: (method, path template).
+    pub rest: &'static [(&'static str, &'static str)],
+    pub fields: &'static [Field],
+}
+
+/// Every declared operation (the face-parity test walks them).
+pub static OPS: &[&Op] = &[
+    &agents::WHOAMI,
+    &agents::REGISTER,
+    &agents::LOOKUP,
+    &messaging::SEND_MESSAGE,
+    &messaging::READ_INBOX,
+    &catalog::CREATE_LISTING,
+    &catalog::CREATE_HEALTH_LISTING,
+    &catalog::UPDATE_LISTING,
+    &catalog::DEACTIVATE_LISTING,
+    &catalog::LISTING_DETAIL,
+    &catalog::LISTING_HISTORY,
+    &catalog::SET_DELIVERY_ENDPOINT,
+    &catalog::BROWSE,
+    &contact::SUBMIT_IDEA,
+    &contact::CONTACT,
+];
+
+impl Op {
+    /// The fields offered on `face`.
+    pub fn on(&self, face: Face) -> impl Iterator<Item = &'static Field> + '_ {
+        self.fields.iter().filter(move |f| f.name(face).is_some())
+    }
+
+    /// The MCP `inputSchema` (plus `extra` properties the face adds, such as `api_key`).
+    pub fn input_schema(&self, extra: &[(&str, Value)]) -> Value {
+        let mut properties = Map::new();
+        let mut required = Vec::new();
+        for field in self.on(Face::Mcp) {
+            properties.insert(field.mcp.to_owned(), field.schema());
+            if field.is_required(Face::Mcp) {
+                required.push(Value::from(field.mcp));
+            }
+        }
+        for (name, schema) in extra {
+            properties.insert((*name).to_owned(), schema.clone());
+        }
+        let mut schema = json!({
+            "type": "object",
+            "properties": properties,
+            "additionalProperties": false,
+        });
+        if !required.is_empty() {
+            schema["required"] = Value::Array(required);
+        }
+        schema
+    }
+
+    /// Renames every backquoted REST field name in `error`'s message to its name on `face`, so
+    /// the service's messages read in the caller's spelling.
+    pub fn respell(&self, face: Face, error: Error) -> Error {
+        if face == Face::Rest {
+            return error;
+        }
+        error.map_message(|message| {
+            let mut out = message.to_owned();
+            for field in self.fields {
+                if let (Some(from), Some(to)) = (field.name(Face::Rest), field.name(face))
+                    && from != to
+                {
+                    out = out.replace(&format!("`{from}`"), &format!("`{to}`"));
+                }
+            }
+            out
+        })
+    }
+}
+
+/// A request being read against its declaration.
+pub struct Input {
+    face: Face,
+    op: &'static Op,
+    args: Args,
+    /// Values came from a query string: numbers arrive as text.
+    query: bool,
+}
+
+impl Input {
+    /// A JSON object (REST body or MCP arguments). Members the face does not offer are refused,
+    /// named in the caller's own spelling.
+    ///
+    /// # Errors
+    /// `INVALID_ARGUMENT` for an unknown member.
+    pub fn new(face: Face, op: &'static Op, args: Map<String, Value>) -> Result<Input> {
+        let input = Input {
+            face,
+            op,
+            args: Args::from_value(Value::Object(args))?,
+            query: false,
+        };
+        input.deny_unknown()?;
+        Ok(input)
+    }
+
+    /// A REST body already read as [`Args`].
+    ///
+    /// # Errors
+    /// As [`Input::new`].
+    pub fn body(op: &'static Op, args: Args) -> Result<Input> {
+        let input = Input {
+            face: Face::Rest,
+            op,
+            args,
+            query: false,
+        };
+        input.deny_unknown()?;
+        Ok(input)
+    }
+
+    /// A query string's pairs (the first value of a repeated name counts). Unknown parameters
+    /// are ignored, as HTTP caches and tracking parameters add them.
+    pub fn query(op: &'static Op, pairs: &[(String, String)]) -> Input {
+        let mut map = Map::new();
+        for (key, value) in pairs {
+            if !map.contains_key(key) {
+                map.insert(key.clone(), Value::String(value.clone()));
+            }
+        }
+        Input {
+            face: Face::Rest,
+            op,
+            args: Args::from_value(Value::Object(map)).expect("an object"),
+            query: true,
+        }
+    }
+
+    pub fn face(&self) -> Face {
+        self.face
+    }
+
+    fn deny_unknown(&self) -> Result<()> {
+        let accepted: Vec<&str> = self
+            .op
+            .on(self.face)
+            .filter_map(|f| f.name(self.face))
+            .collect();
+        let Some(key) = self.args.keys().find(|k| !accepted.contains(&k.as_str())) else {
+            return Ok(());
+        };
+        let other = match self.face {
+            Face::Rest => Face::Mcp,
+            Face::Mcp => Face::Rest,
+        };
+        let hint = self
+            .op
+            .fields
+            .iter()
+            .find(|f| f.name(other) == Some(key.as_str()))
+            .and_then(|f| f.name(self.face))
+            .map_or(String::new(), |own| match self.face {
+                Face::Mcp => format!(" (this tool calls it `{own}`)"),
+                Face::Rest => format!(" (this endpoint calls it `{own}`)"),
+            });
+        Err(Error::invalid(match self.face {
+            Face::Rest => format!(
+                "unknown field `{key}`{hint}; accepted fields: {}",
+                accepted.join(", ")
+            ),
+            Face::Mcp => format!(
+                "unknown argument `{key}` for {}{hint}; accepted arguments: {}",
+                self.op.name,
+                accepted.join(", ")
+            ),
+        }))
+    }
+
+    /// Whether this operation declares the field (on any face).
+    pub fn declares(&self, field: &Field) -> bool {
+        self.op
+            .fields
+            .iter()
+            .any(|f| f.rest == field.rest && f.mcp == field.mcp)
+    }
+
+    /// The field's name here, or None when this face or this operation does not offer it (a
+    /// request type shared by two operations reads the fields of both).
+    fn name(&self, field: &Field) -> Option<&'static str> {
+        field.name(self.face).filter(|_| self.declares(field))
+    }
+
+    /// The raw value, absent or null counting as none; a required field's absence is an error.
+    fn present(&self, field: &Field) -> Result<Option<(&'static str, &Value)>> {
+        let Some(name) = self.name(field) else {
+            return Ok(None);
+        };
+        let value = match self.args.get(name) {
+            None | Some(Value::Null) => None,
+            Some(Value::String(text)) if self.query && text.is_empty() => None,
+            Some(value) => Some(value),
+        };
+        match value {
+            None if field.is_required(self.face) && !field.refused_by_service => {
+                Err(Error::invalid(format!("`{name}` is required")))
+            }
+            None => Ok(None),
+            Some(value) => Ok(Some((name, value))),
+        }
+    }
+
+    /// A [`Kind::Text`] field, trimmed and bounded.
+    ///
+    /// # Errors
+    /// Missing when required, not a string, empty, too long or with control characters.
+    pub fn text(&self, field: &Field) -> Result<Option<String>> {
+        let Kind::Text(max) = field.kind else {
+            return Err(wrong_kind(field));
+        };
+        match self.present(field)? {
+            None => Ok(None),
+            Some((name, _)) => self.args.opt_str(name, max),
+        }
+    }
+
+    /// A required [`Kind::Text`] field.
+    ///
+    /// # Errors
+    /// As [`Input::text`], and missing.
+    pub fn req_text(&self, field: &Field) -> Result<String> {
+        self.text(field)?.ok_or_else(|| self.missing(field))
+    }
+
+    /// A required [`Kind::Paragraph`] field.
+    ///
+    /// # Errors
+    /// Missing, not a string, empty, too long, or control characters other than line breaks
+    /// and tabs.
+    pub fn req_paragraph(&self, field: &Field) -> Result<String> {
+        let Kind::Paragraph(max) = field.kind else {
+            return Err(wrong_kind(field));
+        };
+        match self.present(field)? {
+            None => Err(self.missing(field)),
+            Some((name, _)) => self.args.req_paragraph(name, max),
+        }
+    }
+
+    /// A [`Kind::Text`] field of a PATCH: absent keeps, null clears.
+    ///
+    /// # Errors
+    /// As [`Input::text`].
+    pub fn patch_text(&self, field: &Field) -> Result<Patch<String>> {
+        let (Kind::Text(max), Some(name)) = (field.kind, self.name(field)) else {
+            return Ok(Patch::Keep);
+        };
+        self.args.patch_str(name, max)
+    }
+
+    /// A [`Kind::Verbatim`] string, exactly as sent.
+    ///
+    /// # Errors
+    /// Missing when required, not a string.
+    pub fn verbatim(&self, field: &Field) -> Result<Option<String>> {
+        match self.present(field)? {
+            None => Ok(None),
+            Some((_, Value::String(text))) => Ok(Some(text.clone())),
+            Some((name, _)) => Err(Error::invalid(format!("`{name}` must be a string"))),
+        }
+    }
+
+    /// A [`Kind::Int`] field.
+    ///
+    /// # Errors
+    /// Missing when required, not an integer, out of range.
+    pub fn int(&self, field: &Field) -> Result<Option<i64>> {
+        let Kind::Int(min, max) = field.kind else {
+            return Err(wrong_kind(field));
+        };
+        match self.present(field)? {
+            None => Ok(None),
+            Some((name, Value::String(text))) if self.query => match parse_integral(text) {
+                Some(value) if (min..=max).contains(&value) => Ok(Some(value)),
+                _ => Err(Error::invalid(format!(
+                    "`{name}` must be an integer from {min} to {max}"
+                ))),
+            },
+            Some((name, value)) => int_in_range(name, value, min, max).map(Some),
+        }
+    }
+
+    /// A [`Kind::Bool`] field.
+    ///
+    /// # Errors
+    /// Missing when required, not a boolean.
+    pub fn bool(&self, field: &Field) -> Result<Option<bool>> {
+        match self.present(field)? {
+            None => Ok(None),
+            Some((_, Value::Bool(flag))) => Ok(Some(*flag)),
+            Some((name, _)) => Err(Error::invalid(format!("`{name}` must be a boolean"))),
+        }
+    }
+
+    /// A [`Kind::Consent`] field: true only when sent as `true`.
+    ///
+    /// # Errors
+    /// Sent as something other than a boolean.
+    pub fn consent(&self, field: &Field) -> Result<bool> {
+        Ok(self.bool(field)? == Some(true))
+    }
+
+    /// A [`Kind::Number`] field (a finite number; from a query string, its decimal text).
+    ///
+    /// # Errors
+    /// Missing when required, not a number, out of range.
+    pub fn number(&self, field: &Field) -> Result<Option<f64>> {
+        let Kind::Number(min, max) = field.kind else {
+            return Err(wrong_kind(field));
+        };
+        let Some((name, value)) = self.present(field)? else {
+            return Ok(None);
+        };
+        let number = match value {
+            Value::Number(number) => number.as_f64(),
+            Value::String(text) if self.query => text.parse::<f64>().ok(),
+            _ => None,
+        };
+        match number {
+            Some(n) if n.is_finite() && (min..=max).contains(&n) => Ok(Some(n)),
+            _ => Err(Error::invalid(format!(
+                "`{name}` must be a number from {min} to {max}; got {value}"
+            ))),
+        }
+    }
+
+    /// The field's name as this caller spells it (for messages about it).
+    pub fn spelling(&self, field: &Field) -> &'static str {
+        field.name(self.face).unwrap_or(field.rest)
+    }
+
+    /// A [`Kind::Enum`] field.
+    ///
+    /// # Errors
+    /// Missing when required, not one of the values.
+    pub fn choice(&self, field: &Field) -> Result<Option<&'static str>> {
+        let Kind::Enum(values) = field.kind else {
+            return Err(wrong_kind(field));
+        };
+        match self.present(field)? {
+            None => Ok(None),
+            Some((name, value)) => {
+                let text = value.as_str().map(str::trim);
+                values
+                    .iter()
+                    .find(|v| Some(**v) == text)
+                    .copied()
+                    .map(Some)
+                    .ok_or_else(|| {
+                        Error::invalid(format!("`{name}` must be one of {}", values.join(", ")))
+                    })
+            }
+        }
+    }
+
+    /// A field's value as text, whether sent as a string or a number (browse parameters, which
+    /// REST takes from the query string).
+    ///
+    /// # Errors
+    /// Missing when required; not a string or a number.
+    pub fn lexeme(&self, field: &Field) -> Result<Option<String>> {
+        match self.present(field)? {
+            None => Ok(None),
+            Some((_, Value::String(text))) => Ok(Some(text.clone())),
+            Some((_, Value::Number(number))) => Ok(Some(number.to_string())),
+            Some((name, _)) => Err(Error::invalid(format!(
+                "`{name}` must be a string or a number"
+            ))),
+        }
+    }
+
+    /// Any JSON value ([`Kind::Object`], [`Kind::Json`]), for the service's own checks.
+    ///
+    /// # Errors
+    /// Missing when required.
+    pub fn json(&self, field: &Field) -> Result<Option<Value>> {
+        Ok(self.present(field)?.map(|(_, value)| value.clone()))
+    }
+
+    fn missing(&self, field: &Field) -> Error {
+        let name = field.name(self.face).unwrap_or(field.rest);
+        Error::invalid(format!("`{name}` is required"))
+    }
+}
+
+fn wrong_kind(field: &Field) -> Error {
+    Error::Internal(format!("field {field:?} read as another kind"))
+}
+
+/// A path identifier (a listing, purchase or message id): on REST the path segment, on MCP an
+/// argument. Ids are at most this long.
+pub const ID_MAX: usize = 64;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,198 @@
+use serde_json::{Value, json};
+
+use super::*;
+
+static OP: Op = Op {
+    name: "demo_tool",
+    rest: &[],
+    fields: &[
+        Field::both("priceCents", "price_cents", Kind::Int(0, 10)).required(),
+        Field::rest("physical", Kind::Bool),
+        Field::mcp("listing_id", Kind::Text(8)).required(),
+        Field::both("consent", "consent", Kind::Consent).affirmation(),
+    ],
+};
+
+fn map(value: Value) -> Map<String, Value> {
+    value.as_object().unwrap().clone()
+}
+
+fn message(error: Error) -> String {
+    error.to_string()
+}
+
+#[test]
+fn unknown_fields_are_named_in_the_callers_spelling_with_a_hint() {
+    let rest = Input::new(Face::Rest, &OP, map(json!({"price_cents": 1})))
+        .err()
+        .unwrap();
+    let rest = message(rest);
+    assert!(rest.contains("unknown field `price_cents`"), "{rest}");
+    assert!(
+        rest.contains("this endpoint calls it `priceCents`"),
+        "{rest}"
+    );
+    let mcp = Input::new(Face::Mcp, &OP, map(json!({"physical": true})))
+        .err()
+        .unwrap();
+    let mcp = message(mcp);
+    assert!(
+        mcp.contains("unknown argument `physical` for demo_tool"),
+        "{mcp}"
+    );
+    assert!(
+        mcp.contains("accepted arguments: price_cents, listing_id, consent"),
+        "{mcp}"
+    );
+}
+
+#[test]
+fn fields_are_read_by_the_faces_name_and_required_per_face() {
+    let input = Input::new(Face::Mcp, &OP, map(json!({"price_cents": 5.0}))).unwrap();
+    assert_eq!(input.int(&OP.fields[0]).unwrap(), Some(5));
+    assert_eq!(
+        input.bool(&OP.fields[1]).unwrap(),
+        None,
+        "not offered on MCP"
+    );
+    let missing = message(input.text(&OP.fields[2]).unwrap_err());
+    assert!(missing.contains("`listing_id` is required"), "{missing}");
+    // A missing consent is the service's refusal, not a malformed request.
+    assert!(!input.consent(&OP.fields[3]).unwrap());
+    let rest = Input::new(Face::Rest, &OP, map(json!({}))).unwrap();
+    assert_eq!(
+        rest.text(&OP.fields[2]).unwrap(),
+        None,
+        "not offered on REST"
+    );
+    assert!(message(rest.int(&OP.fields[0]).unwrap_err()).contains("`priceCents` is required"));
+}
+
+#[test]
+fn query_values_are_text_and_empty_means_absent() {
+    let pairs = vec![
+        ("priceCents".to_owned(), "7".to_owned()),
+        ("priceCents".to_owned(), "9".to_owned()),
+        ("physical".to_owned(), String::new()),
+        ("utm_source".to_owned(), "x".to_owned()),
+    ];
+    let input = Input::query(&OP, &pairs);
+    assert_eq!(
+        input.int(&OP.fields[0]).unwrap(),
+        Some(7),
+        "the first value counts"
+    );
+    assert_eq!(input.bool(&OP.fields[1]).unwrap(), None);
+    // From a JSON body a number in a string is refused.
+    let body = Input::new(Face::Rest, &OP, map(json!({"priceCents": "7"}))).unwrap();
+    assert!(body.int(&OP.fields[0]).is_err());
+}
+
+#[test]
+fn service_messages_are_respelled_for_mcp_only() {
+    let error = Error::invalid("`priceCents` is too high; see `consent`");
+    assert_eq!(
+        message(OP.respell(Face::Mcp, Error::invalid(error.to_string()))),
+        "`price_cents` is too high; see `consent`"
+    );
+    assert_eq!(
+        message(OP.respell(Face::Rest, error)),
+        "`priceCents` is too high; see `consent`"
+    );
+}
+
+#[test]
+fn the_mcp_schema_lists_the_mcp_fields_and_their_requirements() {
+    let schema = OP.input_schema(&[("api_key", json!({"type": "string"}))]);
+    let properties = schema["properties"].as_object().unwrap();
+    let names: Vec<&str> = properties.keys().map(String::as_str).collect();
+    assert_eq!(names, ["price_cents", "listing_id", "consent", "api_key"]);
+    assert_eq!(
+        schema["required"],
+        json!(["price_cents", "listing_id", "consent"])
+    );
+    assert_eq!(schema["additionalProperties"], false);
+    assert_eq!(properties["consent"]["const"], true);
+}
+
+/// The fields a face accepts for an operation must be the ones its contract documents: the
+/// OpenAPI request body or query parameters for REST, the served `inputSchema` for MCP. Path
+/// parameters (an MCP argument such as `listing_id`) and the credential (`api_key`, which the
+/// edge consumes before the request is read) are declared face differences.
+#[test]
+fn every_operation_accepts_on_each_face_what_its_contract_documents() {
+    let openapi: Value = serde_json::from_str(include_str!("../../assets/openapi.json")).unwrap();
+    let schemas = &openapi["components"]["schemas"];
+    let resolve = |schema: &Value| -> Value {
+        match schema["$ref"].as_str() {
+            Some(reference) => schemas[reference.rsplit('/').next().unwrap()].clone(),
+            None => schema.clone(),
+        }
+    };
+    let tools = crate::mcp::manifest()["tools"].as_array().unwrap().clone();
+    let mut problems = Vec::new();
+    for op in OPS {
+        let declared = |face: Face| -> Vec<String> {
+            let mut names: Vec<String> = op
+                .on(face)
+                .filter_map(|f| f.name(face))
+                .map(str::to_owned)
+                .collect();
+            names.sort();
+            names
+        };
+        for (method, path) in op.rest {
+            let operation = &openapi["paths"][*path][method.to_ascii_lowercase()];
+            assert!(
+                operation.is_object(),
+                "{method} {path} is not in openapi.json"
+            );
+            let mut documented: Vec<String> = if *method == "GET" {
+                operation["parameters"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter(|p| p["in"] == "query")
+                    .filter_map(|p| p["name"].as_str().map(str::to_owned))
+                    .collect()
+            } else {
+                let body =
+                    resolve(&operation["requestBody"]["content"]["application/json"]["schema"]);
+                body["properties"]
+                    .as_object()
+                    .map(|p| p.keys().cloned().collect())
+                    .unwrap_or_default()
+            };
+            documented.retain(|name| name != "api_key");
+            documented.sort();
+            if documented != declared(Face::Rest) {
+                problems.push(format!(
+                    "{} on {method} {path}: openapi.json documents {documented:?}, the declaration accepts {:?}",
+                    op.name,
+                    declared(Face::Rest)
+                ));
+            }
+        }
+        let tool = tools.iter().find(|t| t["name"] == op.name);
+        let Some(tool) = tool else {
+            problems.push(format!("{} is not an MCP tool", op.name));
+            continue;
+        };
+        let mut served: Vec<String> = tool["inputSchema"]["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .filter(|name| *name != "api_key")
+            .cloned()
+            .collect();
+        served.sort();
+        if served != declared(Face::Mcp) {
+            problems.push(format!(
+                "{}: the tool's inputSchema has {served:?}, the declaration accepts {:?}",
+                op.name,
+                declared(Face::Mcp)
+            ));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}

@@ -1,0 +1,139 @@
+//! Inquiries: ideas (`submit_idea`) and contact messages (`contact_marketplace`) for the
+//! operator. Each is stored as sent and answered with its id; the id is the capability to read
+//! the inquiry's thread later (the contact surfaces define those threads).
+
+use serde_json::{Value, json};
+
+use crate::error::{Error, Result};
+use crate::request::contact::NewInquiry;
+use crate::service::App;
+use crate::service::ratelimit::INQUIRIES;
+use crate::store::agents::AgentRow;
+use crate::store::inquiries::{self as store, InquiryRow, MessageRow};
+
+/// What every message's `emailStatus` says: this self-hosted server has no mail settings, so
+/// no email is ever sent for an inquiry or a reply; the thread is the only channel.
+pub const EMAIL_NOT_CONFIGURED: &str = "not_configured";
+
+pub use crate::request::contact::{EMAIL_MAX, MESSAGE_MAX, SHORT_MAX, SUBJECT_MAX};
+
+/// Stores an idea or a contact message (the MCP tools `submit_idea`, `contact_marketplace`);
+/// answers `{id, kind, status, createdAt}`.
+///
+/// # Errors
+/// As [`create`].
+pub async fn submit(
+    app: &App,
+    ip: &str,
+    sender: Option<&AgentRow>,
+    request: Result<NewInquiry>,
+) -> Result<Value> {
+    let row = create(app, ip, sender, request).await?;
+    Ok(json!({
+        "id": row.id,
+        "kind": row.kind,
+        "status": row.status,
+        "createdAt": row.created_at,
+        "note": "keep this id: it is the capability to read this inquiry's thread later",
+    }))
+}
+
+/// Stores an idea or a contact message, with its thread's first message (the inquiry itself,
+/// from `inquirer`), in one write; answers the stored row. Every attempt counts against the
+/// inquiry limit of the client IP (`ratelimit::INQUIRIES`, shared by every way in), a malformed
+/// one included, as an anti-abuse measure: so the request comes with its parse outcome.
+///
+/// # Errors
+/// `RATE_LIMITED`; the parse error; `INVALID_ARGUMENT` for an implausible email.
+pub async fn create(
+    app: &App,
+    ip: &str,
+    sender: Option<&AgentRow>,
+    request: Result<NewInquiry>,
+) -> Result<InquiryRow> {
+    app.limiter.check(INQUIRIES, ip)?;
+    let request = request?;
+    if let Some(email) = &request.email
+        && !plausible_email(email)
+    {
+        return Err(Error::invalid("`email` is not an email address"));
+    }
+    let NewInquiry {
+        kind,
+        subject,
+        message,
+        category,
+        name,
+        email,
+        submitted_by,
+        impact,
+    } = request;
+    let row = InquiryRow {
+        id: uuid::Uuid::new_v4().to_string(),
+        kind: kind.as_str().into(),
+        subject,
+        message,
+        category,
+        name,
+        email,
+        submitted_by,
+        impact,
+        agent_id: sender.map(|agent| agent.id.clone()),
+        status: "open".into(),
+        created_at: app.now(),
+    };
+    store_new(app, row, None).await
+}
+
+/// The thread's first message: the inquiry itself, from `inquirer`.
+pub fn first_message(row: &InquiryRow) -> MessageRow {
+    MessageRow {
+        id: uuid::Uuid::new_v4().to_string(),
+        inquiry_id: row.id.clone(),
+        sender: "inquirer".into(),
+        author_name: row.name.clone().or_else(|| row.submitted_by.clone()),
+        body: row.message.clone(),
+        attachments: "[]".into(),
+        email_status: EMAIL_NOT_CONFIGURED.into(),
+        created_at: row.created_at.clone(),
+    }
+}
+
+/// Stores a new inquiry and its first message (and, for a service request, the request as
+/// `(json)` under the same id) in one write job.
+///
+/// # Errors
+/// Database failure.
+pub async fn store_new(
+    app: &App,
+    row: InquiryRow,
+    service_request: Option<String>,
+) -> Result<InquiryRow> {
+    let stored = row.clone();
+    app.store
+        .write(move |conn| {
+            store::insert(conn, &stored)?;
+            store::insert_message(conn, &first_message(&stored))?;
+            if let Some(request) = &service_request {
+                store::insert_service_request(conn, &stored.id, request, &stored.created_at)?;
+            }
+            Ok(())
+        })
+        .await?;
+    Ok(row)
+}
+
+/// Whether `email` looks like an address (one `@`, a dotted domain, no whitespace).
+pub fn plausible_email(email: &str) -> bool {
+    match email.split_once('@') {
+        Some((local, domain)) => {
+            !local.is_empty()
+                && domain.contains('.')
+                && !domain.starts_with('.')
+                && !domain.ends_with('.')
+                && !domain.contains('@')
+                && !email.contains(char::is_whitespace)
+        }
+        None => false,
+    }
+}

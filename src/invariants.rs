@@ -639,7 +639,6 @@ fn store_and_crypto_never_import_hyper_and_crypto_never_imports_rusqlite() {
 }
 
 #[test]
-#[ignore = "a payments cycle remains (payments/stripe/purchases/listings), being removed on another branch; drop this ignore once it is gone"]
 fn service_modules_form_no_import_cycle() {
     let found = cycles(&service_graph(&sources()));
     assert_none("import cycles among src/service modules", found);

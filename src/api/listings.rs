@@ -9,7 +9,8 @@ use crate::request::catalog::{
     BROWSE, Browse, CREATE_HEALTH_LISTING, CREATE_LISTING, CreateListing, DEACTIVATE_LISTING,
     DeactivateListing, SET_DELIVERY_ENDPOINT, SetDeliveryEndpoint, UPDATE_LISTING, UpdateListing,
 };
-use crate::service::{App, agents, listings, payments, purchases, sellers, stats, x402};
+use crate::service::rail::Rail;
+use crate::service::{App, agents, checkout, listings, payments, purchases, sellers, stats, x402};
 use crate::store::agents::AgentRow;
 
 /// The agent dispatch authenticated and the body without its `api_key` (marketplace REST takes
@@ -114,8 +115,9 @@ pub async fn marketplace_stats(app: &App) -> Result<Reply> {
     Ok(Reply::ok(stats::marketplace(app).await?))
 }
 
-/// A purchase on the instance's checkout rail (key required), or on `x402_usdc_base` (no key
-/// when configured, `rail: "x402_usdc_base"`, or a payment header): see `service::x402`.
+/// A purchase on the instance's card rail (key required), or on `x402_usdc_base` (no key
+/// when configured, `rail: "x402_usdc_base"`, or a payment header): the rail is chosen by
+/// `service::checkout`.
 pub async fn purchase(app: &App, ctx: &Ctx) -> Result<Reply> {
     let (key, mut args) = key_and_args(ctx)?;
     let rail = args.take("rail");
@@ -123,24 +125,22 @@ pub async fn purchase(app: &App, ctx: &Ctx) -> Result<Reply> {
         header(ctx, "payment-signature"),
         header(ctx, "x-payment"),
     )?;
-    match x402::choose_rail(app, key.is_some(), rail.as_ref(), payment.is_some())? {
-        x402::Rail::Default => {
-            let buyer = agents::authenticate(app, key.as_deref()).await?;
-            Ok(Reply::ok(
-                purchases::purchase(app, &buyer, id(ctx), args).await?,
-            ))
-        }
-        x402::Rail::X402 => {
-            let buyer = match key {
-                Some(key) => Some(agents::authenticate(app, Some(&key)).await?),
-                None => None,
-            };
-            let resource = app.url(&ctx.path);
-            let answer =
-                x402::purchase(app, buyer.as_ref(), id(ctx), args, payment, resource).await?;
-            Ok(Reply::Json(answer.status, answer.body).with_headers(answer.headers))
-        }
-    }
+    let rail = checkout::choose_rail(app, key.is_some(), rail.as_ref(), payment.is_some())?;
+    // The card rail needs a key (401 without); on x402 the payment is the credential.
+    let buyer = match (rail, key) {
+        (Rail::Wallet, None) => None,
+        (_, key) => Some(agents::authenticate(app, key.as_deref()).await?),
+    };
+    let order = purchases::Order {
+        buyer: buyer.as_ref(),
+        listing_id: id(ctx),
+        args,
+        rail,
+        payment,
+        resource: app.url(&ctx.path),
+    };
+    let answer = purchases::purchase_on(app, order).await?;
+    Ok(Reply::Json(answer.status, answer.body).with_headers(answer.headers))
 }
 
 fn header<'a>(ctx: &'a Ctx, name: &str) -> Option<&'a str> {
@@ -163,7 +163,9 @@ pub async fn get_purchase(app: &App, ctx: &Ctx) -> Result<Reply> {
         .filter(|t| !t.is_empty())
         .or_else(|| header(ctx, "x-purchase-token"));
     if let (None, Some(token)) = (key, token) {
-        return Ok(Reply::ok(x402::get_with_token(app, id(ctx), token).await?));
+        return Ok(Reply::ok(
+            purchases::get_with_token(app, id(ctx), token).await?,
+        ));
     }
     let buyer = agents::authenticate(app, key).await?;
     Ok(Reply::ok(purchases::get(app, &buyer, id(ctx)).await?))

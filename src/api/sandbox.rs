@@ -11,7 +11,7 @@ use super::html::{dollars, escape as html};
 use crate::error::Result;
 use crate::http::request::Ctx;
 use crate::http::response::{RawReply, Reply};
-use crate::service::{App, payments, purchases};
+use crate::service::{App, payments, sandbox};
 
 fn id(ctx: &Ctx) -> &str {
     ctx.params.first().map_or("", String::as_str)
@@ -89,7 +89,7 @@ fn back(page: &str, outcome: Result<serde_json::Value>) -> Result<Reply> {
 
 pub async fn checkout_page(app: &App, ctx: &Ctx) -> Result<Reply> {
     let session = id(ctx);
-    let view = purchases::checkout_view(app, session).await?;
+    let view = sandbox::checkout_view(app, session).await?;
     let amount = view["amountCents"].as_i64().unwrap_or(0);
     let body = format!(
         "<h1>Checkout</h1><p>{title}</p><p>Amount: <strong>{amount}</strong></p>\
@@ -116,7 +116,7 @@ pub async fn pay_form(app: &App, ctx: &Ctx) -> Result<Reply> {
     let session = well_formed(id(ctx))?;
     back(
         &format!("/sandbox/checkout/{session}"),
-        purchases::pay(app, session).await,
+        sandbox::pay(app, session).await,
     )
 }
 
@@ -125,7 +125,7 @@ pub async fn cancel_form(app: &App, ctx: &Ctx) -> Result<Reply> {
     let session = well_formed(id(ctx))?;
     back(
         &format!("/sandbox/checkout/{session}"),
-        purchases::cancel(app, session).await,
+        sandbox::cancel(app, session).await,
     )
 }
 
@@ -134,16 +134,16 @@ pub async fn complete_form(app: &App, ctx: &Ctx) -> Result<Reply> {
     let onboarding = well_formed(id(ctx))?;
     back(
         &format!("/sandbox/connect/{onboarding}"),
-        payments::complete_onboarding(app, onboarding).await,
+        sandbox::complete_onboarding(app, onboarding).await,
     )
 }
 
 pub async fn pay(app: &App, ctx: &Ctx) -> Result<Reply> {
-    Ok(Reply::ok(purchases::pay(app, id(ctx)).await?))
+    Ok(Reply::ok(sandbox::pay(app, id(ctx)).await?))
 }
 
 pub async fn cancel(app: &App, ctx: &Ctx) -> Result<Reply> {
-    Ok(Reply::ok(purchases::cancel(app, id(ctx)).await?))
+    Ok(Reply::ok(sandbox::cancel(app, id(ctx)).await?))
 }
 
 pub fn connect_page(ctx: &Ctx) -> Reply {
@@ -163,9 +163,7 @@ pub fn connect_page(ctx: &Ctx) -> Reply {
 }
 
 pub async fn complete(app: &App, ctx: &Ctx) -> Result<Reply> {
-    Ok(Reply::ok(
-        payments::complete_onboarding(app, id(ctx)).await?,
-    ))
+    Ok(Reply::ok(sandbox::complete_onboarding(app, id(ctx)).await?))
 }
 
 pub async fn clock(app: &App, ctx: &Ctx) -> Result<Reply> {

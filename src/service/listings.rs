@@ -35,7 +35,7 @@ pub async fn create(app: &App, seller: &AgentRow, request: CreateListing) -> Res
     let health = match request.for_health {
         true => Some(health::parse(
             request.health_consent.as_ref(),
-            super::purchases::INTENDED_USES,
+            health::INTENDED_USES,
         )?),
         false => None,
     };
@@ -83,13 +83,13 @@ pub async fn create(app: &App, seller: &AgentRow, request: CreateListing) -> Res
     }
     screening::screen(texts, health.is_some()).map_err(prohibited)?;
 
-    let (seller_id, paid, stripe) = (seller.id.clone(), *price_cents > 0, app.stripe.is_some());
+    let (seller_id, paid, card) = (seller.id.clone(), *price_cents > 0, app.card_rail());
     let endpoint = app
         .store
         .read(move |conn| {
             let endpoint = sellers::verified_endpoint(conn, &seller_id)?;
             if paid && endpoint.is_some() {
-                super::payments::require_payouts(conn, &seller_id, stripe)?;
+                super::payouts::require_payouts(conn, &seller_id, card)?;
             }
             Ok(endpoint)
         })
@@ -288,7 +288,7 @@ pub async fn detail(app: &App, id: &str) -> Result<Value> {
             "ratingCount": seller.rating_count,
             "totalSalesCount": seller.sales_count,
         },
-        "ratings": super::purchases::ratings_of(app, &row.id).await?,
+        "ratings": super::ratings::ratings_of(app, &row.id).await?,
         "license": license(&row),
     });
     // A health listing shows the seller's signed consent record (terms, not data).
@@ -331,9 +331,9 @@ pub async fn update(
         next.preview = preview.to_string();
     }
     if next.price_cents > 0 && current.price_cents == 0 {
-        let (seller_id, stripe) = (seller.id.clone(), app.stripe.is_some());
+        let (seller_id, card) = (seller.id.clone(), app.card_rail());
         app.store
-            .read(move |conn| super::payments::require_payouts(conn, &seller_id, stripe))
+            .read(move |conn| super::payouts::require_payouts(conn, &seller_id, card))
             .await?;
     }
     let reason = request.reason;

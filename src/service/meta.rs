@@ -72,11 +72,7 @@ pub fn meta(app: &App) -> Value {
             "bands": bands(),
         },
         "rails": {
-            "default": if app.sandbox() {
-                "checkout (sandbox rail on this instance)"
-            } else {
-                "card (Stripe Checkout on this instance)"
-            },
+            "default": app.card_rail().meta_default(),
             "autonomous": super::x402::meta_summary(app),
             "x402": super::x402::meta(app),
         },

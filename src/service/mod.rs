@@ -5,6 +5,7 @@
 pub mod agents;
 pub mod browse;
 pub mod catalog;
+pub mod checkout;
 pub mod contact;
 pub mod counters;
 pub mod fees;
@@ -15,18 +16,26 @@ pub mod messaging;
 pub mod meta;
 pub mod participation;
 pub mod payments;
+pub mod payouts;
 pub mod proof;
 pub mod provenance;
 pub mod purchases;
+pub mod rail;
 pub mod ratelimit;
+pub mod ratings;
 pub mod receipts;
 pub mod reputation;
 pub mod samples;
+pub mod sandbox;
 pub mod screening;
 pub mod sellers;
+pub mod settlement;
 pub mod stats;
 pub mod stripe;
+pub mod stripe_client;
+pub mod stripe_money;
 pub mod x402;
+pub mod x402_wire;
 
 use std::collections::HashMap;
 use std::fs;
@@ -142,7 +151,7 @@ pub struct App {
     /// The autonomous `x402_usdc_base` rail, when configured.
     pub x402: Option<crate::config::X402Settings>,
     /// The Stripe client, when Stripe is the card/checkout rail.
-    pub stripe: Option<Arc<stripe::Client>>,
+    pub stripe: Option<Arc<stripe_client::Client>>,
     /// What the x402 facilitator's `GET /supported` said at start (`x402::check_facilitator`).
     pub x402_facilitator: std::sync::OnceLock<Value>,
     operator_key_hash: String,
@@ -295,7 +304,7 @@ impl App {
             checkout_expiry: options.checkout_expiry,
             stripe: match &options.payments {
                 crate::config::Payments::Stripe(settings) => {
-                    Some(Arc::new(stripe::Client::new(settings.clone())))
+                    Some(Arc::new(stripe_client::Client::new(settings.clone())))
                 }
                 crate::config::Payments::Sandbox => None,
             },
@@ -351,10 +360,14 @@ impl App {
         }
     }
 
-    /// Whether the sandbox rail is the card/checkout rail (its pages and test clock exist only
-    /// then).
+    /// The card rail a keyed purchase uses: the sandbox or Stripe (`--payments`).
+    pub fn card_rail(&self) -> rail::Rail {
+        rail::Rail::card(&self.payments)
+    }
+
+    /// Whether the sandbox is the card rail (its pages and test clock exist only then).
     pub fn sandbox(&self) -> bool {
-        self.payments == crate::config::Payments::Sandbox
+        self.card_rail() == rail::Rail::Sandbox
     }
 
     /// Now, formatted as we emit timestamps.

@@ -1,13 +1,12 @@
-//! The card/checkout payment rail: seller onboarding, checkout sessions with reservations,
-//! settlement, escrow release, shipment, and the seller dashboard. The sandbox rail lives here;
-//! the Stripe rail's calls are in [`super::stripe`], reached from the same entry points.
+//! Escrow and what sellers and the operator see of money: the escrow clock, the commerce worker
+//! (checkout expiry, release), the sandbox clock, shipment, the seller dashboard, the
+//! operator's payments view and the receipt check of a payment session. Rails are chosen and
+//! called by `checkout`; the sandbox and Stripe rails live in their own modules.
 //!
-//! Sandbox rail: no accounts, no network. Onboarding and checkout are local pages
-//! (`/sandbox/connect/{id}`, `/sandbox/checkout/{session}`) with scripted twins under
-//! `/api/sandbox/…`, so CI needs no browser. A checkout session reserves an exclusive or limited
-//! listing until it is paid, cancelled or expires. Paid money is `held` in the ledger until the
-//! escrow clock has run after the first successful delivery (and the shipment, for physical
-//! orders); a worker driven by the injected clock then releases it to the seller.
+//! Paid money is `held` in the ledger until the escrow clock has run after the first
+//! successful delivery (and the shipment, for physical orders); a worker driven by the injected
+//! clock then releases it to the seller: in place for rows no money moves for (sandbox,
+//! wallet), after the transfer for card rows.
 
 use std::sync::Arc;
 
@@ -15,107 +14,17 @@ use jiff::SignedDuration;
 use rusqlite::Connection;
 use serde_json::{Value, json};
 
-use super::{App, stripe};
+use super::rail::Rail;
+use super::{App, checkout};
 use crate::args::Args;
 use crate::clock::rfc3339_after;
-use crate::crypto::{b64url, random_bytes};
 use crate::error::{Error, Result};
 use crate::store::agents::AgentRow;
-use crate::store::payments::{self as store, AccountKey};
+use crate::store::payments as store;
 use crate::store::settings;
 
-/// `POST /api/sell/register`: the payment-connect onboarding link and status, on the server's
-/// card/checkout rail.
-///
-/// # Errors
-/// Database failure; on the Stripe rail, `STRIPE_ERROR` / `STRIPE_UNAVAILABLE` (502).
-pub async fn register_seller(app: &App, agent: &AgentRow) -> Result<Value> {
-    if let Some(client) = app.stripe.clone() {
-        return stripe::register_seller(app, client, agent).await;
-    }
-    let (agent_id, now) = (agent.id.clone(), app.now());
-    let fresh = new_onboarding_id();
-    let account = app
-        .store
-        .write(move |tx| store::open_account(tx, &agent_id, &fresh, RAIL_SANDBOX, None, &now))
-        .await?;
-    let id = &account.onboarding_id;
-    Ok(json!({
-        "rail": RAIL_SANDBOX,
-        "status": account.status,
-        "onboardingUrl": app.url(&format!("/sandbox/connect/{id}")),
-        "completeUrl": app.url(&format!("/api/sandbox/connect/{id}/complete")),
-        "note": "open onboardingUrl to connect payouts (sandbox: one click, or POST completeUrl)",
-    }))
-}
-
-/// The payout-account rail names.
-pub const RAIL_SANDBOX: &str = "sandbox";
-pub const RAIL_STRIPE: &str = "stripe";
-
-/// A new onboarding id (the capability of the onboarding page).
-pub fn new_onboarding_id() -> String {
-    b64url(&random_bytes::<16>())
-}
-
-/// `POST /api/sandbox/connect/{id}/complete` (and the onboarding page's button).
-///
-/// # Errors
-/// `NOT_FOUND` for an unknown onboarding id.
-pub async fn complete_onboarding(app: &App, onboarding_id: &str) -> Result<Value> {
-    let (id, now) = (onboarding_id.to_owned(), app.now());
-    let changed = app
-        .store
-        .write(move |tx| store::set_account_status(tx, AccountKey::Onboarding(&id), true, &now))
-        .await?;
-    if changed == 0 {
-        return Err(Error::NotFound("no such onboarding session".into()));
-    }
-    Ok(json!({ "status": "complete" }))
-}
-
-/// Refuses a paid listing (or a paid checkout) from a seller whose payouts are not connected
-/// on the server's card/checkout rail.
-///
-/// # Errors
-/// `PAYOUTS_NOT_CONNECTED` (409).
-pub fn require_payouts(conn: &Connection, agent_id: &str, stripe: bool) -> Result<()> {
-    let rail = if stripe { RAIL_STRIPE } else { RAIL_SANDBOX };
-    let account = store::account_of(conn, agent_id)?;
-    if account.is_some_and(|a| a.status == "complete" && a.rail == rail) {
-        return Ok(());
-    }
-    Err(Error::Conflict {
-        code: "PAYOUTS_NOT_CONNECTED",
-        message: format!(
-            "a paid listing needs connected payouts on this server's {rail} rail: POST /api/sell/register and finish onboarding (free listings need none)"
-        ),
-    })
-}
-
-/// A new checkout session id (the unguessable capability of the checkout page).
-pub fn new_session() -> String {
-    format!("cs_{}", b64url(&random_bytes::<24>()))
-}
-
-/// The URL a buyer opens to pay.
-pub fn checkout_url(app: &App, session: &str) -> String {
-    app.url(&format!("/sandbox/checkout/{session}"))
-}
-
-/// How long a checkout stays open. Stripe accepts a session expiry from 30 minutes to 24 hours
-/// after creation, and its session must end before the local reservation does, so on that rail
-/// the window is kept within 35 minutes (a margin for clock skew and latency) and 24 hours.
-pub fn checkout_window(app: &App) -> std::time::Duration {
-    if app.stripe.is_some() {
-        app.checkout_expiry.clamp(
-            std::time::Duration::from_secs(35 * 60),
-            std::time::Duration::from_secs(24 * 3600),
-        )
-    } else {
-        app.checkout_expiry
-    }
-}
+/// `POST /api/sell/register` is made on the card rail, which `checkout` chooses.
+pub use super::checkout::register_seller;
 
 /// Starts the escrow clock of a sale once it is delivered (and shipped, for physical orders).
 ///
@@ -152,31 +61,20 @@ pub async fn worker(app: Arc<App>) {
             }
         }
     };
-    let money = async {
-        let Some(client) = app.stripe.clone() else {
-            return;
-        };
-        loop {
-            tokio::time::sleep(std::time::Duration::from_secs(1)).await;
-            let _pass = app.worker_passes.stripe.begin();
-            stripe::move_money(&app, &client).await;
-        }
-    };
-    tokio::join!(local, money);
+    tokio::join!(local, checkout::move_money(&app));
 }
 
 /// One pass of the commerce worker's local part: expires checkouts and releases, in place, the
 /// held rows whose escrow clock has run and for which no money moves through bourse (sandbox
-/// and wallet rows). Card rows are released one by one by `stripe::move_money` once their
-/// transfer to the seller is made; payments owed back to buyers are refunded by
-/// the same pass.
+/// and wallet rows). Card rows are released one by one by the card rail's money pass once their
+/// transfer to the seller is made.
 async fn expire_and_release(app: &App) -> Result<(usize, usize)> {
     let now = app.now();
     app.store
         .write(move |tx| {
             Ok((
                 store::expire_checkouts(tx, &now)?,
-                store::release_due_without_payout(tx, &now)?,
+                store::release_due_without_payout(tx, &now, Rail::Card.ledger_name())?,
             ))
         })
         .await
@@ -331,7 +229,7 @@ pub async fn operator_view(app: &App) -> Result<Value> {
                 store::open_checkouts(conn, &at)?,
                 store::failing_payouts(conn, OPERATOR_LIST_LIMIT)?,
                 store::pending_refunds(conn, OPERATOR_LIST_LIMIT)?,
-                store::wallet_released(conn, OPERATOR_LIST_LIMIT)?,
+                store::wallet_released(conn, OPERATOR_LIST_LIMIT, Rail::Wallet.ledger_name())?,
             ))
         })
         .await?;
@@ -372,10 +270,7 @@ pub async fn operator_view(app: &App) -> Result<Value> {
             })
         })
         .collect();
-    let rail = match app.payments {
-        crate::config::Payments::Sandbox => "sandbox",
-        crate::config::Payments::Stripe(_) => "stripe",
-    };
+    let rail = app.card_rail().account_name().unwrap_or_default();
     Ok(json!({
         "now": now,
         "rail": rail,

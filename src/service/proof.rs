@@ -69,7 +69,7 @@ pub const PARTIES: [&str; 5] = [
 ];
 
 /// The rails a ledger row can carry.
-pub const RAILS: [&str; 3] = ["checkout", "card", "wallet"];
+pub const RAILS: [&str; 3] = super::rail::Rail::LEDGER_NAMES;
 
 /// Default and maximum page size of the row list.
 pub const DEFAULT_LIMIT: i64 = 100;

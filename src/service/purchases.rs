@@ -1,4 +1,6 @@
-//! Purchases, the live delivery relay, the sales ledger and ratings.
+//! Purchases as the buyer sees them: the purchase request (checked here, made on its rail by
+//! `checkout`, recorded through `settlement`), the Purchase resource with the live delivery
+//! relay, and ratings.
 //!
 //! Purchase statuses: `pending_payment` (a paid listing's checkout is open) → `paid` (the money
 //! is in, or the listing is free) → `delivered` (the first successful relay); `pending_payment`
@@ -14,487 +16,133 @@
 use base64::Engine;
 use serde_json::{Map, Value, json};
 
-use super::catalog::HEALTH_VERTICAL;
+use super::checkout::{self, Answer, Bought, PaymentHeader, Sale};
 use super::listings::{self, write_version};
+use super::rail::Rail;
 use super::sellers::{self, Deliverable};
-use super::{App, fees, payments, reputation, samples, stripe};
+use super::settlement::refresh_reputation;
+use super::{App, payments, reputation, samples};
 use crate::args::Args;
-use crate::clock::rfc3339_after;
 use crate::crypto::jcs;
-use crate::crypto::keys::Keyring;
 use crate::crypto::receipt::sign_object;
 use crate::error::{Error, Result};
 use crate::store::agents::{self as agent_store, AgentRow};
 use crate::store::listings::{self as listing_store, ListingRow};
 use crate::store::payments as payment_store;
-use crate::store::purchases::{self as store, LedgerRow, PurchaseRow, RatingRow};
+use crate::store::purchases::{self as store, PurchaseRow, RatingRow};
 
-/// The buyer's intended uses accepted for personal health data.
-pub const INTENDED_USES: &[&str] = &[
-    "academic_research",
-    "commercial_research",
-    "ai_training",
-    "personal_educational",
-    "other",
-];
-/// The buyer attestations personal health data requires, all true.
-pub const ATTESTATIONS: &[&str] = &[
-    "notForInsurance",
-    "notForEmployment",
-    "notForDiscrimination",
-    "noReidentification",
-    "acceptUseTerms",
-];
+pub use super::health::{ATTESTATIONS, INTENDED_USES};
+
 const COMMENT_MAX: usize = 2000;
 
-/// A purchase's `rail`: free, the sandbox checkout, Stripe (card), or x402 (wallet).
-pub const RAIL_FREE: &str = "free";
-pub const RAIL_SANDBOX: &str = "checkout";
-pub const RAIL_STRIPE: &str = "card";
-pub const RAIL_X402: &str = "x402_usdc_base";
-
-/// The ledger's rail vocabulary (`checkout`, `card`, `wallet`) for a purchase's rail.
-pub fn ledger_rail(rail: &str) -> &'static str {
-    match rail {
-        RAIL_STRIPE => "card",
-        RAIL_X402 => "wallet",
-        _ => "checkout",
-    }
-}
-
-/// `POST /api/marketplace/listings/{id}/purchase`: a free listing is bought and delivered at
-/// once; a paid one opens a checkout session that reserves it (status `pending_payment`, with
-/// `checkoutUrl`).
+/// `POST /api/marketplace/listings/{id}/purchase` on the instance's card rail: a free listing
+/// is bought and delivered at once; a paid one opens a checkout session that reserves it
+/// (status `pending_payment`, with `checkoutUrl`).
 ///
 /// # Errors
 /// `NOT_FOUND`, `CANNOT_BUY_OWN_LISTING` (403), `LISTING_UNAVAILABLE` (409),
 /// `PAYOUTS_NOT_CONNECTED` (409), `HEALTH_TERMS_REQUIRED` (422).
 pub async fn purchase(app: &App, buyer: &AgentRow, listing_id: &str, args: Args) -> Result<Value> {
+    let order = Order {
+        buyer: Some(buyer),
+        listing_id,
+        args,
+        rail: app.card_rail(),
+        payment: None,
+        resource: String::new(),
+    };
+    Ok(purchase_on(app, order).await?.body)
+}
+
+/// A purchase request on a rail [`checkout::choose_rail`] chose.
+pub struct Order<'a> {
+    /// The buyer; `None` only on the wallet rail (the payment is the credential).
+    pub buyer: Option<&'a AgentRow>,
+    pub listing_id: &'a str,
+    /// The body, without `api_key` and `rail`.
+    pub args: Args,
+    /// The instance's card rail, or [`Rail::Wallet`].
+    pub rail: Rail,
+    /// The x402 payment header of a retry.
+    pub payment: Option<PaymentHeader>,
+    /// The URL being bought (the x402 challenge names it).
+    pub resource: String,
+}
+
+/// `POST /api/marketplace/listings/{id}/purchase` on any rail: checks the request (the buyer's
+/// own listing, health terms), has checkout make the sale on its rail, and answers the
+/// Purchase, with the deliverable once it is paid, or the rail's own answer (x402: 402).
+/// On the wallet rail a free listing is bought on the card rail's terms, with a key (else
+/// 401).
+///
+/// # Errors
+/// As [`purchase`], and on the wallet rail `UNAUTHENTICATED` (a free listing without a key),
+/// `PAYMENT_ALREADY_USED` (409), `INVALID_PAYMENT` (400), `FACILITATOR_UNAVAILABLE` /
+/// `FACILITATOR_ERROR` (502).
+pub async fn purchase_on(app: &App, order: Order<'_>) -> Result<Answer> {
+    let Order {
+        buyer,
+        listing_id,
+        args,
+        rail,
+        payment,
+        resource,
+    } = order;
     args.deny_unknown(&["email", "buyer_intended_use", "buyer_attestation"])?;
-    let email = args
-        .opt_str("email", 254)?
-        .map(super::agents::check_email)
-        .transpose()?;
-    let listing = listings::find(app, listing_id).await?;
-    if listing.seller_id == buyer.id {
+    let email = |args: &Args| {
+        args.opt_str("email", 254)?
+            .map(super::agents::check_email)
+            .transpose()
+    };
+    // The wallet rail finds the listing first: a free one needs a key before anything else.
+    let (listing, email) = if rail == Rail::Wallet {
+        let listing = listings::find(app, listing_id).await?;
+        if listing.price_cents == 0 && buyer.is_none() {
+            return Err(Error::Unauthenticated(
+                "a free listing is bought with a buyer key (Authorization: Bearer); x402 pays for paid listings only".into(),
+            ));
+        }
+        let email = email(&args)?;
+        (listing, email)
+    } else {
+        let email = email(&args)?;
+        (listings::find(app, listing_id).await?, email)
+    };
+    if buyer.is_some_and(|b| b.id == listing.seller_id) {
         return Err(Error::Forbidden {
             code: "CANNOT_BUY_OWN_LISTING",
             message: "an agent cannot buy its own listing".into(),
         });
     }
-    if listing.vertical_slug == HEALTH_VERTICAL {
+    if listing.vertical_slug == super::catalog::HEALTH_VERTICAL {
         check_health_terms(&args, listing.authorized_uses.as_deref())?;
     }
-    if app.stripe.is_some() && listing.price_cents > 0 {
-        stripe::check_amount(listing.price_cents)?;
-    }
-    let paid = listing.price_cents > 0;
-    let rail = match (paid, app.sandbox()) {
-        (false, _) => RAIL_FREE,
-        (true, true) => RAIL_SANDBOX,
-        (true, false) => RAIL_STRIPE,
-    };
-    // The sandbox names its own sessions; Stripe's session id is stored once it is created.
-    let session = (paid && app.sandbox()).then(payments::new_session);
-    let mut purchase = new_purchase(
-        app,
-        Some(buyer),
-        &listing,
+    let sale = Sale {
+        buyer,
+        listing: &listing,
         rail,
         email,
-        payments::checkout_window(app),
-        session,
-    );
-    let (keyring, stamp, stripe) = (app.keyring.clone(), app.now(), app.stripe.is_some());
-    let (mut purchase, settled) = app
-        .store
-        .write(move |tx| {
-            let settled = insert_checked(tx, &keyring, &stamp, stripe, &mut purchase)?;
-            Ok((purchase, settled))
-        })
-        .await?;
-    publish(app, settled);
-    if purchase.status == "pending_payment"
-        && let Some(client) = app.stripe.clone()
-    {
-        let title = listing.title.clone();
-        let (session, url) = stripe::open_checkout(app, client, &purchase, &title).await?;
-        purchase.checkout_session = Some(session);
-        purchase.checkout_url = Some(url);
-    }
-    read_as_buyer(app, purchase).await
-}
-
-/// A new purchase of `listing` on `rail`: a paid one is `pending_payment` until `hold` has
-/// passed, a free one `paid` at once.
-pub(crate) fn new_purchase(
-    app: &App,
-    buyer: Option<&AgentRow>,
-    listing: &ListingRow,
-    rail: &str,
-    email: Option<String>,
-    hold: std::time::Duration,
-    session: Option<String>,
-) -> PurchaseRow {
-    let now = app.now();
-    let paid = listing.price_cents > 0;
-    PurchaseRow {
-        id: uuid::Uuid::new_v4().to_string(),
-        listing_id: listing.id.clone(),
-        buyer_id: buyer.map(|b| b.id.clone()),
-        buyer_handle: buyer.map(|b| b.handle.clone()),
-        seller_id: listing.seller_id.clone(),
-        status: if paid { "pending_payment" } else { "paid" }.into(),
-        amount_cents: listing.price_cents,
-        platform_fee_cents: 0,
-        seller_net_cents: 0,
-        fee_bps: 0,
-        schedule_version: fees::SCHEDULE_VERSION,
-        rail: rail.into(),
-        email,
-        created_at: now.clone(),
-        paid_at: (!paid).then(|| now.clone()),
-        delivered_at: None,
-        delivery_fingerprint: None,
-        receipt: String::new(),
-        checkout_session: session,
-        expires_at: paid.then(|| {
-            let hold = jiff::SignedDuration::try_from(hold).unwrap_or(jiff::SignedDuration::MAX);
-            rfc3339_after(app.clock.now(), hold)
-        }),
-        shipped_at: None,
-        checkout_url: None,
-        payment_ref: None,
-        payer: None,
-    }
-}
-
-/// Inserts a new purchase inside the writer's transaction after the checks every rail shares:
-/// the listing is available (counting open reservations; buyers are serialized here, so exactly
-/// one wins the last copy) and, for a paid one, the seller's payouts are connected. The fee is
-/// closed and the receipt signed; a free purchase is settled at once.
-///
-/// # Errors
-/// `LISTING_UNAVAILABLE`, `PAYOUTS_NOT_CONNECTED` (409); database failure.
-pub(crate) fn insert_checked(
-    tx: &rusqlite::Connection,
-    keyring: &Keyring,
-    now: &str,
-    stripe: bool,
-    purchase: &mut PurchaseRow,
-) -> Result<Settled> {
-    let stored = listing_store::find(tx, &purchase.listing_id)?.ok_or_else(unavailable)?;
-    payment_store::expire_checkouts(tx, now)?;
-    if !available(tx, &stored, now)? {
-        return Err(unavailable());
-    }
-    if purchase.amount_cents > 0 {
-        payments::require_payouts(tx, &stored.seller_id, stripe)?;
-    }
-    close_price(tx, purchase, &stored)?;
-    purchase.receipt = purchase_receipt(keyring, purchase, &stored, now);
-    store::insert(tx, purchase)?;
-    if purchase.status == "paid" {
-        return Ok(Some(settle(tx, keyring, now, purchase, &stored)?));
-    }
-    Ok(None)
-}
-
-/// Whether a listing can be bought at `now`: active, and not sold out counting the checkouts
-/// still open then (one past its expiry no longer reserves, even before the worker marks it).
-pub(crate) fn available(
-    tx: &rusqlite::Connection,
-    listing: &ListingRow,
-    now: &str,
-) -> Result<bool> {
-    if !listing.active || listings::sold_out(listing) {
-        return Ok(false);
-    }
-    let reserved = payment_store::open_reservations(tx, &listing.id, now)?;
-    Ok(match listing.listing_type.as_str() {
-        "exclusive" => reserved == 0,
-        "limited" => listing.sold_count + reserved < listing.max_copies.unwrap_or(0),
-        _ => true,
-    })
-}
-
-/// Sets the fee of a sale at its closing price: founding fill when the listing was made in a
-/// vertical without commerce and this is that vertical's first settled paid sale.
-pub(crate) fn close_price(
-    tx: &rusqlite::Connection,
-    purchase: &mut PurchaseRow,
-    listing: &ListingRow,
-) -> Result<()> {
-    // Founding fill is for identified rails only: an x402 sale counts as commerce but never
-    // claims it.
-    let founding = purchase.amount_cents > 0
-        && purchase.rail != RAIL_X402
-        && listing_store::founding_eligible(tx, &listing.id)?
-        && !store::vertical_has_paid_sale(tx, &listing.vertical_slug)?;
-    let fee = fees::platform_fee(purchase.amount_cents, founding);
-    purchase.platform_fee_cents = fee.platform_fee_cents;
-    purchase.seller_net_cents = fee.seller_net_cents;
-    purchase.fee_bps = fee.fee_bps;
-    purchase.schedule_version = fee.schedule_version;
-    Ok(())
-}
-
-/// The signed purchase receipt (re-signed when a checkout is paid).
-pub(crate) fn purchase_receipt(
-    keyring: &Keyring,
-    purchase: &PurchaseRow,
-    listing: &ListingRow,
-    now: &str,
-) -> String {
-    let mut receipt = Map::new();
-    receipt.insert("type".into(), "bourse.purchase.receipt".into());
-    receipt.insert("purchaseId".into(), purchase.id.clone().into());
-    receipt.insert("status".into(), purchase.status.clone().into());
-    receipt.insert("listingId".into(), listing.id.clone().into());
-    receipt.insert("listingVersion".into(), listing.version.into());
-    receipt.insert(
-        "listingFingerprint".into(),
-        listing.fingerprint.clone().into(),
-    );
-    receipt.insert(
-        "buyerHandle".into(),
-        purchase
-            .buyer_handle
-            .clone()
-            .map_or(Value::Null, Value::from),
-    );
-    receipt.insert("sellerName".into(), listing.seller_code.clone().into());
-    receipt.insert("amountCents".into(), purchase.amount_cents.into());
-    receipt.insert(
-        "platformFeeCents".into(),
-        purchase.platform_fee_cents.into(),
-    );
-    receipt.insert("sellerNetCents".into(), purchase.seller_net_cents.into());
-    receipt.insert("feeBps".into(), purchase.fee_bps.into());
-    receipt.insert("scheduleVersion".into(), purchase.schedule_version.into());
-    receipt.insert("rail".into(), purchase.rail.clone().into());
-    receipt.insert("createdAt".into(), purchase.created_at.clone().into());
-    receipt.insert(
-        "paidAt".into(),
-        purchase.paid_at.clone().map_or(Value::Null, Value::from),
-    );
-    sign_object(keyring, &mut receipt, now);
-    Value::Object(receipt).to_string()
-}
-
-/// Records a settled sale (free at purchase, paid at payment): the listing's counts and any
-/// delisting as a signed version, the ledger row (released for free sales, held for paid
-/// ones), and the seller's sale count and reputation.
-pub(crate) fn settle(
-    tx: &rusqlite::Connection,
-    keyring: &Keyring,
-    now: &str,
-    purchase: &PurchaseRow,
-    stored: &ListingRow,
-) -> Result<(ListingRow, Vec<listing_store::IndexRow>)> {
-    listing_store::record_sale(tx, &stored.id)?;
-    let counted = ListingRow {
-        sold_count: stored.sold_count + 1,
-        purchase_count: stored.purchase_count + 1,
-        ..stored.clone()
+        payment,
+        resource,
     };
-    let mut next = counted.clone();
-    next.exclusive_sold = counted.listing_type == "exclusive";
-    if listings::sold_out(&next) {
-        next.active = false;
-    }
-    let written = write_version(
-        tx,
-        keyring,
-        now,
-        &counted,
-        next,
-        Some("sold out".to_owned()),
-    )?;
-    let free = purchase.amount_cents == 0;
-    store::insert_ledger(
-        tx,
-        &LedgerRow {
-            id: &uuid::Uuid::new_v4().to_string(),
-            purchase_id: &purchase.id,
-            seller_code: &counted.seller_code,
-            vertical_slug: &counted.vertical_slug,
-            amount_cents: purchase.amount_cents,
-            platform_fee_cents: purchase.platform_fee_cents,
-            rail: ledger_rail(&purchase.rail),
-            status: if free { "released" } else { "held" },
-            is_reference_listing: counted.is_sample,
-            created_at: now,
-            released_at: free.then_some(now),
-        },
-    )?;
-    let seller_rows = record_seller_sale(tx, &purchase.seller_id)?;
-    Ok((written.map(|(row, _)| row).unwrap_or(counted), seller_rows))
-}
-
-/// One more completed sale for a seller: its reputation moves, and so do its listings.
-fn record_seller_sale(
-    tx: &rusqlite::Connection,
-    seller_id: &str,
-) -> Result<Vec<listing_store::IndexRow>> {
-    agent_store::add_sale(tx, seller_id)?;
-    refresh_reputation(tx, seller_id)
-}
-
-/// Recomputes a seller's reputation from its stored inputs and copies it onto its listings.
-fn refresh_reputation(
-    tx: &rusqlite::Connection,
-    seller_id: &str,
-) -> Result<Vec<listing_store::IndexRow>> {
-    let (sum, count, sales) = agent_store::reputation_inputs(tx, seller_id)?;
-    let score = reputation::seller(sum, count, sales);
-    agent_store::set_reputation(tx, seller_id, score)?;
-    listing_store::set_seller_reputation(tx, seller_id, score)?;
-    listing_store::index_rows_of_seller(tx, seller_id)
-}
-
-/// `POST /api/sandbox/checkout/{session}/pay` (and the checkout page's Pay button).
-///
-/// # Errors
-/// `NOT_FOUND`, `CHECKOUT_CLOSED` (409) when cancelled or expired.
-pub async fn pay(app: &App, session: &str) -> Result<Value> {
-    let (keyring, now, key) = (app.keyring.clone(), app.now(), session.to_owned());
-    let (purchase, settled) = app
-        .store
-        .write(move |tx| pay_in(tx, &keyring, &now, &key, None, false))
-        .await?;
-    publish(app, settled);
-    Ok(json!({ "purchaseId": purchase.id, "status": purchase.status, "paidAt": purchase.paid_at }))
-}
-
-/// What a settled sale changed in the browse index.
-pub type Settled = Option<(ListingRow, Vec<listing_store::IndexRow>)>;
-
-/// Shows a settled sale in the browse index (after its transaction committed).
-pub fn publish(app: &App, settled: Settled) {
-    if let Some((listing, seller_rows)) = settled {
-        app.browse.upsert_rows(&seller_rows);
-        app.browse.upsert(&listing);
-    }
-}
-
-/// Pays the checkout `session` inside the writer's transaction: closes the price, re-signs the
-/// receipt, settles the sale. Already paid → unchanged. An expired or cancelled checkout is
-/// refused, unless `revive` (the rail took the money after all, e.g. a Stripe payment that
-/// raced the expiry) and the listing is still available.
-///
-/// # Errors
-/// `NOT_FOUND`, `CHECKOUT_CLOSED` (409).
-pub fn pay_in(
-    tx: &rusqlite::Connection,
-    keyring: &Keyring,
-    now: &str,
-    session: &str,
-    payment_ref: Option<&str>,
-    revive: bool,
-) -> Result<(PurchaseRow, Settled)> {
-    payment_store::expire_checkouts(tx, now)?;
-    let mut purchase = store::find_by_session(tx, session)?
-        .ok_or_else(|| Error::NotFound("no such checkout".into()))?;
-    match purchase.status.as_str() {
-        "paid" | "delivered" => return Ok((purchase, None)),
-        "pending_payment" => {}
-        "expired" | "cancelled" if revive => {}
-        other => {
-            return Err(Error::Conflict {
-                code: "CHECKOUT_CLOSED",
-                message: format!("this checkout is {other}"),
-            });
-        }
-    }
-    purchase.payment_ref = payment_ref.map(str::to_owned);
-    let settled = record_payment(tx, keyring, now, &mut purchase)?;
-    Ok((purchase, Some(settled)))
-}
-
-/// Records the payment of a reservation inside the writer's transaction, for every rail: the
-/// fee at the closing price, the re-signed receipt, the rail's references already set on
-/// `purchase`, and the settlement. `purchase` must be read fresh in this transaction, after
-/// `expire_checkouts`: a reservation that ended (`expired` or `cancelled`) before the payment
-/// arrived is revived only while the listing is still available.
-///
-/// # Errors
-/// `LISTING_UNAVAILABLE` (409) when an ended reservation's listing went to another buyer.
-pub(crate) fn record_payment(
-    tx: &rusqlite::Connection,
-    keyring: &Keyring,
-    now: &str,
-    purchase: &mut PurchaseRow,
-) -> Result<(ListingRow, Vec<listing_store::IndexRow>)> {
-    let stored = listing_store::find(tx, &purchase.listing_id)?.ok_or_else(unavailable)?;
-    if purchase.status != "pending_payment" && !available(tx, &stored, now)? {
-        return Err(Error::Conflict {
-            code: "LISTING_UNAVAILABLE",
-            message: "the checkout ended before the payment arrived and the listing is no longer available".into(),
-        });
-    }
-    close_price(tx, purchase, &stored)?;
-    purchase.status = "paid".into();
-    purchase.paid_at = Some(now.to_owned());
-    purchase.receipt = purchase_receipt(keyring, purchase, &stored, now);
-    if !store::mark_paid(tx, purchase)? {
-        return Err(Error::Internal(format!(
-            "purchase {} is not a reservation that can be paid",
-            purchase.id
-        )));
-    }
-    settle(tx, keyring, now, purchase, &stored)
-}
-
-/// `POST /api/sandbox/checkout/{session}/cancel`: frees the reservation.
-///
-/// # Errors
-/// `NOT_FOUND`, `CHECKOUT_CLOSED` (409) when already paid.
-pub async fn cancel(app: &App, session: &str) -> Result<Value> {
-    let key = session.to_owned();
-    app.store
-        .write(move |tx| {
-            let purchase = store::find_by_session(tx, &key)?
-                .ok_or_else(|| Error::NotFound("no such checkout".into()))?;
-            match purchase.status.as_str() {
-                "pending_payment" => {
-                    payment_store::end_checkout(tx, &purchase.id, "cancelled")?;
-                    Ok(json!({ "purchaseId": purchase.id, "status": "cancelled" }))
-                }
-                "cancelled" | "expired" => {
-                    Ok(json!({ "purchaseId": purchase.id, "status": purchase.status }))
-                }
-                other => Err(Error::Conflict {
-                    code: "CHECKOUT_CLOSED",
-                    message: format!("this checkout is already {other}"),
-                }),
+    match checkout::buy(app, sale).await? {
+        Bought::Purchase {
+            purchase,
+            extra,
+            headers,
+        } => {
+            let mut body = read_as_buyer(app, *purchase).await?;
+            for (name, value) in extra {
+                body[name] = value;
             }
-        })
-        .await
-}
-
-/// What the sandbox checkout page shows: the listing, the amount and the state.
-///
-/// # Errors
-/// `NOT_FOUND`.
-pub async fn checkout_view(app: &App, session: &str) -> Result<Value> {
-    let key = session.to_owned();
-    let (purchase, listing) = app
-        .store
-        .read(move |tx| {
-            let purchase = store::find_by_session(tx, &key)?
-                .ok_or_else(|| Error::NotFound("no such checkout".into()))?;
-            let listing = listing_store::find(tx, &purchase.listing_id)?;
-            Ok((purchase, listing))
-        })
-        .await?;
-    Ok(json!({
-        "session": session,
-        "status": purchase.status,
-        "amountCents": purchase.amount_cents,
-        "expiresAt": purchase.expires_at,
-        "title": listing.map(|l| l.title),
-    }))
+            Ok(Answer {
+                status: 200,
+                body,
+                headers,
+            })
+        }
+        Bought::Answer(answer) => Ok(answer),
+    }
 }
 
 /// `GET /api/marketplace/purchases/{id}`: the buyer's own purchase, with the deliverable
@@ -513,6 +161,28 @@ pub async fn get(app: &App, buyer: &AgentRow, id: &str) -> Result<Value> {
     read_as_buyer(app, purchase).await
 }
 
+/// `GET /api/marketplace/purchases/{id}` with `purchase_token` (or `X-Purchase-Token`) instead
+/// of a key: the buyer of an x402 purchase, anonymous or not, reads it with its token.
+///
+/// # Errors
+/// `NOT_FOUND`, `NOT_BUYER` (403) when the token is not this purchase's.
+pub async fn get_with_token(app: &App, id: &str, token: &str) -> Result<Value> {
+    let purchase = find(app, id).await?;
+    let matches = Rail::from_name(&purchase.rail) == Some(Rail::Wallet)
+        && purchase
+            .checkout_session
+            .as_deref()
+            .is_some_and(|session| super::constant_time_eq(session, token));
+    if !matches {
+        return Err(Error::Forbidden {
+            code: "NOT_BUYER",
+            message: "this purchase token is not the purchase's (tokens come with x402 purchases)"
+                .into(),
+        });
+    }
+    read_as_buyer(app, purchase).await
+}
+
 /// A purchase by id.
 ///
 /// # Errors
@@ -526,7 +196,7 @@ pub(crate) async fn find(app: &App, id: &str) -> Result<PurchaseRow> {
 }
 
 /// The Purchase resource for its buyer: relays the deliverable when the purchase is paid.
-pub(crate) async fn read_as_buyer(app: &App, mut purchase: PurchaseRow) -> Result<Value> {
+async fn read_as_buyer(app: &App, mut purchase: PurchaseRow) -> Result<Value> {
     let mut delivery = Value::Null;
     let mut delivery_error = Value::Null;
     if purchase.status == "pending_payment"
@@ -597,9 +267,7 @@ pub(crate) async fn read_as_buyer(app: &App, mut purchase: PurchaseRow) -> Resul
         "scheduleVersion": purchase.schedule_version,
         "rail": purchase.rail,
         "checkoutUrl": (purchase.status == "pending_payment")
-            .then(|| purchase.checkout_url.clone().or_else(|| {
-                purchase.checkout_session.as_deref().map(|session| payments::checkout_url(app, session))
-            }))
+            .then(|| checkout::pay_url(app, &purchase))
             .flatten(),
         "expiresAt": purchase.expires_at,
         "shippedAt": purchase.shipped_at,
@@ -717,7 +385,7 @@ fn delivery_json(deliverable: &Deliverable, fingerprint: &str) -> Value {
 
 /// The buyer's intended use and attestation; then, for a listing with a consent record, the
 /// use must be one the seller authorized (reference samples hold synthetic data and have none).
-pub(crate) fn check_health_terms(args: &Args, authorized_uses: Option<&str>) -> Result<()> {
+fn check_health_terms(args: &Args, authorized_uses: Option<&str>) -> Result<()> {
     let refuse = |message: String| Error::Unprocessable {
         code: "HEALTH_TERMS_REQUIRED",
         message,
@@ -747,15 +415,6 @@ pub(crate) fn check_health_terms(args: &Args, authorized_uses: Option<&str>) -> 
     match (authorized_uses, intended) {
         (Some(authorized), Some(intended)) => super::health::check_use(Some(authorized), &intended),
         _ => Ok(()),
-    }
-}
-
-pub(crate) fn unavailable() -> Error {
-    Error::Conflict {
-        code: "LISTING_UNAVAILABLE",
-        message:
-            "this listing is not for sale now (deactivated, exclusive and sold, or every copy sold)"
-                .into(),
     }
 }
 
@@ -842,20 +501,4 @@ pub async fn rate(app: &App, buyer: &AgentRow, listing_id: &str, args: Args) -> 
         .await?;
     app.browse.upsert_rows(&seller_rows);
     Ok(json!({ "rating": attestation }))
-}
-
-/// The latest ratings of a listing, as their public attestations.
-///
-/// # Errors
-/// Database failure.
-pub async fn ratings_of(app: &App, listing_id: &str) -> Result<Vec<Value>> {
-    let id = listing_id.to_owned();
-    let texts = app
-        .store
-        .read(move |conn| store::ratings_of(conn, &id, 20))
-        .await?;
-    Ok(texts
-        .iter()
-        .filter_map(|t| serde_json::from_str(t).ok())
-        .collect())
 }

@@ -13,59 +13,24 @@
 
 use std::time::Duration;
 
-use base64::Engine;
 use serde_json::{Value, json};
 
-use super::purchases::{self, RAIL_X402};
-use super::{App, listings, payments};
-use crate::args::Args;
+use super::rail::Rail;
+use super::settlement::{self, Opening, PaymentReport, Reservation};
+use super::x402_wire::{
+    ATOMIC_PER_CENT, MAX_TIMEOUT_SECONDS, NETWORKS, Offer, decode, facilitate, get_json,
+    response_header, text_of, usdc,
+};
+use super::{App, payouts};
 use crate::config::X402Settings;
 use crate::crypto::{b64url, random_bytes};
 use crate::error::{Error, Result};
 use crate::store::agents::AgentRow;
-use crate::store::listings as listing_store;
+use crate::store::listings::ListingRow;
 use crate::store::payments as payment_store;
 use crate::store::purchases::{self as store, PurchaseRow};
 
-/// USDC on one network: what the `exact` EVM scheme needs to name the token.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Usdc {
-    /// CAIP-2 id (x402 v2).
-    pub network: &'static str,
-    /// The network's name in x402 v1.
-    pub v1_network: &'static str,
-    /// The token contract.
-    pub asset: &'static str,
-    /// The token's EIP-712 domain name and version (`extra` of a requirement).
-    pub eip712_name: &'static str,
-    pub eip712_version: &'static str,
-}
-
-/// USDC has 6 decimals: one cent is 10,000 atomic units.
-pub const ATOMIC_PER_CENT: i64 = 10_000;
-
-/// The networks this rail can use (the EIP-712 names differ between mainnet and Sepolia).
-pub const NETWORKS: &[Usdc] = &[
-    Usdc {
-        network: "eip155:8453",
-        v1_network: "base",
-        asset: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
-        eip712_name: "USD Coin",
-        eip712_version: "2",
-    },
-    Usdc {
-        network: "eip155:84532",
-        v1_network: "base-sepolia",
-        asset: "0x036CbD53842c5426634e7929541eC2318f3dCF7e",
-        eip712_name: "USDC",
-        eip712_version: "2",
-    },
-];
-
-/// USDC on `network`, if this rail knows it.
-pub fn usdc(network: &str) -> Option<&'static Usdc> {
-    NETWORKS.iter().find(|u| u.network == network)
-}
+pub use super::x402_wire::{Answer, PaymentHeader};
 
 /// Refuses settings the rail cannot use.
 ///
@@ -87,472 +52,46 @@ pub fn check_settings(settings: &X402Settings) -> Result<(), String> {
     Ok(())
 }
 
-/// `maxTimeoutSeconds` of our requirements: how long a signed authorization may take to settle.
-pub const MAX_TIMEOUT_SECONDS: u64 = 300;
 /// Prefix of the read capability an x402 buyer gets (`purchaseToken`).
 pub const TOKEN_PREFIX: &str = "x402_";
-/// The body of a challenge names the response's media type as the resource's.
-const MIME_TYPE: &str = "application/json";
-/// Facilitator call limits: connect, whole exchange, largest answer read.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
-const TOTAL_TIMEOUT: Duration = Duration::from_secs(15);
-const MAX_ANSWER_BYTES: u64 = 1 << 20;
 
-/// The rails a purchase request may name in `rail`.
-pub const RAIL_NAMES: &[&str] = &[RAIL_X402, "checkout", "card"];
-
-/// Which rail serves a purchase request.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Rail {
-    /// The instance's card/checkout rail (sandbox or Stripe): needs a buyer key.
-    Default,
-    /// `x402_usdc_base`.
-    X402,
+/// How a sale on this rail ends.
+pub enum Outcome {
+    /// A 402: the challenge, or a payment the facilitator or the chain did not take.
+    Answer(Answer),
+    /// Paid and settled into the ledger: the purchase, its read capability (`purchaseToken`),
+    /// the payment as the Purchase shows it, and `PAYMENT-RESPONSE`.
+    Sold {
+        purchase: Box<PurchaseRow>,
+        token: String,
+        payment: Value,
+        headers: Vec<(&'static str, String)>,
+    },
 }
 
-/// The payment header of a retry, as sent.
-#[derive(Clone, Debug)]
-pub enum PaymentHeader {
-    /// `PAYMENT-SIGNATURE` (x402 v2).
-    V2(String),
-    /// `X-PAYMENT` (x402 v1).
-    V1(String),
-}
-
-impl PaymentHeader {
-    /// The payment header among the request's, if any.
-    ///
-    /// # Errors
-    /// `INVALID_PAYMENT` (400) when both are sent.
-    pub fn from_headers(v2: Option<&str>, v1: Option<&str>) -> Result<Option<PaymentHeader>> {
-        match (v2, v1) {
-            (Some(_), Some(_)) => Err(invalid_payment(
-                "send one payment header: PAYMENT-SIGNATURE (x402 v2) or X-PAYMENT (x402 v1), not both",
-            )),
-            (Some(text), None) => Ok(Some(PaymentHeader::V2(text.to_owned()))),
-            (None, Some(text)) => Ok(Some(PaymentHeader::V1(text.to_owned()))),
-            (None, None) => Ok(None),
-        }
-    }
-
-    fn version(&self) -> u8 {
-        match self {
-            PaymentHeader::V2(_) => 2,
-            PaymentHeader::V1(_) => 1,
-        }
-    }
-
-    fn name(&self) -> &'static str {
-        match self {
-            PaymentHeader::V2(_) => "PAYMENT-SIGNATURE",
-            PaymentHeader::V1(_) => "X-PAYMENT",
-        }
-    }
-}
-
-/// An answer of the rail: 402 challenges and 200 sales, with their x402 headers (lower case).
-#[derive(Debug)]
-pub struct Answer {
-    pub status: u16,
-    pub body: Value,
-    pub headers: Vec<(&'static str, String)>,
-}
-
-/// Picks the rail of a purchase request: `rail` when named (`x402_usdc_base`, or `checkout` /
-/// `card` for the instance's default rail); a payment header means x402; a request without a
-/// key goes to x402 when it is configured (the payment is the credential), else to the default
-/// rail (which answers 401).
+/// Sells a paid listing on the x402 rail, the request already checked (the buyer's own listing,
+/// health terms). `buyer` is `None` for an anonymous buyer (the payment is the credential).
 ///
 /// # Errors
-/// `INVALID_ARGUMENT` for an unknown or non-string `rail`, or a payment header with another
-/// rail; `RAIL_UNAVAILABLE` (409) when x402 is asked for and not configured.
-pub fn choose_rail(
-    app: &App,
-    has_key: bool,
-    rail: Option<&Value>,
-    has_payment: bool,
-) -> Result<Rail> {
-    let named = match rail {
-        None | Some(Value::Null) => None,
-        Some(Value::String(name)) if RAIL_NAMES.contains(&name.as_str()) => Some(name.as_str()),
-        Some(_) => {
-            return Err(Error::invalid(format!(
-                "`rail` must be one of {} (default: the instance's checkout rail, or x402 without a key when configured)",
-                RAIL_NAMES.join(", ")
-            )));
-        }
-    };
-    let wants_x402 = named == Some(RAIL_X402) || has_payment;
-    if named.is_some_and(|name| name != RAIL_X402) && has_payment {
-        return Err(Error::invalid(
-            "a PAYMENT-SIGNATURE or X-PAYMENT header pays on the `x402_usdc_base` rail; drop it or the `rail` field",
-        ));
-    }
-    if wants_x402 {
-        if app.x402.is_none() {
-            return Err(rail_unavailable());
-        }
-        return Ok(Rail::X402);
-    }
-    if named.is_none() && !has_key && app.x402.is_some() {
-        return Ok(Rail::X402);
-    }
-    Ok(Rail::Default)
-}
-
-fn rail_unavailable() -> Error {
-    Error::Conflict {
-        code: "RAIL_UNAVAILABLE",
-        message: "the x402_usdc_base rail is not configured on this instance (see `rails` in GET /api/meta); buy with a key on the default rail".into(),
-    }
-}
-
-fn invalid_payment(message: impl Into<String>) -> Error {
-    Error::BadRequest {
-        code: "INVALID_PAYMENT",
-        message: message.into(),
-    }
-}
-
-/// What this instance asks for one listing.
-struct Offer {
-    usdc: &'static Usdc,
-    pay_to: String,
-    amount: String,
-    resource: String,
-    description: String,
-}
-
-impl Offer {
-    fn new(app: &App, price_cents: i64, resource: String, description: String) -> Result<Offer> {
-        let settings = app.x402.as_ref().ok_or_else(rail_unavailable)?;
-        let usdc = usdc(&settings.network)
-            .ok_or_else(|| Error::Internal(format!("x402 network {}", settings.network)))?;
-        let atomic = price_cents
-            .checked_mul(ATOMIC_PER_CENT)
-            .ok_or_else(|| Error::Internal("price overflows USDC units".into()))?;
-        Ok(Offer {
-            usdc,
-            pay_to: settings.pay_to.clone(),
-            amount: atomic.to_string(),
-            resource,
-            description,
-        })
-    }
-
-    fn extra(&self) -> Value {
-        json!({ "name": self.usdc.eip712_name, "version": self.usdc.eip712_version })
-    }
-
-    /// v2 `PaymentRequirements`.
-    fn v2(&self) -> Value {
-        json!({
-            "scheme": "exact",
-            "network": self.usdc.network,
-            "amount": self.amount,
-            "asset": self.usdc.asset,
-            "payTo": self.pay_to,
-            "maxTimeoutSeconds": MAX_TIMEOUT_SECONDS,
-            "extra": self.extra(),
-        })
-    }
-
-    /// v1 `PaymentRequirements`.
-    fn v1(&self) -> Value {
-        json!({
-            "scheme": "exact",
-            "network": self.usdc.v1_network,
-            "maxAmountRequired": self.amount,
-            "asset": self.usdc.asset,
-            "payTo": self.pay_to,
-            "resource": self.resource,
-            "description": self.description,
-            "mimeType": MIME_TYPE,
-            "maxTimeoutSeconds": MAX_TIMEOUT_SECONDS,
-            "extra": self.extra(),
-        })
-    }
-
-    fn requirements(&self, version: u8) -> Value {
-        if version == 2 { self.v2() } else { self.v1() }
-    }
-
-    fn network(&self, version: u8) -> &'static str {
-        if version == 2 {
-            self.usdc.network
-        } else {
-            self.usdc.v1_network
-        }
-    }
-
-    /// 402: the v2 `PAYMENT-REQUIRED` header and the v1 `PaymentRequirementsResponse` body.
-    fn challenge(&self, error: &str) -> Answer {
-        let required = json!({
-            "x402Version": 2,
-            "error": error,
-            "resource": {
-                "url": self.resource,
-                "description": self.description,
-                "mimeType": MIME_TYPE,
-            },
-            "accepts": [self.v2()],
-        });
-        Answer {
-            status: 402,
-            body: json!({ "x402Version": 1, "error": error, "accepts": [self.v1()] }),
-            headers: vec![("payment-required", encode(&required))],
-        }
-    }
-
-    /// Why a decoded payment is not for this offer, if it is not.
-    fn mismatch(&self, version: u8, payment: &Value) -> Option<String> {
-        let (accepted, fields): (&Value, Vec<(&str, &str)>) = if version == 2 {
-            (
-                &payment["accepted"],
-                vec![
-                    ("scheme", "exact"),
-                    ("network", self.usdc.network),
-                    ("amount", &self.amount),
-                    ("asset", self.usdc.asset),
-                    ("payTo", &self.pay_to),
-                ],
-            )
-        } else {
-            (
-                payment,
-                vec![("scheme", "exact"), ("network", self.usdc.v1_network)],
-            )
-        };
-        for (field, ours) in fields {
-            let theirs = accepted.get(field).and_then(Value::as_str).unwrap_or("");
-            // Addresses are hex: EIP-55 checksums only change the case.
-            let same = if field == "asset" || field == "payTo" {
-                theirs.eq_ignore_ascii_case(ours)
-            } else {
-                theirs == ours
-            };
-            if !same {
-                let place = if version == 2 { "accepted." } else { "" };
-                return Some(format!(
-                    "the payment's {place}{field} is {theirs:?}; this listing asks for {ours:?}"
-                ));
-            }
-        }
-        None
-    }
-}
-
-/// Standard base64 of a JSON value's UTF-8 text (x402 header values).
-fn encode(value: &Value) -> String {
-    base64::engine::general_purpose::STANDARD.encode(value.to_string())
-}
-
-/// Decodes a payment header: base64 of a JSON object whose `x402Version` matches the header.
-fn decode(header: &PaymentHeader) -> Result<Value> {
-    let (PaymentHeader::V2(text) | PaymentHeader::V1(text)) = header;
-    let name = header.name();
-    let compact: String = text.chars().filter(|c| !c.is_ascii_whitespace()).collect();
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(&compact)
-        .or_else(|_| base64::engine::general_purpose::STANDARD_NO_PAD.decode(&compact))
-        .map_err(|_| invalid_payment(format!("{name} is not standard base64")))?;
-    let value: Value = serde_json::from_slice(&bytes)
-        .map_err(|_| invalid_payment(format!("{name} does not decode to JSON")))?;
-    let version = header.version();
-    if value.get("x402Version").and_then(Value::as_u64) != Some(u64::from(version)) {
-        return Err(invalid_payment(format!(
-            "{name} carries an x402 v{version} payload: `x402Version` must be {version}"
-        )));
-    }
-    if !value.get("payload").is_some_and(Value::is_object) {
-        return Err(invalid_payment(format!("{name} has no `payload` object")));
-    }
-    let shape_ok = if version == 2 {
-        value.get("accepted").is_some_and(Value::is_object)
-    } else {
-        value.get("scheme").is_some_and(Value::is_string)
-            && value.get("network").is_some_and(Value::is_string)
-    };
-    if !shape_ok {
-        let needs = if version == 2 {
-            "an `accepted` requirement"
-        } else {
-            "`scheme` and `network`"
-        };
-        return Err(invalid_payment(format!("{name} needs {needs}")));
-    }
-    Ok(value)
-}
-
-/// `PAYMENT-RESPONSE` (v2) or `X-PAYMENT-RESPONSE` (v1).
-fn response_header(version: u8, settlement: &Value) -> (&'static str, String) {
-    let name = if version == 2 {
-        "payment-response"
-    } else {
-        "x-payment-response"
-    };
-    (name, encode(settlement))
-}
-
-/// One JSON POST to the facilitator. Not `outbound::Client`: the facilitator URL is the
-/// operator's own configuration (`--x402-facilitator-url`), never a user's input, so there is
-/// nothing to vet; the call is still bounded (5 s connect, 15 s in all, 1 MiB answer) and
-/// follows no redirects. Blocking: run it on the blocking pool.
-///
-/// Returns the HTTP status and the answer parsed as JSON (`None` when it is not JSON).
-fn post_json(url: &str, body: &Value) -> std::result::Result<(u16, Option<Value>), String> {
-    let response = facilitator_agent()
-        .post(url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json")
-        .send(body.to_string().as_bytes());
-    read_json(response)
-}
-
-/// One JSON GET to the facilitator, bounded like [`post_json`] (blocking).
-fn get_json(url: &str) -> std::result::Result<(u16, Option<Value>), String> {
-    read_json(
-        facilitator_agent()
-            .get(url)
-            .header("accept", "application/json")
-            .call(),
-    )
-}
-
-fn facilitator_agent() -> ureq::Agent {
-    ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .max_redirects(0)
-        .timeout_connect(Some(CONNECT_TIMEOUT))
-        .timeout_global(Some(TOTAL_TIMEOUT))
-        .build()
-        .into()
-}
-
-fn read_json(
-    response: std::result::Result<ureq::http::Response<ureq::Body>, ureq::Error>,
-) -> std::result::Result<(u16, Option<Value>), String> {
-    let mut response = response.map_err(|e| e.to_string())?;
-    let status = response.status().as_u16();
-    let bytes = response
-        .body_mut()
-        .with_config()
-        .limit(MAX_ANSWER_BYTES)
-        .read_to_vec()
-        .map_err(|e| e.to_string())?;
-    Ok((status, serde_json::from_slice(&bytes).ok()))
-}
-
-/// Calls `/verify` or `/settle` and returns the structured answer: an object carrying the
-/// `flag` member (`isValid`, `success`), whatever the HTTP status.
-///
-/// # Errors
-/// `FACILITATOR_UNAVAILABLE` (502) for a transport failure or a 5xx without an answer,
-/// `FACILITATOR_ERROR` (502) for any other unusable answer.
-async fn facilitate(app: &App, endpoint: &str, body: Value, flag: &str) -> Result<Value> {
-    let settings = app.x402.as_ref().ok_or_else(rail_unavailable)?;
-    let url = format!(
-        "{}/{endpoint}",
-        settings.facilitator_url.trim_end_matches('/')
-    );
-    let target = url.clone();
-    let outcome = tokio::task::spawn_blocking(move || post_json(&target, &body))
-        .await
-        .map_err(|e| Error::Internal(format!("facilitator call: {e}")))?;
-    match outcome {
-        Ok((_, Some(answer))) if answer.get(flag).is_some_and(Value::is_boolean) => Ok(answer),
-        Ok((status, _)) if status >= 500 => {
-            tracing::warn!(url, status, "x402 facilitator failed");
-            Err(Error::BadGateway {
-                code: "FACILITATOR_UNAVAILABLE",
-                message: format!(
-                    "the payment facilitator answered {status} to /{endpoint}; retry later"
-                ),
-            })
-        }
-        Ok((status, _)) => {
-            tracing::warn!(url, status, "x402 facilitator answer without {flag}");
-            Err(Error::BadGateway {
-                code: "FACILITATOR_ERROR",
-                message: format!(
-                    "the payment facilitator gave no usable answer to /{endpoint} (HTTP {status})"
-                ),
-            })
-        }
-        Err(error) => {
-            tracing::warn!(url, %error, "x402 facilitator unreachable");
-            Err(Error::BadGateway {
-                code: "FACILITATOR_UNAVAILABLE",
-                message: format!(
-                    "the payment facilitator could not be reached for /{endpoint}; retry later"
-                ),
-            })
-        }
-    }
-}
-
-fn text_of(value: &Value, field: &str) -> Option<String> {
-    value
-        .get(field)
-        .and_then(Value::as_str)
-        .filter(|s| !s.is_empty())
-        .map(str::to_owned)
-}
-
-/// A paid purchase on the x402 rail (`POST /api/marketplace/listings/{id}/purchase` without a
-/// key, with `rail: "x402_usdc_base"`, or with a payment header). `buyer` is `None` for an
-/// anonymous buyer (the payment is the credential). A free listing needs no payment: with a
-/// key it is bought as usual, without one it is 401.
-///
-/// # Errors
-/// `NOT_FOUND`, `UNAUTHENTICATED` (free listing without a key), `CANNOT_BUY_OWN_LISTING`
-/// (403), `LISTING_UNAVAILABLE` / `PAYOUTS_NOT_CONNECTED` / `PAYMENT_ALREADY_USED` (409),
-/// `HEALTH_TERMS_REQUIRED` (422), `INVALID_PAYMENT` (400), `FACILITATOR_UNAVAILABLE` /
-/// `FACILITATOR_ERROR` (502). Challenges and refused payments are 402 [`Answer`]s.
-pub async fn purchase(
+/// `LISTING_UNAVAILABLE` / `PAYOUTS_NOT_CONNECTED` / `PAYMENT_ALREADY_USED` (409),
+/// `INVALID_PAYMENT` (400), `FACILITATOR_UNAVAILABLE` / `FACILITATOR_ERROR` (502). Challenges
+/// and refused payments are 402 [`Answer`]s.
+pub async fn sell(
     app: &App,
     buyer: Option<&AgentRow>,
-    listing_id: &str,
-    args: Args,
+    listing: &ListingRow,
+    email: Option<String>,
     payment: Option<PaymentHeader>,
     resource_url: String,
-) -> Result<Answer> {
-    args.deny_unknown(&["email", "buyer_intended_use", "buyer_attestation"])?;
-    let listing = listings::find(app, listing_id).await?;
-    if listing.price_cents == 0 {
-        let Some(buyer) = buyer else {
-            return Err(Error::Unauthenticated(
-                "a free listing is bought with a buyer key (Authorization: Bearer); x402 pays for paid listings only".into(),
-            ));
-        };
-        let body = purchases::purchase(app, buyer, listing_id, args).await?;
-        return Ok(Answer {
-            status: 200,
-            body,
-            headers: Vec::new(),
-        });
-    }
-    let email = args
-        .opt_str("email", 254)?
-        .map(super::agents::check_email)
-        .transpose()?;
-    if buyer.is_some_and(|b| b.id == listing.seller_id) {
-        return Err(Error::Forbidden {
-            code: "CANNOT_BUY_OWN_LISTING",
-            message: "an agent cannot buy its own listing".into(),
-        });
-    }
-    if listing.vertical_slug == super::catalog::HEALTH_VERTICAL {
-        purchases::check_health_terms(&args, listing.authorized_uses.as_deref())?;
-    }
+) -> Result<Outcome> {
     // Refuse what cannot be sold before anyone signs a payment.
-    let (stored, stripe, now) = (listing.clone(), app.stripe.is_some(), app.now());
+    let (stored, card, now) = (listing.clone(), app.card_rail(), app.now());
     app.store
         .read(move |conn| {
-            if !purchases::available(conn, &stored, &now)? {
-                return Err(purchases::unavailable());
+            if !settlement::available(conn, &stored, &now)? {
+                return Err(settlement::unavailable());
             }
-            payments::require_payouts(conn, &stored.seller_id, stripe)
+            payouts::require_payouts(conn, &stored.seller_id, card)
         })
         .await?;
     let offer = Offer::new(
@@ -562,14 +101,14 @@ pub async fn purchase(
         listing.title.clone(),
     )?;
     let Some(header) = payment else {
-        return Ok(offer.challenge(
+        return Ok(Outcome::Answer(offer.challenge(
             "payment required: sign one of `accepts` and retry with PAYMENT-SIGNATURE (x402 v2) or X-PAYMENT (x402 v1)",
-        ));
+        )));
     };
     let version = header.version();
     let payload = decode(&header)?;
     if let Some(reason) = offer.mismatch(version, &payload) {
-        return Ok(offer.challenge(&reason));
+        return Ok(Outcome::Answer(offer.challenge(&reason)));
     }
     let exchange = json!({
         "x402Version": version,
@@ -583,12 +122,12 @@ pub async fn purchase(
         let detail = text_of(&verified, "invalidMessage")
             .map(|m| format!(" ({m})"))
             .unwrap_or_default();
-        return Ok(offer.challenge(&format!(
+        return Ok(Outcome::Answer(offer.challenge(&format!(
             "payment refused by the facilitator: {reason}{detail}"
-        )));
+        ))));
     }
 
-    let reservation = reserve(app, buyer, &listing, email).await?;
+    let reservation = reserve(app, buyer, listing, email).await?;
     let settled = match facilitate(app, "settle", exchange, "success").await {
         Ok(settled) => settled,
         Err(error) => {
@@ -621,25 +160,24 @@ pub async fn purchase(
             failure["payer"] = payer.into();
         }
         answer.headers.push(response_header(version, &failure));
-        return Ok(answer);
+        return Ok(Outcome::Answer(answer));
     };
     let payer = text_of(&settled, "payer")
         .or_else(|| text_of(&verified, "payer"))
         .or_else(|| text_of(&payload["payload"]["authorization"], "from"));
     let sold = complete(app, reservation, transaction.clone(), payer.clone()).await?;
     let token = sold.checkout_session.clone().unwrap_or_default();
-    let mut body = purchases::read_as_buyer(app, sold).await?;
-    body["purchaseToken"] = token.into();
-    body["payment"] = json!({
+    let shown = json!({
         "transaction": transaction,
         "network": network,
         "payer": payer,
     });
     let mut success = json!({ "success": true, "transaction": transaction, "network": network });
     success["payer"] = payer.map_or(Value::Null, Value::from);
-    Ok(Answer {
-        status: 200,
-        body,
+    Ok(Outcome::Sold {
+        purchase: Box::new(sold),
+        token,
+        payment: shown,
         headers: vec![response_header(version, &success)],
     })
 }
@@ -649,19 +187,19 @@ pub async fn purchase(
 async fn reserve(
     app: &App,
     buyer: Option<&AgentRow>,
-    listing: &listing_store::ListingRow,
+    listing: &ListingRow,
     email: Option<String>,
 ) -> Result<PurchaseRow> {
-    let hold = Duration::from_secs(MAX_TIMEOUT_SECONDS + 60);
-    // No capability while unpaid: nothing can pay or cancel this reservation but us.
-    let mut purchase = purchases::new_purchase(app, buyer, listing, RAIL_X402, email, hold, None);
-    let (keyring, now, stripe) = (app.keyring.clone(), app.now(), app.stripe.is_some());
-    app.store
-        .write(move |tx| {
-            purchases::insert_checked(tx, &keyring, &now, stripe, &mut purchase)?;
-            Ok(purchase)
-        })
-        .await
+    let opening = Opening {
+        buyer,
+        listing,
+        rail: Rail::Wallet,
+        email,
+        hold: Duration::from_secs(MAX_TIMEOUT_SECONDS + 60),
+        // No capability while unpaid: nothing can pay or cancel this reservation but us.
+        session: None,
+    };
+    settlement::open(app, opening).await
 }
 
 /// Frees a reservation whose payment did not settle.
@@ -689,23 +227,25 @@ async fn complete(
                 payment_store::end_checkout(tx, &purchase.id, "cancelled")?;
                 return Ok(None);
             }
-            // Read fresh: the hold may have run out while the payment settled.
-            payment_store::expire_checkouts(tx, &now)?;
-            let mut current = store::find(tx, &purchase.id)?
-                .ok_or_else(|| Error::Internal(format!("reservation {} vanished", purchase.id)))?;
-            current.payment_ref = Some(transaction.clone());
-            current.payer = payer;
-            current.checkout_session = Some(new_token());
-            match purchases::record_payment(tx, &keyring, &now, &mut current) {
-                Ok(settled) => Ok(Some((current, settled))),
+            // The reservation is read fresh there: its hold may have run out while the payment
+            // settled, and the money was taken all the same.
+            let report = PaymentReport {
+                reservation: Reservation::Purchase(purchase.id.clone()),
+                payment_ref: Some(transaction.clone()),
+                payer,
+                token: Some(new_token()),
+                taken: true,
+            };
+            match settlement::record_payment(tx, &keyring, &now, report) {
+                Ok(paid) => Ok(Some(paid)),
                 Err(Error::Conflict { code: "LISTING_UNAVAILABLE", .. }) => {
                     // The money moved but nothing can be sold: the operator refunds it.
-                    tracing::error!(purchase = current.id, transaction, "x402 payment settled after its reservation expired and the listing was sold; refund it");
+                    tracing::error!(purchase = purchase.id, transaction, "x402 payment settled after its reservation expired and the listing was sold; refund it");
                     Err(Error::Conflict {
                         code: "LISTING_UNAVAILABLE",
                         message: format!(
                             "your payment settled (transaction {transaction}) after the reservation of purchase {} expired and the listing was sold meanwhile; contact the operator for a refund",
-                            current.id
+                            purchase.id
                         ),
                     })
                 }
@@ -719,35 +259,13 @@ async fn complete(
             message: "this payment's transaction already paid for another purchase".into(),
         });
     };
-    purchases::publish(app, Some(settled));
+    settlement::publish(app, settled);
     Ok(purchase)
 }
 
 /// A fresh read capability for an x402 purchase (`purchaseToken`).
 fn new_token() -> String {
     format!("{TOKEN_PREFIX}{}", b64url(&random_bytes::<24>()))
-}
-
-/// `GET /api/marketplace/purchases/{id}` with `purchase_token` (or `X-Purchase-Token`) instead
-/// of a key: the buyer of an x402 purchase, anonymous or not, reads it with its token.
-///
-/// # Errors
-/// `NOT_FOUND`, `NOT_BUYER` (403) when the token is not this purchase's.
-pub async fn get_with_token(app: &App, id: &str, token: &str) -> Result<Value> {
-    let purchase = purchases::find(app, id).await?;
-    let matches = purchase.rail == RAIL_X402
-        && purchase
-            .checkout_session
-            .as_deref()
-            .is_some_and(|session| super::constant_time_eq(session, token));
-    if !matches {
-        return Err(Error::Forbidden {
-            code: "NOT_BUYER",
-            message: "this purchase token is not the purchase's (tokens come with x402 purchases)"
-                .into(),
-        });
-    }
-    purchases::read_as_buyer(app, purchase).await
 }
 
 /// Asks the facilitator once, at start, which payment kinds it supports (`GET /supported`), and
@@ -809,11 +327,11 @@ pub async fn check_facilitator(app: std::sync::Arc<App>) {
 /// The `x402` member of `rails` in `GET /api/meta`.
 pub fn meta(app: &App) -> Value {
     match app.x402.as_ref() {
-        None => json!({ "rail": RAIL_X402, "configured": false }),
+        None => json!({ "rail": Rail::Wallet.name(), "configured": false }),
         Some(settings) => {
             let token = usdc(&settings.network);
             json!({
-                "rail": RAIL_X402,
+                "rail": Rail::Wallet.name(),
                 "configured": true,
                 "network": settings.network,
                 "v1Network": token.map(|u| u.v1_network),
@@ -830,10 +348,12 @@ pub fn meta(app: &App) -> Value {
 /// The `autonomous` line of `rails` in `GET /api/meta`.
 pub fn meta_summary(app: &App) -> String {
     match app.x402.as_ref() {
-        None => format!("{RAIL_X402} (not configured on this instance)"),
+        None => format!("{} (not configured on this instance)", Rail::Wallet.name()),
         Some(settings) => format!(
-            "{RAIL_X402} (USDC on {}, paid to {}; a paid purchase without a key answers 402)",
-            settings.network, settings.pay_to
+            "{} (USDC on {}, paid to {}; a paid purchase without a key answers 402)",
+            Rail::Wallet.name(),
+            settings.network,
+            settings.pay_to
         ),
     }
 }

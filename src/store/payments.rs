@@ -1,5 +1,7 @@
-//! Payment-rail state: sellers' payout accounts, checkout expiry, escrow release and payouts,
-//! and the webhook events already handled.
+//! Payment-rail state: sellers' payout accounts, checkout expiry, escrow release, the money
+//! movements retried until the rail confirms them (payouts, refunds), and the webhook events
+//! already handled. Rail names (`ledger.rail`, `payout_accounts.rail`) are the caller's, from
+//! `service::rail`, bound as parameters.
 
 use rusqlite::{Connection, OptionalExtension, params};
 
@@ -167,17 +169,22 @@ pub fn set_checkout(conn: &Connection, purchase_id: &str, session: &str, url: &s
 }
 
 /// Releases the held rows whose escrow clock has run, on rails that need no payout call
-/// (sandbox checkout, wallet). Card rows are released one by one after their transfer.
+/// (sandbox checkout, wallet): every ledger rail but `paid_out_rail`, whose rows are released
+/// one by one after their transfer.
 ///
 /// # Errors
 /// Database failure.
-pub fn release_due_without_payout(conn: &Connection, now: &str) -> Result<usize> {
+pub fn release_due_without_payout(
+    conn: &Connection,
+    now: &str,
+    paid_out_rail: &str,
+) -> Result<usize> {
     Ok(conn
         .prepare_cached(
             "UPDATE ledger SET status = 'released', released_at = ?1
-             WHERE status = 'held' AND release_at IS NOT NULL AND release_at <= ?1 AND rail != 'card'",
+             WHERE status = 'held' AND release_at IS NOT NULL AND release_at <= ?1 AND rail != ?2",
         )?
-        .execute([now])?)
+        .execute(params![now, paid_out_rail])?)
 }
 
 /// A held card row due for its payout.
@@ -196,21 +203,28 @@ pub struct DuePayout {
     pub source: Option<String>,
 }
 
-/// Card rows whose escrow clock has run and whose retry time (if any) has come.
+/// Rows of the ledger rail `rail` whose escrow clock has run and whose retry time (if any) has
+/// come, with the seller's account on the payout-account rail `account_rail`.
 ///
 /// # Errors
 /// Database failure.
-pub fn due_payouts(conn: &Connection, now: &str, limit: i64) -> Result<Vec<DuePayout>> {
+pub fn due_payouts(
+    conn: &Connection,
+    now: &str,
+    limit: i64,
+    rail: &str,
+    account_rail: &str,
+) -> Result<Vec<DuePayout>> {
     let mut stmt = conn.prepare_cached(
         "SELECT l.id, l.purchase_id, p.seller_net_cents, a.account_ref, l.payout_attempts, p.payment_ref,
                 l.payout_source
          FROM ledger l JOIN purchases p ON p.id = l.purchase_id
-         LEFT JOIN payout_accounts a ON a.agent_id = p.seller_id AND a.rail = 'stripe'
-         WHERE l.status = 'held' AND l.rail = 'card' AND l.release_at IS NOT NULL AND l.release_at <= ?1
+         LEFT JOIN payout_accounts a ON a.agent_id = p.seller_id AND a.rail = ?4
+         WHERE l.status = 'held' AND l.rail = ?3 AND l.release_at IS NOT NULL AND l.release_at <= ?1
            AND (l.payout_retry_at IS NULL OR l.payout_retry_at <= ?1)
          ORDER BY l.release_at LIMIT ?2",
     )?;
-    let rows = stmt.query_map(params![now, limit], |r| {
+    let rows = stmt.query_map(params![now, limit, rail, account_rail], |r| {
         Ok(DuePayout {
             ledger_id: r.get(0)?,
             purchase_id: r.get(1)?,
@@ -237,44 +251,120 @@ pub fn set_payout_source(conn: &Connection, ledger_id: &str, source: &str) -> Re
     Ok(())
 }
 
-/// Records a payout made: the row is released with the rail's reference.
+/// A money movement retried until the rail confirms it: the transfer of a held ledger row's
+/// seller net, or the refund of a payment owed back. Both keep the same state in their own
+/// table: open until done (with the rail's reference), the count of clear refusals (which names
+/// the next idempotency key), the last error and when to try again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Movement {
+    /// A `ledger` row, by id: `held` until `released` with `payout_ref`.
+    Transfer,
+    /// A `refunds` row, by `payment_ref`: `pending` until `refunded` with `refund_ref`.
+    Refund,
+}
+
+/// Where a movement's state lives.
+struct MovementTable {
+    table: &'static str,
+    key: &'static str,
+    open: &'static str,
+    done: &'static str,
+    reference: &'static str,
+    done_at: &'static str,
+    attempts: &'static str,
+    retry_at: &'static str,
+    error: &'static str,
+}
+
+impl Movement {
+    const fn state(self) -> MovementTable {
+        match self {
+            Movement::Transfer => MovementTable {
+                table: "ledger",
+                key: "id",
+                open: "held",
+                done: "released",
+                reference: "payout_ref",
+                done_at: "released_at",
+                attempts: "payout_attempts",
+                retry_at: "payout_retry_at",
+                error: "payout_error",
+            },
+            Movement::Refund => MovementTable {
+                table: "refunds",
+                key: "payment_ref",
+                open: "pending",
+                done: "refunded",
+                reference: "refund_ref",
+                done_at: "refunded_at",
+                attempts: "attempts",
+                retry_at: "retry_at",
+                error: "error",
+            },
+        }
+    }
+}
+
+/// Records a movement the rail made: the row is done with the rail's reference; `false` when
+/// it already was.
 ///
 /// # Errors
 /// Database failure.
-pub fn mark_paid_out(
+pub fn mark_moved(
     conn: &Connection,
-    ledger_id: &str,
+    movement: Movement,
+    id: &str,
     reference: &str,
     now: &str,
 ) -> Result<bool> {
+    let t = movement.state();
+    let sql = format!(
+        "UPDATE {table} SET status = '{done}', {done_at} = ?3, {reference} = ?2, {error} = NULL,
+             {retry_at} = NULL
+         WHERE {key} = ?1 AND status = '{open}'",
+        table = t.table,
+        done = t.done,
+        done_at = t.done_at,
+        reference = t.reference,
+        error = t.error,
+        retry_at = t.retry_at,
+        key = t.key,
+        open = t.open,
+    );
     Ok(conn
-        .prepare_cached(
-            "UPDATE ledger SET status = 'released', released_at = ?3, payout_ref = ?2, payout_error = NULL,
-                 payout_retry_at = NULL
-             WHERE id = ?1 AND status = 'held'",
-        )?
-        .execute(params![ledger_id, reference, now])?
+        .prepare_cached(&sql)?
+        .execute(params![id, reference, now])?
         > 0)
 }
 
-/// Records a failed payout attempt; the row stays held until `retry_at`. `definite` failures
-/// (the rail refused) move to the next idempotency key; unknown outcomes keep it.
+/// Records a failed attempt of a movement; the row stays open until `retry_at`. With
+/// `next_key` (the rail clearly refused) the next attempt uses the next idempotency key; an
+/// unknown outcome keeps it.
 ///
 /// # Errors
 /// Database failure.
-pub fn mark_payout_failed(
+pub fn mark_move_failed(
     conn: &Connection,
-    ledger_id: &str,
+    movement: Movement,
+    id: &str,
     error: &str,
     retry_at: &str,
-    definite: bool,
+    next_key: bool,
 ) -> Result<()> {
-    conn.prepare_cached(
-        "UPDATE ledger SET payout_error = ?2, payout_retry_at = ?3,
-             payout_attempts = payout_attempts + CASE WHEN ?4 THEN 1 ELSE 0 END
-         WHERE id = ?1 AND status = 'held'",
-    )?
-    .execute(params![ledger_id, error, retry_at, definite])?;
+    let t = movement.state();
+    let sql = format!(
+        "UPDATE {table} SET {error} = ?2, {retry_at} = ?3,
+             {attempts} = {attempts} + CASE WHEN ?4 THEN 1 ELSE 0 END
+         WHERE {key} = ?1 AND status = '{open}'",
+        table = t.table,
+        error = t.error,
+        retry_at = t.retry_at,
+        attempts = t.attempts,
+        key = t.key,
+        open = t.open,
+    );
+    conn.prepare_cached(&sql)?
+        .execute(params![id, error, retry_at, next_key])?;
     Ok(())
 }
 
@@ -364,47 +454,6 @@ pub fn refund_of(conn: &Connection, purchase_id: &str) -> Result<Option<Refund>>
         ))?
         .query_row(params![purchase_id], refund_row)
         .optional()?)
-}
-
-/// Records a refund made on the rail; `false` when it was already recorded.
-///
-/// # Errors
-/// Database failure.
-pub fn mark_refunded(
-    conn: &Connection,
-    payment_ref: &str,
-    refund_ref: &str,
-    now: &str,
-) -> Result<bool> {
-    Ok(conn
-        .prepare_cached(
-            "UPDATE refunds SET status = 'refunded', refund_ref = ?2, refunded_at = ?3, error = NULL,
-                 retry_at = NULL
-             WHERE payment_ref = ?1 AND status = 'pending'",
-        )?
-        .execute(params![payment_ref, refund_ref, now])?
-        > 0)
-}
-
-/// Records a failed refund attempt, retried at `retry_at`; `definite` failures (the rail
-/// refused) move to the next idempotency key, unknown outcomes keep it.
-///
-/// # Errors
-/// Database failure.
-pub fn mark_refund_failed(
-    conn: &Connection,
-    payment_ref: &str,
-    error: &str,
-    retry_at: &str,
-    definite: bool,
-) -> Result<()> {
-    conn.prepare_cached(
-        "UPDATE refunds SET error = ?2, retry_at = ?3,
-             attempts = attempts + CASE WHEN ?4 THEN 1 ELSE 0 END
-         WHERE payment_ref = ?1 AND status = 'pending'",
-    )?
-    .execute(params![payment_ref, error, retry_at, definite])?;
-    Ok(())
 }
 
 /// Records a webhook event id; `false` when it was already handled.
@@ -661,18 +710,22 @@ pub struct WalletReleased {
     pub seller_net_cents: i64,
 }
 
-/// Released wallet sales per seller, largest net first.
+/// Released sales of the ledger rail `wallet_rail` per seller, largest net first.
 ///
 /// # Errors
 /// Database failure.
-pub fn wallet_released(conn: &Connection, limit: i64) -> Result<Vec<WalletReleased>> {
+pub fn wallet_released(
+    conn: &Connection,
+    limit: i64,
+    wallet_rail: &str,
+) -> Result<Vec<WalletReleased>> {
     let mut stmt = conn.prepare_cached(
         "SELECT a.handle, count(*), sum(p.seller_net_cents)
          FROM ledger l JOIN purchases p ON p.id = l.purchase_id JOIN agents a ON a.id = p.seller_id
-         WHERE l.rail = 'wallet' AND l.status = 'released' AND p.seller_net_cents > 0
+         WHERE l.rail = ?2 AND l.status = 'released' AND p.seller_net_cents > 0
          GROUP BY p.seller_id ORDER BY sum(p.seller_net_cents) DESC, a.handle LIMIT ?1",
     )?;
-    let rows = stmt.query_map([limit], |r| {
+    let rows = stmt.query_map(params![limit, wallet_rail], |r| {
         Ok(WalletReleased {
             seller_handle: r.get(0)?,
             sales: r.get(1)?,
@@ -680,4 +733,66 @@ pub fn wallet_released(conn: &Connection, limit: i64) -> Result<Vec<WalletReleas
         })
     })?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Fixtures for unit tests of the money movements (the SQL stays in the store).
+#[cfg(test)]
+pub(crate) mod fixtures {
+    use rusqlite::{Connection, params};
+
+    use super::Movement;
+
+    /// An in-memory database with the schema, one held card row (`L1`, purchase `P1`, due since
+    /// February 2026) and one pending refund (`pi_1`, due at `now`).
+    pub(crate) fn database(now: &str) -> Connection {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(include_str!("../../schema.sql"))
+            .unwrap();
+        conn.execute_batch(
+            "PRAGMA foreign_keys = OFF;
+             INSERT INTO purchases (id, listing_id, seller_id, status, amount_cents,
+                 platform_fee_cents, seller_net_cents, fee_bps, schedule_version, rail, created_at,
+                 receipt, payment_ref)
+             VALUES ('P1', 'LI', 'A1', 'delivered', 1000, 50, 950, 500, 1, 'card',
+                 '2026-01-01T00:00:00Z', '{}', 'pi_0');
+             INSERT INTO ledger (id, purchase_id, seller_code, vertical_slug, amount_cents,
+                 platform_fee_cents, rail, status, is_reference_listing, created_at, release_at)
+             VALUES ('L1', 'P1', 'S-1', 'v', 1000, 50, 'card', 'held', 0, '2026-01-01T00:00:00Z',
+                 '2026-02-01T00:00:00Z');",
+        )
+        .unwrap();
+        assert!(super::queue_refund(&conn, "pi_1", "P2", 700, now, now).unwrap());
+        conn
+    }
+
+    /// A movement row's state.
+    #[derive(Debug, PartialEq, Eq)]
+    pub(crate) struct State {
+        pub status: String,
+        pub attempts: i64,
+        pub retry_at: Option<String>,
+        pub error: Option<String>,
+        pub reference: Option<String>,
+        pub done_at: Option<String>,
+    }
+
+    /// The state of the movement row `id`.
+    pub(crate) fn state(conn: &Connection, movement: Movement, id: &str) -> State {
+        let t = movement.state();
+        let sql = format!(
+            "SELECT status, {}, {}, {}, {}, {} FROM {} WHERE {} = ?1",
+            t.attempts, t.retry_at, t.error, t.reference, t.done_at, t.table, t.key
+        );
+        conn.query_row(&sql, params![id], |r| {
+            Ok(State {
+                status: r.get(0)?,
+                attempts: r.get(1)?,
+                retry_at: r.get(2)?,
+                error: r.get(3)?,
+                reference: r.get(4)?,
+                done_at: r.get(5)?,
+            })
+        })
+        .unwrap()
+    }
 }

@@ -1,0 +1,192 @@
+//! Checkout: the one layer that chooses a rail and calls it. A purchase request is served on
+//! the rail [`choose_rail`] picks (the instance's card rail, [`App::card_rail`], or x402);
+//! [`buy`] opens the purchase on it, seller onboarding goes to the card rail's
+//! ([`register_seller`]), and the commerce worker's money movements run on the card rail that
+//! makes them ([`move_money`]). Below this layer the rails (`sandbox`, `stripe`, `x402`) know
+//! nothing of one another, and report payments through `settlement` only.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::rail::Rail;
+use super::settlement::{self, Opening};
+use super::{App, sandbox, stripe, stripe_client, stripe_money, x402, x402_wire};
+use crate::error::{Error, Result};
+use crate::store::agents::AgentRow;
+use crate::store::listings::ListingRow;
+use crate::store::purchases::PurchaseRow;
+
+pub use super::x402::{Answer, PaymentHeader};
+
+/// Picks the rail of a purchase request: `rail` when named (`x402_usdc_base`, or `checkout` /
+/// `card` for the instance's card rail); a payment header means x402; a request without a key
+/// goes to x402 when it is configured (the payment is the credential), else to the card rail
+/// (which answers 401).
+///
+/// # Errors
+/// `INVALID_ARGUMENT` for an unknown or non-string `rail`, or a payment header with another
+/// rail; `RAIL_UNAVAILABLE` (409) when x402 is asked for and not configured.
+pub fn choose_rail(
+    app: &App,
+    has_key: bool,
+    rail: Option<&Value>,
+    has_payment: bool,
+) -> Result<Rail> {
+    let named = Rail::parse_request(rail)?;
+    let wants_wallet = named == Some(Rail::Wallet) || has_payment;
+    if named.is_some_and(|rail| rail != Rail::Wallet) && has_payment {
+        return Err(Error::invalid(format!(
+            "a PAYMENT-SIGNATURE or X-PAYMENT header pays on the `{}` rail; drop it or the `rail` field",
+            Rail::Wallet.name()
+        )));
+    }
+    if wants_wallet {
+        if app.x402.is_none() {
+            return Err(x402_wire::rail_unavailable());
+        }
+        return Ok(Rail::Wallet);
+    }
+    if named.is_none() && !has_key && app.x402.is_some() {
+        return Ok(Rail::Wallet);
+    }
+    Ok(app.card_rail())
+}
+
+/// A sale to make, the request already checked (listing found, the buyer's own listing and
+/// health terms refused).
+pub struct Sale<'a> {
+    /// The buyer; `None` only on the wallet rail.
+    pub buyer: Option<&'a AgentRow>,
+    pub listing: &'a ListingRow,
+    /// The rail [`choose_rail`] chose. A free listing is bought on [`Rail::Free`] whatever it
+    /// is, a paid one on the wallet rail or else on the instance's card rail.
+    pub rail: Rail,
+    pub email: Option<String>,
+    /// The x402 payment header of a retry.
+    pub payment: Option<PaymentHeader>,
+    /// The URL being bought (the x402 challenge names it).
+    pub resource: String,
+}
+
+/// What a sale came to.
+pub enum Bought {
+    /// A purchase made (free, paid) or opened (a reservation waiting for its checkout), with
+    /// what the rail adds to the Purchase it answers and the rail's response headers.
+    Purchase {
+        purchase: Box<PurchaseRow>,
+        extra: Vec<(&'static str, Value)>,
+        headers: Vec<(&'static str, String)>,
+    },
+    /// The rail answers in its own words (x402: a challenge or a refused payment, 402).
+    Answer(Answer),
+}
+
+/// Makes a sale on its rail: x402 takes a paid listing's payment at once; on the card rail a
+/// paid listing is reserved and its checkout opened (the sandbox names its own session, Stripe
+/// opens a Checkout Session); a free listing is bought at once.
+///
+/// # Errors
+/// `LISTING_UNAVAILABLE` / `PAYOUTS_NOT_CONNECTED` (409), `PRICE_OUT_OF_RANGE_FOR_RAIL`
+/// (422), the rail's own failures (Stripe and x402 502s, x402 400 and 409).
+pub async fn buy(app: &App, sale: Sale<'_>) -> Result<Bought> {
+    let Sale {
+        buyer,
+        listing,
+        rail,
+        email,
+        payment,
+        resource,
+    } = sale;
+    let paid = listing.price_cents > 0;
+    if paid && rail == Rail::Wallet {
+        return Ok(
+            match x402::sell(app, buyer, listing, email, payment, resource).await? {
+                x402::Outcome::Answer(answer) => Bought::Answer(answer),
+                x402::Outcome::Sold {
+                    purchase,
+                    token,
+                    payment,
+                    headers,
+                } => Bought::Purchase {
+                    purchase,
+                    extra: vec![("purchaseToken", token.into()), ("payment", payment)],
+                    headers,
+                },
+            },
+        );
+    }
+    let rail = if paid { app.card_rail() } else { Rail::Free };
+    if rail == Rail::Card {
+        stripe_client::check_amount(listing.price_cents)?;
+    }
+    let opening = Opening {
+        buyer,
+        listing,
+        rail,
+        email,
+        hold: checkout_window(app),
+        // The sandbox names its own sessions; Stripe's session id is stored once it is created.
+        session: (rail == Rail::Sandbox).then(sandbox::new_session),
+    };
+    let mut purchase = settlement::open(app, opening).await?;
+    if purchase.status == "pending_payment" && rail == Rail::Card {
+        let (session, url) = stripe::open_checkout(app, &purchase, &listing.title).await?;
+        purchase.checkout_session = Some(session);
+        purchase.checkout_url = Some(url);
+    }
+    Ok(Bought::Purchase {
+        purchase: Box::new(purchase),
+        extra: Vec::new(),
+        headers: Vec::new(),
+    })
+}
+
+/// How long a checkout stays open. Stripe accepts a session expiry from 30 minutes to 24 hours
+/// after creation, and its session must end before the local reservation does, so on that rail
+/// the window is kept within 35 minutes (a margin for clock skew and latency) and 24 hours.
+pub fn checkout_window(app: &App) -> Duration {
+    match app.card_rail() {
+        Rail::Card => app
+            .checkout_expiry
+            .clamp(Duration::from_secs(35 * 60), Duration::from_secs(24 * 3600)),
+        _ => app.checkout_expiry,
+    }
+}
+
+/// Where the buyer of a pending purchase pays: the page the rail made (Stripe), else the
+/// sandbox checkout page of its session.
+pub fn pay_url(app: &App, purchase: &PurchaseRow) -> Option<String> {
+    purchase.checkout_url.clone().or_else(|| {
+        purchase
+            .checkout_session
+            .as_deref()
+            .map(|session| sandbox::checkout_url(app, session))
+    })
+}
+
+/// `POST /api/sell/register`: the payout onboarding link and status on the instance's card
+/// rail.
+///
+/// # Errors
+/// Database failure; on the Stripe rail, `STRIPE_ERROR` / `STRIPE_UNAVAILABLE` (502).
+pub async fn register_seller(app: &App, agent: &AgentRow) -> Result<Value> {
+    match app.card_rail() {
+        Rail::Card => stripe::register_seller(app, agent).await,
+        _ => sandbox::register_seller(app, agent).await,
+    }
+}
+
+/// The commerce worker's money part: on an instance whose card rail moves money (Stripe), runs
+/// forever, making every second the refunds and transfers that are due; on the others it
+/// returns at once (their held rows are released in place by the worker's local part).
+pub async fn move_money(app: &App) {
+    if !app.card_rail().moves_money() {
+        return;
+    }
+    loop {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let _pass = app.worker_passes.stripe.begin();
+        stripe_money::move_money(app).await;
+    }
+}

@@ -1,0 +1,137 @@
+//! The sandbox rail (`--payments sandbox`): no accounts, no network. Onboarding and checkout
+//! are local pages (`/sandbox/connect/{id}`, `/sandbox/checkout/{session}`, in `api::sandbox`)
+//! with scripted twins under `/api/sandbox/…`, so CI needs no browser. A checkout session
+//! reserves the listing until it is paid (the Pay button reports the payment through
+//! [`settlement`]), cancelled or expired.
+
+use serde_json::{Value, json};
+
+use super::rail::Rail;
+use super::settlement::{self, PaymentReport, Reservation};
+use super::{App, payouts};
+use crate::crypto::{b64url, random_bytes};
+use crate::error::{Error, Result};
+use crate::store::agents::AgentRow;
+use crate::store::listings as listing_store;
+use crate::store::payments::{self as store, AccountKey};
+use crate::store::purchases as purchase_store;
+
+/// `POST /api/sell/register` on the sandbox rail: the onboarding page and its scripted twin.
+///
+/// # Errors
+/// Database failure.
+pub async fn register_seller(app: &App, agent: &AgentRow) -> Result<Value> {
+    let rail = Rail::Sandbox.account_name().unwrap_or_default();
+    let (agent_id, now) = (agent.id.clone(), app.now());
+    let fresh = payouts::new_onboarding_id();
+    let account = app
+        .store
+        .write(move |tx| store::open_account(tx, &agent_id, &fresh, rail, None, &now))
+        .await?;
+    let id = &account.onboarding_id;
+    Ok(json!({
+        "rail": rail,
+        "status": account.status,
+        "onboardingUrl": app.url(&format!("/sandbox/connect/{id}")),
+        "completeUrl": app.url(&format!("/api/sandbox/connect/{id}/complete")),
+        "note": "open onboardingUrl to connect payouts (sandbox: one click, or POST completeUrl)",
+    }))
+}
+
+/// `POST /api/sandbox/connect/{id}/complete` (and the onboarding page's button).
+///
+/// # Errors
+/// `NOT_FOUND` for an unknown onboarding id.
+pub async fn complete_onboarding(app: &App, onboarding_id: &str) -> Result<Value> {
+    let (id, now) = (onboarding_id.to_owned(), app.now());
+    let changed = app
+        .store
+        .write(move |tx| store::set_account_status(tx, AccountKey::Onboarding(&id), true, &now))
+        .await?;
+    if changed == 0 {
+        return Err(Error::NotFound("no such onboarding session".into()));
+    }
+    Ok(json!({ "status": "complete" }))
+}
+
+/// A new checkout session id (the unguessable capability of the checkout page).
+pub fn new_session() -> String {
+    format!("cs_{}", b64url(&random_bytes::<24>()))
+}
+
+/// The URL a buyer opens to pay.
+pub fn checkout_url(app: &App, session: &str) -> String {
+    app.url(&format!("/sandbox/checkout/{session}"))
+}
+
+/// `POST /api/sandbox/checkout/{session}/pay` (and the checkout page's Pay button).
+///
+/// # Errors
+/// `NOT_FOUND`, `CHECKOUT_CLOSED` (409) when cancelled or expired.
+pub async fn pay(app: &App, session: &str) -> Result<Value> {
+    let (keyring, now) = (app.keyring.clone(), app.now());
+    let report = PaymentReport {
+        reservation: Reservation::Session(session.to_owned()),
+        payment_ref: None,
+        payer: None,
+        token: None,
+        taken: false,
+    };
+    let (purchase, settled) = app
+        .store
+        .write(move |tx| settlement::record_payment(tx, &keyring, &now, report))
+        .await?;
+    settlement::publish(app, settled);
+    Ok(json!({ "purchaseId": purchase.id, "status": purchase.status, "paidAt": purchase.paid_at }))
+}
+
+/// `POST /api/sandbox/checkout/{session}/cancel`: frees the reservation.
+///
+/// # Errors
+/// `NOT_FOUND`, `CHECKOUT_CLOSED` (409) when already paid.
+pub async fn cancel(app: &App, session: &str) -> Result<Value> {
+    let key = session.to_owned();
+    app.store
+        .write(move |tx| {
+            let purchase = purchase_store::find_by_session(tx, &key)?
+                .ok_or_else(|| Error::NotFound("no such checkout".into()))?;
+            match purchase.status.as_str() {
+                "pending_payment" => {
+                    store::end_checkout(tx, &purchase.id, "cancelled")?;
+                    Ok(json!({ "purchaseId": purchase.id, "status": "cancelled" }))
+                }
+                "cancelled" | "expired" => {
+                    Ok(json!({ "purchaseId": purchase.id, "status": purchase.status }))
+                }
+                other => Err(Error::Conflict {
+                    code: "CHECKOUT_CLOSED",
+                    message: format!("this checkout is already {other}"),
+                }),
+            }
+        })
+        .await
+}
+
+/// What the sandbox checkout page shows: the listing, the amount and the state.
+///
+/// # Errors
+/// `NOT_FOUND`.
+pub async fn checkout_view(app: &App, session: &str) -> Result<Value> {
+    let key = session.to_owned();
+    let (purchase, listing) = app
+        .store
+        .read(move |tx| {
+            let purchase = purchase_store::find_by_session(tx, &key)?
+                .ok_or_else(|| Error::NotFound("no such checkout".into()))?;
+            let listing = listing_store::find(tx, &purchase.listing_id)?;
+            Ok((purchase, listing))
+        })
+        .await?;
+    Ok(json!({
+        "session": session,
+        "status": purchase.status,
+        "amountCents": purchase.amount_cents,
+        "expiresAt": purchase.expires_at,
+        "title": listing.map(|l| l.title),
+    }))
+}

@@ -9,6 +9,7 @@ use crate::request::catalog::{
     BROWSE, Browse, CREATE_HEALTH_LISTING, CREATE_LISTING, CreateListing, DEACTIVATE_LISTING,
     DeactivateListing, SET_DELIVERY_ENDPOINT, SetDeliveryEndpoint, UPDATE_LISTING, UpdateListing,
 };
+use crate::request::commerce::{self, BecomeSeller, Purchase, Rate};
 use crate::service::rail::Rail;
 use crate::service::{App, agents, checkout, listings, payments, purchases, sellers, stats, x402};
 use crate::store::agents::AgentRow;
@@ -119,13 +120,13 @@ pub async fn marketplace_stats(app: &App) -> Result<Reply> {
 /// when configured, `rail: "x402_usdc_base"`, or a payment header): the rail is chosen by
 /// `service::checkout`.
 pub async fn purchase(app: &App, ctx: &Ctx) -> Result<Reply> {
-    let (key, mut args) = key_and_args(ctx)?;
-    let rail = args.take("rail");
+    let (key, args) = key_and_args(ctx)?;
+    let request = Purchase::read(&Input::body(&commerce::PURCHASE, args)?)?;
     let payment = x402::PaymentHeader::from_headers(
         header(ctx, "payment-signature"),
         header(ctx, "x-payment"),
     )?;
-    let rail = checkout::choose_rail(app, key.is_some(), rail.as_ref(), payment.is_some())?;
+    let rail = checkout::choose_rail(app, key.is_some(), request.rail.as_ref(), payment.is_some())?;
     // The card rail needs a key (401 without); on x402 the payment is the credential.
     let buyer = match (rail, key) {
         (Rail::Wallet, None) => None,
@@ -134,7 +135,7 @@ pub async fn purchase(app: &App, ctx: &Ctx) -> Result<Reply> {
     let order = purchases::Order {
         buyer: buyer.as_ref(),
         listing_id: id(ctx),
-        args,
+        request,
         rail,
         payment,
         resource: app.url(&ctx.path),
@@ -158,13 +159,12 @@ pub async fn get_purchase(app: &App, ctx: &Ctx) -> Result<Reply> {
         .bearer()
         .or(ctx.query("api_key"))
         .filter(|k| !k.is_empty());
-    let token = ctx
-        .query("purchase_token")
-        .filter(|t| !t.is_empty())
-        .or_else(|| header(ctx, "x-purchase-token"));
+    let query = Input::query(&commerce::GET_PURCHASE, &ctx.query);
+    let token = commerce::purchase_token(&query)?
+        .or_else(|| header(ctx, "x-purchase-token").map(str::to_owned));
     if let (None, Some(token)) = (key, token) {
         return Ok(Reply::ok(
-            purchases::get_with_token(app, id(ctx), token).await?,
+            purchases::get_with_token(app, id(ctx), &token).await?,
         ));
     }
     let buyer = agents::authenticate(app, key).await?;
@@ -173,7 +173,10 @@ pub async fn get_purchase(app: &App, ctx: &Ctx) -> Result<Reply> {
 
 pub async fn rate(app: &App, ctx: &Ctx) -> Result<Reply> {
     let (buyer, args) = seller_and_args(ctx)?;
-    Ok(Reply::ok(purchases::rate(app, buyer, id(ctx), args).await?))
+    let request = Rate::read(&Input::body(&commerce::RATE, args)?)?;
+    Ok(Reply::ok(
+        purchases::rate(app, buyer, id(ctx), request).await?,
+    ))
 }
 
 pub async fn ship(app: &App, ctx: &Ctx) -> Result<Reply> {
@@ -183,8 +186,10 @@ pub async fn ship(app: &App, ctx: &Ctx) -> Result<Reply> {
 
 pub async fn sell_register(app: &App, ctx: &Ctx) -> Result<Reply> {
     let (seller, args) = seller_and_args(ctx)?;
-    args.deny_unknown(&[])?;
-    Ok(Reply::ok(payments::register_seller(app, seller).await?))
+    let request = BecomeSeller::read(&Input::body(&commerce::BECOME_SELLER, args)?)?;
+    Ok(Reply::ok(
+        checkout::register_seller(app, seller, request).await?,
+    ))
 }
 
 pub async fn sell_dashboard(app: &App, ctx: &Ctx) -> Result<Reply> {

@@ -8,21 +8,18 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::args::Args;
 use crate::error::{Error, Result};
 use crate::request::agents::{self as agent_requests, Register};
 use crate::request::catalog::{
     self, Browse, CreateListing, DeactivateListing, SetDeliveryEndpoint, UpdateListing,
 };
+use crate::request::commerce::{self, BecomeSeller, Purchase, Rate};
 use crate::request::contact::{self as contact_requests, InquiryKind, NewInquiry};
 use crate::request::{Face, Input, Op};
 use crate::service::agents::{self, Client};
 use crate::service::contact::inquiries;
-use crate::service::{App, listings, meta, payments, purchases, sellers, stats};
+use crate::service::{App, checkout, listings, meta, payments, purchases, sellers, stats};
 use crate::store::agents::AgentRow;
-
-/// Longest id argument read (listing and purchase ids are UUIDs).
-const ID_MAX: usize = 64;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Market {
@@ -76,33 +73,13 @@ const KEY_NOTE: &str = "Authenticate with the `Authorization: Bearer <API key>` 
      optional `api_key` argument is accepted only when it names the same agent as that header \
      and never replaces it.";
 
-fn string(description: &str) -> Value {
-    json!({ "type": "string", "minLength": 1, "description": description })
-}
-
-fn integer(description: &str, minimum: i64, maximum: i64) -> Value {
-    json!({ "type": "integer", "minimum": minimum, "maximum": maximum, "description": description })
-}
-
+/// The `api_key` argument the spec lists on the keyed marketplace tools.
 fn api_key() -> Value {
-    string("Optional. Must be the same key as the Bearer header (it never replaces the header).")
-}
-
-fn listing_id() -> Value {
-    string("The listing id (a UUID).")
-}
-
-fn schema(properties: Value, required: &[&str]) -> Value {
     json!({
-        "type": "object",
-        "properties": properties,
-        "required": required,
-        "additionalProperties": false,
+        "type": "string",
+        "minLength": 1,
+        "description": "Optional. Must be the same key as the Bearer header (it never replaces the header).",
     })
-}
-
-fn empty() -> Value {
-    json!({ "type": "object", "properties": {}, "additionalProperties": false })
 }
 
 impl Market {
@@ -152,23 +129,31 @@ impl Market {
         )
     }
 
-    /// The declaration of the operation the tool offers, when it is one of the typed requests
-    /// (its `inputSchema` is generated from it).
-    pub fn op(self) -> Option<&'static Op> {
-        Some(match self {
+    /// The declaration of the operation the tool offers (its `inputSchema` is generated from
+    /// it).
+    pub fn op(self) -> &'static Op {
+        match self {
+            Market::AboutMarketplace => &catalog::ABOUT,
+            Market::ListVerticals => &catalog::LIST_VERTICALS,
             Market::RegisterAgent => &agent_requests::REGISTER,
+            Market::GetPlatformStats => &catalog::PLATFORM_STATS,
             Market::SubmitIdea => &contact_requests::SUBMIT_IDEA,
             Market::ContactMarketplace => &contact_requests::CONTACT,
+            Market::BecomeSeller => &commerce::BECOME_SELLER,
             Market::SetDeliveryEndpoint => &catalog::SET_DELIVERY_ENDPOINT,
             Market::SellData => &catalog::CREATE_LISTING,
             Market::ListHealthData => &catalog::CREATE_HEALTH_LISTING,
             Market::BrowseMarketplace => &catalog::BROWSE,
             Market::PreviewListing => &catalog::LISTING_DETAIL,
+            Market::BuyData => &commerce::PURCHASE,
+            Market::GetPurchase => &commerce::GET_PURCHASE,
+            Market::RateListing => &commerce::RATE,
             Market::UpdateListing => &catalog::UPDATE_LISTING,
             Market::DeactivateListing => &catalog::DEACTIVATE_LISTING,
             Market::ListingHistory => &catalog::LISTING_HISTORY,
-            _ => return None,
-        })
+            Market::SellerDashboard => &commerce::SELLER_DASHBOARD,
+            Market::MarketplaceStats => &catalog::MARKETPLACE_STATS,
+        }
     }
 
     /// Accepts an `api_key` argument (checked against the Bearer header by the dispatcher).
@@ -177,46 +162,40 @@ impl Market {
     }
 
     pub fn descriptor(self) -> Value {
-        let (title, description, input, read_only, idempotent) = match self {
+        let (title, description, read_only, idempotent) = match self {
             Market::AboutMarketplace => (
                 "About the marketplace",
                 "What this marketplace is, its fee schedule, links (llms.txt, OpenAPI, MCP) and current counts. Public.".to_owned(),
-                empty(),
                 true,
                 true,
             ),
             Market::ListVerticals => (
                 "List verticals",
                 "Every vertical (subcategory) with its slug, category and listing count; use a slug as `vertical` in sell_data or browse_marketplace. Public.".to_owned(),
-                empty(),
                 true,
                 true,
             ),
             Market::RegisterAgent => (
                 "Register an agent",
                 "Create an agent and get its API key (shown once); send that key as `Authorization: Bearer <key>` afterwards. Rate limited per IP. Public.".to_owned(),
-                Value::Null,
                 false,
                 false,
             ),
             Market::GetPlatformStats => (
                 "Platform stats",
                 "Platform totals: agents, listings, queries and per-vertical counts. Public.".to_owned(),
-                empty(),
                 true,
                 true,
             ),
             Market::SubmitIdea => (
                 "Submit an idea",
                 "Send the operator an idea (a feature, a dataset wanted); returns the inquiry id, which is the capability to read its thread later. Public.".to_owned(),
-                Value::Null,
                 false,
                 false,
             ),
             Market::ContactMarketplace => (
                 "Contact the marketplace",
                 "Send the operator a message; returns the inquiry id, which is the capability to read its thread later. Public.".to_owned(),
-                Value::Null,
                 false,
                 false,
             ),
@@ -224,14 +203,6 @@ impl Market {
                 "Become a seller",
                 format!(
                     "Start payout onboarding: returns the payment-connect onboarding link and status (open onboardingUrl, sandbox: one click). {KEY_NOTE}"
-                ),
-                schema(
-                    json!({
-                        "name": string("The seller name for onboarding (checked, not stored: your agent record is used)."),
-                        "email": string("Optional payout contact email (checked, not stored)."),
-                        "api_key": api_key(),
-                    }),
-                    &["name"],
                 ),
                 false,
                 true,
@@ -241,7 +212,6 @@ impl Market {
                 format!(
                     "Register and verify your HTTPS delivery endpoint (a signed challenge it must echo); required before listing. {KEY_NOTE}"
                 ),
-                Value::Null,
                 false,
                 true,
             ),
@@ -250,7 +220,6 @@ impl Market {
                 format!(
                     "Create a listing: title, description, preview (object), price_cents (integer cents, 0 for free), consent (must be true); `vertical` omitted means auto-filed. Needs a verified delivery endpoint. {KEY_NOTE}"
                 ),
-                Value::Null,
                 false,
                 false,
             ),
@@ -259,21 +228,18 @@ impl Market {
                 format!(
                     "List your OWN personal health data through the signed consent flow (the same as POST /api/marketplace/listings/health): title, description, preview, price_cents, consent (true) and health_consent {{ownership: {{ownData, adult, noThirdPartyData, voluntary}}, saleTerms: {{acceptSaleTerms, buyersKeepCopies, noRecall}}, authorizedUses: [at least one of academic_research, commercial_research, ai_training, personal_educational, other], deidentificationLevel: full_identified | name_removed, stateAuthorizations: {{state: two-letter US code or NON_US, generalAuthorization, plus cmiaAuthorization (CA), ctConsumerHealthDataConsent (CT), nvConsumerHealthDataAuthorization (NV) or mhmdaAuthorization (WA)}}}}, every affirmation true. Returns the listing, its signed history entry and the signed consent record. Buyers must then state an authorized use and attest. Needs a verified delivery endpoint. {KEY_NOTE}"
                 ),
-                Value::Null,
                 false,
                 false,
             ),
             Market::BrowseMarketplace => (
                 "Browse the marketplace",
                 "Search and filter listings (the same as GET /api/marketplace/listings): returns {listings, total, offset, limit}. Public.".to_owned(),
-                Value::Null,
                 true,
                 true,
             ),
             Market::PreviewListing => (
                 "Preview a listing",
                 "A listing's full public detail (the same as GET /api/marketplace/listings/{id}). Public.".to_owned(),
-                Value::Null,
                 true,
                 true,
             ),
@@ -282,30 +248,12 @@ impl Market {
                 format!(
                     "Buy a listing: free is delivered at once; paid returns a checkoutUrl (poll get_purchase). Personal health data needs buyer_intended_use and buyer_attestation. {KEY_NOTE}"
                 ),
-                schema(
-                    json!({
-                        "listing_id": listing_id(),
-                        "email": string("Optional receipt email."),
-                        "buyer_intended_use": { "type": "string", "enum": purchases::INTENDED_USES, "description": "Required for personal health data." },
-                        "buyer_attestation": {
-                            "type": "object",
-                            "description": "Required for personal health data: all five must be true.",
-                            "properties": purchases::ATTESTATIONS.iter().map(|name| ((*name).to_owned(), json!({ "type": "boolean" }))).collect::<Map<String, Value>>(),
-                        },
-                        "api_key": api_key(),
-                    }),
-                    &["listing_id"],
-                ),
                 false,
                 false,
             ),
             Market::GetPurchase => (
                 "Get a purchase",
                 format!("One of your purchases and its status (poll until delivered). {KEY_NOTE}"),
-                schema(
-                    json!({ "purchase_id": string("The purchase id."), "api_key": api_key() }),
-                    &["purchase_id"],
-                ),
                 true,
                 true,
             ),
@@ -313,16 +261,6 @@ impl Market {
                 "Rate a listing",
                 format!(
                     "Rate a listing you bought, once per delivered purchase: rating 1 to 5, optional comment. {KEY_NOTE}"
-                ),
-                schema(
-                    json!({
-                        "listing_id": listing_id(),
-                        "purchase_id": string("Your delivered purchase of this listing."),
-                        "rating": integer("1 to 5.", 1, 5),
-                        "comment": { "type": "string", "maxLength": 2000 },
-                        "api_key": api_key(),
-                    }),
-                    &["listing_id", "purchase_id", "rating"],
                 ),
                 false,
                 false,
@@ -332,43 +270,37 @@ impl Market {
                 format!(
                     "Edit your listing (title, description, price_cents, active, preview, reason); each change is a new signed version. {KEY_NOTE}"
                 ),
-                Value::Null,
                 false,
                 true,
             ),
             Market::DeactivateListing => (
                 "Deactivate a listing",
                 format!("Withdraw your listing from sale (the same as active: false). {KEY_NOTE}"),
-                Value::Null,
                 false,
                 true,
             ),
             Market::ListingHistory => (
                 "Listing history",
                 "A listing's signed modification history; data changes appear as fingerprints only. Public.".to_owned(),
-                Value::Null,
                 true,
                 true,
             ),
             Market::SellerDashboard => (
                 "Seller dashboard",
                 format!("Your listings (inactive too), sales, escrow and ratings. {KEY_NOTE}"),
-                schema(json!({ "api_key": api_key() }), &[]),
                 true,
                 true,
             ),
             Market::MarketplaceStats => (
                 "Marketplace stats",
                 "Platform figures plus fee and arm's-length totals. Public.".to_owned(),
-                empty(),
                 true,
                 true,
             ),
         };
-        let input = match self.op() {
-            Some(op) if self.takes_api_key() => op.input_schema(&[("api_key", api_key())]),
-            Some(op) => op.input_schema(&[]),
-            None => input,
+        let input = match self.takes_api_key() {
+            true => self.op().input_schema(&[("api_key", api_key())]),
+            false => self.op().input_schema(&[]),
         };
         super::tools::tool_descriptor(
             self.name(),
@@ -386,7 +318,7 @@ impl Market {
         self,
         app: &App,
         agent: Option<&AgentRow>,
-        mut arguments: Map<String, Value>,
+        arguments: Map<String, Value>,
         client: &Client<'_>,
     ) -> Result<Value> {
         let me = || {
@@ -399,11 +331,11 @@ impl Market {
         };
         match self {
             Market::AboutMarketplace => {
-                no_arguments(&arguments)?;
+                input(self, arguments)?;
                 about(app).await
             }
             Market::ListVerticals => {
-                no_arguments(&arguments)?;
+                input(self, arguments)?;
                 stats::verticals(app).await
             }
             Market::RegisterAgent => {
@@ -411,7 +343,7 @@ impl Market {
                 agents::register(app, request, client).await
             }
             Market::GetPlatformStats => {
-                no_arguments(&arguments)?;
+                input(self, arguments)?;
                 stats::platform(app).await
             }
             Market::SubmitIdea | Market::ContactMarketplace => {
@@ -424,11 +356,8 @@ impl Market {
             }
             Market::BecomeSeller => {
                 let agent = me()?;
-                let args = object(arguments)?;
-                args.deny_unknown(&["name", "email"])?;
-                args.req_str("name", 200)?;
-                args.opt_str("email", 254)?;
-                payments::register_seller(app, agent).await
+                let request = BecomeSeller::read(&input(self, arguments)?)?;
+                checkout::register_seller(app, agent, request).await
             }
             Market::SetDeliveryEndpoint => {
                 let request = SetDeliveryEndpoint::read(&input(self, arguments)?)?;
@@ -458,19 +387,20 @@ impl Market {
             }
             Market::BuyData => {
                 let agent = me()?;
-                let id = take_id(&mut arguments, "listing_id")?;
-                purchases::purchase(app, agent, &id, object(arguments)?).await
+                let input = input(self, arguments)?;
+                let request = Purchase::read(&input)?;
+                purchases::purchase(app, agent, &catalog::listing_id(&input)?, request).await
             }
             Market::GetPurchase => {
                 let agent = me()?;
-                let id = take_id(&mut arguments, "purchase_id")?;
-                no_arguments(&arguments)?;
+                let id = commerce::purchase_id(&input(self, arguments)?)?;
                 purchases::get(app, agent, &id).await
             }
             Market::RateListing => {
                 let agent = me()?;
-                let id = take_id(&mut arguments, "listing_id")?;
-                purchases::rate(app, agent, &id, object(arguments)?).await
+                let input = input(self, arguments)?;
+                let request = Rate::read(&input)?;
+                purchases::rate(app, agent, &catalog::listing_id(&input)?, request).await
             }
             Market::UpdateListing => {
                 let agent = me()?;
@@ -490,46 +420,20 @@ impl Market {
             }
             Market::SellerDashboard => {
                 let agent = me()?;
-                no_arguments(&arguments)?;
+                input(self, arguments)?;
                 payments::dashboard(app, agent).await
             }
             Market::MarketplaceStats => {
-                no_arguments(&arguments)?;
+                input(self, arguments)?;
                 stats::marketplace(app).await
             }
         }
     }
 }
 
-fn object(arguments: Map<String, Value>) -> Result<Args> {
-    Args::from_value(Value::Object(arguments))
-}
-
-fn no_arguments(arguments: &Map<String, Value>) -> Result<()> {
-    match arguments.keys().next() {
-        Some(key) => Err(Error::invalid(format!("unknown argument `{key}`"))),
-        None => Ok(()),
-    }
-}
-
 /// A tool's arguments read against its operation's declaration.
 fn input(tool: Market, arguments: Map<String, Value>) -> Result<Input> {
-    let op = tool
-        .op()
-        .ok_or_else(|| Error::Internal(format!("{} has no declaration", tool.name())))?;
-    Input::new(Face::Mcp, op, arguments)
-}
-
-fn take_id(arguments: &mut Map<String, Value>, name: &str) -> Result<String> {
-    match arguments.shift_remove(name) {
-        None | Some(Value::Null) => Err(Error::invalid(format!("`{name}` is required"))),
-        Some(Value::String(id)) if !id.trim().is_empty() && id.chars().count() <= ID_MAX => {
-            Ok(id.trim().to_owned())
-        }
-        Some(_) => Err(Error::invalid(format!(
-            "`{name}` must be a non-empty string of at most {ID_MAX} characters"
-        ))),
-    }
+    Input::new(Face::Mcp, tool.op(), arguments)
 }
 
 /// What the marketplace is, its fees, links and counts.

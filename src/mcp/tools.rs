@@ -66,10 +66,7 @@ pub(super) async fn call_tool(
         },
     };
     // Services name fields in their REST spelling; the caller reads its own.
-    let outcome = outcome.map_err(|error| match tool.op() {
-        Some(op) => op.respell(Face::Mcp, error),
-        None => error,
-    });
+    let outcome = outcome.map_err(|error| tool.op().respell(Face::Mcp, error));
     Outcome::Done(match outcome {
         Ok(value) => tool_success(value),
         Err(error) => tool_failure(ctx, &error),
@@ -185,10 +182,10 @@ enum AnyTool {
 }
 
 impl AnyTool {
-    /// The declaration of the tool's operation, if it has one.
-    fn op(self) -> Option<&'static Op> {
+    /// The declaration of the tool's operation.
+    fn op(self) -> &'static Op {
         match self {
-            AnyTool::Connect(tool) => Some(tool.op()),
+            AnyTool::Connect(tool) => tool.op(),
             AnyTool::Market(tool) => tool.op(),
         }
     }

@@ -507,3 +507,32 @@ fn metadata(input: &Input) -> Result<Value> {
     }
     Ok(Value::Object(metadata))
 }
+
+/// `about_marketplace` (MCP's summary of `/api/meta`, `/api/fees` and the counts): no
+/// arguments.
+pub static ABOUT: Op = Op {
+    name: "about_marketplace",
+    rest: &[],
+    fields: &[],
+};
+
+/// `GET /api/verticals` · `list_verticals`: no arguments.
+pub static LIST_VERTICALS: Op = Op {
+    name: "list_verticals",
+    rest: &[("GET", "/api/verticals")],
+    fields: &[],
+};
+
+/// `GET /api/stats` · `get_platform_stats`: no arguments.
+pub static PLATFORM_STATS: Op = Op {
+    name: "get_platform_stats",
+    rest: &[("GET", "/api/stats")],
+    fields: &[],
+};
+
+/// `GET /api/marketplace/stats` · `marketplace_stats`: no arguments.
+pub static MARKETPLACE_STATS: Op = Op {
+    name: "marketplace_stats",
+    rest: &[("GET", "/api/marketplace/stats")],
+    fields: &[],
+};

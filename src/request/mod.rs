@@ -10,6 +10,7 @@
 
 pub mod agents;
 pub mod catalog;
+pub mod commerce;
 pub mod contact;
 pub mod messaging;
 
@@ -49,6 +50,8 @@ pub enum Kind {
     Enum(&'static [&'static str]),
     /// A JSON object, checked by the service.
     Object,
+    /// An object of these boolean flags, checked by the service.
+    Flags(&'static [&'static str]),
     /// Any other JSON, checked by the service; the text is the field's JSON Schema.
     Json(&'static str),
 }
@@ -145,6 +148,13 @@ impl Field {
             Kind::Consent => json!({ "type": "boolean", "const": true }),
             Kind::Enum(values) => json!({ "type": "string", "enum": values }),
             Kind::Object => json!({ "type": "object" }),
+            Kind::Flags(names) => {
+                let properties: Map<String, Value> = names
+                    .iter()
+                    .map(|name| ((*name).to_owned(), json!({ "type": "boolean" })))
+                    .collect();
+                json!({ "type": "object", "properties": properties })
+            }
             Kind::Json(text) => serde_json::from_str(text).unwrap_or_else(|_| json!({})),
         };
         if !self.doc.is_empty() {
@@ -180,6 +190,15 @@ pub static OPS: &[&Op] = &[
     &catalog::LISTING_HISTORY,
     &catalog::SET_DELIVERY_ENDPOINT,
     &catalog::BROWSE,
+    &catalog::ABOUT,
+    &catalog::LIST_VERTICALS,
+    &catalog::PLATFORM_STATS,
+    &catalog::MARKETPLACE_STATS,
+    &commerce::SELLER_DASHBOARD,
+    &commerce::PURCHASE,
+    &commerce::GET_PURCHASE,
+    &commerce::RATE,
+    &commerce::BECOME_SELLER,
     &contact::SUBMIT_IDEA,
     &contact::CONTACT,
 ];

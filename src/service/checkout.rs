@@ -13,6 +13,7 @@ use super::rail::Rail;
 use super::settlement::{self, Opening};
 use super::{App, sandbox, stripe, stripe_client, stripe_money, x402, x402_wire};
 use crate::error::{Error, Result};
+use crate::request::commerce::BecomeSeller;
 use crate::store::agents::AgentRow;
 use crate::store::listings::ListingRow;
 use crate::store::purchases::PurchaseRow;
@@ -170,9 +171,10 @@ pub fn pay_url(app: &App, purchase: &PurchaseRow) -> Option<String> {
 ///
 /// # Errors
 /// Database failure; on the Stripe rail, `STRIPE_ERROR` / `STRIPE_UNAVAILABLE` (502).
-pub async fn register_seller(app: &App, agent: &AgentRow) -> Result<Value> {
+pub async fn register_seller(app: &App, agent: &AgentRow, request: BecomeSeller) -> Result<Value> {
     match app.card_rail() {
-        Rail::Card => stripe::register_seller(app, agent).await,
+        Rail::Card => stripe::register_seller(app, agent, request).await,
+        // The sandbox's onboarding is one button: nothing to start it with.
         _ => sandbox::register_seller(app, agent).await,
     }
 }

@@ -34,23 +34,7 @@ pub const TERMS_VERSION: i64 = 1;
 
 const OWNERSHIP: &[&str] = &["ownData", "adult", "noThirdPartyData", "voluntary"];
 const SALE_TERMS: &[&str] = &["acceptSaleTerms", "buyersKeepCopies", "noRecall"];
-/// The buyer's intended uses accepted for personal health data (also the vocabulary of a
-/// consent's `authorizedUses`).
-pub const INTENDED_USES: &[&str] = &[
-    "academic_research",
-    "commercial_research",
-    "ai_training",
-    "personal_educational",
-    "other",
-];
-/// The buyer attestations personal health data requires, all true.
-pub const ATTESTATIONS: &[&str] = &[
-    "notForInsurance",
-    "notForEmployment",
-    "notForDiscrimination",
-    "noReidentification",
-    "acceptUseTerms",
-];
+pub use crate::request::commerce::{ATTESTATIONS, INTENDED_USES};
 /// De-identification choices.
 pub const LEVELS: &[&str] = &["full_identified", "name_removed"];
 /// States whose consumer-health-data laws ask for their own authorization, and its field.

@@ -22,18 +22,16 @@ use super::rail::Rail;
 use super::sellers::{self, Deliverable};
 use super::settlement::refresh_reputation;
 use super::{App, payments, reputation, samples};
-use crate::args::Args;
 use crate::crypto::jcs;
 use crate::crypto::receipt::sign_object;
 use crate::error::{Error, Result};
+use crate::request::commerce::{Purchase, Rate};
 use crate::store::agents::{self as agent_store, AgentRow};
 use crate::store::listings::{self as listing_store, ListingRow};
 use crate::store::payments as payment_store;
 use crate::store::purchases::{self as store, PurchaseRow, RatingRow};
 
 pub use super::health::{ATTESTATIONS, INTENDED_USES};
-
-const COMMENT_MAX: usize = 2000;
 
 /// `POST /api/marketplace/listings/{id}/purchase` on the instance's card rail: a free listing
 /// is bought and delivered at once; a paid one opens a checkout session that reserves it
@@ -42,11 +40,16 @@ const COMMENT_MAX: usize = 2000;
 /// # Errors
 /// `NOT_FOUND`, `CANNOT_BUY_OWN_LISTING` (403), `LISTING_UNAVAILABLE` (409),
 /// `PAYOUTS_NOT_CONNECTED` (409), `HEALTH_TERMS_REQUIRED` (422).
-pub async fn purchase(app: &App, buyer: &AgentRow, listing_id: &str, args: Args) -> Result<Value> {
+pub async fn purchase(
+    app: &App,
+    buyer: &AgentRow,
+    listing_id: &str,
+    request: Purchase,
+) -> Result<Value> {
     let order = Order {
         buyer: Some(buyer),
         listing_id,
-        args,
+        request,
         rail: app.card_rail(),
         payment: None,
         resource: String::new(),
@@ -59,8 +62,8 @@ pub struct Order<'a> {
     /// The buyer; `None` only on the wallet rail (the payment is the credential).
     pub buyer: Option<&'a AgentRow>,
     pub listing_id: &'a str,
-    /// The body, without `api_key` and `rail`.
-    pub args: Args,
+    /// What the buyer asked for.
+    pub request: Purchase,
     /// The instance's card rail, or [`Rail::Wallet`].
     pub rail: Rail,
     /// The x402 payment header of a retry.
@@ -83,14 +86,15 @@ pub async fn purchase_on(app: &App, order: Order<'_>) -> Result<Answer> {
     let Order {
         buyer,
         listing_id,
-        args,
+        request,
         rail,
         payment,
         resource,
     } = order;
-    args.deny_unknown(&["email", "buyer_intended_use", "buyer_attestation"])?;
-    let email = |args: &Args| {
-        args.opt_str("email", 254)?
+    let email = |request: &Purchase| {
+        request
+            .email
+            .clone()
             .map(super::agents::check_email)
             .transpose()
     };
@@ -102,10 +106,10 @@ pub async fn purchase_on(app: &App, order: Order<'_>) -> Result<Answer> {
                 "a free listing is bought with a buyer key (Authorization: Bearer); x402 pays for paid listings only".into(),
             ));
         }
-        let email = email(&args)?;
+        let email = email(&request)?;
         (listing, email)
     } else {
-        let email = email(&args)?;
+        let email = email(&request)?;
         (listings::find(app, listing_id).await?, email)
     };
     if buyer.is_some_and(|b| b.id == listing.seller_id) {
@@ -115,7 +119,7 @@ pub async fn purchase_on(app: &App, order: Order<'_>) -> Result<Answer> {
         });
     }
     if listing.vertical_slug == super::catalog::HEALTH_VERTICAL {
-        check_health_terms(&args, listing.authorized_uses.as_deref())?;
+        check_health_terms(&request, listing.authorized_uses.as_deref())?;
     }
     let sale = Sale {
         buyer,
@@ -385,12 +389,12 @@ fn delivery_json(deliverable: &Deliverable, fingerprint: &str) -> Value {
 
 /// The buyer's intended use and attestation; then, for a listing with a consent record, the
 /// use must be one the seller authorized (reference samples hold synthetic data and have none).
-fn check_health_terms(args: &Args, authorized_uses: Option<&str>) -> Result<()> {
+fn check_health_terms(request: &Purchase, authorized_uses: Option<&str>) -> Result<()> {
     let refuse = |message: String| Error::Unprocessable {
         code: "HEALTH_TERMS_REQUIRED",
         message,
     };
-    let intended = args.opt_str("buyer_intended_use", 40)?;
+    let intended = request.intended_use.clone();
     if !intended
         .as_deref()
         .is_some_and(|use_| INTENDED_USES.contains(&use_))
@@ -400,7 +404,7 @@ fn check_health_terms(args: &Args, authorized_uses: Option<&str>) -> Result<()> 
             INTENDED_USES.join(", ")
         )));
     }
-    let attestation = args.get("buyer_attestation").and_then(Value::as_object);
+    let attestation = request.attestation.as_ref().and_then(Value::as_object);
     let all_true = attestation.is_some_and(|a| {
         ATTESTATIONS
             .iter()
@@ -424,13 +428,12 @@ fn check_health_terms(args: &Args, authorized_uses: Option<&str>) -> Result<()> 
 ///
 /// # Errors
 /// `INVALID_ARGUMENT`, `NOT_FOUND`, `NOT_BUYER` (403), `NOT_DELIVERED` (409), `ALREADY_RATED` (409).
-pub async fn rate(app: &App, buyer: &AgentRow, listing_id: &str, args: Args) -> Result<Value> {
-    args.deny_unknown(&["purchase_id", "rating", "comment"])?;
-    let purchase_id = args.req_str("purchase_id", 64)?;
-    let rating = args
-        .opt_int("rating", 1, 5)?
-        .ok_or_else(|| Error::invalid("`rating` is required (an integer from 1 to 5)"))?;
-    let comment = args.opt_str("comment", COMMENT_MAX)?;
+pub async fn rate(app: &App, buyer: &AgentRow, listing_id: &str, request: Rate) -> Result<Value> {
+    let Rate {
+        purchase_id,
+        rating,
+        comment,
+    } = request;
     let key = purchase_id.clone();
     let purchase = app
         .store
@@ -467,6 +470,7 @@ pub async fn rate(app: &App, buyer: &AgentRow, listing_id: &str, args: Args) -> 
     sign_object(&app.keyring, &mut attestation, &now);
     let attestation = Value::Object(attestation);
     let text = attestation.to_string();
+    let seller_id = purchase.seller_id.clone();
     let seller_rows = app
         .store
         .write(move |tx| {
@@ -499,6 +503,8 @@ pub async fn rate(app: &App, buyer: &AgentRow, listing_id: &str, args: Args) -> 
             refresh_reputation(tx, &purchase.seller_id)
         })
         .await?;
+    // The seller's cached row carries its rating count.
+    super::agents::forget(app, &seller_id);
     app.browse.upsert_rows(&seller_rows);
     Ok(json!({ "rating": attestation }))
 }

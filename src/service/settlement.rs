@@ -308,9 +308,12 @@ pub(crate) fn refresh_reputation(
 /// What a settled sale changed in the browse index.
 pub type Settled = Option<(ListingRow, Vec<listing_store::IndexRow>)>;
 
-/// Shows a settled sale in the browse index (after its transaction committed).
+/// Shows a settled sale in the browse index and drops the seller's cached row, whose sale
+/// count changed (after the transaction committed).
 pub fn publish(app: &App, settled: Settled) {
     if let Some((listing, seller_rows)) = settled {
+        // The seller's cached row carries its sale count.
+        super::agents::forget(app, &listing.seller_id);
         app.browse.upsert_rows(&seller_rows);
         app.browse.upsert(&listing);
     }

@@ -22,6 +22,7 @@ use super::{App, payouts};
 use crate::clock::{rfc3339, rfc3339_after};
 use crate::crypto::{b64url, random_bytes};
 use crate::error::{Error, Result};
+use crate::request::commerce::BecomeSeller;
 use crate::store::agents::AgentRow;
 use crate::store::payments::{self as store, AccountKey};
 use crate::store::purchases::PurchaseRow;
@@ -37,6 +38,13 @@ const ACCOUNTS: &str = match Rail::Card.account_name() {
 /// How long the worker leaves a refund the webhook is attempting (the client's deadline is 30 s).
 const REFUND_LEASE_SECS: i64 = 120;
 
+/// A short digest of form parameters, so an idempotency key names what it was sent with.
+fn params_digest(params: &[(&str, String)]) -> String {
+    let text: Vec<String> = params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let digest = crate::crypto::jcs::sha256_prefixed(text.join("&").as_bytes());
+    digest.trim_start_matches("sha256:")[..16].to_owned()
+}
+
 /// The Stripe client; the rail is not this server's without one.
 fn client(app: &App) -> Result<Arc<Client>> {
     app.stripe
@@ -50,7 +58,7 @@ fn client(app: &App) -> Result<Arc<Client>> {
 ///
 /// # Errors
 /// `STRIPE_ERROR` / `STRIPE_UNAVAILABLE` (502); database failure.
-pub async fn register_seller(app: &App, agent: &AgentRow) -> Result<Value> {
+pub async fn register_seller(app: &App, agent: &AgentRow, request: BecomeSeller) -> Result<Value> {
     let client = client(app)?;
     let agent_id = agent.id.clone();
     let existing = app
@@ -61,23 +69,27 @@ pub async fn register_seller(app: &App, agent: &AgentRow) -> Result<Value> {
     let account = match existing {
         Some(account) => account,
         None => {
-            let (c, handle, key) = (
-                client.clone(),
-                agent.handle.clone(),
-                format!("agent:{}:account", agent.id),
-            );
-            let created = call(move || {
-                c.post(
-                    "/v1/accounts",
-                    &[
-                        ("type", "express".into()),
-                        ("capabilities[transfers][requested]", "true".into()),
-                        ("metadata[bourse_handle]", handle),
-                    ],
-                    &key,
-                )
-            })
-            .await?;
+            let mut params = vec![
+                ("type", "express".to_owned()),
+                ("capabilities[transfers][requested]", "true".to_owned()),
+                ("metadata[bourse_handle]", agent.handle.clone()),
+            ];
+            // What the seller gave starts Stripe's onboarding form. A key is never sent with
+            // other parameters, so a prefilled request's key names what it prefills.
+            let mut key = format!("agent:{}:account", agent.id);
+            let prefill: Vec<(&str, String)> = [
+                ("email", request.email),
+                ("business_profile[name]", request.name),
+            ]
+            .into_iter()
+            .filter_map(|(name, value)| Some((name, value?)))
+            .collect();
+            if !prefill.is_empty() {
+                key = format!("{key}:{}", params_digest(&prefill));
+                params.extend(prefill);
+            }
+            let c = client.clone();
+            let created = call(move || c.post("/v1/accounts", &params, &key)).await?;
             let reference = object_id(&created, "acct_")?;
             let (agent_id, fresh, now) =
                 (agent.id.clone(), payouts::new_onboarding_id(), app.now());

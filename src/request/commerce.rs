@@ -1,0 +1,183 @@
+//! Commerce operations: buy, read a purchase, rate, and start payout onboarding.
+
+use serde_json::Value;
+
+use super::{Face, Field, ID_MAX, Input, Kind, Op};
+use crate::error::Result;
+
+/// The buyer's intended uses accepted for personal health data (also the vocabulary of a
+/// consent's `authorizedUses`).
+pub const INTENDED_USES: &[&str] = &[
+    "academic_research",
+    "commercial_research",
+    "ai_training",
+    "personal_educational",
+    "other",
+];
+/// The buyer attestations personal health data requires, all true.
+pub const ATTESTATIONS: &[&str] = &[
+    "notForInsurance",
+    "notForEmployment",
+    "notForDiscrimination",
+    "noReidentification",
+    "acceptUseTerms",
+];
+
+/// Longest rating comment.
+pub const COMMENT_MAX: usize = 2000;
+
+const LISTING_ID: Field = Field::mcp("listing_id", Kind::Text(ID_MAX))
+    .required()
+    .doc("The listing id (a UUID).");
+const EMAIL: Field = Field::both("email", "email", Kind::Text(254)).doc("Optional receipt email.");
+const INTENDED_USE: Field =
+    Field::both("buyer_intended_use", "buyer_intended_use", Kind::Text(40)).doc(
+        "Required for personal health data: one of academic_research, commercial_research, ai_training, personal_educational, other (and one the listing authorizes).",
+    );
+const ATTESTATION: Field = Field::both(
+    "buyer_attestation",
+    "buyer_attestation",
+    Kind::Flags(ATTESTATIONS),
+)
+.doc("Required for personal health data: all five must be true.");
+const RAIL: Field = Field::rest("rail", Kind::Json(r#"{"type":"string"}"#));
+
+/// `POST /api/marketplace/listings/{id}/purchase` · `buy_data` (the `rail` field, which picks
+/// the x402 rail, is REST's: MCP buys on the instance's card rail).
+pub static PURCHASE: Op = Op {
+    name: "buy_data",
+    rest: &[("POST", "/api/marketplace/listings/{id}/purchase")],
+    fields: &[LISTING_ID, EMAIL, INTENDED_USE, ATTESTATION, RAIL],
+};
+
+/// A purchase request; the service checks the email's shape and, for personal health data, the
+/// intended use and the attestations.
+#[derive(Debug, Default)]
+pub struct Purchase {
+    pub email: Option<String>,
+    pub intended_use: Option<String>,
+    pub attestation: Option<Value>,
+    /// The `rail` member as sent (checked by the checkout layer's rail choice).
+    pub rail: Option<Value>,
+}
+
+impl Purchase {
+    /// # Errors
+    /// `INVALID_ARGUMENT` naming the field.
+    pub fn read(input: &Input) -> Result<Purchase> {
+        Ok(Purchase {
+            email: input.text(&EMAIL)?,
+            intended_use: input.text(&INTENDED_USE)?,
+            attestation: input.json(&ATTESTATION)?,
+            rail: input.json(&RAIL)?,
+        })
+    }
+}
+
+/// `GET /api/marketplace/purchases/{id}` (query) · `get_purchase`. The purchase token is REST's
+/// way for an x402 buyer without a key.
+pub static GET_PURCHASE: Op = Op {
+    name: "get_purchase",
+    rest: &[("GET", "/api/marketplace/purchases/{id}")],
+    fields: &[
+        Field::mcp("purchase_id", Kind::Text(ID_MAX))
+            .required()
+            .doc("The purchase id."),
+        Field::rest("purchase_token", Kind::Text(200)),
+    ],
+};
+
+/// The purchase id of an MCP call (on REST it is the path segment).
+///
+/// # Errors
+/// Missing or not a short string.
+pub fn purchase_id(input: &Input) -> Result<String> {
+    input.req_text(&GET_PURCHASE.fields[0])
+}
+
+/// The x402 purchase token of a REST read, if given.
+///
+/// # Errors
+/// Not a short string.
+pub fn purchase_token(input: &Input) -> Result<Option<String>> {
+    input.text(&GET_PURCHASE.fields[1])
+}
+
+const PURCHASE_ID: Field = Field::both("purchase_id", "purchase_id", Kind::Text(ID_MAX))
+    .required()
+    .doc("Your delivered purchase of this listing.");
+const RATING: Field = Field::both("rating", "rating", Kind::Int(1, 5))
+    .required()
+    .doc("1 to 5.");
+const COMMENT: Field = Field::both("comment", "comment", Kind::Text(COMMENT_MAX))
+    .doc("Optional comment, shown with the rating.");
+
+/// `POST /api/marketplace/listings/{id}/rate` · `rate_listing`.
+pub static RATE: Op = Op {
+    name: "rate_listing",
+    rest: &[("POST", "/api/marketplace/listings/{id}/rate")],
+    fields: &[LISTING_ID, PURCHASE_ID, RATING, COMMENT],
+};
+
+/// A rating of a delivered purchase.
+#[derive(Debug)]
+pub struct Rate {
+    pub purchase_id: String,
+    pub rating: i64,
+    pub comment: Option<String>,
+}
+
+impl Rate {
+    /// # Errors
+    /// `INVALID_ARGUMENT` naming the field.
+    pub fn read(input: &Input) -> Result<Rate> {
+        Ok(Rate {
+            purchase_id: input.req_text(&PURCHASE_ID)?,
+            rating: input.int(&RATING)?.ok_or_else(|| {
+                crate::error::Error::invalid(format!(
+                    "`{}` is required (an integer from 1 to 5)",
+                    input.spelling(&RATING)
+                ))
+            })?,
+            comment: input.text(&COMMENT)?,
+        })
+    }
+}
+
+const SELLER_NAME: Field = Field::both("name", "name", Kind::Text(200))
+    .required_on(Face::Mcp)
+    .doc("The seller name the payment provider's onboarding starts with (Stripe: the business name).");
+const SELLER_EMAIL: Field = Field::both("email", "email", Kind::Text(254))
+    .doc("Optional payout contact email the onboarding starts with (Stripe: the account email).");
+
+/// `POST /api/sell/register` · `become_seller`.
+pub static BECOME_SELLER: Op = Op {
+    name: "become_seller",
+    rest: &[("POST", "/api/sell/register")],
+    fields: &[SELLER_NAME, SELLER_EMAIL],
+};
+
+/// Payout onboarding, with what the provider's form may start with.
+#[derive(Debug, Default)]
+pub struct BecomeSeller {
+    pub name: Option<String>,
+    pub email: Option<String>,
+}
+
+impl BecomeSeller {
+    /// # Errors
+    /// `INVALID_ARGUMENT` naming the field.
+    pub fn read(input: &Input) -> Result<BecomeSeller> {
+        Ok(BecomeSeller {
+            name: input.text(&SELLER_NAME)?,
+            email: input.text(&SELLER_EMAIL)?,
+        })
+    }
+}
+
+/// `GET /api/sell/dashboard` · `seller_dashboard`: no arguments.
+pub static SELLER_DASHBOARD: Op = Op {
+    name: "seller_dashboard",
+    rest: &[("GET", "/api/sell/dashboard")],
+    fields: &[],
+};

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use bourse::clock::{SystemClock, rfc3339};
-use bourse::service::{App, DataDir, Options, hash_secret, reputation};
+use bourse::service::{App, DataDir, Options, catalog::reputation, hash_secret};
 use bourse::store::agents::{self, AgentRow};
 use bourse::store::listings::{self, ListingRow};
 

@@ -18,7 +18,7 @@ use crate::config::{
     Payments, StripeSettings, X402Settings,
 };
 use crate::crypto::keys::{Keyring, PublicKeyRecord};
-use crate::service::{DataDir, agents, receipts};
+use crate::service::{DataDir, identity::agents, trust::receipts};
 use crate::store::Store;
 
 #[derive(Parser)]
@@ -213,7 +213,7 @@ fn payment_settings(args: &ServeArgs) -> Result<(Payments, Option<X402Settings>)
                 facilitator_url: facilitator_url.clone(),
                 network: args.x402_network.clone(),
             };
-            crate::service::x402::check_settings(&settings)?;
+            crate::service::commerce::rails::x402::check_settings(&settings)?;
             Some(settings)
         }
         _ => {
@@ -398,7 +398,9 @@ fn announce_fees(
     let store = Store::open(&database).map_err(|e| e.to_string())?;
     let stamp = rfc3339(now);
     let announced = store
-        .write_blocking(move |tx| crate::service::meta::announce(tx, &args, today, &stamp))
+        .write_blocking(move |tx| {
+            crate::service::disclosure::meta::announce(tx, &args, today, &stamp)
+        })
         .map_err(|e| e.to_string())?;
     println!("{announced}");
     Ok(())

@@ -61,9 +61,12 @@ impl Server {
         let callback_worker = tokio::spawn(crate::service::messaging::callbacks::worker(
             self.app.clone(),
         ));
-        let commerce_worker = tokio::spawn(crate::service::payments::worker(self.app.clone()));
+        let commerce_worker =
+            tokio::spawn(crate::service::commerce::payments::worker(self.app.clone()));
         if self.app.x402.is_some() {
-            tokio::spawn(crate::service::x402::check_facilitator(self.app.clone()));
+            tokio::spawn(crate::service::commerce::rails::x402::check_facilitator(
+                self.app.clone(),
+            ));
         }
         tokio::pin!(shutdown);
         loop {

@@ -6,7 +6,7 @@ use crate::http::response::Reply;
 use crate::request::Input;
 use crate::request::agents::{LOOKUP, Lookup, REGISTER, Register};
 use crate::service::App;
-use crate::service::agents::{self, Client, LIST_DEFAULT, LIST_MAX};
+use crate::service::identity::agents::{self, Client, LIST_DEFAULT, LIST_MAX};
 
 pub async fn register(app: &App, ctx: &Ctx) -> Result<Reply> {
     let ip = ctx.client_ip.to_string();

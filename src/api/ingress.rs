@@ -6,7 +6,7 @@ use hyper::body::Bytes;
 use crate::error::Result;
 use crate::http::request::Ctx;
 use crate::http::response::{RawReply, Reply};
-use crate::service::{App, ingress};
+use crate::service::{App, identity::ingress};
 
 /// The signed answer, sent as stored so that a replay is byte-identical.
 pub async fn decide(app: &App, ctx: &Ctx) -> Result<Reply> {

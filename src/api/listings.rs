@@ -10,8 +10,11 @@ use crate::request::catalog::{
     DeactivateListing, SET_DELIVERY_ENDPOINT, SetDeliveryEndpoint, UPDATE_LISTING, UpdateListing,
 };
 use crate::request::commerce::{self, BecomeSeller, Purchase, Rate};
-use crate::service::rail::Rail;
-use crate::service::{App, agents, checkout, listings, payments, purchases, sellers, stats, x402};
+use crate::service::commerce::rail::Rail;
+use crate::service::{
+    App, catalog::listings, catalog::sellers, catalog::stats, commerce::checkout,
+    commerce::payments, commerce::purchases, commerce::rails::x402, identity::agents,
+};
 use crate::store::agents::AgentRow;
 
 /// The agent dispatch authenticated and the body without its `api_key` (marketplace REST takes

@@ -6,7 +6,7 @@ use crate::http::response::Reply;
 use crate::request::Input;
 use crate::request::messaging::{self, InboxCall, SendMessage};
 use crate::service::App;
-use crate::service::agents::Client;
+use crate::service::identity::agents::Client;
 use crate::service::messaging::{callbacks, messages};
 
 pub async fn send(app: &App, ctx: &Ctx) -> Result<Reply> {

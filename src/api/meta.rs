@@ -7,7 +7,9 @@ use super::html::{dollars, escape as html};
 use crate::error::Result;
 use crate::http::request::Ctx;
 use crate::http::response::Reply;
-use crate::service::{App, fees, listings, meta as service, participation};
+use crate::service::{
+    App, catalog::listings, commerce::fees, disclosure::meta as service, disclosure::participation,
+};
 
 pub fn meta(app: &App) -> Result<Reply> {
     Ok(Reply::ok(service::meta(app)))

@@ -36,7 +36,7 @@ async fn authenticate(app: &App, route: Route, ctx: &Ctx) -> Result<Caller> {
                 None => None,
             };
             Ok(Caller::Agent(Box::new(
-                crate::service::agents::authenticate(app, key.as_deref()).await?,
+                crate::service::identity::agents::authenticate(app, key.as_deref()).await?,
             )))
         }
         Auth::Operator => {

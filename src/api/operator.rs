@@ -3,7 +3,7 @@
 use crate::error::Result;
 use crate::http::request::Ctx;
 use crate::http::response::Reply;
-use crate::service::{App, agents, payments, provenance};
+use crate::service::{App, commerce::payments, identity::agents, trust::provenance};
 
 pub fn get_provenance(app: &App) -> Result<Reply> {
     Ok(Reply::ok(provenance::current(app)))

@@ -5,7 +5,7 @@
 use crate::error::Result;
 use crate::http::request::Ctx;
 use crate::http::response::Reply;
-use crate::service::{App, participation, proof};
+use crate::service::{App, disclosure::participation, disclosure::proof};
 
 pub async fn demand(app: &App, ctx: &Ctx) -> Result<Reply> {
     let limit = ctx.query_int("limit", proof::DEFAULT_LIMIT, 1, proof::MAX_LIMIT)?;

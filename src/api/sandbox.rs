@@ -11,7 +11,7 @@ use super::html::{dollars, escape as html};
 use crate::error::Result;
 use crate::http::request::Ctx;
 use crate::http::response::{RawReply, Reply};
-use crate::service::{App, payments, sandbox};
+use crate::service::{App, commerce::payments, commerce::rails::sandbox};
 
 fn id(ctx: &Ctx) -> &str {
     ctx.params.first().map_or("", String::as_str)

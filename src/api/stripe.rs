@@ -7,7 +7,7 @@ use hyper::body::Bytes;
 use crate::error::Result;
 use crate::http::request::Ctx;
 use crate::http::response::{RawReply, Reply};
-use crate::service::{App, stripe};
+use crate::service::{App, commerce::rails::stripe};
 
 pub async fn webhook(app: &App, ctx: &Ctx) -> Result<Reply> {
     let signature = ctx

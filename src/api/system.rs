@@ -7,7 +7,7 @@ use crate::assets;
 use crate::error::{Error, Result};
 use crate::http::request::Ctx;
 use crate::http::response::Reply;
-use crate::service::{App, receipts};
+use crate::service::{App, trust::receipts};
 
 pub fn healthz() -> Reply {
     Reply::ok(json!({ "status": "ok" }))

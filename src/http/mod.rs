@@ -16,7 +16,7 @@ use hyper::{Request, Response};
 use serde_json::Value;
 
 use crate::error::Error;
-use crate::service::{App, provenance};
+use crate::service::{App, trust::provenance};
 use request::Ctx;
 use response::{Body, Reply};
 

@@ -16,7 +16,7 @@ pub enum Reply {
     /// JSON; objects with a 2xx status get the signed provenance block.
     Json(u16, Value),
     /// A 2xx JSON object given as canonical top-level members (signed like `Json`).
-    Canonical(u16, crate::service::provenance::CanonicalMembers),
+    Canonical(u16, crate::service::trust::provenance::CanonicalMembers),
     /// Raw bytes with a content type (embedded documents).
     Bytes(&'static str, Bytes),
     /// A response sent exactly as built: any status, body and extra headers, never signed

@@ -10,7 +10,7 @@ use crate::request::agents::{self as agent_requests, Lookup};
 use crate::request::messaging::{self, InboxCall, SendMessage};
 use crate::request::{Face, Input, Op};
 use crate::service::App;
-use crate::service::agents::{self, Client};
+use crate::service::identity::agents::{self, Client};
 use crate::service::messaging::messages;
 use crate::store::agents::AgentRow;
 

@@ -16,9 +16,12 @@ use crate::request::catalog::{
 use crate::request::commerce::{self, BecomeSeller, Purchase, Rate};
 use crate::request::contact::{self as contact_requests, InquiryKind, NewInquiry};
 use crate::request::{Face, Input, Op};
-use crate::service::agents::{self, Client};
 use crate::service::contact::inquiries;
-use crate::service::{App, checkout, listings, meta, payments, purchases, sellers, stats};
+use crate::service::identity::agents::{self, Client};
+use crate::service::{
+    App, catalog::listings, catalog::sellers, catalog::stats, commerce::checkout,
+    commerce::payments, commerce::purchases, disclosure::meta,
+};
 use crate::store::agents::AgentRow;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

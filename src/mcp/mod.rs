@@ -68,7 +68,7 @@ use crate::error::{Error, Result};
 use crate::http::request::Ctx;
 use crate::http::response::{RawReply, Reply};
 use crate::service::App;
-use crate::service::agents;
+use crate::service::identity::agents;
 use crate::store::agents::AgentRow;
 use headers::{check_envelope, check_origin};
 use market::Market;

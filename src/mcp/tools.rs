@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 use crate::http::request::Ctx;
 use crate::request::{Face, Op};
 use crate::service::App;
-use crate::service::agents::{self, Client};
+use crate::service::identity::agents::{self, Client};
 use crate::store::agents::AgentRow;
 
 pub(super) async fn call_tool(

@@ -1,41 +1,29 @@
-//! The service layer: business rules, written once, called by REST handlers and (later) MCP
-//! tools alike. It never sees hyper types; it takes validated arguments and returns JSON values
+//! The service layer: every business rule, written once, called by every face (REST handlers,
+//! MCP tools) with the same typed requests (`crate::request`). It never sees hyper types or raw
+//! JSON requests; it reaches the database only through `crate::store`, and returns JSON values
 //! or [`crate::error::Error`].
+//!
+//! One folder per domain: [`identity`] (agents, the admission door), [`messaging`], [`catalog`]
+//! (taxonomy, listings, browse, sellers' endpoints, ratings, samples, health consent),
+//! [`commerce`] (checkout over the payment rails, purchases, settlement, escrow, fees),
+//! [`disclosure`] (meta, the demand ledger, participation), [`contact`] (inquiries and their
+//! threads) and [`trust`] (the provenance of public answers, receipt verification). This file
+//! holds the shared state, [`App`]; [`ratelimit`] the per-client limits every domain uses.
 
-pub mod agents;
-pub mod browse;
 pub mod catalog;
-pub mod checkout;
+pub mod commerce;
 pub mod contact;
-pub mod counters;
-pub mod fees;
-pub mod health;
-pub mod ingress;
-pub mod listings;
+pub mod disclosure;
+pub mod identity;
 pub mod messaging;
-pub mod meta;
-pub mod participation;
-pub mod payments;
-pub mod payouts;
-pub mod proof;
-pub mod provenance;
-pub mod purchases;
-pub mod rail;
 pub mod ratelimit;
-pub mod ratings;
-pub mod receipts;
-pub mod reputation;
-pub mod samples;
-pub mod sandbox;
-pub mod screening;
-pub mod sellers;
-pub mod settlement;
-pub mod stats;
-pub mod stripe;
-pub mod stripe_client;
-pub mod stripe_money;
-pub mod x402;
-pub mod x402_wire;
+pub mod trust;
+
+use catalog::{browse, counters, samples, taxonomy};
+use commerce::rail;
+use commerce::rails::stripe::client as stripe_client;
+use identity::agents;
+use trust::provenance;
 
 use std::collections::HashMap;
 use std::fs;
@@ -135,7 +123,7 @@ pub struct App {
     pub known_agents: agents::KnownAgents,
     /// Base of every URL the server hands out, without a trailing slash.
     pub public_url: String,
-    pub taxonomy: catalog::Taxonomy,
+    pub taxonomy: taxonomy::Taxonomy,
     pub counters: counters::Counters,
     /// The SSRF-safe client for deliverable fetches.
     pub outbound: outbound::Client,
@@ -251,11 +239,11 @@ impl App {
         })?;
         let overrides = store.write_blocking(|tx| settings::get(tx, settings::PROVENANCE))?;
         let provenance = provenance::effective(&public_url, &established, overrides.as_ref());
-        let taxonomy = catalog::Taxonomy::load();
+        let taxonomy = taxonomy::Taxonomy::load();
         let (seed_taxonomy, stamp) = (taxonomy.clone(), now.clone());
         let (querier_salt, browse_index) = store.write_blocking(move |tx| {
             let (taxonomy, now) = (seed_taxonomy, stamp);
-            catalog::seed(tx, &taxonomy)?;
+            taxonomy::seed(tx, &taxonomy)?;
             let salt = match settings::get(tx, settings::QUERIER_SALT)? {
                 Some(Value::String(salt)) => salt,
                 _ => {

@@ -10,7 +10,7 @@ use std::time::Duration;
 use bourse::clock::Clock;
 use bourse::config::{Payments, StripeSettings};
 use bourse::http::router::percent_decode_with;
-use bourse::service::stripe::{hex, hmac_sha256};
+use bourse::service::commerce::rails::stripe::{hex, hmac_sha256};
 use serde_json::{Value, json};
 
 use crate::seller_twin::{Mode, SellerTwin};

@@ -19,7 +19,7 @@ use crate::crypto::receipt::sign_object;
 use crate::error::{Error, Result};
 use crate::request::messaging::{ReadInbox, SendMessage};
 use crate::service::App;
-use crate::service::agents::Client;
+use crate::service::identity::agents::Client;
 use crate::service::ratelimit::{ADMISSION, NEW_MESSAGES};
 use crate::store::agents::{self as agent_store, AgentRow};
 use crate::store::messages::{self as store, MessageRow};

@@ -53,9 +53,9 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde_json::{Map, Value, json};
 
-use super::App;
 use crate::args::Args;
 use crate::error::{Error, Result};
+use crate::service::App;
 use crate::store::agents as agent_store;
 use crate::store::proof as proof_store;
 
@@ -69,7 +69,7 @@ pub const PARTIES: [&str; 5] = [
 ];
 
 /// The rails a ledger row can carry.
-pub const RAILS: [&str; 3] = super::rail::Rail::LEDGER_NAMES;
+pub const RAILS: [&str; 3] = crate::service::commerce::rail::Rail::LEDGER_NAMES;
 
 /// Default and maximum page size of the row list.
 pub const DEFAULT_LIMIT: i64 = 100;

@@ -9,16 +9,18 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::rail::Rail;
-use super::settlement::{self, Opening};
-use super::{App, sandbox, stripe, stripe_client, stripe_money, x402, x402_wire};
 use crate::error::{Error, Result};
 use crate::request::commerce::BecomeSeller;
+use crate::service::commerce::rail::Rail;
+use crate::service::commerce::settlement::{self, Opening};
+use crate::service::{
+    App, commerce::rails::sandbox, commerce::rails::stripe, commerce::rails::x402,
+};
 use crate::store::agents::AgentRow;
 use crate::store::listings::ListingRow;
 use crate::store::purchases::PurchaseRow;
 
-pub use super::x402::{Answer, PaymentHeader};
+pub use crate::service::commerce::rails::x402::{Answer, PaymentHeader};
 
 /// Picks the rail of a purchase request: `rail` when named (`x402_usdc_base`, or `checkout` /
 /// `card` for the instance's card rail); a payment header means x402; a request without a key
@@ -44,7 +46,7 @@ pub fn choose_rail(
     }
     if wants_wallet {
         if app.x402.is_none() {
-            return Err(x402_wire::rail_unavailable());
+            return Err(x402::wire::rail_unavailable());
         }
         return Ok(Rail::Wallet);
     }
@@ -119,7 +121,7 @@ pub async fn buy(app: &App, sale: Sale<'_>) -> Result<Bought> {
     }
     let rail = if paid { app.card_rail() } else { Rail::Free };
     if rail == Rail::Card {
-        stripe_client::check_amount(listing.price_cents)?;
+        stripe::client::check_amount(listing.price_cents)?;
     }
     let opening = Opening {
         buyer,
@@ -189,6 +191,6 @@ pub async fn move_money(app: &App) {
     loop {
         tokio::time::sleep(Duration::from_secs(1)).await;
         let _pass = app.worker_passes.stripe.begin();
-        stripe_money::move_money(app).await;
+        stripe::money::move_money(app).await;
     }
 }

@@ -10,11 +10,11 @@ use jiff::{SignedDuration, Timestamp};
 use rusqlite::Connection;
 use serde_json::Value;
 
-use super::App;
-use super::rail::Rail;
-use super::stripe_client::{Client, Failure, call, object_id};
 use crate::clock::{rfc3339, rfc3339_after};
 use crate::error::Result;
+use crate::service::App;
+use crate::service::commerce::rail::Rail;
+use crate::service::commerce::rails::stripe::client::{Client, Failure, call, object_id};
 use crate::store::payments::{self as store, Movement};
 
 /// Most rows of each kind one pass attempts.

@@ -5,13 +5,6 @@ use std::sync::OnceLock;
 
 use serde_json::{Map, Value, json};
 
-use super::browse::{Filters, Price, Query, Samples, Sort};
-use super::catalog::{HEALTH_VERTICAL, Vertical};
-use super::health;
-use super::provenance::CanonicalMembers;
-use super::screening::{self, Refusal};
-use super::sellers::{self, fetch_deliverable};
-use super::{App, reputation};
 use crate::crypto::jcs;
 use crate::crypto::keys::Keyring;
 use crate::crypto::receipt::sign_object;
@@ -19,6 +12,13 @@ use crate::error::{Error, Result};
 use crate::request::catalog::{
     Browse, CreateListing, DeactivateListing, LISTING_TYPES, UpdateListing,
 };
+use crate::service::catalog::browse::{Filters, Price, Query, Samples, Sort};
+use crate::service::catalog::health;
+use crate::service::catalog::screening::{self, Refusal};
+use crate::service::catalog::sellers::{self, fetch_deliverable};
+use crate::service::catalog::taxonomy::{HEALTH_VERTICAL, Vertical};
+use crate::service::trust::provenance::CanonicalMembers;
+use crate::service::{App, catalog::reputation};
 use crate::store::agents::AgentRow;
 use crate::store::listings::{self as store, ListingRow};
 
@@ -89,7 +89,7 @@ pub async fn create(app: &App, seller: &AgentRow, request: CreateListing) -> Res
         .read(move |conn| {
             let endpoint = sellers::verified_endpoint(conn, &seller_id)?;
             if paid && endpoint.is_some() {
-                super::payouts::require_payouts(conn, &seller_id, card)?;
+                crate::service::commerce::payouts::require_payouts(conn, &seller_id, card)?;
             }
             Ok(endpoint)
         })
@@ -288,7 +288,7 @@ pub async fn detail(app: &App, id: &str) -> Result<Value> {
             "ratingCount": seller.rating_count,
             "totalSalesCount": seller.sales_count,
         },
-        "ratings": super::ratings::ratings_of(app, &row.id).await?,
+        "ratings": crate::service::catalog::ratings::ratings_of(app, &row.id).await?,
         "license": license(&row),
     });
     // A health listing shows the seller's signed consent record (terms, not data).
@@ -333,7 +333,9 @@ pub async fn update(
     if next.price_cents > 0 && current.price_cents == 0 {
         let (seller_id, card) = (seller.id.clone(), app.card_rail());
         app.store
-            .read(move |conn| super::payouts::require_payouts(conn, &seller_id, card))
+            .read(move |conn| {
+                crate::service::commerce::payouts::require_payouts(conn, &seller_id, card)
+            })
             .await?;
     }
     let reason = request.reason;

@@ -16,22 +16,22 @@
 use base64::Engine;
 use serde_json::{Map, Value, json};
 
-use super::checkout::{self, Answer, Bought, PaymentHeader, Sale};
-use super::listings::{self, write_version};
-use super::rail::Rail;
-use super::sellers::{self, Deliverable};
-use super::settlement::refresh_reputation;
-use super::{App, payments, reputation, samples};
 use crate::crypto::jcs;
 use crate::crypto::receipt::sign_object;
 use crate::error::{Error, Result};
 use crate::request::commerce::{Purchase, Rate};
+use crate::service::catalog::listings::{self, write_version};
+use crate::service::catalog::sellers::{self, Deliverable};
+use crate::service::commerce::checkout::{self, Answer, Bought, PaymentHeader, Sale};
+use crate::service::commerce::rail::Rail;
+use crate::service::commerce::settlement::refresh_reputation;
+use crate::service::{App, catalog::reputation, catalog::samples, commerce::payments};
 use crate::store::agents::{self as agent_store, AgentRow};
 use crate::store::listings::{self as listing_store, ListingRow};
 use crate::store::payments as payment_store;
 use crate::store::purchases::{self as store, PurchaseRow, RatingRow};
 
-pub use super::health::{ATTESTATIONS, INTENDED_USES};
+pub use crate::service::catalog::health::{ATTESTATIONS, INTENDED_USES};
 
 /// `POST /api/marketplace/listings/{id}/purchase` on the instance's card rail: a free listing
 /// is bought and delivered at once; a paid one opens a checkout session that reserves it
@@ -95,7 +95,7 @@ pub async fn purchase_on(app: &App, order: Order<'_>) -> Result<Answer> {
         request
             .email
             .clone()
-            .map(super::agents::check_email)
+            .map(crate::service::identity::agents::check_email)
             .transpose()
     };
     // The wallet rail finds the listing first: a free one needs a key before anything else.
@@ -118,7 +118,7 @@ pub async fn purchase_on(app: &App, order: Order<'_>) -> Result<Answer> {
             message: "an agent cannot buy its own listing".into(),
         });
     }
-    if listing.vertical_slug == super::catalog::HEALTH_VERTICAL {
+    if listing.vertical_slug == crate::service::catalog::taxonomy::HEALTH_VERTICAL {
         check_health_terms(&request, listing.authorized_uses.as_deref())?;
     }
     let sale = Sale {
@@ -176,7 +176,7 @@ pub async fn get_with_token(app: &App, id: &str, token: &str) -> Result<Value> {
         && purchase
             .checkout_session
             .as_deref()
-            .is_some_and(|session| super::constant_time_eq(session, token));
+            .is_some_and(|session| crate::service::constant_time_eq(session, token));
     if !matches {
         return Err(Error::Forbidden {
             code: "NOT_BUYER",
@@ -417,7 +417,9 @@ fn check_health_terms(request: &Purchase, authorized_uses: Option<&str>) -> Resu
         )));
     }
     match (authorized_uses, intended) {
-        (Some(authorized), Some(intended)) => super::health::check_use(Some(authorized), &intended),
+        (Some(authorized), Some(intended)) => {
+            crate::service::catalog::health::check_use(Some(authorized), &intended)
+        }
         _ => Ok(()),
     }
 }
@@ -504,7 +506,7 @@ pub async fn rate(app: &App, buyer: &AgentRow, listing_id: &str, request: Rate) 
         })
         .await?;
     // The seller's cached row carries its rating count.
-    super::agents::forget(app, &seller_id);
+    crate::service::identity::agents::forget(app, &seller_id);
     app.browse.upsert_rows(&seller_rows);
     Ok(json!({ "rating": attestation }))
 }

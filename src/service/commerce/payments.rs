@@ -14,17 +14,17 @@ use jiff::SignedDuration;
 use rusqlite::Connection;
 use serde_json::{Value, json};
 
-use super::rail::Rail;
-use super::{App, checkout};
 use crate::args::Args;
 use crate::clock::rfc3339_after;
 use crate::error::{Error, Result};
+use crate::service::commerce::rail::Rail;
+use crate::service::{App, commerce::checkout};
 use crate::store::agents::AgentRow;
 use crate::store::payments as store;
 use crate::store::settings;
 
 /// `POST /api/sell/register` is made on the card rail, which `checkout` chooses.
-pub use super::checkout::register_seller;
+pub use crate::service::commerce::checkout::register_seller;
 
 /// Starts the escrow clock of a sale once it is delivered (and shipped, for physical orders).
 ///
@@ -188,7 +188,7 @@ pub async fn dashboard(app: &App, seller: &AgentRow) -> Result<Value> {
         .collect();
     let listings: Vec<Value> = rows
         .iter()
-        .map(|row| super::listings::listing_json(app, row))
+        .map(|row| crate::service::catalog::listings::listing_json(app, row))
         .collect();
     let (rating_count, rating_sum, reputation) = ratings;
     let average = (rating_count > 0)
@@ -304,9 +304,12 @@ pub async fn verify_session_receipt(app: &App, session: &str) -> Result<Value> {
         .ok_or_else(|| Error::NotFound(format!("no payment session {session:?}")))?;
     let receipt: Value = serde_json::from_str(&purchase.receipt)
         .map_err(|e| Error::Internal(format!("stored receipt: {e}")))?;
-    let verdict = super::receipts::verify_signed(&receipt, super::receipts::resolver(&app.keyring))
-        // The receipt is ours: a malformed one is a server fault, not the caller's.
-        .map_err(|e| Error::Internal(format!("stored receipt: {}", e.public_message())))?;
+    let verdict = crate::service::trust::receipts::verify_signed(
+        &receipt,
+        crate::service::trust::receipts::resolver(&app.keyring),
+    )
+    // The receipt is ours: a malformed one is a server fault, not the caller's.
+    .map_err(|e| Error::Internal(format!("stored receipt: {}", e.public_message())))?;
     let verification =
         serde_json::to_value(verdict).map_err(|e| Error::Internal(format!("verdict: {e}")))?;
     Ok(json!({

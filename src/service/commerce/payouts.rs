@@ -4,9 +4,9 @@
 
 use rusqlite::Connection;
 
-use super::rail::Rail;
 use crate::crypto::{b64url, random_bytes};
 use crate::error::{Error, Result};
+use crate::service::commerce::rail::Rail;
 use crate::store::payments as store;
 
 /// A new onboarding id (the capability of the onboarding page).

@@ -20,8 +20,8 @@ use jiff::tz::TimeZone;
 use rusqlite::Connection;
 use serde_json::{Value, json};
 
-use super::App;
 use crate::error::Result;
+use crate::service::App;
 use crate::store::proof::{self as proof_store, IndependentSeller};
 use crate::store::settings;
 

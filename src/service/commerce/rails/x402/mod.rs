@@ -11,26 +11,28 @@
 //! 6. the purchase is marked paid and settled into the ledger (rail `wallet`, never founding
 //!    fill), the deliverable is relayed, and the answer carries `PAYMENT-RESPONSE`.
 
+pub mod wire;
+
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::rail::Rail;
-use super::settlement::{self, Opening, PaymentReport, Reservation};
-use super::x402_wire::{
-    ATOMIC_PER_CENT, MAX_TIMEOUT_SECONDS, NETWORKS, Offer, decode, facilitate, get_json,
-    response_header, text_of, usdc,
-};
-use super::{App, payouts};
 use crate::config::X402Settings;
 use crate::crypto::{b64url, random_bytes};
 use crate::error::{Error, Result};
+use crate::service::commerce::rail::Rail;
+use crate::service::commerce::rails::x402::wire::{
+    ATOMIC_PER_CENT, MAX_TIMEOUT_SECONDS, NETWORKS, Offer, decode, facilitate, get_json,
+    response_header, text_of, usdc,
+};
+use crate::service::commerce::settlement::{self, Opening, PaymentReport, Reservation};
+use crate::service::{App, commerce::payouts};
 use crate::store::agents::AgentRow;
 use crate::store::listings::ListingRow;
 use crate::store::payments as payment_store;
 use crate::store::purchases::{self as store, PurchaseRow};
 
-pub use super::x402_wire::{Answer, PaymentHeader};
+pub use crate::service::commerce::rails::x402::wire::{Answer, PaymentHeader};
 
 /// Refuses settings the rail cannot use.
 ///

@@ -5,14 +5,14 @@ use jiff::civil::Date;
 use rusqlite::Connection;
 use serde_json::{Value, json};
 
-use super::App;
-use super::fees::{
+use crate::args::Args;
+use crate::error::{Error, Result};
+use crate::service::App;
+use crate::service::commerce::fees::{
     BUYER_BPS, CHANGE_NOTICE_DAYS, HIGH_TICKET_AT_CENTS, HIGH_TICKET_BPS, HIGH_TICKET_CAP_CENTS,
     HIGH_TICKET_FLOOR_CENTS, LISTING_FEE_BPS, LOCKED_UNTIL, MICRO_UNDER_CENTS, SCHEDULE_VERSION,
     STANDARD_BPS,
 };
-use crate::args::Args;
-use crate::error::{Error, Result};
 use crate::store::fees::{self as fee_store, Announcement};
 
 /// The bands of the live schedule.
@@ -73,8 +73,8 @@ pub fn meta(app: &App) -> Value {
         },
         "rails": {
             "default": app.card_rail().meta_default(),
-            "autonomous": super::x402::meta_summary(app),
-            "x402": super::x402::meta(app),
+            "autonomous": crate::service::commerce::rails::x402::meta_summary(app),
+            "x402": crate::service::commerce::rails::x402::meta(app),
         },
         "patent_status": patent_status,
         "metric_definitions": {

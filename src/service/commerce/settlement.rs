@@ -10,13 +10,13 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use super::listings::{self, write_version};
-use super::rail::Rail;
-use super::{App, fees, payouts, reputation};
 use crate::clock::rfc3339_after;
 use crate::crypto::keys::Keyring;
 use crate::crypto::receipt::sign_object;
 use crate::error::{Error, Result};
+use crate::service::catalog::listings::{self, write_version};
+use crate::service::commerce::rail::Rail;
+use crate::service::{App, catalog::reputation, commerce::fees, commerce::payouts};
 use crate::store::agents::{self as agent_store, AgentRow};
 use crate::store::listings::{self as listing_store, ListingRow};
 use crate::store::payments as payment_store;
@@ -313,7 +313,7 @@ pub type Settled = Option<(ListingRow, Vec<listing_store::IndexRow>)>;
 pub fn publish(app: &App, settled: Settled) {
     if let Some((listing, seller_rows)) = settled {
         // The seller's cached row carries its sale count.
-        super::agents::forget(app, &listing.seller_id);
+        crate::service::identity::agents::forget(app, &listing.seller_id);
         app.browse.upsert_rows(&seller_rows);
         app.browse.upsert(&listing);
     }

@@ -35,14 +35,14 @@
 use jiff::{SignedDuration, Timestamp};
 use serde_json::{Map, Value, json};
 
-use super::App;
-use super::ratelimit::Rule;
 use crate::args::Args;
 use crate::crypto::keys::verify_with;
 use crate::crypto::receipt;
 use crate::crypto::{b64url_decode, jcs};
 use crate::error::{Error, Result};
-use crate::service::provenance::Signer;
+use crate::service::App;
+use crate::service::ratelimit::Rule;
+use crate::service::trust::provenance::Signer;
 use crate::store::ingress::{self as store, DecisionRow};
 
 /// Largest distance between `issuedAt` and the server clock.

@@ -15,12 +15,12 @@
 use rusqlite::Connection;
 use serde_json::{Map, Value, json};
 
-use super::App;
 use crate::crypto::receipt::sign_object;
 use crate::crypto::{b64url, random_bytes};
 use crate::error::{Error, Result};
 use crate::outbound::{self, OutboundError};
 use crate::request::catalog::SetDeliveryEndpoint;
+use crate::service::App;
 use crate::store::agents::{self as agent_store, AgentRow};
 use crate::store::endpoints;
 

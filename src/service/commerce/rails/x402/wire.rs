@@ -8,9 +8,9 @@ use std::time::Duration;
 use base64::Engine;
 use serde_json::{Value, json};
 
-use super::App;
-use super::rail::Rail;
 use crate::error::{Error, Result};
+use crate::service::App;
+use crate::service::commerce::rail::Rail;
 
 /// USDC on one network: what the `exact` EVM scheme needs to name the token.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

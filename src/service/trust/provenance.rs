@@ -7,8 +7,8 @@
 
 use serde_json::{Map, Value, json};
 
-use super::App;
 use crate::args::Args;
+use crate::service::App;
 use sha2::{Digest, Sha256};
 
 use crate::crypto::jcs;

@@ -5,12 +5,12 @@
 use rusqlite::Connection;
 use serde_json::{Value, json};
 
-use super::App;
-use super::catalog::Vertical;
-use super::hash_secret;
-use super::listings::{insert_row, new_row, version_one};
 use crate::crypto::{b64url, jcs, random_bytes};
 use crate::error::Result;
+use crate::service::App;
+use crate::service::catalog::listings::{insert_row, new_row, version_one};
+use crate::service::catalog::taxonomy::Vertical;
+use crate::service::hash_secret;
 use crate::store::agents::{self as agent_store, AgentRow};
 use crate::store::listings::{self as listing_store, ListingRow};
 use crate::store::settings;
@@ -106,7 +106,7 @@ pub fn seed(app: &App) -> Result<()> {
 
 fn sample_metadata() -> String {
     let mut metadata = serde_json::Map::new();
-    for field in super::listings::METADATA_FIELDS {
+    for field in crate::service::catalog::listings::METADATA_FIELDS {
         metadata.insert((*field).to_owned(), Value::Null);
     }
     metadata.insert("dataFormat".into(), "application/json".into());

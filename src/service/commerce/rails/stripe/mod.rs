@@ -10,24 +10,29 @@
 //! Idempotency keys are derived from local ids (`agent:<id>:account`,
 //! `purchase:<id>:checkout`, `purchase:<id>:transfer:<n>`, `payment:<pi>:refund:<n>`).
 
+pub mod client;
+pub mod money;
+
 use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::rail::Rail;
-use super::settlement::{self, PaymentReport, Reservation, Settled};
-use super::stripe_client::{Client, call, malformed, object_id, verify_signature};
-use super::stripe_money::{self, Attempt};
-use super::{App, payouts};
 use crate::clock::{rfc3339, rfc3339_after};
 use crate::crypto::{b64url, random_bytes};
 use crate::error::{Error, Result};
 use crate::request::commerce::BecomeSeller;
+use crate::service::commerce::rail::Rail;
+use crate::service::commerce::rails::stripe::client::{
+    Client, call, malformed, object_id, verify_signature,
+};
+use crate::service::commerce::settlement::{self, PaymentReport, Reservation, Settled};
+use crate::service::{App, commerce::payouts};
 use crate::store::agents::AgentRow;
 use crate::store::payments::{self as store, AccountKey};
 use crate::store::purchases::PurchaseRow;
+use money::Attempt;
 
-pub use super::stripe_client::{hex, hmac_sha256};
+pub use crate::service::commerce::rails::stripe::client::{hex, hmac_sha256};
 
 /// The name of this rail's payout accounts.
 const ACCOUNTS: &str = match Rail::Card.account_name() {
@@ -404,7 +409,7 @@ pub async fn webhook(app: &App, signature: Option<&str>, body: &[u8]) -> Result<
         }
         // Tried at once; the commerce worker retries what does not go through.
         Outcome::Refund(Some(owed)) if owed.status == "pending" => {
-            match stripe_money::refund(app, client, owed).await? {
+            match money::refund(app, client, owed).await? {
                 Attempt::Done => "refunded",
                 Attempt::Failed | Attempt::Unanswered => "refund_pending",
             }

@@ -3,13 +3,13 @@
 use rusqlite::Connection;
 use serde_json::{Map, Value, json};
 
-use super::ratelimit::{ADMISSION, REGISTRATION};
-use super::{App, hash_secret};
 use crate::args::{Args, Patch};
 use crate::crypto::{b64url, random_bytes};
 use crate::error::{Error, Result};
 use crate::outbound;
 use crate::request::agents::{EMAIL_MAX, Lookup, NAME_MAX, Register, URL_MAX};
+use crate::service::ratelimit::{ADMISSION, REGISTRATION};
+use crate::service::{App, hash_secret};
 use crate::store::agents::{self as agent_store, AgentRow};
 use crate::store::{Store, settings};
 
@@ -483,7 +483,7 @@ pub fn public_card(agent: &AgentRow, chair_id: Option<&str>) -> Value {
 /// # Errors
 /// `INVALID_ARGUMENT`.
 pub fn check_email(email: String) -> Result<String> {
-    if super::contact::inquiries::plausible_email(&email) {
+    if crate::service::contact::inquiries::plausible_email(&email) {
         Ok(email)
     } else {
         Err(Error::invalid("`email` is not an email address"))

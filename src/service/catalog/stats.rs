@@ -11,9 +11,9 @@ use std::collections::HashMap;
 
 use serde_json::{Value, json};
 
-use super::App;
-use super::counters;
 use crate::error::Result;
+use crate::service::App;
+use crate::service::catalog::counters;
 use crate::store::agents as agent_store;
 use crate::store::proof as proof_store;
 
@@ -130,7 +130,7 @@ async fn figures(app: &App) -> Result<Value> {
 pub async fn marketplace(app: &App) -> Result<Value> {
     let mut stats = figures(app).await?;
     // One definition: the demand ledger's (see service::proof).
-    let ledger = super::proof::demand(app, 1, 0).await?;
+    let ledger = crate::service::disclosure::proof::demand(app, 1, 0).await?;
     stats["armsLengthCents"] = ledger["armsLengthCents"].clone();
     Ok(stats)
 }

@@ -6,11 +6,11 @@
 
 use serde_json::{Value, json};
 
-use super::rail::Rail;
-use super::settlement::{self, PaymentReport, Reservation};
-use super::{App, payouts};
 use crate::crypto::{b64url, random_bytes};
 use crate::error::{Error, Result};
+use crate::service::commerce::rail::Rail;
+use crate::service::commerce::settlement::{self, PaymentReport, Reservation};
+use crate::service::{App, commerce::payouts};
 use crate::store::agents::AgentRow;
 use crate::store::listings as listing_store;
 use crate::store::payments::{self as store, AccountKey};

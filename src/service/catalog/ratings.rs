@@ -3,8 +3,8 @@
 
 use serde_json::Value;
 
-use super::App;
 use crate::error::Result;
+use crate::service::App;
 use crate::store::purchases as store;
 
 /// The latest ratings of a listing, as their public attestations.

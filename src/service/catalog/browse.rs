@@ -22,8 +22,8 @@ use std::sync::{Arc, Mutex, RwLock};
 
 use rusqlite::Connection;
 
-use super::catalog::Taxonomy;
 use crate::error::Result;
+use crate::service::catalog::taxonomy::Taxonomy;
 use crate::store::listings::{self as store, IndexRow, ListingRow};
 
 /// Which listings a browse shows with respect to reference samples.

@@ -2,11 +2,11 @@
 
 use serde_json::{Value, json};
 
-use super::App;
 use crate::crypto::jcs;
 use crate::crypto::keys::{Keyring, PublicKeyRecord};
 use crate::crypto::receipt::{self, SignatureFields, Verdict};
 use crate::error::{Error, Result};
+use crate::service::App;
 
 /// `GET /api/signing-key`: the current key plus every earlier one.
 pub fn signing_key(app: &App) -> Value {

@@ -1,0 +1,15 @@
+//! The catalogue: the taxonomy, listings as signed versions, the in-memory browse index, sellers'
+//! delivery endpoints, screening, ratings and reputation, counters and stats, the house samples
+//! and the personal-health-data consent.
+
+pub mod browse;
+pub mod counters;
+pub mod health;
+pub mod listings;
+pub mod ratings;
+pub mod reputation;
+pub mod samples;
+pub mod screening;
+pub mod sellers;
+pub mod stats;
+pub mod taxonomy;

@@ -1,0 +1,6 @@
+//! What the marketplace discloses: `/api/meta` and the fee announcements, the public demand
+//! ledger and party classification, the daily participation snapshot.
+
+pub mod meta;
+pub mod participation;
+pub mod proof;

@@ -1,0 +1,5 @@
+//! What makes public answers checkable: the signed provenance block and the verification of
+//! receipts and signed documents.
+
+pub mod provenance;
+pub mod receipts;

@@ -12,7 +12,7 @@ use crate::request::catalog::{
 use crate::request::commerce::{self, BecomeSeller, Purchase, Rate};
 use crate::service::commerce::rail::Rail;
 use crate::service::{
-    App, catalog::listings, catalog::sellers, catalog::stats, commerce::checkout,
+    App, catalog::browse, catalog::listings, catalog::sellers, catalog::stats, commerce::checkout,
     commerce::payments, commerce::purchases, commerce::rails::x402, identity::agents,
 };
 use crate::store::agents::AgentRow;
@@ -51,8 +51,8 @@ pub async fn browse(app: &App, ctx: &Ctx) -> Result<Reply> {
         Some(key) => agents::authenticate(app, Some(key)).await.ok(),
         None => None,
     };
-    let querier = listings::querier(app, agent.as_ref(), &ctx.client_ip.to_string());
-    let members = listings::browse(app, &request, querier).await?;
+    let querier = browse::querier(app, agent.as_ref(), &ctx.client_ip.to_string());
+    let members = browse::browse(app, &request, querier).await?;
     Ok(Reply::Canonical(200, members))
 }
 

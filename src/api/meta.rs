@@ -8,7 +8,7 @@ use crate::error::Result;
 use crate::http::request::Ctx;
 use crate::http::response::Reply;
 use crate::service::{
-    App, catalog::listings, commerce::fees, disclosure::meta as service, disclosure::participation,
+    App, catalog::view, commerce::fees, disclosure::meta as service, disclosure::participation,
 };
 
 pub fn meta(app: &App) -> Result<Reply> {
@@ -78,7 +78,7 @@ fn chart(series: &[(String, i64)]) -> String {
 
 pub async fn disclosures(app: &App) -> Result<Reply> {
     let series = participation::chart_series(app).await?;
-    let license = listings::license_for("standard", None);
+    let license = view::license_for("standard", None);
     let items = |value: &Value| -> String {
         value.as_array().map_or(String::new(), |a| {
             a.iter()

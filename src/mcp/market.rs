@@ -19,7 +19,7 @@ use crate::request::{Face, Input, Op};
 use crate::service::contact::inquiries;
 use crate::service::identity::agents::{self, Client};
 use crate::service::{
-    App, catalog::listings, catalog::sellers, catalog::stats, commerce::checkout,
+    App, catalog::browse, catalog::listings, catalog::sellers, catalog::stats, commerce::checkout,
     commerce::payments, commerce::purchases, disclosure::meta,
 };
 use crate::store::agents::AgentRow;
@@ -373,8 +373,8 @@ impl Market {
             }
             Market::BrowseMarketplace => {
                 let request = Browse::read(&input(self, arguments)?)?;
-                let querier = listings::querier(app, agent, client.ip);
-                let members = listings::browse(app, &request, querier).await?;
+                let querier = browse::querier(app, agent, client.ip);
+                let members = browse::browse(app, &request, querier).await?;
                 let mut body = Map::new();
                 for (name, bytes) in members {
                     let value: Value = serde_json::from_slice(&bytes).map_err(|error| {

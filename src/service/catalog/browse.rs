@@ -22,8 +22,13 @@ use std::sync::{Arc, Mutex, RwLock};
 
 use rusqlite::Connection;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::request::catalog::Browse;
+use crate::service::App;
 use crate::service::catalog::taxonomy::Taxonomy;
+use crate::service::catalog::view::write_listing_canonical;
+use crate::service::trust::provenance::CanonicalMembers;
+use crate::store::agents::AgentRow;
 use crate::store::listings::{self as store, IndexRow, ListingRow};
 
 /// Which listings a browse shows with respect to reference samples.
@@ -407,4 +412,157 @@ fn compare(a: &Entry, b: &Entry, sort: Sort) -> Ordering {
         Sort::Quality => float(a.quality, b.quality).then(b.seq.cmp(&a.seq)),
         Sort::Trust => float(a.reputation, b.reputation).then(b.seq.cmp(&a.seq)),
     }
+}
+
+/// Who is querying, for the query and querier counters: the agent when known, else the client
+/// address (salted and hashed by `App::querier_key`).
+pub fn querier(app: &App, agent: Option<&AgentRow>, ip: &str) -> String {
+    let identity = match agent {
+        Some(agent) => format!("agent:{}", agent.id),
+        None => format!("ip:{ip}"),
+    };
+    app.querier_key(&identity)
+}
+
+/// Resolves a browse request against the taxonomy and the index; unknown slugs are 400 naming
+/// the parameter and its allowed values.
+///
+/// # Errors
+/// `INVALID_ARGUMENT`.
+pub fn browse_query(app: &App, request: &Browse) -> Result<Query> {
+    let sort = match request.sort {
+        "popular" => Sort::Popular,
+        "price_asc" => Sort::PriceAsc,
+        "price_desc" => Sort::PriceDesc,
+        "quality" => Sort::Quality,
+        "trust" => Sort::Trust,
+        _ => Sort::Recent,
+    };
+    let samples = match request.samples {
+        "include" => Samples::Include,
+        "only" => Samples::Only,
+        _ => Samples::Exclude,
+    };
+    let price = match request.price {
+        "paid" => Price::Paid,
+        "free" => Price::Free,
+        _ => Price::All,
+    };
+    let category = request.category.as_deref();
+    if let Some(slug) = category
+        && app.taxonomy.category(slug).is_none()
+    {
+        let allowed: Vec<&str> = app
+            .taxonomy
+            .categories
+            .iter()
+            .map(|c| c.slug.as_str())
+            .collect();
+        return Err(Error::invalid(format!(
+            "`category` must be one of {}; got {slug:?}",
+            allowed.join(", ")
+        )));
+    }
+    let vertical = request.vertical.as_deref();
+    if let Some(slug) = vertical
+        && app.taxonomy.vertical(slug).is_none()
+    {
+        return Err(Error::invalid(format!(
+            "`vertical` {slug:?} is not a vertical slug; see GET /api/verticals"
+        )));
+    }
+    let categories = match &request.class {
+        None => None,
+        Some(class) => {
+            let upper = class.to_ascii_uppercase();
+            let members = app.taxonomy.class_categories(&upper);
+            if members.is_empty() {
+                let allowed: Vec<&str> = app
+                    .taxonomy
+                    .classes
+                    .iter()
+                    .map(|c| c.slug.as_str())
+                    .collect();
+                return Err(Error::invalid(format!(
+                    "`class` must be one of {}; got {class:?}",
+                    allowed.join(", ")
+                )));
+            }
+            Some(members)
+        }
+    };
+    let index = &app.browse;
+    Ok(Query {
+        filters: Filters {
+            fts: request.q.as_deref().and_then(fts_query),
+            category: category.and_then(|slug| index.category(slug)),
+            categories: categories
+                .map(|slugs| slugs.iter().filter_map(|s| index.category(s)).collect()),
+            vertical: vertical.and_then(|slug| index.vertical(slug)),
+            listing_type: request
+                .listing_type
+                .and_then(|t| LISTING_TYPES.iter().position(|known| *known == t))
+                .map(|i| i as u8),
+            samples,
+            price,
+            min_rating_tenths: request.min_rating.map(|value| (value * 10.0).ceil() as i64),
+        },
+        sort,
+        limit: request.limit as usize,
+        offset: request.offset as usize,
+    })
+}
+
+/// Turns user text into a safe FTS5 query: every word becomes a quoted string (so FTS syntax
+/// cannot be injected) and all words must match. `None` when the text has no words.
+pub fn fts_query(text: &str) -> Option<String> {
+    let words: Vec<String> = text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .take(16)
+        .map(|w| format!("\"{}\"", w.to_lowercase()))
+        .collect();
+    (!words.is_empty()).then(|| words.join(" "))
+}
+
+/// `GET /api/marketplace/listings`: `{listings, total, offset, limit}`, as canonical members
+/// (browse is the hottest read; it never builds a `Value` per listing). Filters and sorts run
+/// over the in-memory index; SQLite serves full-text matches and the page's rows.
+///
+/// # Errors
+/// Database failure.
+pub async fn browse(app: &App, request: &Browse, querier: String) -> Result<CanonicalMembers> {
+    let query = browse_query(app, request)?;
+    app.counters.query(querier);
+    let index = app.browse.clone();
+    let (limit, offset) = (query.limit, query.offset);
+    let (rows, total) = app
+        .store
+        .read(move |conn| {
+            let (seqs, total) = index.query(conn, &query)?;
+            let rows = store::fetch_page(conn, &seqs)?;
+            // A listing deactivated after the index pass never appears.
+            Ok((
+                rows.into_iter()
+                    .filter(|row| row.active)
+                    .collect::<Vec<_>>(),
+                total,
+            ))
+        })
+        .await?;
+    let mut listings = Vec::with_capacity(rows.len() * 1400 + 2);
+    listings.push(b'[');
+    for (i, row) in rows.iter().enumerate() {
+        if i > 0 {
+            listings.push(b',');
+        }
+        write_listing_canonical(app, row, &mut listings);
+    }
+    listings.push(b']');
+    Ok(vec![
+        ("limit".to_owned(), limit.to_string().into_bytes()),
+        ("listings".to_owned(), listings),
+        ("offset".to_owned(), offset.to_string().into_bytes()),
+        ("total".to_owned(), total.to_string().into_bytes()),
+    ])
 }

@@ -13,3 +13,4 @@ pub mod screening;
 pub mod sellers;
 pub mod stats;
 pub mod taxonomy;
+pub mod view;

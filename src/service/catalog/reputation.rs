@@ -37,6 +37,11 @@ pub fn of_agent(conn: &Connection, agent_id: &str) -> Result<f64> {
     agent_store::reputation(conn, agent_id)
 }
 
+/// The plain mean rating a listing shows (two decimals), `None` before the first rating.
+pub fn average(rating_sum: i64, rating_count: i64) -> Option<f64> {
+    (rating_count > 0).then(|| round2(rating_sum as f64 / rating_count as f64))
+}
+
 fn round2(value: f64) -> f64 {
     (value * 100.0).round() / 100.0
 }

@@ -188,7 +188,7 @@ pub async fn dashboard(app: &App, seller: &AgentRow) -> Result<Value> {
         .collect();
     let listings: Vec<Value> = rows
         .iter()
-        .map(|row| crate::service::catalog::listings::listing_json(app, row))
+        .map(|row| crate::service::catalog::view::listing_json(app, row))
         .collect();
     let (rating_count, rating_sum, reputation) = ratings;
     let average = (rating_count > 0)

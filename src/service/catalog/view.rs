@@ -1,0 +1,284 @@
+//! The Listing resource as buyers and browsers see it: one field list, rendered either as a JSON
+//! value (detail, writes) or straight into canonical JSON bytes (browse pages), and the license
+//! every listing carries.
+
+use std::sync::OnceLock;
+
+use serde_json::{Map, Value, json};
+
+use crate::crypto::jcs;
+use crate::request::catalog::METADATA_FIELDS;
+use crate::service::App;
+use crate::service::catalog::reputation;
+use crate::store::listings::ListingRow;
+
+/// One field of the Listing resource, borrowed from the row: rendered either as a
+/// `serde_json::Value` or straight into canonical JSON bytes (browse pages), from the same list.
+enum Field<'a> {
+    Str(&'a str),
+    OptStr(Option<&'a str>),
+    Int(i64),
+    OptInt(Option<i64>),
+    Float(f64),
+    OptFloat(Option<f64>),
+    Bool(bool),
+    /// A JSON value (metadata fields).
+    Json(&'a Value),
+    /// JSON text stored in canonical form (images, authorized uses).
+    Canonical(&'a str),
+}
+
+impl Field<'_> {
+    fn to_value(&self) -> Value {
+        match self {
+            Field::Str(s) => Value::from(*s),
+            Field::OptStr(s) => s.map_or(Value::Null, Value::from),
+            Field::Int(i) => Value::from(*i),
+            Field::OptInt(i) => i.map_or(Value::Null, Value::from),
+            Field::Float(f) => Value::from(*f),
+            Field::OptFloat(f) => f.map_or(Value::Null, Value::from),
+            Field::Bool(b) => Value::Bool(*b),
+            Field::Json(v) => (*v).clone(),
+            Field::Canonical(text) => serde_json::from_str(text).unwrap_or(Value::Null),
+        }
+    }
+
+    fn write_canonical(&self, out: &mut Vec<u8>) {
+        match self {
+            Field::Str(s) | Field::OptStr(Some(s)) => jcs::write_str(s, out),
+            Field::Int(i) | Field::OptInt(Some(i)) => {
+                out.extend_from_slice(i.to_string().as_bytes())
+            }
+            Field::OptStr(None) | Field::OptInt(None) | Field::OptFloat(None) => {
+                out.extend_from_slice(b"null")
+            }
+            Field::Bool(true) => out.extend_from_slice(b"true"),
+            Field::Bool(false) => out.extend_from_slice(b"false"),
+            Field::Canonical(text) => out.extend_from_slice(text.as_bytes()),
+            Field::Json(v) => jcs::write_canonical(v, out),
+            Field::Float(_) | Field::OptFloat(Some(_)) => {
+                jcs::write_canonical(&self.to_value(), out)
+            }
+        }
+    }
+}
+
+/// The fields of the Listing resource, in no particular order (renderers sort as they need).
+fn listing_fields<'a>(
+    app: &'a App,
+    row: &'a ListingRow,
+    metadata: &'a Map<String, Value>,
+    history_url: &'a str,
+) -> Vec<(&'static str, Field<'a>)> {
+    let vertical = app.taxonomy.vertical(&row.vertical_slug);
+    let rating_avg = reputation::average(row.rating_sum, row.rating_count);
+    let mut fields = vec![
+        ("id", Field::Str(&row.id)),
+        ("sellerId", Field::Str(&row.seller_id)),
+        ("sellerName", Field::Str(&row.seller_code)),
+        ("sellerReputation", Field::Float(row.seller_reputation)),
+        ("ratingAvg", Field::OptFloat(rating_avg)),
+        ("ratingCount", Field::Int(row.rating_count)),
+        ("verticalSlug", Field::Str(&row.vertical_slug)),
+        (
+            "verticalName",
+            Field::OptStr(vertical.map(|v| v.name.as_str())),
+        ),
+        (
+            "verticalIcon",
+            Field::OptStr(vertical.map(|v| v.icon.as_str())),
+        ),
+        ("verticalCategory", Field::Str(&row.category)),
+        ("pricingType", Field::Str("fixed")),
+        ("title", Field::Str(&row.title)),
+        ("description", Field::Str(&row.description)),
+        ("priceCents", Field::Int(row.price_cents)),
+        ("betaFree", Field::Bool(false)),
+        ("betaNote", Field::OptStr(None)),
+        ("listingType", Field::Str(&row.listing_type)),
+        ("maxCopies", Field::OptInt(row.max_copies)),
+        ("soldCount", Field::Int(row.sold_count)),
+        ("purchaseCount", Field::Int(row.purchase_count)),
+        (
+            "viewCount",
+            Field::Int(row.view_count + app.counters.pending_views(row.seq)),
+        ),
+        ("active", Field::Bool(row.active)),
+        ("exclusiveSold", Field::Bool(row.exclusive_sold)),
+        ("fingerprint", Field::Str(&row.fingerprint)),
+        ("images", Field::Canonical(&row.images)),
+        ("isSample", Field::Bool(row.is_sample)),
+        ("physical", Field::Bool(row.physical)),
+        ("createdAt", Field::Str(&row.created_at)),
+        ("version", Field::Int(row.version)),
+        ("lastModified", Field::OptStr(row.last_modified.as_deref())),
+        ("modificationCount", Field::Int(row.modification_count)),
+        ("modificationHistoryUrl", Field::Str(history_url)),
+        ("healthConsentVerified", Field::Bool(row.health_consent)),
+        (
+            "deidentificationLevel",
+            Field::OptStr(row.deidentification.as_deref()),
+        ),
+        (
+            "authorizedUses",
+            row.authorized_uses
+                .as_deref()
+                .map_or(Field::OptStr(None), Field::Canonical),
+        ),
+        ("sellerBadges", Field::Canonical("[\"verified\"]")),
+        (
+            "sellerKind",
+            Field::Str(if row.is_sample {
+                "house"
+            } else {
+                "third_party"
+            }),
+        ),
+    ];
+    for field in METADATA_FIELDS {
+        fields.push((
+            field,
+            metadata
+                .get(*field)
+                .map_or(Field::OptStr(None), Field::Json),
+        ));
+    }
+    fields
+}
+
+fn history_url(row: &ListingRow) -> String {
+    format!("/api/marketplace/listings/{}/history", row.id)
+}
+
+fn parse_metadata(row: &ListingRow) -> Map<String, Value> {
+    serde_json::from_str(&row.metadata).unwrap_or_default()
+}
+
+/// The Listing resource as the interface describes it.
+pub fn listing_json(app: &App, row: &ListingRow) -> Value {
+    let metadata = parse_metadata(row);
+    let url = history_url(row);
+    let fields = listing_fields(app, row, &metadata, &url);
+    Value::Object(
+        fields
+            .iter()
+            .map(|(key, field)| ((*key).to_owned(), field.to_value()))
+            .collect(),
+    )
+}
+
+/// Appends the canonical JSON of the Listing resource (the same bytes as canonicalizing
+/// [`listing_json`], without building it): browse pages render fifty of these per request.
+pub fn write_listing_canonical(app: &App, row: &ListingRow, out: &mut Vec<u8>) {
+    let metadata = parse_metadata(row);
+    let url = history_url(row);
+    let fields = listing_fields(app, row, &metadata, &url);
+    // The field list is the same every time, so its canonical order is computed once.
+    static ORDER: OnceLock<Vec<usize>> = OnceLock::new();
+    let order = ORDER.get_or_init(|| {
+        let mut order: Vec<usize> = (0..fields.len()).collect();
+        order.sort_unstable_by(|a, b| jcs::utf16_cmp(fields[*a].0, fields[*b].0));
+        order
+    });
+    debug_assert_eq!(order.len(), fields.len());
+    out.push(b'{');
+    for (i, &index) in order.iter().enumerate() {
+        let (key, field) = &fields[index];
+        if i > 0 {
+            out.push(b',');
+        }
+        out.push(b'"');
+        out.extend_from_slice(key.as_bytes());
+        out.extend_from_slice(b"\":");
+        field.write_canonical(out);
+    }
+    out.push(b'}');
+}
+
+pub(crate) fn license(row: &ListingRow) -> Value {
+    license_for(&row.listing_type, row.max_copies)
+}
+
+/// The data license of a listing type (the same terms the disclosures page states).
+pub(crate) fn license_for(listing_type: &str, max_copies: Option<i64>) -> Value {
+    let mut restrictions = vec![
+        "no-resale: the buyer may not resell the data".to_owned(),
+        "no-relisting: the buyer may not re-list the data on any marketplace".to_owned(),
+        "no-raw-redistribution: the buyer may not redistribute the raw payload as-is".to_owned(),
+    ];
+    match listing_type {
+        "exclusive" => restrictions
+            .push("exclusive: sold to one buyer; the listing is delisted on purchase".into()),
+        "limited" => restrictions.push(format!(
+            "limited: at most {} copies; the listing is delisted once sold out",
+            max_copies.unwrap_or(0)
+        )),
+        _ => {}
+    }
+    json!({
+        "type": "data-license",
+        "permissions": [
+            "commercial-use: the buyer may use the data commercially",
+            "non-commercial-use: the buyer may use the data non-commercially",
+            "derivatives: the buyer may create derivative works"
+        ],
+        "restrictions": restrictions,
+        "notice": "Data license: use commercially and non-commercially and create derivatives; do not resell, re-list or redistribute the raw payload as-is.",
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::clock::SystemClock;
+    use crate::service::{DataDir, Options};
+    use crate::store::listings as store;
+
+    #[test]
+    fn the_canonical_writer_matches_canonicalizing_the_value() {
+        let dir = tempfile::tempdir().unwrap();
+        let options = Options::new("http://127.0.0.1:1");
+        let app = App::open(
+            &DataDir(dir.path().join("d")),
+            options,
+            Arc::new(SystemClock),
+        )
+        .unwrap();
+        let id = app
+            .store
+            .write_blocking(|tx| Ok(store::sample_of(tx, "music")?.unwrap()))
+            .unwrap();
+        let mut row = app
+            .store
+            .write_blocking(move |tx| Ok(store::find(tx, &id)?.unwrap()))
+            .unwrap();
+        let variants = [
+            (
+                json!({"demographics": {"é": 1.5, "a": [1, "x"]}, "contextTags": ["ü", "\u{1F600}"]}),
+                Some("[\"ai_training\"]"),
+            ),
+            (
+                json!({"dataDate": "2026-01-01", "sellerState": "CA \"quoted\"\n"}),
+                None,
+            ),
+        ];
+        for (metadata, uses) in variants {
+            row.metadata = String::from_utf8(jcs::canonicalize(&metadata)).unwrap();
+            row.authorized_uses = uses.map(str::to_owned);
+            row.title = "Café \u{1F600} \\ \"data\"\t".into();
+            row.rating_sum = 7;
+            row.rating_count = 3;
+            row.images =
+                String::from_utf8(jcs::canonicalize(&json!(["https://x.example/a b.png"])))
+                    .unwrap();
+            let mut written = Vec::new();
+            write_listing_canonical(&app, &row, &mut written);
+            assert_eq!(
+                String::from_utf8(written).unwrap(),
+                String::from_utf8(jcs::canonicalize(&listing_json(&app, &row))).unwrap()
+            );
+        }
+    }
+}

@@ -33,6 +33,7 @@ pub mod http;
 mod invariants;
 pub mod mcp;
 pub mod outbound;
+mod pages;
 pub mod request;
 pub mod seller_kit;
 pub mod server;

@@ -9,10 +9,6 @@ use crate::request::contact::{CONTACT, InquiryKind, NewInquiry};
 use crate::service::App;
 use crate::service::contact::threads::{self as contact, Poster};
 
-fn id(ctx: &Ctx) -> &str {
-    ctx.params.first().map_or("", String::as_str)
-}
-
 pub async fn create_inquiry(app: &App, ctx: &Ctx) -> Result<Reply> {
     let ip = ctx.client_ip.to_string();
     let request = ctx
@@ -23,7 +19,7 @@ pub async fn create_inquiry(app: &App, ctx: &Ctx) -> Result<Reply> {
 }
 
 pub async fn thread(app: &App, ctx: &Ctx) -> Result<Reply> {
-    Ok(Reply::ok(contact::thread(app, id(ctx)).await?))
+    Ok(Reply::ok(contact::thread(app, ctx.param()).await?))
 }
 
 pub async fn follow_up(app: &App, ctx: &Ctx) -> Result<Reply> {
@@ -32,7 +28,7 @@ pub async fn follow_up(app: &App, ctx: &Ctx) -> Result<Reply> {
     };
     Ok(Reply::Json(
         201,
-        contact::post(app, id(ctx), poster, ctx.json_args()?).await?,
+        contact::post(app, ctx.param(), poster, ctx.json_args()?).await?,
     ))
 }
 
@@ -49,13 +45,13 @@ pub async fn list(app: &App, ctx: &Ctx) -> Result<Reply> {
 pub async fn reply(app: &App, ctx: &Ctx) -> Result<Reply> {
     Ok(Reply::Json(
         201,
-        contact::post(app, id(ctx), Poster::Team, ctx.json_args()?).await?,
+        contact::post(app, ctx.param(), Poster::Team, ctx.json_args()?).await?,
     ))
 }
 
 pub async fn update(app: &App, ctx: &Ctx) -> Result<Reply> {
     Ok(Reply::ok(
-        contact::set_status(app, id(ctx), ctx.json_args()?).await?,
+        contact::set_status(app, ctx.param(), ctx.json_args()?).await?,
     ))
 }
 

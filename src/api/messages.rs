@@ -1,4 +1,4 @@
-//! `/api/agents/{handle}/messages`, `/api/agents/me/inbox`, `/api/agents/me/callbacks`.
+//! `/api/agents/{handle}/messages`, `/api/agents/me/inbox`.
 
 use crate::error::{Error, Result};
 use crate::http::request::Ctx;
@@ -7,11 +7,11 @@ use crate::request::Input;
 use crate::request::messaging::{self, InboxCall, SendMessage};
 use crate::service::App;
 use crate::service::identity::agents::Client;
-use crate::service::messaging::{callbacks, messages};
+use crate::service::messaging::messages;
 
 pub async fn send(app: &App, ctx: &Ctx) -> Result<Reply> {
     let sender = ctx.agent()?;
-    let handle = ctx.params.first().map_or("", String::as_str);
+    let handle = ctx.param();
     let input = Input::body(&messaging::SEND_MESSAGE, ctx.json_args()?)?;
     let request = SendMessage::read(&input, Some(handle))?;
     let ip = ctx.client_ip.to_string();
@@ -35,20 +35,4 @@ pub async fn inbox(app: &App, ctx: &Ctx) -> Result<Reply> {
     Ok(Reply::ok(
         messages::inbox(app, agent, request, &Client { ip: &ip }).await?,
     ))
-}
-
-pub async fn list_callbacks(app: &App, ctx: &Ctx) -> Result<Reply> {
-    let agent = ctx.agent()?;
-    let status = ctx
-        .query("status")
-        .filter(|s| !s.is_empty())
-        .map(str::to_owned);
-    let limit = ctx.query_int("limit", 50, 1, 200)?;
-    Ok(Reply::ok(callbacks::list(app, agent, status, limit).await?))
-}
-
-pub async fn replay_callback(app: &App, ctx: &Ctx) -> Result<Reply> {
-    let agent = ctx.agent()?;
-    let id = ctx.params.first().map_or("", String::as_str);
-    Ok(Reply::ok(callbacks::replay(app, agent, id).await?))
 }

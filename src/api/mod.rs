@@ -2,15 +2,18 @@
 //! [`Reply`]. Business rules live in `service`, never here.
 
 mod agents;
+mod callbacks;
 mod contact;
-mod html;
 mod ingress;
 mod listings;
 mod messages;
 mod meta;
 mod operator;
 mod proof;
+mod purchases;
 mod sandbox;
+mod sell;
+mod stats;
 mod stripe;
 mod system;
 
@@ -83,8 +86,8 @@ pub async fn dispatch(app: &App, route: Route, mut ctx: Ctx) -> Result<Reply> {
         Route::OperatorBindChair => operator::bind_chair(app, ctx).await,
         Route::OperatorUnbindChair => operator::unbind_chair(app).await,
         Route::OperatorPayments => operator::payments(app).await,
-        Route::ListCategories => listings::categories(app).await,
-        Route::ListVerticals => listings::verticals(app).await,
+        Route::ListCategories => stats::categories(app).await,
+        Route::ListVerticals => stats::verticals(app).await,
         Route::BrowseListings => listings::browse(app, ctx).await,
         Route::CreateListing => listings::create(app, ctx).await,
         Route::CreateHealthListing => listings::create_health(app, ctx).await,
@@ -92,36 +95,36 @@ pub async fn dispatch(app: &App, route: Route, mut ctx: Ctx) -> Result<Reply> {
         Route::UpdateListing => listings::update(app, ctx).await,
         Route::ListingHistory => listings::history(app, ctx).await,
         Route::DeactivateListing => listings::deactivate(app, ctx).await,
-        Route::SetDeliveryEndpoint => listings::set_delivery_endpoint(app, ctx).await,
-        Route::GetDeliveryEndpoint => listings::get_delivery_endpoint(app, ctx).await,
-        Route::PlatformStats => listings::platform_stats(app).await,
-        Route::MarketplaceStats => listings::marketplace_stats(app).await,
+        Route::SetDeliveryEndpoint => sell::set_delivery_endpoint(app, ctx).await,
+        Route::GetDeliveryEndpoint => sell::get_delivery_endpoint(app, ctx).await,
+        Route::PlatformStats => stats::platform_stats(app).await,
+        Route::MarketplaceStats => stats::marketplace_stats(app).await,
         Route::SendMessage => messages::send(app, ctx).await,
         Route::ReadInbox => messages::inbox(app, ctx).await,
-        Route::ListCallbacks => messages::list_callbacks(app, ctx).await,
-        Route::ReplayCallback => messages::replay_callback(app, ctx).await,
+        Route::ListCallbacks => callbacks::list_callbacks(app, ctx).await,
+        Route::ReplayCallback => callbacks::replay_callback(app, ctx).await,
         Route::McpPost => crate::mcp::post(app, ctx).await,
         Route::McpGet => crate::mcp::get(app, ctx).await,
         Route::McpDelete => crate::mcp::delete(),
-        Route::PurchaseListing => listings::purchase(app, ctx).await,
-        Route::GetPurchase => listings::get_purchase(app, ctx).await,
-        Route::RateListing => listings::rate(app, ctx).await,
-        Route::ShipPurchase => listings::ship(app, ctx).await,
-        Route::SellRegister => listings::sell_register(app, ctx).await,
-        Route::SellDashboard => listings::sell_dashboard(app, ctx).await,
-        Route::SandboxCheckoutPage => sandbox::checkout_page(app, ctx).await,
+        Route::PurchaseListing => purchases::purchase(app, ctx).await,
+        Route::GetPurchase => purchases::get_purchase(app, ctx).await,
+        Route::RateListing => purchases::rate(app, ctx).await,
+        Route::ShipPurchase => purchases::ship(app, ctx).await,
+        Route::SellRegister => sell::sell_register(app, ctx).await,
+        Route::SellDashboard => sell::sell_dashboard(app, ctx).await,
+        Route::SandboxCheckoutPage => crate::pages::checkout::checkout_page(app, ctx).await,
         Route::SandboxPay => sandbox::pay(app, ctx).await,
         Route::SandboxCancel => sandbox::cancel(app, ctx).await,
-        Route::SandboxConnectPage => Ok(sandbox::connect_page(ctx)),
+        Route::SandboxConnectPage => Ok(crate::pages::onboarding::connect_page(ctx)),
         Route::SandboxConnectComplete => sandbox::complete(app, ctx).await,
-        Route::SandboxPayForm => sandbox::pay_form(app, ctx).await,
-        Route::SandboxCancelForm => sandbox::cancel_form(app, ctx).await,
-        Route::SandboxConnectForm => sandbox::complete_form(app, ctx).await,
+        Route::SandboxPayForm => crate::pages::checkout::pay_form(app, ctx).await,
+        Route::SandboxCancelForm => crate::pages::checkout::cancel_form(app, ctx).await,
+        Route::SandboxConnectForm => crate::pages::onboarding::complete_form(app, ctx).await,
         Route::SandboxClock => sandbox::clock(app, ctx).await,
         Route::Meta => meta::meta(app),
         Route::Fees => meta::fees(app).await,
         Route::AnnounceFees => meta::announce(app, ctx).await,
-        Route::Disclosures => meta::disclosures(app).await,
+        Route::Disclosures => crate::pages::disclosures::disclosures(app).await,
         Route::DemandLedger => proof::demand(app, ctx).await,
         Route::Participation => proof::participation(app).await,
         Route::IngressDecide => ingress::decide(app, ctx).await,
@@ -138,6 +141,6 @@ pub async fn dispatch(app: &App, route: Route, mut ctx: Ctx) -> Result<Reply> {
         Route::CreateRail => contact::create_rail(app, ctx).await,
         Route::ServiceRequest => contact::service_request(app, ctx).await,
         Route::StripeWebhook => stripe::webhook(app, ctx).await,
-        Route::StripeConnectReturn => stripe::connect_return(app, ctx).await,
+        Route::StripeConnectReturn => crate::pages::onboarding::connect_return(app, ctx).await,
     }
 }

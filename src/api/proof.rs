@@ -14,7 +14,7 @@ pub async fn demand(app: &App, ctx: &Ctx) -> Result<Reply> {
 }
 
 pub async fn classify(app: &App, ctx: &Ctx) -> Result<Reply> {
-    let handle = ctx.params.first().map_or("", String::as_str);
+    let handle = ctx.param();
     Ok(Reply::ok(
         proof::classify(app, handle, ctx.json_args()?).await?,
     ))

@@ -133,6 +133,20 @@ fn announcements(conn: &Connection) -> Result<Vec<Value>> {
         .collect())
 }
 
+/// `POST /api/operator/fees/announcements`: [`announce`] by the server clock, through the writer.
+///
+/// # Errors
+/// As [`announce`].
+pub async fn announce_now(app: &App, args: Args) -> Result<Value> {
+    let (today, now) = (
+        app.clock.now().to_zoned(jiff::tz::TimeZone::UTC).date(),
+        app.now(),
+    );
+    app.store
+        .write(move |tx| announce(tx, &args, today, &now))
+        .await
+}
+
 /// Announces a schedule change (operator API and CLI): refused when it would take effect
 /// before the lock ends or with less than 60 days of notice.
 ///

@@ -1,0 +1,84 @@
+//! `/api/marketplace/listings/{id}/purchase`, `/api/marketplace/purchases/{id}` (read, ship)
+//! and `/api/marketplace/listings/{id}/rate`.
+
+use crate::args::Args;
+use crate::error::Result;
+use crate::http::request::Ctx;
+use crate::http::response::Reply;
+use crate::request::Input;
+use crate::request::commerce::{self, Purchase, Rate};
+use crate::service::commerce::rail::Rail;
+use crate::service::{
+    App, commerce::checkout, commerce::payments, commerce::purchases, commerce::rails::x402,
+    identity::agents,
+};
+
+/// A purchase on the instance's card rail (key required), or on `x402_usdc_base` (no key
+/// when configured, `rail: "x402_usdc_base"`, or a payment header): the rail is chosen by
+/// `service::checkout`.
+pub async fn purchase(app: &App, ctx: &Ctx) -> Result<Reply> {
+    let (key, args) = key_and_args(ctx)?;
+    let request = Purchase::read(&Input::body(&commerce::PURCHASE, args)?)?;
+    let payment = x402::PaymentHeader::from_headers(
+        ctx.header("payment-signature"),
+        ctx.header("x-payment"),
+    )?;
+    let rail = checkout::choose_rail(app, key.is_some(), request.rail.as_ref(), payment.is_some())?;
+    // The card rail needs a key (401 without); on x402 the payment is the credential.
+    let buyer = match (rail, key) {
+        (Rail::Wallet, None) => None,
+        (_, key) => Some(agents::authenticate(app, key.as_deref()).await?),
+    };
+    let order = purchases::Order {
+        buyer: buyer.as_ref(),
+        listing_id: ctx.param(),
+        request,
+        rail,
+        payment,
+        resource: app.url(&ctx.path),
+    };
+    let answer = purchases::purchase_on(app, order).await?;
+    Ok(Reply::Json(answer.status, answer.body).with_headers(answer.headers))
+}
+
+/// The agent key (Bearer, else the body's `api_key`, removed from the body) and the body, for
+/// the purchase, whose key is optional.
+fn key_and_args(ctx: &Ctx) -> Result<(Option<String>, Args)> {
+    let mut args = ctx.json_args()?;
+    let body_key = args.take_str("api_key");
+    Ok((ctx.bearer().map(str::to_owned).or(body_key), args))
+}
+
+/// The spec takes the buyer key as the `api_key` query parameter here; Bearer works too. An
+/// x402 buyer reads with its `purchase_token` (query) or `X-Purchase-Token` instead.
+pub async fn get_purchase(app: &App, ctx: &Ctx) -> Result<Reply> {
+    let key = ctx
+        .bearer()
+        .or(ctx.query("api_key"))
+        .filter(|k| !k.is_empty());
+    let query = Input::query(&commerce::GET_PURCHASE, &ctx.query);
+    let token = commerce::purchase_token(&query)?
+        .or_else(|| ctx.header("x-purchase-token").map(str::to_owned));
+    if let (None, Some(token)) = (key, token) {
+        return Ok(Reply::ok(
+            purchases::get_with_token(app, ctx.param(), &token).await?,
+        ));
+    }
+    let buyer = agents::authenticate(app, key).await?;
+    Ok(Reply::ok(purchases::get(app, &buyer, ctx.param()).await?))
+}
+
+pub async fn rate(app: &App, ctx: &Ctx) -> Result<Reply> {
+    let (buyer, args) = ctx.agent_and_body()?;
+    let request = Rate::read(&Input::body(&commerce::RATE, args)?)?;
+    Ok(Reply::ok(
+        purchases::rate(app, buyer, ctx.param(), request).await?,
+    ))
+}
+
+pub async fn ship(app: &App, ctx: &Ctx) -> Result<Reply> {
+    let (seller, args) = ctx.agent_and_body()?;
+    Ok(Reply::ok(
+        payments::ship(app, seller, ctx.param(), args).await?,
+    ))
+}

@@ -1,0 +1,113 @@
+//! `GET /disclosures`: fees, license, prohibited content, escrow and the participation chart, on
+//! one self-contained page (no scripts or external assets).
+
+use hyper::body::Bytes;
+use serde_json::Value;
+
+use super::{dollars, escape as html};
+use crate::error::Result;
+use crate::http::response::Reply;
+use crate::service::{
+    App, catalog::view, commerce::fees, disclosure::meta as service, disclosure::participation,
+};
+
+/// The participation series as an inline SVG line chart (no external assets).
+fn chart(series: &[(String, i64)]) -> String {
+    let (width, height, pad) = (600.0_f64, 220.0_f64, 36.0_f64);
+    if series.is_empty() {
+        return format!(
+            "<svg role=\"img\" aria-label=\"No independent sellers yet\" width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\"><text x=\"{pad}\" y=\"{}\">No independent sellers yet.</text></svg>",
+            height / 2.0
+        );
+    }
+    let max = series.iter().map(|(_, n)| *n).max().unwrap_or(1).max(1) as f64;
+    let step = if series.len() > 1 {
+        (width - 2.0 * pad) / (series.len() - 1) as f64
+    } else {
+        0.0
+    };
+    let points: Vec<String> = series
+        .iter()
+        .enumerate()
+        .map(|(i, (_, n))| {
+            format!(
+                "{:.1},{:.1}",
+                pad + step * i as f64,
+                height - pad - (*n as f64 / max) * (height - 2.0 * pad)
+            )
+        })
+        .collect();
+    let (first, last) = (&series[0], &series[series.len() - 1]);
+    format!(
+        "<svg role=\"img\" aria-label=\"Cumulative independent sellers\" width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\">\
+         <line x1=\"{pad}\" y1=\"{b}\" x2=\"{r}\" y2=\"{b}\" stroke=\"#888\"/><line x1=\"{pad}\" y1=\"{pad}\" x2=\"{pad}\" y2=\"{b}\" stroke=\"#888\"/>\
+         <polyline fill=\"none\" stroke=\"#1f6feb\" stroke-width=\"2\" points=\"{points}\"/>\
+         <text x=\"{pad}\" y=\"{t}\" font-size=\"12\">{d0}</text><text x=\"{r}\" y=\"{t}\" font-size=\"12\" text-anchor=\"end\">{d1}</text>\
+         <text x=\"4\" y=\"{pad}\" font-size=\"12\">{max}</text></svg>",
+        b = height - pad,
+        r = width - pad,
+        t = height - pad / 3.0,
+        points = points.join(" "),
+        d0 = html(&first.0),
+        d1 = html(&last.0),
+        max = max as i64,
+    )
+}
+
+pub async fn disclosures(app: &App) -> Result<Reply> {
+    let series = participation::chart_series(app).await?;
+    let license = view::license_for("standard", None);
+    let items = |value: &Value| -> String {
+        value.as_array().map_or(String::new(), |a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(|t| format!("<li>{}</li>", html(t)))
+                .collect()
+        })
+    };
+    let escrow_days = app.escrow_hold.as_secs() as f64 / 86_400.0;
+    let meta = service::meta(app);
+    let page = format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>Disclosures</title><style>body{{font-family:system-ui,sans-serif;max-width:46rem;margin:2rem auto;padding:0 1rem;line-height:1.5;color:#1b1f24}}\
+         table{{border-collapse:collapse;width:100%}}th,td{{border:1px solid #d0d7de;padding:.4rem .6rem;text-align:left}}th{{background:#f6f8fa}}</style></head><body>\
+         <h1>Disclosures</h1><p>What this marketplace charges, what buyers may do with what they buy, what may not be sold, and how money is held.</p>\
+         <h2>Fee schedule (version {version})</h2><table><thead><tr><th>Band</th><th>Sale amount</th><th>Platform fee</th></tr></thead><tbody>\
+         <tr><td>Micro</td><td>under {micro}</td><td>0</td></tr>\
+         <tr><td>Standard</td><td>from {micro} to {below_high}</td><td>{standard_pct} ({standard} bps); the seller keeps {seller_pct}</td></tr>\
+         <tr><td>High ticket</td><td>{high} and up</td><td>{high_pct} ({high_bps} bps), floor {floor}, cap {cap}</td></tr></tbody></table>\
+         <p>{buyer_and_listing} Founding fill: 0% on the first settled sale in a subcategory that had no commerce when the listing was made (identified rails only). Fees are whole cents, rounded half up.</p>\
+         <h2>Notice policy</h2><p>{notice}</p>\
+         <h2>License of every listing</h2><p>{license_notice}</p><ul>{permissions}{restrictions}</ul>\
+         <h2>Prohibited content</h2><ul><li>anything the seller does not own or has no right to sell;</li><li>stolen credentials or secrets (private keys, tokens, API keys, password dumps);</li>\
+         <li>digital keys, licenses, gift and game codes;</li><li>health data that is not the seller's own (a person's own health data only through a signed consent flow).</li></ul>\
+         <h2>Escrow</h2><p>Money from paid sales is held in escrow and released {escrow_days} days after the first successful delivery; physical orders also wait for shipment. Free sales settle at once with an amount of 0.</p>\
+         <h2>Participation</h2><p>Cumulative independent sellers (agents other than the platform's house seller) by the date of their first listing.</p>{chart}\
+         <p>Machine-readable: <a href=\"/api/meta\">/api/meta</a>, <a href=\"/api/fees\">/api/fees</a>, <a href=\"/llms.txt\">/llms.txt</a>.</p></body></html>",
+        version = meta["fees"]["schedule_version"],
+        micro = dollars(meta["microUnderCents"].as_i64().unwrap_or(0)),
+        below_high = dollars(meta["highTicketAtCents"].as_i64().unwrap_or(0) - 1),
+        standard = fees::STANDARD_BPS,
+        standard_pct = fees::percent(fees::STANDARD_BPS),
+        seller_pct = fees::percent(10_000 - fees::STANDARD_BPS),
+        high_pct = fees::percent(fees::HIGH_TICKET_BPS),
+        buyer_and_listing = match (fees::BUYER_BPS, fees::LISTING_FEE_BPS) {
+            (0, 0) => "Buyers pay no fee and listing is free.".to_owned(),
+            (buyer, listing) => format!(
+                "Buyers pay {} of the price; listing costs {} of it.",
+                fees::percent(buyer),
+                fees::percent(listing)
+            ),
+        },
+        high = dollars(meta["highTicketAtCents"].as_i64().unwrap_or(0)),
+        high_bps = fees::HIGH_TICKET_BPS,
+        floor = dollars(meta["highTicketFloorCents"].as_i64().unwrap_or(0)),
+        cap = dollars(meta["highTicketCapCents"].as_i64().unwrap_or(0)),
+        notice = html(meta["fees"]["change_notice"].as_str().unwrap_or("")),
+        license_notice = html(license["notice"].as_str().unwrap_or("")),
+        permissions = items(&license["permissions"]),
+        restrictions = items(&license["restrictions"]),
+        chart = chart(&series),
+    );
+    Ok(Reply::Bytes("text/html; charset=utf-8", Bytes::from(page)))
+}

@@ -1,0 +1,56 @@
+//! Payout onboarding pages: the sandbox's one-button onboarding (`GET /sandbox/connect/{id}`)
+//! and the page Stripe sends a seller back to (`GET /sell/connect/{id}`), which answers a fresh
+//! onboarding link until payouts are connected.
+
+use hyper::body::Bytes;
+
+use super::{back, button, escape as html, outcome, page, well_formed};
+use crate::error::Result;
+use crate::http::request::Ctx;
+use crate::http::response::{RawReply, Reply};
+use crate::service::{App, commerce::rails::sandbox, commerce::rails::stripe};
+
+/// The button of the onboarding page.
+pub async fn complete_form(app: &App, ctx: &Ctx) -> Result<Reply> {
+    let onboarding = well_formed(ctx.param())?;
+    back(
+        &format!("/sandbox/connect/{onboarding}"),
+        sandbox::complete_onboarding(app, onboarding).await,
+    )
+}
+
+pub fn connect_page(ctx: &Ctx) -> Reply {
+    let body = format!(
+        "<h1>Connect payouts</h1><p>Sandbox onboarding: one click connects this seller's payouts.</p>\
+         {outcome}{button}\
+         <p><small>Scripts: <code>POST /api/sandbox/connect/{id}/complete</code>.</small></p>",
+        outcome = outcome(ctx),
+        button = button(
+            "complete",
+            &format!("/sandbox/connect/{}/complete", ctx.param()),
+            "Complete onboarding"
+        ),
+        id = html(ctx.param())
+    );
+    page("bourse sandbox onboarding", &body)
+}
+
+pub async fn connect_return(app: &App, ctx: &Ctx) -> Result<Reply> {
+    let id = ctx.params.first().map_or("", String::as_str);
+    Ok(match stripe::connect_return(app, id).await? {
+        Some(link) => Reply::Raw(RawReply {
+            status: 303,
+            content_type: "text/plain; charset=utf-8",
+            body: Bytes::from_static(b"See Other"),
+            headers: vec![("location", link)],
+        }),
+        None => Reply::Bytes(
+            "text/html; charset=utf-8",
+            Bytes::from_static(
+                b"<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Payouts connected</title></head>\
+                  <body><h1>Payouts connected</h1><p id=\"status\">complete</p>\
+                  <p>Stripe reports payouts enabled for this seller: paid listings can be sold.</p></body></html>",
+            ),
+        ),
+    })
+}

@@ -68,6 +68,11 @@ fn an_empty_ledger_is_all_zeros_with_its_definitions() {
             .ends_with("/api/verify-receipt")
     );
     assert!(!body["limitations"].as_array().unwrap().is_empty());
+    let limitations = body["limitations"].to_string();
+    assert!(
+        limitations.contains("sandbox") && !limitations.contains("Stripe"),
+        "the limitations name the rail this instance runs: {limitations}"
+    );
     assert!(body["metric_definitions"]["totals.settledSales"].is_string());
     server
         .get("/api/proof/demand?limit=501")

@@ -56,6 +56,7 @@ use serde_json::{Map, Value, json};
 use crate::args::Args;
 use crate::error::{Error, Result};
 use crate::service::App;
+use crate::service::commerce::rail::Rail;
 use crate::store::agents as agent_store;
 use crate::store::proof as proof_store;
 
@@ -208,15 +209,34 @@ fn metric_definitions() -> Value {
     })
 }
 
-fn limitations() -> Vec<&'static str> {
-    vec![
+/// What the ledger cannot show, naming the rails this instance really runs.
+fn limitations(app: &App) -> Vec<String> {
+    let mut rails = match app.card_rail() {
+        Rail::Card => vec![
+            "Card payments run on Stripe: a paid row is recorded when Stripe's signed webhook confirms the payment; refunds and disputes handled in Stripe's dashboard do not appear here.",
+        ],
+        _ => vec![
+            "The card rail is the local sandbox (--payments sandbox): amounts are recorded, no money moves.",
+        ],
+    };
+    if app.x402.is_some() {
+        rails.push(
+            "x402 (wallet) sales are recorded when the facilitator reports the USDC settled; the money goes to the operator's wallet, and paying the seller is the operator's.",
+        );
+    }
+    [
         "Signed by this instance's own key only; no third party attests these figures (externallySigned is false).",
         "Parties come from the operator's own classification; an agent the operator has not classified counts as unclassified, which is not evidence of independence.",
         "Classification is applied at read time to all rows; the history of classification changes is not kept.",
-        "The payment rail is a sandbox in this build: amounts are recorded, no money moves.",
+    ]
+    .into_iter()
+    .chain(rails)
+    .chain([
         "Held and releasing amounts may still be refunded or disputed outside this ledger; released means the escrow clock ran, not that a bank transfer was confirmed.",
         "Buyer labels are per-instance and anonymous; they cannot be linked to agents and say nothing about who stands behind an agent (one person may run several).",
-    ]
+    ])
+    .map(str::to_owned)
+    .collect()
 }
 
 /// `GET /api/proof/demand`.
@@ -347,7 +367,7 @@ pub async fn demand(app: &App, limit: i64, offset: i64) -> Result<Value> {
             },
         },
         "metric_definitions": metric_definitions(),
-        "limitations": limitations(),
+        "limitations": limitations(app),
         "verify": app.url("/api/verify-receipt"),
         "limit": limit,
         "offset": offset,

@@ -328,9 +328,9 @@ fn import_findings(code: &str, crates: &[&str], http_layer: bool) -> Vec<String>
         }
     }
     if http_layer {
-        for root in path_roots(code, "crate::") {
-            if root.1 == "http" {
-                found.push((line_of(code, root.0), "imports `crate::http`".to_owned()));
+        for (at, path) in module_paths(code, "crate::") {
+            if path.first().is_some_and(|root| root == "http") {
+                found.push((line_of(code, at), "imports `crate::http`".to_owned()));
             }
         }
     }
@@ -339,55 +339,6 @@ fn import_findings(code: &str, crates: &[&str], http_layer: bool) -> Vec<String>
         .into_iter()
         .map(|(line, what)| format!("{line}: {what}"))
         .collect()
-}
-
-/// The first segments of every path after `prefix` (`prefix` + `a::…` gives `a`;
-/// `prefix` + `{a, b::c}` gives `a` and `b`), with their offsets.
-fn path_roots(code: &str, prefix: &str) -> Vec<(usize, String)> {
-    let ident = |c: char| c.is_alphanumeric() || c == '_';
-    let mut out = Vec::new();
-    for (at, _) in code.match_indices(prefix) {
-        // `super::super::x` names the parent's sibling, not ours; `xsuper::` is another name.
-        let before = &code[..at];
-        if before.ends_with("::") || before.chars().next_back().is_some_and(ident) {
-            continue;
-        }
-        let rest = &code[at + prefix.len()..];
-        let rest_trimmed = rest.trim_start();
-        if let Some(group) = rest_trimmed.strip_prefix('{') {
-            let mut depth = 0;
-            let mut item = String::new();
-            let mut items = Vec::new();
-            for c in group.chars() {
-                match c {
-                    '{' => depth += 1,
-                    '}' if depth == 0 => break,
-                    '}' => depth -= 1,
-                    ',' if depth == 0 => {
-                        items.push(std::mem::take(&mut item));
-                        continue;
-                    }
-                    _ => {}
-                }
-                if depth == 0 {
-                    item.push(c);
-                }
-            }
-            items.push(item);
-            for item in items {
-                let name: String = item.trim().chars().take_while(|&c| ident(c)).collect();
-                if !name.is_empty() {
-                    out.push((at, name));
-                }
-            }
-        } else {
-            let name: String = rest.chars().take_while(|&c| ident(c)).collect();
-            if !name.is_empty() {
-                out.push((at, name));
-            }
-        }
-    }
-    out
 }
 
 /// `code` without its `#[cfg(test)] mod … { … }` blocks (where `super::` means the file itself).
@@ -450,10 +401,10 @@ fn service_graph(files: &[(String, Scanned)]) -> BTreeMap<String, BTreeSet<Strin
         let mut parent: Vec<String> = name.split('/').map(str::to_owned).collect();
         parent.pop();
         let mut used = BTreeSet::new();
-        for segments in module_paths(&code, "crate::service::") {
+        for (_, segments) in module_paths(&code, "crate::service::") {
             used.extend(resolve(&segments));
         }
-        for segments in module_paths(&code, "super::") {
+        for (_, segments) in module_paths(&code, "super::") {
             let full: Vec<String> = parent.iter().cloned().chain(segments).collect();
             used.extend(resolve(&full));
         }
@@ -463,9 +414,9 @@ fn service_graph(files: &[(String, Scanned)]) -> BTreeMap<String, BTreeSet<Strin
     graph
 }
 
-/// Every path that follows `prefix` in `code`, with `{a, b::{c}}` groups expanded:
-/// `prefix x::{y, z::w}` gives `[x, y]` and `[x, z, w]`.
-fn module_paths(code: &str, prefix: &str) -> Vec<Vec<String>> {
+/// Every path that follows `prefix` in `code`, with `{a, b::{c}}` groups expanded, and the offset
+/// of its `prefix`: `prefix x::{y, z::w}` gives `[x, y]` and `[x, z, w]`.
+fn module_paths(code: &str, prefix: &str) -> Vec<(usize, Vec<String>)> {
     let ident = |c: char| c.is_alphanumeric() || c == '_';
     let mut out = Vec::new();
     for (at, _) in code.match_indices(prefix) {
@@ -473,7 +424,11 @@ fn module_paths(code: &str, prefix: &str) -> Vec<Vec<String>> {
         if before.ends_with("::") || before.chars().next_back().is_some_and(ident) {
             continue;
         }
-        out.extend(expand(&code[at + prefix.len()..]));
+        out.extend(
+            expand(&code[at + prefix.len()..])
+                .into_iter()
+                .map(|p| (at, p)),
+        );
     }
     out
 }
@@ -698,7 +653,7 @@ mod scanner {
             "use crate::service::{App, messaging::{callbacks, message::x}, identity::agents};",
             "crate::service::",
         );
-        let joined: Vec<String> = paths.iter().map(|p| p.join("::")).collect();
+        let joined: Vec<String> = paths.iter().map(|(_, p)| p.join("::")).collect();
         assert_eq!(
             joined,
             [

@@ -92,35 +92,44 @@ const METADATA: [Field; 9] = [
     Field::rest("sourceAttribution", Kind::Json("{}")),
 ];
 
+/// The fields of a listing create: title, description, the preview (`$preview`: its doc differs),
+/// the price and the consent, then the create's own fields (`$own`), then the shared rest. The
+/// order is the MCP schema's `required` order.
+macro_rules! create_fields {
+    ($preview:expr, [$($own:expr),*]) => {
+        &[
+            TITLE.required().doc("The listing title."),
+            DESCRIPTION.required().doc("What the buyer gets."),
+            PREVIEW.required_on(Face::Mcp).doc($preview),
+            PRICE.required().doc("Price in integer cents (0 for free)."),
+            CONSENT,
+            $($own,)*
+            LISTING_TYPE,
+            MAX_COPIES,
+            IMAGES,
+            PHYSICAL,
+            DELIVERABLE_REF,
+            METADATA[0],
+            METADATA[1],
+            METADATA[2],
+            METADATA[3],
+            METADATA[4],
+            METADATA[5],
+            METADATA[6],
+            METADATA[7],
+            METADATA[8],
+        ]
+    };
+}
+
 /// `POST /api/marketplace/listings` · `sell_data`.
 pub static CREATE_LISTING: Op = Op {
     name: "sell_data",
     rest: &[("POST", "/api/marketplace/listings")],
-    fields: &[
-        TITLE.required().doc("The listing title."),
-        DESCRIPTION.required().doc("What the buyer gets."),
-        PREVIEW
-            .required_on(Face::Mcp)
-            .doc("A public preview (JSON object, at most 4 KiB)."),
-        PRICE.required().doc("Price in integer cents (0 for free)."),
-        CONSENT,
-        VERTICAL,
-        CATEGORY,
-        LISTING_TYPE,
-        MAX_COPIES,
-        IMAGES,
-        PHYSICAL,
-        DELIVERABLE_REF,
-        METADATA[0],
-        METADATA[1],
-        METADATA[2],
-        METADATA[3],
-        METADATA[4],
-        METADATA[5],
-        METADATA[6],
-        METADATA[7],
-        METADATA[8],
-    ],
+    fields: create_fields!(
+        "A public preview (JSON object, at most 4 KiB).",
+        [VERTICAL, CATEGORY]
+    ),
 };
 
 /// `POST /api/marketplace/listings/health` · `list_health_data`: a create without the vertical
@@ -128,30 +137,10 @@ pub static CREATE_LISTING: Op = Op {
 pub static CREATE_HEALTH_LISTING: Op = Op {
     name: "list_health_data",
     rest: &[("POST", "/api/marketplace/listings/health")],
-    fields: &[
-        TITLE.required().doc("The listing title."),
-        DESCRIPTION.required().doc("What the buyer gets."),
-        PREVIEW.required_on(Face::Mcp).doc(
-            "A public preview (JSON object, at most 4 KiB); never put identifying data in it.",
-        ),
-        PRICE.required().doc("Price in integer cents (0 for free)."),
-        CONSENT,
-        HEALTH_CONSENT,
-        LISTING_TYPE,
-        MAX_COPIES,
-        IMAGES,
-        PHYSICAL,
-        DELIVERABLE_REF,
-        METADATA[0],
-        METADATA[1],
-        METADATA[2],
-        METADATA[3],
-        METADATA[4],
-        METADATA[5],
-        METADATA[6],
-        METADATA[7],
-        METADATA[8],
-    ],
+    fields: create_fields!(
+        "A public preview (JSON object, at most 4 KiB); never put identifying data in it.",
+        [HEALTH_CONSENT]
+    ),
 };
 
 /// A new listing, checked for shape; the service checks what needs the database or the

@@ -58,26 +58,16 @@ pub async fn create(
     {
         return Err(Error::invalid("`email` is not an email address"));
     }
-    let NewInquiry {
-        kind,
-        subject,
-        message,
-        category,
-        name,
-        email,
-        submitted_by,
-        impact,
-    } = request;
     let row = InquiryRow {
         id: uuid::Uuid::new_v4().to_string(),
-        kind: kind.as_str().into(),
-        subject,
-        message,
-        category,
-        name,
-        email,
-        submitted_by,
-        impact,
+        kind: request.kind.as_str().into(),
+        subject: request.subject,
+        message: request.message,
+        category: request.category,
+        name: request.name,
+        email: request.email,
+        submitted_by: request.submitted_by,
+        impact: request.impact,
         agent_id: sender.map(|agent| agent.id.clone()),
         status: "open".into(),
         created_at: app.now(),

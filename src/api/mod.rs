@@ -67,6 +67,9 @@ pub async fn dispatch(app: &App, route: Route, mut ctx: Ctx) -> Result<Reply> {
         )));
     }
     ctx.caller = authenticate(app, route, &ctx).await?;
+    if let Some(param) = route.param() {
+        param.check(ctx.param())?;
+    }
     let ctx = &ctx;
     match route {
         Route::Healthz => Ok(system::healthz()),

@@ -313,6 +313,77 @@ impl Route {
         }
     }
 
+    /// The type of the route's path parameter, if it has one. The match has no wildcard, and a
+    /// unit test checks it against the templates of [`ROUTES`].
+    pub fn param(self) -> Option<Param> {
+        use Route::*;
+        match self {
+            GetListing | UpdateListing | ListingHistory | DeactivateListing | PurchaseListing
+            | RateListing | GetPurchase | ShipPurchase | ReplayCallback | InquiryThread
+            | InquiryMessage | ReplyInquiry | UpdateInquiry => Some(Param::Id),
+            SendMessage | ClassifyParty => Some(Param::Handle),
+            SandboxCheckoutPage
+            | SandboxPay
+            | SandboxCancel
+            | SandboxConnectPage
+            | SandboxConnectComplete
+            | SandboxPayForm
+            | SandboxCancelForm
+            | SandboxConnectForm
+            | VerifySessionReceipt
+            | StripeConnectReturn => Some(Param::Token),
+            Healthz
+            | Readyz
+            | LlmsTxt
+            | ApiLlmsTxt
+            | OpenApi
+            | SigningKey
+            | VerifyReceipt
+            | RegisterAgent
+            | ListAgents
+            | GetMe
+            | UpdateMe
+            | LookupAgents
+            | RevokeKey
+            | OperatorGetProvenance
+            | OperatorUpdateProvenance
+            | OperatorBindChair
+            | OperatorUnbindChair
+            | OperatorPayments
+            | ListCategories
+            | ListVerticals
+            | BrowseListings
+            | CreateListing
+            | CreateHealthListing
+            | SetDeliveryEndpoint
+            | GetDeliveryEndpoint
+            | PlatformStats
+            | MarketplaceStats
+            | ReadInbox
+            | ListCallbacks
+            | McpPost
+            | McpGet
+            | McpDelete
+            | SellRegister
+            | SellDashboard
+            | SandboxClock
+            | Meta
+            | Fees
+            | AnnounceFees
+            | Disclosures
+            | DemandLedger
+            | Participation
+            | IngressDecide
+            | IngressDescribe
+            | IngressKeys
+            | CreateInquiry
+            | ListInquiries
+            | CreateRail
+            | ServiceRequest
+            | StripeWebhook => None,
+        }
+    }
+
     /// Whether a 2xx JSON object answer carries the signed public `provenance` block: answers
     /// anyone may read are signed; answers to a credential's holder are theirs alone (what a
     /// party must trust in them, receipts and history entries, is signed on its own).
@@ -335,6 +406,53 @@ impl Route {
                 | Route::ShipPurchase
                 | Route::SellRegister
         )
+    }
+}
+
+/// The type of a path parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Param {
+    /// A resource id: a UUID (listings, purchases, callback deliveries, inquiries).
+    Id,
+    /// An agent handle (any case; `chair` where the route allows it), at most 64 characters.
+    Handle,
+    /// An unguessable capability (checkout sessions `cs_…`, x402 purchase tokens, onboarding
+    /// ids): unpadded base64url with an optional prefix, at most 100 characters.
+    Token,
+}
+
+impl Param {
+    /// Whether `value` can be such a parameter at all. One that cannot names nothing, so the
+    /// route answers 404 for it before any lookup (and it never reaches a `Location` header or
+    /// a form action).
+    ///
+    /// # Errors
+    /// `NOT_FOUND`.
+    pub fn check(self, value: &str) -> Result<(), Error> {
+        let fits = match self {
+            Param::Id => uuid::Uuid::parse_str(value).is_ok(),
+            Param::Handle => {
+                (1..=64).contains(&value.chars().count()) && !value.chars().any(char::is_control)
+            }
+            Param::Token => {
+                (1..=100).contains(&value.len())
+                    && value
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+            }
+        };
+        if fits {
+            Ok(())
+        } else {
+            Err(Error::NotFound(format!(
+                "no resource {value:?}: not a well-formed {}",
+                match self {
+                    Param::Id => "id (a UUID)",
+                    Param::Handle => "handle",
+                    Param::Token => "session, token or onboarding id",
+                }
+            )))
+        }
     }
 }
 
@@ -509,6 +627,26 @@ mod tests {
         assert!(!Route::ReadInbox.is_signed());
         assert!(Route::InquiryThread.is_signed());
         assert!(!Route::SandboxPay.is_signed());
+    }
+
+    #[test]
+    fn a_route_declares_a_path_parameter_exactly_when_its_template_has_one() {
+        for (_, template, route) in ROUTES {
+            assert_eq!(
+                route.param().is_some(),
+                template.contains('{'),
+                "{template}"
+            );
+        }
+        assert!(
+            Param::Id
+                .check("00000000-0000-4000-8000-000000000000")
+                .is_ok()
+        );
+        assert!(Param::Id.check("not-a-uuid").is_err());
+        assert!(Param::Token.check("cs_AbC-_1").is_ok());
+        assert!(Param::Token.check("cs_x/../y").is_err() && Param::Token.check("a b").is_err());
+        assert!(Param::Handle.check("A-7K2M9QXP").is_ok() && Param::Handle.check("").is_err());
     }
 
     #[test]

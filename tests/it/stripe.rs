@@ -753,6 +753,9 @@ fn a_payment_that_races_the_expiry_is_kept_while_the_listing_is_free_else_refund
     // under the next one.
     server.clock.advance(jiff::SignedDuration::from_secs(61));
     assert_eq!(wait_seen(&fake, "/v1/refunds", 2).len(), 2);
+    // Stripe has seen the retry; the worker records its refusal (and the backoff, from the clock
+    // as it is now) when that pass ends, so the clock moves on only after it.
+    server.worker_pass("commerce worker's Stripe part", |w| &w.stripe);
     server.clock.advance(jiff::SignedDuration::from_secs(121));
     let refunds = wait_seen(&fake, "/v1/refunds", 3);
     let keys: Vec<_> = refunds

@@ -1,6 +1,7 @@
 //! The files of `assets/` compiled into the binary: the documents served as they are
 //! (`llms.txt`, `openapi.json`) and the data the service reads at start (`taxonomy.json`). A
-//! neutral module, so that `http` and `service` both read it without importing each other.
+//! neutral module, so that the HTTP faces (`api`) and `service` both read it without importing
+//! each other.
 
 use rust_embed::RustEmbed;
 

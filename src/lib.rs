@@ -8,7 +8,8 @@
 //! - [`server`]: accept loop and graceful shutdown.
 //! - [`http`]: routing, request reading, response and error mapping, access logs.
 //! - [`assets`]: the embedded `assets/` files (documents and the taxonomy).
-//! - `api`: REST handlers, thin adapters over [`service`].
+//! - `api`: REST handlers, thin adapters over [`service`], one file per resource.
+//! - `pages`: the server-rendered HTML pages (sandbox checkout and onboarding, `/disclosures`).
 //! - [`request`]: one declaration per operation, read from REST and MCP into typed requests.
 //! - [`service`]: every business rule, by domain; takes typed requests, never raw JSON.
 //! - [`store`]: SQLite schema, migrations and synchronous queries.

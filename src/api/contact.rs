@@ -1,5 +1,5 @@
 //! `/api/inquiries/*`, `/api/operator/inquiries/*`, `/api/rails`, `/api/services/request`.
-//! The rules live in `service::contact`.
+//! The rules live in `service::contact::threads`.
 
 use crate::error::Result;
 use crate::http::request::Ctx;

@@ -1,5 +1,5 @@
 //! `POST /api/ingress`, `GET /api/ingress`, `GET /api/ingress/keys`. The rules live in
-//! `service::ingress`.
+//! `service::identity::ingress`.
 
 use hyper::body::Bytes;
 

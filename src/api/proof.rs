@@ -1,6 +1,6 @@
 //! `GET /api/proof/demand`, `GET /api/proof/participation` (public) and
 //! `PUT /api/operator/parties/{handle}` (operator).
-//! Definitions live in `service::proof` and `service::participation`.
+//! Definitions live in `service::disclosure::proof` and `service::disclosure::participation`.
 
 use crate::error::Result;
 use crate::http::request::Ctx;

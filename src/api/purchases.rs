@@ -9,17 +9,16 @@ use crate::request::Input;
 use crate::request::commerce::{self, Purchase, Rate};
 use crate::service::commerce::rail::Rail;
 use crate::service::{
-    App, commerce::checkout, commerce::payments, commerce::purchases, commerce::rails::x402,
-    identity::agents,
+    App, commerce::checkout, commerce::payments, commerce::purchases, identity::agents,
 };
 
 /// A purchase on the instance's card rail (key required), or on `x402_usdc_base` (no key
 /// when configured, `rail: "x402_usdc_base"`, or a payment header): the rail is chosen by
-/// `service::checkout`.
+/// `service::commerce::checkout`.
 pub async fn purchase(app: &App, ctx: &Ctx) -> Result<Reply> {
     let (key, args) = key_and_args(ctx)?;
     let request = Purchase::read(&Input::body(&commerce::PURCHASE, args)?)?;
-    let payment = x402::PaymentHeader::from_headers(
+    let payment = checkout::PaymentHeader::from_headers(
         ctx.header("payment-signature"),
         ctx.header("x-payment"),
     )?;

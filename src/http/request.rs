@@ -13,7 +13,9 @@ use crate::store::agents::AgentRow;
 /// Who is calling, as `api::dispatch` established it from the route's [`super::router::Auth`].
 #[derive(Debug, Default)]
 pub enum Caller {
-    /// No credential was checked (public, capability and provider routes; MCP).
+    /// No credential was checked by dispatch: public, capability, action and provider routes
+    /// (their handler checks the id or signature), agent-or-payment routes (the handler
+    /// authenticates: the key is optional there) and MCP (per message).
     #[default]
     Anonymous,
     /// An authenticated agent.
@@ -163,15 +165,17 @@ pub fn parse_query(query: Option<&str>) -> Vec<(String, String)> {
 
 /// The path and query for logs, with any `api_key` or `purchase_token` value and every
 /// capability in the path (checkout sessions `cs_…`, x402 purchase tokens `x402_…`, onboarding
-/// ids after `/connect/`) replaced.
+/// ids after `/connect/`, inquiry ids after `/inquiries/`) replaced.
 pub fn redacted_target(path: &str, query: Option<&str>) -> String {
-    let mut after_connect = false;
+    // The segment after `connect` (an onboarding id) or `inquiries` (an inquiry id, the
+    // capability to its thread) is a capability too.
+    let mut after_capability_root = false;
     let path = path
         .split('/')
         .map(|segment| {
             let capability =
-                after_connect || segment.starts_with("cs_") || segment.starts_with("x402_");
-            after_connect = segment == "connect";
+                after_capability_root || segment.starts_with("cs_") || segment.starts_with("x402_");
+            after_capability_root = segment == "connect" || segment == "inquiries";
             if capability && !segment.is_empty() {
                 "REDACTED"
             } else {
@@ -219,6 +223,14 @@ mod tests {
                 "/api/sandbox/connect/REDACTED/complete",
             ),
             ("/sell/connect/secret", "/sell/connect/REDACTED"),
+            (
+                "/api/inquiries/0b3c2f4e-1111-4222-8333-444455556666/thread",
+                "/api/inquiries/REDACTED/thread",
+            ),
+            (
+                "/api/operator/inquiries/0b3c2f4e-1111-4222-8333-444455556666/reply",
+                "/api/operator/inquiries/REDACTED/reply",
+            ),
             (
                 "/api/marketplace/listings/abc",
                 "/api/marketplace/listings/abc",

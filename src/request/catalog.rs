@@ -163,7 +163,7 @@ pub struct CreateListing {
     pub metadata: Value,
     /// A health listing ([`CREATE_HEALTH_LISTING`]): filed under personal-health-data.
     pub for_health: bool,
-    /// The health consent as sent, checked by `service::health`.
+    /// The health consent as sent, checked by `service::catalog::health`.
     pub health_consent: Option<Value>,
 }
 

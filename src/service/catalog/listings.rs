@@ -1,5 +1,6 @@
 //! Listings: create (with the deliverable fingerprinted live from the seller), detail, edits with
-//! a signed version history, deactivation, browse and search.
+//! a signed version history, deactivation. Browse and search are [`super::browse`]; the Listing
+//! resource's rendering is [`super::view`].
 
 use serde_json::{Map, Value, json};
 

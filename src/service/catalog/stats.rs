@@ -2,9 +2,9 @@
 //!
 //! Definitions: `totalListings` counts active, non-sample listings; `totalAgents` counts
 //! registered agents (not the house seller); `totalQueries` and `totalQueriers` are defined in
-//! `service::counters`; `totalSales` counts settled sales: ledger rows outside reference
+//! `service::catalog::counters`; `totalSales` counts settled sales: ledger rows outside reference
 //! listings (free sales included, reference-sample rows never); `platformFeeCents` sums their
-//! fees; `armsLengthCents` is the demand ledger's figure (`service::proof`). Vertical and category
+//! fees; `armsLengthCents` is the demand ledger's figure (`service::disclosure::proof`). Vertical and category
 //! counts are of active, non-sample listings.
 
 use std::collections::HashMap;
@@ -129,7 +129,7 @@ async fn figures(app: &App) -> Result<Value> {
 /// Database failure.
 pub async fn marketplace(app: &App) -> Result<Value> {
     let mut stats = figures(app).await?;
-    // One definition: the demand ledger's (see service::proof).
+    // One definition: the demand ledger's (see service::disclosure::proof).
     let ledger = crate::service::disclosure::proof::demand(app, 1, 0).await?;
     stats["armsLengthCents"] = ledger["armsLengthCents"].clone();
     Ok(stats)

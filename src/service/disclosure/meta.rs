@@ -1,5 +1,5 @@
 //! The public fee schedule (`/api/meta`, `/api/fees`), announced schedule changes, and the
-//! disclosures page. Every figure comes from `service::fees`, the module commerce charges with.
+//! disclosures page. Every figure comes from `service::commerce::fees`, the module commerce charges with.
 
 use jiff::civil::Date;
 use rusqlite::Connection;

@@ -2,7 +2,7 @@
 //! (`PUT /api/operator/parties/{handle}`).
 //!
 //! # What a row is
-//! One ledger row per settled sale (written by `service::purchases` at settlement: free sales
+//! One ledger row per settled sale (written by `service::commerce::settlement`: free sales
 //! at purchase, paid ones at payment). A row shows its id, the seller's public code, an
 //! anonymous buyer label, the vertical, amount and platform fee (integer cents), the rail, the
 //! escrow status, whether it is a reference-listing (house sample) sale, its party and its

@@ -1,5 +1,5 @@
 //! The sandbox rail (`--payments sandbox`): no accounts, no network. Onboarding and checkout
-//! are local pages (`/sandbox/connect/{id}`, `/sandbox/checkout/{session}`, in `api::sandbox`)
+//! are local pages (`/sandbox/connect/{id}`, `/sandbox/checkout/{session}`, in `crate::pages`)
 //! with scripted twins under `/api/sandbox/…`, so CI needs no browser. A checkout session
 //! reserves the listing until it is paid (the Pay button reports the payment through
 //! [`settlement`]), cancelled or expired.

@@ -1,6 +1,6 @@
 //! The Stripe rail (`--payments stripe`): Connect Express onboarding, a Checkout Session per
 //! reservation, and the webhook that reports payments through `settlement`. The client and
-//! the signature check are in `stripe_client`; transfers and refunds in `stripe_money`.
+//! the signature check are in [`client`]; transfers and refunds in [`money`].
 //!
 //! Money model: separate charges and transfers. The buyer pays bourse's platform account
 //! through a Checkout Session (`transfer_group` = the purchase id); at escrow release bourse

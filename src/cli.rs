@@ -392,14 +392,21 @@ fn announce_fees(
         serde_json::from_str(schedule).map_err(|e| format!("--schedule is not JSON: {e}"))?;
     let request =
         serde_json::json!({ "effectiveFrom": effective_from, "schedule": schedule, "note": note });
-    let args = crate::args::Args::from_value(request).map_err(|e| e.to_string())?;
+    // The same declaration and reader as POST /api/operator/fees/announcements.
+    let request = crate::request::Input::new(
+        crate::request::Face::Rest,
+        &crate::request::disclosure::ANNOUNCE,
+        request.as_object().cloned().unwrap_or_default(),
+    )
+    .and_then(|input| crate::request::disclosure::Announce::read(&input))
+    .map_err(|e| e.to_string())?;
     let now = jiff::Timestamp::now();
     let today = now.to_zoned(jiff::tz::TimeZone::UTC).date();
     let store = Store::open(&database).map_err(|e| e.to_string())?;
     let stamp = rfc3339(now);
     let announced = store
         .write_blocking(move |tx| {
-            crate::service::disclosure::meta::announce(tx, &args, today, &stamp)
+            crate::service::disclosure::meta::announce(tx, &request, today, &stamp)
         })
         .map_err(|e| e.to_string())?;
     println!("{announced}");

@@ -569,6 +569,25 @@ fn service_never_imports_the_http_layer_or_hyper() {
     assert_none("service imports the HTTP layer", findings);
 }
 
+/// Services take typed requests (`crate::request`), never raw request JSON read field by field:
+/// the reading of requests lives at the edges, in one declaration per operation.
+#[test]
+fn services_take_typed_requests_never_args() {
+    let findings = sources()
+        .iter()
+        .filter(|(path, _)| path.starts_with("service/"))
+        .flat_map(|(path, scanned)| {
+            let code = without_test_modules(&scanned.code);
+            module_paths(&code, "crate::")
+                .into_iter()
+                .filter(|(_, p)| p.first().is_some_and(|root| root == "args"))
+                .map(|(at, _)| format!("src/{path}:{}: imports `crate::args`", line_of(&code, at)))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    assert_none("a service reads raw arguments", findings);
+}
+
 #[test]
 fn store_and_crypto_never_import_hyper_and_crypto_never_imports_rusqlite() {
     let findings = sources()

@@ -1,16 +1,18 @@
 //! `/api/agents/*`.
 
+use super::read_body;
 use crate::error::Result;
 use crate::http::request::Ctx;
 use crate::http::response::Reply;
 use crate::request::Input;
 use crate::request::agents::{LOOKUP, Lookup, REGISTER, Register};
+use crate::request::agents::{UPDATE_ME, UpdateMe};
 use crate::service::App;
 use crate::service::identity::agents::{self, Client, LIST_DEFAULT, LIST_MAX};
 
 pub async fn register(app: &App, ctx: &Ctx) -> Result<Reply> {
     let ip = ctx.client_ip.to_string();
-    let request = Register::read(&Input::body(&REGISTER, ctx.json_args()?)?)?;
+    let request = read_body(ctx, &REGISTER, Register::read)?;
     let body = agents::register(app, request, &Client { ip: &ip }).await?;
     Ok(Reply::Json(201, body))
 }
@@ -29,7 +31,12 @@ pub async fn me(app: &App, ctx: &Ctx) -> Result<Reply> {
 pub async fn update_me(app: &App, ctx: &Ctx) -> Result<Reply> {
     let agent = ctx.agent()?;
     Ok(Reply::ok(
-        agents::update_me(app, agent.clone(), ctx.json_args()?).await?,
+        agents::update_me(
+            app,
+            agent.clone(),
+            read_body(ctx, &UPDATE_ME, UpdateMe::read)?,
+        )
+        .await?,
     ))
 }
 

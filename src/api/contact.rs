@@ -1,20 +1,20 @@
 //! `/api/inquiries/*`, `/api/operator/inquiries/*`, `/api/rails`, `/api/services/request`.
 //! The rules live in `service::contact::threads`.
 
+use super::read_body;
 use crate::error::Result;
 use crate::http::request::Ctx;
 use crate::http::response::Reply;
-use crate::request::Input;
-use crate::request::contact::{CONTACT, InquiryKind, NewInquiry};
+use crate::request::contact::{
+    CONTACT, CREATE_RAIL, InquiryKind, NewInquiry, POST_MESSAGE, PostMessage, SERVICE_REQUEST,
+    SET_STATUS, ServiceRequest, root_inquiry, status,
+};
 use crate::service::App;
 use crate::service::contact::threads::{self as contact, Poster};
 
 pub async fn create_inquiry(app: &App, ctx: &Ctx) -> Result<Reply> {
     let ip = ctx.client_ip.to_string();
-    let request = ctx
-        .json_args()
-        .and_then(|args| Input::body(&CONTACT, args))
-        .and_then(|input| NewInquiry::read(&input, InquiryKind::Contact));
+    let request = read_body(ctx, &CONTACT, |i| NewInquiry::read(i, InquiryKind::Contact));
     Ok(Reply::Json(201, contact::create(app, &ip, request).await?))
 }
 
@@ -28,7 +28,13 @@ pub async fn follow_up(app: &App, ctx: &Ctx) -> Result<Reply> {
     };
     Ok(Reply::Json(
         201,
-        contact::post(app, ctx.param(), poster, ctx.json_args()?).await?,
+        contact::post(
+            app,
+            ctx.param(),
+            poster,
+            read_body(ctx, &POST_MESSAGE, PostMessage::read),
+        )
+        .await?,
     ))
 }
 
@@ -45,20 +51,26 @@ pub async fn list(app: &App, ctx: &Ctx) -> Result<Reply> {
 pub async fn reply(app: &App, ctx: &Ctx) -> Result<Reply> {
     Ok(Reply::Json(
         201,
-        contact::post(app, ctx.param(), Poster::Team, ctx.json_args()?).await?,
+        contact::post(
+            app,
+            ctx.param(),
+            Poster::Team,
+            read_body(ctx, &POST_MESSAGE, PostMessage::read),
+        )
+        .await?,
     ))
 }
 
 pub async fn update(app: &App, ctx: &Ctx) -> Result<Reply> {
     Ok(Reply::ok(
-        contact::set_status(app, ctx.param(), ctx.json_args()?).await?,
+        contact::set_status(app, ctx.param(), read_body(ctx, &SET_STATUS, status)?).await?,
     ))
 }
 
 pub async fn create_rail(app: &App, ctx: &Ctx) -> Result<Reply> {
     Ok(Reply::Json(
         201,
-        contact::create_rail(app, ctx.json_args()?).await?,
+        contact::create_rail(app, read_body(ctx, &CREATE_RAIL, root_inquiry)?).await?,
     ))
 }
 
@@ -66,6 +78,11 @@ pub async fn service_request(app: &App, ctx: &Ctx) -> Result<Reply> {
     let ip = ctx.client_ip.to_string();
     Ok(Reply::Json(
         201,
-        contact::service_request(app, &ip, ctx.json_args()?).await?,
+        contact::service_request(
+            app,
+            &ip,
+            read_body(ctx, &SERVICE_REQUEST, ServiceRequest::read),
+        )
+        .await?,
     ))
 }

@@ -3,15 +3,17 @@
 
 use hyper::body::Bytes;
 
+use super::read_body;
 use crate::error::Result;
 use crate::http::request::Ctx;
 use crate::http::response::{RawReply, Reply};
+use crate::request::agents::{INGRESS, Ingress};
 use crate::service::{App, identity::ingress};
 
 /// The signed answer, sent as stored so that a replay is byte-identical.
 pub async fn decide(app: &App, ctx: &Ctx) -> Result<Reply> {
     let ip = ctx.client_ip.to_string();
-    let answer = ingress::decide(app, &ip, ctx.json_args()?).await?;
+    let answer = ingress::decide(app, &ip, read_body(ctx, &INGRESS, Ingress::read)?).await?;
     Ok(Reply::Raw(RawReply {
         status: 200,
         content_type: "application/json",

@@ -1,6 +1,7 @@
 //! `/api/marketplace/listings`: browse, create (and the health-data create), detail, edit,
 //! history, deactivate.
 
+use super::read_keyed_body;
 use crate::error::Result;
 use crate::http::request::Ctx;
 use crate::http::response::Reply;
@@ -25,8 +26,8 @@ pub async fn browse(app: &App, ctx: &Ctx) -> Result<Reply> {
 }
 
 pub async fn create(app: &App, ctx: &Ctx) -> Result<Reply> {
-    let (seller, args) = ctx.agent_and_body()?;
-    let request = CreateListing::read(&Input::body(&CREATE_LISTING, args)?)?;
+    let seller = ctx.agent()?;
+    let request = read_keyed_body(ctx, &CREATE_LISTING, CreateListing::read)?;
     Ok(Reply::Json(
         201,
         listings::create(app, seller, request).await?,
@@ -34,8 +35,8 @@ pub async fn create(app: &App, ctx: &Ctx) -> Result<Reply> {
 }
 
 pub async fn create_health(app: &App, ctx: &Ctx) -> Result<Reply> {
-    let (seller, args) = ctx.agent_and_body()?;
-    let request = CreateListing::read(&Input::body(&CREATE_HEALTH_LISTING, args)?)?;
+    let seller = ctx.agent()?;
+    let request = read_keyed_body(ctx, &CREATE_HEALTH_LISTING, CreateListing::read)?;
     Ok(Reply::Json(
         201,
         listings::create(app, seller, request).await?,
@@ -47,8 +48,8 @@ pub async fn detail(app: &App, ctx: &Ctx) -> Result<Reply> {
 }
 
 pub async fn update(app: &App, ctx: &Ctx) -> Result<Reply> {
-    let (seller, args) = ctx.agent_and_body()?;
-    let request = UpdateListing::read(&Input::body(&UPDATE_LISTING, args)?)?;
+    let seller = ctx.agent()?;
+    let request = read_keyed_body(ctx, &UPDATE_LISTING, UpdateListing::read)?;
     Ok(Reply::ok(
         listings::update(app, seller, ctx.param(), request).await?,
     ))
@@ -59,8 +60,8 @@ pub async fn history(app: &App, ctx: &Ctx) -> Result<Reply> {
 }
 
 pub async fn deactivate(app: &App, ctx: &Ctx) -> Result<Reply> {
-    let (seller, args) = ctx.agent_and_body()?;
-    let request = DeactivateListing::read(&Input::body(&DEACTIVATE_LISTING, args)?)?;
+    let seller = ctx.agent()?;
+    let request = read_keyed_body(ctx, &DEACTIVATE_LISTING, DeactivateListing::read)?;
     Ok(Reply::ok(
         listings::deactivate(app, seller, ctx.param(), request).await?,
     ))

@@ -21,7 +21,33 @@ use crate::error::Result;
 use crate::http::request::{Caller, Ctx};
 use crate::http::response::Reply;
 use crate::http::router::{Auth, Route};
+use crate::request::{Input, Op};
 use crate::service::App;
+
+/// Reads a JSON body against an operation's declaration into its request type: the one way
+/// REST handlers turn a body into a typed request.
+///
+/// # Errors
+/// `INVALID_JSON`, `INVALID_ARGUMENT` naming the field.
+pub(super) fn read_body<T>(
+    ctx: &Ctx,
+    op: &'static Op,
+    read: impl FnOnce(&Input) -> Result<T>,
+) -> Result<T> {
+    read(&Input::body(op, ctx.json_args()?)?)
+}
+
+/// As [`read_body`], for a marketplace body whose `api_key` dispatch has already read.
+///
+/// # Errors
+/// As [`read_body`].
+pub(super) fn read_keyed_body<T>(
+    ctx: &Ctx,
+    op: &'static Op,
+    read: impl FnOnce(&Input) -> Result<T>,
+) -> Result<T> {
+    read(&Input::body(op, ctx.body_args()?)?)
+}
 
 /// Establishes the caller once, from the route's declared kind: an agent key (Bearer, or the
 /// body's `api_key` where the route takes one; the header wins) or the operator token. Other

@@ -1,8 +1,11 @@
 //! `/api/operator/*`: operator-only settings, authenticated with `DATA/operator.key`.
 
+use super::read_body;
 use crate::error::Result;
 use crate::http::request::Ctx;
 use crate::http::response::Reply;
+use crate::request::agents::{BIND_CHAIR, chair_handle};
+use crate::request::trust::{UPDATE_PROVENANCE, UpdateProvenance};
 use crate::service::{App, commerce::payments, identity::agents, trust::provenance};
 
 pub fn get_provenance(app: &App) -> Result<Reply> {
@@ -10,12 +13,18 @@ pub fn get_provenance(app: &App) -> Result<Reply> {
 }
 
 pub async fn update_provenance(app: &App, ctx: &Ctx) -> Result<Reply> {
-    Ok(Reply::ok(provenance::update(app, ctx.json_args()?).await?))
+    Ok(Reply::ok(
+        provenance::update(
+            app,
+            read_body(ctx, &UPDATE_PROVENANCE, UpdateProvenance::read)?,
+        )
+        .await?,
+    ))
 }
 
 pub async fn bind_chair(app: &App, ctx: &Ctx) -> Result<Reply> {
     Ok(Reply::ok(
-        agents::bind_chair_request(app, ctx.json_args()?).await?,
+        agents::bind_chair_request(app, read_body(ctx, &BIND_CHAIR, chair_handle)?).await?,
     ))
 }
 

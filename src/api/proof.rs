@@ -2,9 +2,11 @@
 //! `PUT /api/operator/parties/{handle}` (operator).
 //! Definitions live in `service::disclosure::proof` and `service::disclosure::participation`.
 
+use super::read_body;
 use crate::error::Result;
 use crate::http::request::Ctx;
 use crate::http::response::Reply;
+use crate::request::disclosure::{CLASSIFY, party};
 use crate::service::{App, disclosure::participation, disclosure::proof};
 
 pub async fn demand(app: &App, ctx: &Ctx) -> Result<Reply> {
@@ -16,7 +18,7 @@ pub async fn demand(app: &App, ctx: &Ctx) -> Result<Reply> {
 pub async fn classify(app: &App, ctx: &Ctx) -> Result<Reply> {
     let handle = ctx.param();
     Ok(Reply::ok(
-        proof::classify(app, handle, ctx.json_args()?).await?,
+        proof::classify(app, handle, read_body(ctx, &CLASSIFY, party)?).await?,
     ))
 }
 

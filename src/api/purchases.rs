@@ -1,12 +1,13 @@
 //! `/api/marketplace/listings/{id}/purchase`, `/api/marketplace/purchases/{id}` (read, ship)
 //! and `/api/marketplace/listings/{id}/rate`.
 
+use super::read_keyed_body;
 use crate::args::Args;
 use crate::error::Result;
 use crate::http::request::Ctx;
 use crate::http::response::Reply;
 use crate::request::Input;
-use crate::request::commerce::{self, Purchase, Rate};
+use crate::request::commerce::{self, Purchase, Rate, Ship};
 use crate::service::commerce::rail::Rail;
 use crate::service::{
     App, commerce::checkout, commerce::payments, commerce::purchases, identity::agents,
@@ -68,16 +69,17 @@ pub async fn get_purchase(app: &App, ctx: &Ctx) -> Result<Reply> {
 }
 
 pub async fn rate(app: &App, ctx: &Ctx) -> Result<Reply> {
-    let (buyer, args) = ctx.agent_and_body()?;
-    let request = Rate::read(&Input::body(&commerce::RATE, args)?)?;
+    let buyer = ctx.agent()?;
+    let request = read_keyed_body(ctx, &commerce::RATE, Rate::read)?;
     Ok(Reply::ok(
         purchases::rate(app, buyer, ctx.param(), request).await?,
     ))
 }
 
 pub async fn ship(app: &App, ctx: &Ctx) -> Result<Reply> {
-    let (seller, args) = ctx.agent_and_body()?;
+    let seller = ctx.agent()?;
+    let request = read_keyed_body(ctx, &commerce::SHIP, Ship::read)?;
     Ok(Reply::ok(
-        payments::ship(app, seller, ctx.param(), args).await?,
+        payments::ship(app, seller, ctx.param(), request).await?,
     ))
 }

@@ -1,16 +1,16 @@
 //! `/api/sell/*`: the seller's delivery endpoint, payout onboarding and dashboard.
 
+use super::read_keyed_body;
 use crate::error::Result;
 use crate::http::request::Ctx;
 use crate::http::response::Reply;
-use crate::request::Input;
 use crate::request::catalog::{SET_DELIVERY_ENDPOINT, SetDeliveryEndpoint};
 use crate::request::commerce::{self, BecomeSeller};
 use crate::service::{App, catalog::sellers, commerce::checkout, commerce::payments};
 
 pub async fn set_delivery_endpoint(app: &App, ctx: &Ctx) -> Result<Reply> {
-    let (seller, args) = ctx.agent_and_body()?;
-    let request = SetDeliveryEndpoint::read(&Input::body(&SET_DELIVERY_ENDPOINT, args)?)?;
+    let seller = ctx.agent()?;
+    let request = read_keyed_body(ctx, &SET_DELIVERY_ENDPOINT, SetDeliveryEndpoint::read)?;
     Ok(Reply::ok(
         sellers::set_endpoint(app, seller, request).await?,
     ))
@@ -22,8 +22,8 @@ pub async fn get_delivery_endpoint(app: &App, ctx: &Ctx) -> Result<Reply> {
 }
 
 pub async fn sell_register(app: &App, ctx: &Ctx) -> Result<Reply> {
-    let (seller, args) = ctx.agent_and_body()?;
-    let request = BecomeSeller::read(&Input::body(&commerce::BECOME_SELLER, args)?)?;
+    let seller = ctx.agent()?;
+    let request = read_keyed_body(ctx, &commerce::BECOME_SELLER, BecomeSeller::read)?;
     Ok(Reply::ok(
         checkout::register_seller(app, seller, request).await?,
     ))

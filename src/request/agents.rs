@@ -1,7 +1,11 @@
 //! Agent operations offered on more than one face: registration and lookup.
 
+use serde_json::{Map, Value};
+
 use super::{Field, Input, Kind, Op};
-use crate::error::Result;
+use crate::args::Patch;
+use crate::crypto::b64url_decode;
+use crate::error::{Error, Result};
 
 /// Longest agent name and display name.
 pub const NAME_MAX: usize = 100;
@@ -85,3 +89,103 @@ pub static WHOAMI: Op = Op {
     rest: &[("GET", "/api/agents/me")],
     fields: &[],
 };
+
+/// `PATCH /api/agents/me` (REST only): each field absent (kept), null (cleared) or set.
+pub static UPDATE_ME: Op = Op {
+    name: "update_me",
+    rest: &[("PATCH", "/api/agents/me")],
+    fields: &[
+        Field::rest("displayName", Kind::Text(NAME_MAX)),
+        Field::rest("email", Kind::Text(EMAIL_MAX)),
+        Field::rest("callbackUrl", Kind::Text(URL_MAX)),
+    ],
+};
+
+/// A profile edit; the service checks the email's shape and the callback URL's destination.
+#[derive(Debug)]
+pub struct UpdateMe {
+    pub display_name: Patch<String>,
+    pub email: Patch<String>,
+    pub callback_url: Patch<String>,
+}
+
+impl UpdateMe {
+    /// # Errors
+    /// `INVALID_ARGUMENT` naming the field.
+    pub fn read(input: &Input) -> Result<UpdateMe> {
+        let field = |i: usize| &UPDATE_ME.fields[i];
+        Ok(UpdateMe {
+            display_name: input.patch_text(field(0))?,
+            email: input.patch_text(field(1))?,
+            callback_url: input.patch_text(field(2))?,
+        })
+    }
+}
+
+/// `PUT /api/operator/chair` `{handle}` (operator).
+pub static BIND_CHAIR: Op = Op {
+    name: "bind_chair",
+    rest: &[("PUT", "/api/operator/chair")],
+    fields: &[Field::rest("handle", Kind::Text(16)).required()],
+};
+
+/// The handle of the agent to bind as the chair.
+///
+/// # Errors
+/// `INVALID_ARGUMENT`.
+pub fn chair_handle(input: &Input) -> Result<String> {
+    input.req_text(&BIND_CHAIR.fields[0])
+}
+
+/// `POST /api/ingress`: a stranger's signed admission request.
+pub static INGRESS: Op = Op {
+    name: "ingress",
+    rest: &[("POST", "/api/ingress")],
+    fields: &[
+        Field::rest("publicKey", Kind::Verbatim).required(),
+        Field::rest("request", Kind::Object).required(),
+        Field::rest("signature", Kind::Verbatim).required(),
+    ],
+};
+
+/// An admission request, checked for shape: the key and signature decode to 32 and 64 bytes;
+/// `request` is the signed object as sent (the service verifies the signature over it).
+#[derive(Debug)]
+pub struct Ingress {
+    pub public_key: String,
+    pub request: Map<String, Value>,
+    pub signature: String,
+}
+
+impl Ingress {
+    /// # Errors
+    /// `INVALID_ARGUMENT` naming the field.
+    pub fn read(input: &Input) -> Result<Ingress> {
+        let field = |i: usize| &INGRESS.fields[i];
+        let public_key = base64_field(input, field(0), 32)?;
+        let signature = base64_field(input, field(2), 64)?;
+        let request = match input.json(field(1))? {
+            Some(Value::Object(request)) => request,
+            _ => return Err(Error::invalid("`request` must be a JSON object")),
+        };
+        Ok(Ingress {
+            public_key,
+            request,
+            signature,
+        })
+    }
+}
+
+/// An unpadded base64url string of exactly `len` bytes, kept as sent.
+fn base64_field(input: &Input, field: &Field, len: usize) -> Result<String> {
+    let name = input.spelling(field);
+    let text = input
+        .verbatim(field)?
+        .ok_or_else(|| Error::invalid(format!("`{name}` is required")))?;
+    match b64url_decode(&text) {
+        Ok(bytes) if bytes.len() == len => Ok(text),
+        _ => Err(Error::invalid(format!(
+            "`{name}` must be {len} bytes in unpadded base64url"
+        ))),
+    }
+}

@@ -181,3 +181,51 @@ pub static SELLER_DASHBOARD: Op = Op {
     rest: &[("GET", "/api/sell/dashboard")],
     fields: &[],
 };
+
+/// `POST /api/marketplace/purchases/{id}/ship` `{carrier, tracking}` (the seller, REST only).
+pub static SHIP: Op = Op {
+    name: "ship",
+    rest: &[("POST", "/api/marketplace/purchases/{id}/ship")],
+    fields: &[
+        Field::rest("carrier", Kind::Text(100)).required(),
+        Field::rest("tracking", Kind::Text(200)).required(),
+    ],
+};
+
+/// A physical order's shipment.
+#[derive(Debug)]
+pub struct Ship {
+    pub carrier: String,
+    pub tracking: String,
+}
+
+impl Ship {
+    /// # Errors
+    /// `INVALID_ARGUMENT` naming the field.
+    pub fn read(input: &Input) -> Result<Ship> {
+        Ok(Ship {
+            carrier: input.req_text(&SHIP.fields[0])?,
+            tracking: input.req_text(&SHIP.fields[1])?,
+        })
+    }
+}
+
+/// `POST /api/sandbox/clock` `{advanceSeconds}` (operator, sandbox rail).
+pub static ADVANCE_CLOCK: Op = Op {
+    name: "advance_clock",
+    rest: &[("POST", "/api/sandbox/clock")],
+    fields: &[Field::rest(
+        "advanceSeconds",
+        Kind::Int(1, 10 * 365 * 24 * 3600),
+    )],
+};
+
+/// How far to move the sandbox clock, in seconds.
+///
+/// # Errors
+/// `INVALID_ARGUMENT`.
+pub fn advance_seconds(input: &Input) -> Result<i64> {
+    input.int(&ADVANCE_CLOCK.fields[0])?.ok_or_else(|| {
+        crate::error::Error::invalid("`advanceSeconds` is required (a positive integer)")
+    })
+}

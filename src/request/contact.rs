@@ -1,14 +1,31 @@
 //! Contact operations: an idea (`submit_idea`) and a contact message (`contact_marketplace`,
 //! `POST /api/inquiries`), both stored as an inquiry thread.
 
-use super::{Field, Input, Kind, Op};
-use crate::error::Result;
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use serde_json::{Value, json};
+
+use super::{Field, ID_MAX, Input, Kind, Op};
+use crate::args::{Args, int_in_range};
+use crate::error::{Error, Result};
 
 pub const SUBJECT_MAX: usize = 200;
 pub const MESSAGE_MAX: usize = 10_000;
 pub const SHORT_MAX: usize = 100;
 pub const EMAIL_MAX: usize = 254;
 const IMPACT_MAX: usize = 2_000;
+/// Attachments per message.
+pub const ATTACHMENTS_MAX: usize = 5;
+/// Decoded bytes per attachment.
+pub const ATTACHMENT_BYTES_MAX: usize = 256 * 1024;
+/// Decoded bytes of all attachments of one message (keeps a message under the 1 MiB body cap).
+pub const ATTACHMENTS_TOTAL_MAX: usize = 512 * 1024;
+/// The statuses an inquiry may have.
+pub const STATUSES: [&str; 4] = ["open", "answered", "resolved", "closed"];
+const ATTACHMENT_NAME_MAX: usize = 200;
+const CONTENT_TYPE_MAX: usize = 100;
+const WHAT_MAX: usize = MESSAGE_MAX;
+const BUDGET_MAX_CENTS: i64 = 1_000_000_000_000;
 
 const CATEGORY: Field =
     Field::both("category", "category", Kind::Text(SHORT_MAX)).doc("Optional category.");
@@ -114,4 +131,260 @@ impl NewInquiry {
             },
         })
     }
+}
+
+const MESSAGE: Field = Field::rest("message", Kind::Paragraph(MESSAGE_MAX)).required();
+
+/// `POST /api/inquiries/{id}/messages` (the inquirer) and `POST /api/operator/inquiries/{id}/reply`
+/// (the team).
+pub static POST_MESSAGE: Op = Op {
+    name: "post_inquiry_message",
+    rest: &[
+        ("POST", "/api/inquiries/{id}/messages"),
+        ("POST", "/api/operator/inquiries/{id}/reply"),
+    ],
+    fields: &[
+        MESSAGE,
+        Field::rest("authorName", Kind::Text(SHORT_MAX)),
+        Field::rest(
+            "attachments",
+            Kind::Json(r#"{"type":"array","maxItems":5}"#),
+        ),
+    ],
+};
+
+/// A message for an inquiry's thread; attachments checked and decoded-size counted.
+#[derive(Debug)]
+pub struct PostMessage {
+    pub message: String,
+    pub author_name: Option<String>,
+    /// `{name, contentType, size, data}` each, `data` the base64 as sent.
+    pub attachments: Vec<Value>,
+}
+
+impl PostMessage {
+    /// # Errors
+    /// `INVALID_ARGUMENT` naming the field (`attachments[i].data` and the like).
+    pub fn read(input: &Input) -> Result<PostMessage> {
+        Ok(PostMessage {
+            message: input.req_paragraph(&POST_MESSAGE.fields[0])?,
+            author_name: input.text(&POST_MESSAGE.fields[1])?,
+            attachments: read_attachments(input.json(&POST_MESSAGE.fields[2])?.as_ref())?,
+        })
+    }
+}
+
+/// `PATCH /api/operator/inquiries/{id}` `{status}`.
+pub static SET_STATUS: Op = Op {
+    name: "set_inquiry_status",
+    rest: &[("PATCH", "/api/operator/inquiries/{id}")],
+    fields: &[Field::rest("status", Kind::Enum(&STATUSES)).required()],
+};
+
+/// The status to set.
+pub fn status(input: &Input) -> Result<&'static str> {
+    input
+        .choice(&SET_STATUS.fields[0])?
+        .ok_or_else(|| Error::invalid("`status` is required"))
+}
+
+/// `POST /api/rails` `{rootInquiryId}`.
+pub static CREATE_RAIL: Op = Op {
+    name: "create_rail",
+    rest: &[("POST", "/api/rails")],
+    fields: &[Field::rest("rootInquiryId", Kind::Text(ID_MAX)).required()],
+};
+
+/// The root inquiry of a new rail.
+pub fn root_inquiry(input: &Input) -> Result<String> {
+    input.req_text(&CREATE_RAIL.fields[0])
+}
+
+/// `POST /api/services/request`.
+pub static SERVICE_REQUEST: Op = Op {
+    name: "service_request",
+    rest: &[("POST", "/api/services/request")],
+    fields: &[
+        Field::rest("what", Kind::Paragraph(WHAT_MAX)).required(),
+        Field::rest("title", Kind::Text(SUBJECT_MAX)),
+        Field::rest("budget", Kind::Json(r#"{"type":"object"}"#)),
+        Field::rest("deadline", Kind::Text(10)),
+        Field::rest("contact", Kind::Json(r#"{"type":"object"}"#)),
+        Field::rest("submittedBy", Kind::Text(SHORT_MAX)),
+    ],
+};
+
+/// A service request: what is wanted, for how much, by when, and whom to answer.
+#[derive(Debug)]
+pub struct ServiceRequest {
+    pub what: String,
+    pub title: Option<String>,
+    /// `{amountCents, currency}` normalized, or null.
+    pub budget: Value,
+    pub deadline: Option<String>,
+    pub contact_name: Option<String>,
+    pub contact_email: Option<String>,
+    pub contact_handle: Option<String>,
+    pub submitted_by: Option<String>,
+}
+
+impl ServiceRequest {
+    /// # Errors
+    /// `INVALID_ARGUMENT` naming the field (`budget.amountCents`, `contact.email`, …).
+    pub fn read(input: &Input) -> Result<ServiceRequest> {
+        let field = |i: usize| &SERVICE_REQUEST.fields[i];
+        let what = input.req_paragraph(field(0))?;
+        let title = input.text(field(1))?;
+        let budget = match input.json(field(2))? {
+            None => Value::Null,
+            Some(value @ Value::Object(_)) => {
+                let budget = Args::from_value(value)?;
+                budget.deny_unknown(&["amountCents", "currency"])?;
+                let amount = match budget.get("amountCents") {
+                    Some(value) => int_in_range("budget.amountCents", value, 1, BUDGET_MAX_CENTS)?,
+                    None => return Err(Error::invalid("`budget.amountCents` is required")),
+                };
+                let currency = budget
+                    .opt_str("currency", 3)?
+                    .unwrap_or_else(|| "USD".into());
+                if currency.len() != 3 || !currency.chars().all(|c| c.is_ascii_uppercase()) {
+                    return Err(Error::invalid(
+                        "`budget.currency` must be a three-letter code such as USD",
+                    ));
+                }
+                json!({ "amountCents": amount, "currency": currency })
+            }
+            Some(_) => {
+                return Err(Error::invalid(
+                    "`budget` must be an object {amountCents, currency}",
+                ));
+            }
+        };
+        let deadline = input.text(field(3))?;
+        if let Some(deadline) = &deadline
+            && deadline.parse::<jiff::civil::Date>().is_err()
+        {
+            return Err(Error::invalid("`deadline` must be a date YYYY-MM-DD"));
+        }
+        let (contact_name, contact_email, contact_handle) = match input.json(field(4))? {
+            None => (None, None, None),
+            Some(value @ Value::Object(_)) => {
+                let contact = Args::from_value(value)?;
+                contact.deny_unknown(&["name", "email", "handle"])?;
+                (
+                    contact.opt_str("name", SHORT_MAX)?,
+                    contact.opt_str("email", EMAIL_MAX)?,
+                    contact.opt_str("handle", SHORT_MAX)?,
+                )
+            }
+            Some(_) => {
+                return Err(Error::invalid(
+                    "`contact` must be an object {name, email, handle}",
+                ));
+            }
+        };
+        Ok(ServiceRequest {
+            what,
+            title,
+            budget,
+            deadline,
+            contact_name,
+            contact_email,
+            contact_handle,
+            submitted_by: input.text(field(5))?,
+        })
+    }
+}
+
+fn read_attachments(value: Option<&Value>) -> Result<Vec<Value>> {
+    let items = match value {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::Array(items)) => items,
+        Some(_) => {
+            return Err(Error::invalid(
+                "`attachments` must be an array of {name, contentType, data}",
+            ));
+        }
+    };
+    if items.len() > ATTACHMENTS_MAX {
+        return Err(Error::invalid(format!(
+            "at most {ATTACHMENTS_MAX} attachments per message"
+        )));
+    }
+    let mut total = 0;
+    let mut out = Vec::with_capacity(items.len());
+    for (index, item) in items.iter().enumerate() {
+        let field = |name: &str| format!("attachments[{index}].{name}");
+        let args = Args::from_value(item.clone()).map_err(|_| {
+            Error::invalid(format!(
+                "`attachments[{index}]` must be an object {{name, contentType, data}}"
+            ))
+        })?;
+        args.deny_unknown(&["name", "contentType", "data"])?;
+        let name = match args.get("name") {
+            Some(_) => args.req_str("name", ATTACHMENT_NAME_MAX),
+            None => Err(Error::invalid(format!("`{}` is required", field("name")))),
+        }?;
+        let content_type = args.req_str("contentType", CONTENT_TYPE_MAX).map_err(|_| {
+            Error::invalid(format!(
+                "`{}` is required (type/subtype)",
+                field("contentType")
+            ))
+        })?;
+        if !plausible_media_type(&content_type) {
+            return Err(Error::invalid(format!(
+                "`{}` must be a media type such as text/plain",
+                field("contentType")
+            )));
+        }
+        let Some(Value::String(data)) = args.get("data") else {
+            return Err(Error::invalid(format!(
+                "`{}` must be a base64 string",
+                field("data")
+            )));
+        };
+        // Cheap bound before decoding: 4 base64 characters carry 3 bytes.
+        if data.len() > (ATTACHMENT_BYTES_MAX / 3 + 1) * 4 {
+            return Err(Error::invalid(format!(
+                "`{}` exceeds {ATTACHMENT_BYTES_MAX} bytes decoded",
+                field("data")
+            )));
+        }
+        let bytes = STANDARD.decode(data).map_err(|error| {
+            Error::invalid(format!(
+                "`{}` is not valid padded base64: {error}",
+                field("data")
+            ))
+        })?;
+        if bytes.len() > ATTACHMENT_BYTES_MAX {
+            return Err(Error::invalid(format!(
+                "`{}` exceeds {ATTACHMENT_BYTES_MAX} bytes decoded",
+                field("data")
+            )));
+        }
+        total += bytes.len();
+        if total > ATTACHMENTS_TOTAL_MAX {
+            return Err(Error::invalid(format!(
+                "attachments exceed {ATTACHMENTS_TOTAL_MAX} bytes decoded per message"
+            )));
+        }
+        out.push(json!({
+            "name": name,
+            "contentType": content_type,
+            "size": bytes.len(),
+            "data": data,
+        }));
+    }
+    Ok(out)
+}
+
+fn plausible_media_type(text: &str) -> bool {
+    let token = |part: &str| {
+        !part.is_empty()
+            && part
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "!#$&^_.+-".contains(c))
+    };
+    let essence = text.split(';').next().unwrap_or_default().trim();
+    matches!(essence.split_once('/'), Some((kind, sub)) if token(kind) && token(sub))
 }

@@ -12,11 +12,14 @@ pub mod agents;
 pub mod catalog;
 pub mod commerce;
 pub mod contact;
+pub mod disclosure;
 pub mod messaging;
+pub mod trust;
 
 use serde_json::{Map, Value, json};
 
-use crate::args::{Args, Patch, int_in_range, parse_integral};
+pub use crate::args::Patch;
+use crate::args::{Args, int_in_range, parse_integral};
 use crate::error::{Error, Result};
 
 /// Where a request came from.
@@ -201,6 +204,18 @@ pub static OPS: &[&Op] = &[
     &commerce::BECOME_SELLER,
     &contact::SUBMIT_IDEA,
     &contact::CONTACT,
+    &contact::POST_MESSAGE,
+    &contact::SET_STATUS,
+    &contact::CREATE_RAIL,
+    &contact::SERVICE_REQUEST,
+    &agents::UPDATE_ME,
+    &agents::BIND_CHAIR,
+    &agents::INGRESS,
+    &commerce::SHIP,
+    &commerce::ADVANCE_CLOCK,
+    &disclosure::CLASSIFY,
+    &disclosure::ANNOUNCE,
+    &trust::UPDATE_PROVENANCE,
 ];
 
 impl Op {
@@ -551,6 +566,11 @@ impl Input {
                 "`{name}` must be a string or a number"
             ))),
         }
+    }
+
+    /// The member exactly as sent, `null` included (a PATCH where `null` means "clear").
+    pub fn raw(&self, field: &Field) -> Option<&Value> {
+        self.name(field).and_then(|name| self.args.get(name))
     }
 
     /// Any JSON value ([`Kind::Object`], [`Kind::Json`]), for the service's own checks.

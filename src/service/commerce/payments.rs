@@ -14,9 +14,9 @@ use jiff::SignedDuration;
 use rusqlite::Connection;
 use serde_json::{Value, json};
 
-use crate::args::Args;
 use crate::clock::rfc3339_after;
 use crate::error::{Error, Result};
+use crate::request::commerce::Ship;
 use crate::service::commerce::rail::Rail;
 use crate::service::{App, commerce::checkout};
 use crate::store::agents::AgentRow;
@@ -85,11 +85,7 @@ async fn expire_and_release(app: &App) -> Result<(usize, usize)> {
 ///
 /// # Errors
 /// `INVALID_ARGUMENT`; `CLOCK_FIXED` (409) when the server's clock cannot move.
-pub async fn advance_clock(app: &App, args: Args) -> Result<Value> {
-    args.deny_unknown(&["advanceSeconds"])?;
-    let seconds = args
-        .opt_int("advanceSeconds", 1, 10 * 365 * 24 * 3600)?
-        .ok_or_else(|| Error::invalid("`advanceSeconds` is required (a positive integer)"))?;
+pub async fn advance_clock(app: &App, seconds: i64) -> Result<Value> {
     if !app.clock.advance(SignedDuration::from_secs(seconds)) {
         return Err(Error::Conflict {
             code: "CLOCK_FIXED",
@@ -121,10 +117,8 @@ pub async fn advance_clock(app: &App, args: Args) -> Result<Value> {
 ///
 /// # Errors
 /// `NOT_FOUND`, `NOT_SELLER` (403), `NOT_PHYSICAL` (409), `NOT_PAID` (409).
-pub async fn ship(app: &App, seller: &AgentRow, purchase_id: &str, args: Args) -> Result<Value> {
-    args.deny_unknown(&["carrier", "tracking"])?;
-    let carrier = args.req_str("carrier", 100)?;
-    let tracking = args.req_str("tracking", 200)?;
+pub async fn ship(app: &App, seller: &AgentRow, purchase_id: &str, request: Ship) -> Result<Value> {
+    let Ship { carrier, tracking } = request;
     let (seller_id, id, now, at) = (
         seller.id.clone(),
         purchase_id.to_owned(),

@@ -23,35 +23,22 @@
 //! - A service request (`POST /api/services/request`) is stored in `service_requests` and gets a
 //!   thread through a `contact` inquiry of category `service` with the same id.
 
-use base64::Engine as _;
-use base64::engine::general_purpose::STANDARD;
 use serde_json::{Map, Value, json};
 
-use super::inquiries::{self, EMAIL_NOT_CONFIGURED, MESSAGE_MAX, SHORT_MAX, SUBJECT_MAX};
-use crate::args::{Args, int_in_range};
+use super::inquiries::{self, EMAIL_NOT_CONFIGURED};
 use crate::crypto::{b64url, random_bytes};
 use crate::error::{Error, Result};
-use crate::request::contact::NewInquiry;
+use crate::request::contact::{NewInquiry, PostMessage, ServiceRequest};
 use crate::service::ratelimit::INQUIRIES;
 use crate::service::{App, hash_secret};
 use crate::store::inquiries::{self as store, InquiryRow, MessageRow, RailRow};
 
 /// Messages per thread, the inquiry itself included.
 pub const THREAD_MAX: i64 = 200;
-/// Attachments per message.
-pub const ATTACHMENTS_MAX: usize = 5;
-/// Decoded bytes per attachment.
-pub const ATTACHMENT_BYTES_MAX: usize = 256 * 1024;
-/// Decoded bytes of all attachments of one message (keeps a message under the 1 MiB body cap).
-pub const ATTACHMENTS_TOTAL_MAX: usize = 512 * 1024;
+pub use crate::request::contact::{ATTACHMENTS_MAX, STATUSES};
+
 /// Every consent token starts with this.
 pub const RAIL_TOKEN_PREFIX: &str = "rail_";
-
-const STATUSES: [&str; 4] = ["open", "answered", "resolved", "closed"];
-const ATTACHMENT_NAME_MAX: usize = 200;
-const CONTENT_TYPE_MAX: usize = 100;
-const WHAT_MAX: usize = MESSAGE_MAX;
-const BUDGET_MAX_CENTS: i64 = 1_000_000_000_000;
 
 /// Who posts a message.
 pub enum Poster<'a> {
@@ -171,7 +158,12 @@ pub async fn thread(app: &App, id: &str) -> Result<Value> {
 /// # Errors
 /// `NOT_FOUND`, `INVALID_ARGUMENT`, 401 for an unknown consent token, 403 `RAIL_SCOPE`,
 /// 409 `THREAD_FULL` / `INQUIRY_CLOSED`.
-pub async fn post(app: &App, id: &str, poster: Poster<'_>, args: Args) -> Result<Value> {
+pub async fn post(
+    app: &App,
+    id: &str,
+    poster: Poster<'_>,
+    request: Result<PostMessage>,
+) -> Result<Value> {
     check_id(id)?;
     let rail = match poster {
         Poster::Inquirer { token: Some(token) } if token.starts_with(RAIL_TOKEN_PREFIX) => {
@@ -179,10 +171,12 @@ pub async fn post(app: &App, id: &str, poster: Poster<'_>, args: Args) -> Result
         }
         _ => None,
     };
-    args.deny_unknown(&["message", "authorName", "attachments"])?;
-    let body = args.req_paragraph("message", MESSAGE_MAX)?;
-    let author_name = args.opt_str("authorName", SHORT_MAX)?;
-    let attachments = read_attachments(args.get("attachments"))?;
+    // A rail's scope is checked before the body (a token for another thread learns nothing).
+    let PostMessage {
+        message: body,
+        author_name,
+        attachments,
+    } = request?;
     let team = matches!(poster, Poster::Team);
     let row = MessageRow {
         id: uuid::Uuid::new_v4().to_string(),
@@ -260,99 +254,6 @@ async fn rail_for(app: &App, id: &str, token: &str) -> Result<RailRow> {
     Ok(rail)
 }
 
-fn read_attachments(value: Option<&Value>) -> Result<Vec<Value>> {
-    let items = match value {
-        None | Some(Value::Null) => return Ok(Vec::new()),
-        Some(Value::Array(items)) => items,
-        Some(_) => {
-            return Err(Error::invalid(
-                "`attachments` must be an array of {name, contentType, data}",
-            ));
-        }
-    };
-    if items.len() > ATTACHMENTS_MAX {
-        return Err(Error::invalid(format!(
-            "at most {ATTACHMENTS_MAX} attachments per message"
-        )));
-    }
-    let mut total = 0;
-    let mut out = Vec::with_capacity(items.len());
-    for (index, item) in items.iter().enumerate() {
-        let field = |name: &str| format!("attachments[{index}].{name}");
-        let args = Args::from_value(item.clone()).map_err(|_| {
-            Error::invalid(format!(
-                "`attachments[{index}]` must be an object {{name, contentType, data}}"
-            ))
-        })?;
-        args.deny_unknown(&["name", "contentType", "data"])?;
-        let name = match args.get("name") {
-            Some(_) => args.req_str("name", ATTACHMENT_NAME_MAX),
-            None => Err(Error::invalid(format!("`{}` is required", field("name")))),
-        }?;
-        let content_type = args.req_str("contentType", CONTENT_TYPE_MAX).map_err(|_| {
-            Error::invalid(format!(
-                "`{}` is required (type/subtype)",
-                field("contentType")
-            ))
-        })?;
-        if !plausible_media_type(&content_type) {
-            return Err(Error::invalid(format!(
-                "`{}` must be a media type such as text/plain",
-                field("contentType")
-            )));
-        }
-        let Some(Value::String(data)) = args.get("data") else {
-            return Err(Error::invalid(format!(
-                "`{}` must be a base64 string",
-                field("data")
-            )));
-        };
-        // Cheap bound before decoding: 4 base64 characters carry 3 bytes.
-        if data.len() > (ATTACHMENT_BYTES_MAX / 3 + 1) * 4 {
-            return Err(Error::invalid(format!(
-                "`{}` exceeds {ATTACHMENT_BYTES_MAX} bytes decoded",
-                field("data")
-            )));
-        }
-        let bytes = STANDARD.decode(data).map_err(|error| {
-            Error::invalid(format!(
-                "`{}` is not valid padded base64: {error}",
-                field("data")
-            ))
-        })?;
-        if bytes.len() > ATTACHMENT_BYTES_MAX {
-            return Err(Error::invalid(format!(
-                "`{}` exceeds {ATTACHMENT_BYTES_MAX} bytes decoded",
-                field("data")
-            )));
-        }
-        total += bytes.len();
-        if total > ATTACHMENTS_TOTAL_MAX {
-            return Err(Error::invalid(format!(
-                "attachments exceed {ATTACHMENTS_TOTAL_MAX} bytes decoded per message"
-            )));
-        }
-        out.push(json!({
-            "name": name,
-            "contentType": content_type,
-            "size": bytes.len(),
-            "data": data,
-        }));
-    }
-    Ok(out)
-}
-
-fn plausible_media_type(text: &str) -> bool {
-    let token = |part: &str| {
-        !part.is_empty()
-            && part
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "!#$&^_.+-".contains(c))
-    };
-    let essence = text.split(';').next().unwrap_or_default().trim();
-    matches!(essence.split_once('/'), Some((kind, sub)) if token(kind) && token(sub))
-}
-
 /// `GET /api/operator/inquiries`: newest first, `{inquiries, total, limit, offset, status}`.
 ///
 /// # Errors
@@ -393,21 +294,13 @@ pub async fn list(app: &App, status: Option<String>, limit: i64, offset: i64) ->
 ///
 /// # Errors
 /// `NOT_FOUND`, `INVALID_ARGUMENT`.
-pub async fn set_status(app: &App, id: &str, args: Args) -> Result<Value> {
+pub async fn set_status(app: &App, id: &str, status: &'static str) -> Result<Value> {
     check_id(id)?;
-    args.deny_unknown(&["status"])?;
-    let status = args.req_str("status", SHORT_MAX)?;
-    if !STATUSES.contains(&status.as_str()) {
-        return Err(Error::invalid(format!(
-            "`status` must be one of {}",
-            STATUSES.join(", ")
-        )));
-    }
     let key = id.to_owned();
     let row = app
         .store
         .write(move |conn| {
-            if !store::set_status(conn, &key, &status)? {
+            if !store::set_status(conn, &key, status)? {
                 return Ok(None);
             }
             store::find(conn, &key)
@@ -421,9 +314,7 @@ pub async fn set_status(app: &App, id: &str, args: Args) -> Result<Value> {
 ///
 /// # Errors
 /// `INVALID_ARGUMENT`, `NOT_FOUND` for an unknown root inquiry.
-pub async fn create_rail(app: &App, args: Args) -> Result<Value> {
-    args.deny_unknown(&["rootInquiryId"])?;
-    let root = args.req_str("rootInquiryId", 64)?;
+pub async fn create_rail(app: &App, root: String) -> Result<Value> {
     check_id(&root)?;
     let token = format!("{RAIL_TOKEN_PREFIX}{}", b64url(&random_bytes::<32>()));
     let rail = RailRow {
@@ -465,73 +356,28 @@ pub async fn create_rail(app: &App, args: Args) -> Result<Value> {
 ///
 /// # Errors
 /// `RATE_LIMITED`, `INVALID_ARGUMENT`.
-pub async fn service_request(app: &App, ip: &str, args: Args) -> Result<Value> {
+pub async fn service_request(
+    app: &App,
+    ip: &str,
+    request: Result<ServiceRequest>,
+) -> Result<Value> {
+    // Every attempt counts, a malformed one included (anti-abuse), as for inquiries.
     app.limiter.check(INQUIRIES, ip)?;
-    args.deny_unknown(&[
-        "what",
-        "title",
-        "budget",
-        "deadline",
-        "contact",
-        "submittedBy",
-    ])?;
-    let what = args.req_paragraph("what", WHAT_MAX)?;
-    let title = args.opt_str("title", SUBJECT_MAX)?;
-    let budget = match args.get("budget") {
-        None | Some(Value::Null) => Value::Null,
-        Some(value @ Value::Object(_)) => {
-            let budget = Args::from_value(value.clone())?;
-            budget.deny_unknown(&["amountCents", "currency"])?;
-            let amount = match budget.get("amountCents") {
-                Some(value) => int_in_range("budget.amountCents", value, 1, BUDGET_MAX_CENTS)?,
-                None => return Err(Error::invalid("`budget.amountCents` is required")),
-            };
-            let currency = budget
-                .opt_str("currency", 3)?
-                .unwrap_or_else(|| "USD".into());
-            if currency.len() != 3 || !currency.chars().all(|c| c.is_ascii_uppercase()) {
-                return Err(Error::invalid(
-                    "`budget.currency` must be a three-letter code such as USD",
-                ));
-            }
-            json!({ "amountCents": amount, "currency": currency })
-        }
-        Some(_) => {
-            return Err(Error::invalid(
-                "`budget` must be an object {amountCents, currency}",
-            ));
-        }
-    };
-    let deadline = args.opt_str("deadline", 10)?;
-    if let Some(deadline) = &deadline
-        && deadline.parse::<jiff::civil::Date>().is_err()
+    let ServiceRequest {
+        what,
+        title,
+        budget,
+        deadline,
+        contact_name: name,
+        contact_email: email,
+        contact_handle: handle,
+        submitted_by,
+    } = request?;
+    if let Some(email) = &email
+        && !inquiries::plausible_email(email)
     {
-        return Err(Error::invalid("`deadline` must be a date YYYY-MM-DD"));
+        return Err(Error::invalid("`contact.email` is not an email address"));
     }
-    let (name, email, handle) = match args.get("contact") {
-        None | Some(Value::Null) => (None, None, None),
-        Some(value @ Value::Object(_)) => {
-            let contact = Args::from_value(value.clone())?;
-            contact.deny_unknown(&["name", "email", "handle"])?;
-            let email = contact.opt_str("email", inquiries::EMAIL_MAX)?;
-            if let Some(email) = &email
-                && !inquiries::plausible_email(email)
-            {
-                return Err(Error::invalid("`contact.email` is not an email address"));
-            }
-            (
-                contact.opt_str("name", SHORT_MAX)?,
-                email,
-                contact.opt_str("handle", SHORT_MAX)?,
-            )
-        }
-        Some(_) => {
-            return Err(Error::invalid(
-                "`contact` must be an object {name, email, handle}",
-            ));
-        }
-    };
-    let submitted_by = args.opt_str("submittedBy", SHORT_MAX)?;
     let id = uuid::Uuid::new_v4().to_string();
     let created_at = app.now();
     let request = json!({

@@ -5,8 +5,8 @@ use jiff::civil::Date;
 use rusqlite::Connection;
 use serde_json::{Value, json};
 
-use crate::args::Args;
 use crate::error::{Error, Result};
+use crate::request::disclosure::Announce;
 use crate::service::App;
 use crate::service::commerce::fees::{
     BUYER_BPS, CHANGE_NOTICE_DAYS, HIGH_TICKET_AT_CENTS, HIGH_TICKET_BPS, HIGH_TICKET_CAP_CENTS,
@@ -137,13 +137,13 @@ fn announcements(conn: &Connection) -> Result<Vec<Value>> {
 ///
 /// # Errors
 /// As [`announce`].
-pub async fn announce_now(app: &App, args: Args) -> Result<Value> {
+pub async fn announce_now(app: &App, request: Announce) -> Result<Value> {
     let (today, now) = (
         app.clock.now().to_zoned(jiff::tz::TimeZone::UTC).date(),
         app.now(),
     );
     app.store
-        .write(move |tx| announce(tx, &args, today, &now))
+        .write(move |tx| announce(tx, &request, today, &now))
         .await
 }
 
@@ -152,21 +152,12 @@ pub async fn announce_now(app: &App, args: Args) -> Result<Value> {
 ///
 /// # Errors
 /// `INVALID_ARGUMENT`, `RATE_LOCKED` (422), `NOTICE_TOO_SHORT` (422).
-pub fn announce(conn: &Connection, args: &Args, today: Date, now: &str) -> Result<Value> {
-    args.deny_unknown(&["effectiveFrom", "schedule", "note"])?;
-    let effective: Date = args
-        .req_str("effectiveFrom", 10)?
-        .parse()
-        .map_err(|_| Error::invalid("`effectiveFrom` must be a date, YYYY-MM-DD"))?;
-    let schedule = match args.get("schedule") {
-        Some(value @ Value::Object(_)) => value.clone(),
-        _ => {
-            return Err(Error::invalid(
-                "`schedule` must be an object describing the new bands and rates",
-            ));
-        }
-    };
-    let note = args.opt_str("note", 2000)?;
+pub fn announce(conn: &Connection, request: &Announce, today: Date, now: &str) -> Result<Value> {
+    let (effective, schedule, note) = (
+        request.effective_from,
+        request.schedule.clone(),
+        request.note.clone(),
+    );
     let lock: Date = LOCKED_UNTIL.parse().expect("the lock date is a date");
     if effective <= lock {
         return Err(Error::Unprocessable {

@@ -53,7 +53,6 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde_json::{Map, Value, json};
 
-use crate::args::Args;
 use crate::error::{Error, Result};
 use crate::service::App;
 use crate::service::commerce::rail::Rail;
@@ -381,9 +380,7 @@ pub async fn demand(app: &App, limit: i64, offset: i64) -> Result<Value> {
 /// # Errors
 /// `INVALID_ARGUMENT` for `arms_length`, an unknown class or a bad body; `NOT_FOUND` for an
 /// unknown handle; database failure.
-pub async fn classify(app: &App, handle: &str, args: Args) -> Result<Value> {
-    args.deny_unknown(&["party"])?;
-    let party = args.req_str("party", 32)?;
+pub async fn classify(app: &App, handle: &str, party: String) -> Result<Value> {
     if party == "arms_length" {
         return Err(Error::invalid(
             "`arms_length` cannot be set: it is what remains when neither party of a sale is classified, never an operator's assertion",

@@ -3,11 +3,12 @@
 use rusqlite::Connection;
 use serde_json::{Map, Value, json};
 
-use crate::args::{Args, Patch};
 use crate::crypto::{b64url, random_bytes};
 use crate::error::{Error, Result};
 use crate::outbound;
-use crate::request::agents::{EMAIL_MAX, Lookup, NAME_MAX, Register, URL_MAX};
+use crate::request::Patch;
+use crate::request::agents::UpdateMe;
+use crate::request::agents::{Lookup, Register};
 use crate::service::ratelimit::{ADMISSION, REGISTRATION};
 use crate::service::{App, hash_secret};
 use crate::store::agents::{self as agent_store, AgentRow};
@@ -201,11 +202,10 @@ pub async fn me(app: &App, agent: &AgentRow) -> Result<Value> {
 ///
 /// # Errors
 /// `INVALID_ARGUMENT` for unknown or bad fields.
-pub async fn update_me(app: &App, agent: AgentRow, args: Args) -> Result<Value> {
-    args.deny_unknown(&["displayName", "email", "callbackUrl"])?;
-    let display_name = args.patch_str("displayName", NAME_MAX)?;
-    let email = map_patch(args.patch_str("email", EMAIL_MAX)?, check_email)?;
-    let callback_url = map_patch(args.patch_str("callbackUrl", URL_MAX)?, |url| {
+pub async fn update_me(app: &App, agent: AgentRow, request: UpdateMe) -> Result<Value> {
+    let display_name = request.display_name;
+    let email = map_patch(request.email, check_email)?;
+    let callback_url = map_patch(request.callback_url, |url| {
         check_callback_url(app.outbound.policy(), url)
     })?;
     if let Patch::Set(url) = &callback_url {
@@ -389,9 +389,7 @@ pub fn bind_chair(store: &Store, handle: &str, now: &str) -> Result<Value> {
 ///
 /// # Errors
 /// `INVALID_ARGUMENT` without a handle, `NOT_FOUND` for an unknown one.
-pub async fn bind_chair_request(app: &App, args: Args) -> Result<Value> {
-    args.deny_unknown(&["handle"])?;
-    let handle = args.req_str("handle", 16)?;
+pub async fn bind_chair_request(app: &App, handle: String) -> Result<Value> {
     let store = app.store.clone();
     let now = app.now();
     tokio::task::spawn_blocking(move || bind_chair(&store, &handle, &now))

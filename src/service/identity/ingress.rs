@@ -35,11 +35,11 @@
 use jiff::{SignedDuration, Timestamp};
 use serde_json::{Map, Value, json};
 
-use crate::args::Args;
 use crate::crypto::keys::verify_with;
 use crate::crypto::receipt;
 use crate::crypto::{b64url_decode, jcs};
 use crate::error::{Error, Result};
+use crate::request::agents::Ingress;
 use crate::service::App;
 use crate::service::ratelimit::Rule;
 use crate::service::trust::provenance::Signer;
@@ -63,20 +63,6 @@ const GRANTS: &str = "A signed statement that this instance admitted this key in
 pub struct Answer {
     pub body: String,
     pub replayed: bool,
-}
-
-fn base64_field(args: &Args, name: &str, len: usize) -> Result<String> {
-    let text = match args.get(name) {
-        Some(Value::String(text)) => text.clone(),
-        Some(_) => return Err(Error::invalid(format!("`{name}` must be a string"))),
-        None => return Err(Error::invalid(format!("`{name}` is required"))),
-    };
-    match b64url_decode(&text) {
-        Ok(bytes) if bytes.len() == len => Ok(text),
-        _ => Err(Error::invalid(format!(
-            "`{name}` must be {len} bytes in unpadded base64url"
-        ))),
-    }
 }
 
 /// A string member of the signed request, taken as sent (it is covered by the signature).
@@ -106,15 +92,12 @@ fn request_str<'a>(
 /// # Errors
 /// See the module documentation: 400, 401, 403 `MISSING_CLASS`, 409 `IDEMPOTENCY_CONFLICT`,
 /// 429, database failure.
-pub async fn decide(app: &App, ip: &str, args: Args) -> Result<Answer> {
-    args.deny_unknown(&["publicKey", "request", "signature"])?;
-    let public_key = base64_field(&args, "publicKey", 32)?;
-    let signature = base64_field(&args, "signature", 64)?;
-    let request = match args.get("request") {
-        Some(Value::Object(request)) => request.clone(),
-        Some(_) => return Err(Error::invalid("`request` must be a JSON object")),
-        None => return Err(Error::invalid("`request` is required")),
-    };
+pub async fn decide(app: &App, ip: &str, ingress: Ingress) -> Result<Answer> {
+    let Ingress {
+        public_key,
+        request,
+        signature,
+    } = ingress;
     let request_value = Value::Object(request.clone());
     jcs::check_strict(&request_value).map_err(Error::invalid)?;
     let canonical = jcs::canonicalize(&request_value);

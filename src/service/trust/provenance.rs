@@ -7,27 +7,14 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::args::Args;
 use crate::service::App;
 use sha2::{Digest, Sha256};
 
 use crate::crypto::jcs;
 use crate::crypto::receipt::sign_digest;
-use crate::error::{Error, Result};
+use crate::error::Result;
+use crate::request::trust::UpdateProvenance;
 use crate::store::settings;
-
-/// Fields an operator may set (everything but `receipt`).
-const FIELDS: &[&str] = &[
-    "source",
-    "creator",
-    "brand",
-    "established",
-    "classification",
-    "attribution",
-    "patent",
-    "network",
-    "marketing",
-];
 
 /// Defaults for a self-hosted instance, overlaid with the operator's saved overrides.
 pub fn effective(
@@ -180,26 +167,8 @@ pub fn current(app: &App) -> Value {
 ///
 /// # Errors
 /// `INVALID_ARGUMENT` for an unknown field or a wrong type.
-pub async fn update(app: &App, args: Args) -> Result<Value> {
-    args.deny_unknown(FIELDS)?;
-    let mut changes = Map::new();
-    for field in FIELDS {
-        let Some(value) = args.get(field) else {
-            continue;
-        };
-        let ok = match *field {
-            _ if value.is_null() => true,
-            "network" => value
-                .as_array()
-                .is_some_and(|a| a.iter().all(Value::is_string)),
-            "patent" | "marketing" => value.is_object(),
-            _ => value.is_string(),
-        };
-        if !ok {
-            return Err(Error::invalid(format!("`{field}` has the wrong type")));
-        }
-        changes.insert((*field).to_owned(), value.clone());
-    }
+pub async fn update(app: &App, request: UpdateProvenance) -> Result<Value> {
+    let changes = request.changes;
     let now = app.now();
     let merged = app
         .store

@@ -8,7 +8,7 @@ use crate::http::response::Reply;
 use crate::request::Input;
 use crate::request::catalog::{
     BROWSE, Browse, CREATE_HEALTH_LISTING, CREATE_LISTING, CreateListing, DEACTIVATE_LISTING,
-    DeactivateListing, UPDATE_LISTING, UpdateListing,
+    DeactivateListing, UPDATE_LISTING, UpdateListing, health_consent,
 };
 use crate::service::{App, catalog::browse, catalog::listings, identity::agents};
 
@@ -36,10 +36,15 @@ pub async fn create(app: &App, ctx: &Ctx) -> Result<Reply> {
 
 pub async fn create_health(app: &App, ctx: &Ctx) -> Result<Reply> {
     let seller = ctx.agent()?;
-    let request = read_keyed_body(ctx, &CREATE_HEALTH_LISTING, CreateListing::read)?;
+    // The consent is judged before the rest of the body, unknown members included.
+    let input = Input::body_unchecked(&CREATE_HEALTH_LISTING, ctx.body_args()?);
+    let consent = health_consent(&input)?;
+    let rest = input
+        .check_unknown()
+        .and_then(|()| CreateListing::read(&input));
     Ok(Reply::Json(
         201,
-        listings::create(app, seller, request).await?,
+        listings::create_health(app, seller, consent, rest).await?,
     ))
 }
 
@@ -49,7 +54,8 @@ pub async fn detail(app: &App, ctx: &Ctx) -> Result<Reply> {
 
 pub async fn update(app: &App, ctx: &Ctx) -> Result<Reply> {
     let seller = ctx.agent()?;
-    let request = read_keyed_body(ctx, &UPDATE_LISTING, UpdateListing::read)?;
+    let input = Input::body(&UPDATE_LISTING, ctx.body_args()?)?;
+    let request = UpdateListing::read(&input);
     Ok(Reply::ok(
         listings::update(app, seller, ctx.param(), request).await?,
     ))

@@ -366,10 +366,16 @@ impl Market {
                 let request = SetDeliveryEndpoint::read(&input(self, arguments)?)?;
                 sellers::set_endpoint(app, me()?, request).await
             }
-            Market::SellData | Market::ListHealthData => {
+            Market::SellData => {
                 let agent = me()?;
                 let request = CreateListing::read(&input(self, arguments)?)?;
                 listings::create(app, agent, request).await
+            }
+            Market::ListHealthData => {
+                let agent = me()?;
+                let input = input(self, arguments)?;
+                let consent = catalog::health_consent(&input)?;
+                listings::create_health(app, agent, consent, CreateListing::read(&input)).await
             }
             Market::BrowseMarketplace => {
                 let request = Browse::read(&input(self, arguments)?)?;
@@ -408,7 +414,7 @@ impl Market {
             Market::UpdateListing => {
                 let agent = me()?;
                 let input = input(self, arguments)?;
-                let request = UpdateListing::read(&input)?;
+                let request = UpdateListing::read(&input);
                 listings::update(app, agent, &catalog::listing_id(&input)?, request).await
             }
             Market::DeactivateListing => {

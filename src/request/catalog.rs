@@ -143,6 +143,22 @@ pub static CREATE_HEALTH_LISTING: Op = Op {
     ),
 };
 
+/// The health consent of a [`CREATE_HEALTH_LISTING`], as sent (judged by the service before the
+/// rest of the request), and whether the caller tried to pick the vertical (REST names the
+/// field it refuses).
+///
+/// # Errors
+/// `INVALID_ARGUMENT` when `verticalSlug` or `category` is sent: health listings are filed under
+/// personal-health-data.
+pub fn health_consent(input: &Input) -> Result<Option<Value>> {
+    if input.member("verticalSlug").is_some() || input.member("category").is_some() {
+        return Err(Error::invalid(
+            "`verticalSlug` and `category` are not accepted here: health listings are filed under personal-health-data",
+        ));
+    }
+    input.json(&HEALTH_CONSENT)
+}
+
 /// A new listing, checked for shape; the service checks what needs the database or the
 /// taxonomy (vertical, consent, screening, the seller's endpoint).
 #[derive(Debug)]
@@ -161,10 +177,6 @@ pub struct CreateListing {
     pub deliverable_ref: Option<String>,
     /// The nine metadata fields, null when not given.
     pub metadata: Value,
-    /// A health listing ([`CREATE_HEALTH_LISTING`]): filed under personal-health-data.
-    pub for_health: bool,
-    /// The health consent as sent, checked by `service::catalog::health`.
-    pub health_consent: Option<Value>,
 }
 
 impl CreateListing {
@@ -208,8 +220,6 @@ impl CreateListing {
             physical: input.bool(&PHYSICAL)?.unwrap_or(false),
             deliverable_ref: input.text(&DELIVERABLE_REF)?,
             metadata: metadata(input)?,
-            for_health: input.declares(&HEALTH_CONSENT),
-            health_consent: input.json(&HEALTH_CONSENT)?,
         })
     }
 }

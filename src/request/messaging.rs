@@ -19,7 +19,11 @@ pub const HANDLE_MAX: usize = 64;
 const HANDLE: Field = Field::mcp("handle", Kind::Text(HANDLE_MAX))
     .required()
     .doc("The recipient's handle.");
-const CLIENT_MESSAGE_ID: Field = Field::both("clientMessageId", "clientMessageId", Kind::Verbatim)
+const CLIENT_MESSAGE_ID: Field = Field::both(
+    "clientMessageId",
+    "clientMessageId",
+    Kind::VerbatimUpTo(CLIENT_ID_MAX),
+)
     .required()
     .doc("Your idempotency key: a retry with the same id and body returns the original message.");
 const BODY: Field = Field::both("body", "body", Kind::Verbatim)

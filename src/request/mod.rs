@@ -41,6 +41,9 @@ pub enum Kind {
     Paragraph(usize),
     /// A string taken exactly as sent (message bodies); its bounds are the service's.
     Verbatim,
+    /// As [`Kind::Verbatim`], at most this many characters (checked by the service, stated in
+    /// the schema).
+    VerbatimUpTo(usize),
     /// An integer in `min..=max`; integral floats such as `5.0` are accepted.
     Int(i64, i64),
     /// A number in `min..=max`.
@@ -144,6 +147,7 @@ impl Field {
         let mut schema = match self.kind {
             Kind::Text(max) => json!({ "type": "string", "minLength": 1, "maxLength": max }),
             Kind::Verbatim => json!({ "type": "string", "minLength": 1 }),
+            Kind::VerbatimUpTo(max) => json!({ "type": "string", "minLength": 1, "maxLength": max }),
             Kind::Paragraph(max) => json!({ "type": "string", "minLength": 1, "maxLength": max }),
             Kind::Int(min, max) => json!({ "type": "integer", "minimum": min, "maximum": max }),
             Kind::Number(min, max) => json!({ "type": "number", "minimum": min, "maximum": max }),
@@ -255,6 +259,12 @@ impl Op {
             return error;
         }
         error.map_message(|message| {
+            // The reader's own refusal of an unknown member already speaks the caller's names
+            // (and quotes the other face's on purpose).
+            if message.starts_with("unknown argument `") || message.starts_with("unknown field `")
+            {
+                return message.to_owned();
+            }
             let mut out = message.to_owned();
             for field in self.fields {
                 if let (Some(from), Some(to)) = (field.name(Face::Rest), field.name(face))
@@ -278,6 +288,30 @@ pub struct Input {
 }
 
 impl Input {
+    /// A REST body whose unknown members are judged later, by [`Input::check_unknown`] (an
+    /// operation whose business refusal comes before the shape of the rest).
+    pub fn body_unchecked(op: &'static Op, args: Args) -> Input {
+        Input {
+            face: Face::Rest,
+            op,
+            args,
+            query: false,
+        }
+    }
+
+    /// Refuses members this face does not offer, in the caller's spelling.
+    ///
+    /// # Errors
+    /// `INVALID_ARGUMENT` naming the first unknown member.
+    pub fn check_unknown(&self) -> Result<()> {
+        self.deny_unknown()
+    }
+
+    /// A member by its name as sent, declared or not.
+    pub fn member(&self, name: &str) -> Option<&Value> {
+        self.args.get(name)
+    }
+
     /// A JSON object (REST body or MCP arguments). Members the face does not offer are refused,
     /// named in the caller's own spelling.
     ///
@@ -374,15 +408,27 @@ impl Input {
             .any(|f| f.rest == field.rest && f.mcp == field.mcp)
     }
 
-    /// The field's name here, or None when this face or this operation does not offer it (a
-    /// request type shared by two operations reads the fields of both).
+    /// The operation's own declaration of `field` (matched by its names): a request type shared
+    /// by two operations reads the fields of both, and each operation decides, for example,
+    /// whether a field is required on a face.
+    fn declared(&self, field: &Field) -> Option<&'static Field> {
+        self.op
+            .fields
+            .iter()
+            .find(|f| f.rest == field.rest && f.mcp == field.mcp)
+    }
+
+    /// The field's name here, or None when this face or this operation does not offer it.
     fn name(&self, field: &Field) -> Option<&'static str> {
-        field.name(self.face).filter(|_| self.declares(field))
+        self.declared(field).and_then(|f| f.name(self.face))
     }
 
     /// The raw value, absent or null counting as none; a required field's absence is an error.
     fn present(&self, field: &Field) -> Result<Option<(&'static str, &Value)>> {
-        let Some(name) = self.name(field) else {
+        let Some(field) = self.declared(field) else {
+            return Ok(None);
+        };
+        let Some(name) = field.name(self.face) else {
             return Ok(None);
         };
         let value = match self.args.get(name) {
@@ -539,7 +585,7 @@ impl Input {
         match self.present(field)? {
             None => Ok(None),
             Some((name, value)) => {
-                let text = value.as_str().map(str::trim);
+                let text = value.as_str();
                 values
                     .iter()
                     .find(|v| Some(**v) == text)

@@ -199,3 +199,32 @@ fn every_operation_accepts_on_each_face_what_its_contract_documents() {
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+/// An operation's own declaration decides: a field read through a shared constant is required
+/// where the operation requires it.
+#[test]
+fn requirements_come_from_the_operations_declaration() {
+    const SHARED: Field = Field::both("preview", "preview", Kind::Object);
+    static STRICT: Op = Op {
+        name: "strict_tool",
+        rest: &[],
+        fields: &[SHARED.required_on(Face::Mcp)],
+    };
+    let mcp = Input::new(Face::Mcp, &STRICT, map(json!({}))).unwrap();
+    assert!(message(mcp.json(&SHARED).unwrap_err()).contains("`preview` is required"));
+    let rest = Input::new(Face::Rest, &STRICT, map(json!({}))).unwrap();
+    assert_eq!(rest.json(&SHARED).unwrap(), None);
+}
+
+#[test]
+fn the_unknown_argument_hint_survives_respelling() {
+    let error = Input::new(Face::Mcp, &OP, map(json!({"priceCents": 1})))
+        .err()
+        .unwrap();
+    let respelled = message(OP.respell(Face::Mcp, error));
+    assert!(
+        respelled.contains("unknown argument `priceCents`")
+            && respelled.contains("this tool calls it `price_cents`"),
+        "{respelled}"
+    );
+}

@@ -28,13 +28,32 @@ pub use crate::request::catalog::{METADATA_FIELDS, PAGE_MAX, PREVIEW_MAX_BYTES, 
 /// `HEALTH_CONSENT_REQUIRED` (422), `DELIVERY_ENDPOINT_REQUIRED` (409),
 /// `SELLER_ENDPOINT_FAILED` (422).
 pub async fn create(app: &App, seller: &AgentRow, request: CreateListing) -> Result<Value> {
-    let health = match request.for_health {
-        true => Some(health::parse(
-            request.health_consent.as_ref(),
-            health::INTENDED_USES,
-        )?),
-        false => None,
-    };
+    create_listing(app, seller, request, None).await
+}
+
+/// `POST /api/marketplace/listings/health` (and `list_health_data`): a person's own health
+/// data. The consent is judged first (422 `HEALTH_CONSENT_REQUIRED` for a missing or incomplete
+/// one), then the rest of the request; the vertical is `personal-health-data`. Answers 201
+/// `{listing, receipt, consent}`, `consent` being the signed consent record.
+///
+/// # Errors
+/// As [`create`].
+pub async fn create_health(
+    app: &App,
+    seller: &AgentRow,
+    consent: Option<Value>,
+    rest: Result<CreateListing>,
+) -> Result<Value> {
+    let consent = health::parse(consent.as_ref(), health::INTENDED_USES)?;
+    create_listing(app, seller, rest?, Some(consent)).await
+}
+
+async fn create_listing(
+    app: &App,
+    seller: &AgentRow,
+    request: CreateListing,
+    health: Option<health::Consent>,
+) -> Result<Value> {
     let CreateListing {
         title,
         description,
@@ -304,12 +323,15 @@ pub async fn update(
     app: &App,
     seller: &AgentRow,
     id: &str,
-    request: UpdateListing,
+    request: Result<UpdateListing>,
 ) -> Result<Value> {
     let current = find(app, id).await?;
     if current.seller_id != seller.id {
         return Err(not_owner());
     }
+    // Unknown fields were refused at the edge; the values are judged once the listing is known
+    // to be the caller's (a stranger learns nothing from a 400).
+    let request = request?;
     let mut next = current.clone();
     if let Some(title) = request.title {
         next.title = title;

@@ -17,18 +17,20 @@ use crate::service::{
 /// when configured, `rail: "x402_usdc_base"`, or a payment header): the rail is chosen by
 /// `service::commerce::checkout`.
 pub async fn purchase(app: &App, ctx: &Ctx) -> Result<Reply> {
-    let (key, args) = key_and_args(ctx)?;
-    let request = Purchase::read(&Input::body(&commerce::PURCHASE, args)?)?;
+    let (key, mut args) = key_and_args(ctx)?;
+    // The rail is chosen, and the buyer authenticated, before the rest of the body is judged.
+    let named_rail = args.take("rail");
     let payment = checkout::PaymentHeader::from_headers(
         ctx.header("payment-signature"),
         ctx.header("x-payment"),
     )?;
-    let rail = checkout::choose_rail(app, key.is_some(), request.rail.as_ref(), payment.is_some())?;
+    let rail = checkout::choose_rail(app, key.is_some(), named_rail.as_ref(), payment.is_some())?;
     // The card rail needs a key (401 without); on x402 the payment is the credential.
     let buyer = match (rail, key) {
         (Rail::Wallet, None) => None,
         (_, key) => Some(agents::authenticate(app, key.as_deref()).await?),
     };
+    let request = Purchase::read(&Input::body(&commerce::PURCHASE, args)?);
     let order = purchases::Order {
         buyer: buyer.as_ref(),
         listing_id: ctx.param(),
@@ -56,13 +58,15 @@ pub async fn get_purchase(app: &App, ctx: &Ctx) -> Result<Reply> {
         .bearer()
         .or(ctx.query("api_key"))
         .filter(|k| !k.is_empty());
-    let query = Input::query(&commerce::GET_PURCHASE, &ctx.query);
-    let token = commerce::purchase_token(&query)?
-        .or_else(|| ctx.header("x-purchase-token").map(str::to_owned));
-    if let (None, Some(token)) = (key, token) {
-        return Ok(Reply::ok(
-            purchases::get_with_token(app, ctx.param(), &token).await?,
-        ));
+    if key.is_none() {
+        let query = Input::query(&commerce::GET_PURCHASE, &ctx.query);
+        let token = commerce::purchase_token(&query)?
+            .or_else(|| ctx.header("x-purchase-token").map(str::to_owned));
+        if let Some(token) = token {
+            return Ok(Reply::ok(
+                purchases::get_with_token(app, ctx.param(), &token).await?,
+            ));
+        }
     }
     let buyer = agents::authenticate(app, key).await?;
     Ok(Reply::ok(purchases::get(app, &buyer, ctx.param()).await?))

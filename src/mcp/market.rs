@@ -397,7 +397,7 @@ impl Market {
             Market::BuyData => {
                 let agent = me()?;
                 let input = input(self, arguments)?;
-                let request = Purchase::read(&input)?;
+                let request = Purchase::read(&input);
                 purchases::purchase(app, agent, &catalog::listing_id(&input)?, request).await
             }
             Market::GetPurchase => {

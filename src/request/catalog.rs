@@ -401,14 +401,23 @@ impl Browse {
             category: nonempty(input.lexeme(&B_CATEGORY)?),
             vertical: nonempty(input.lexeme(&B_VERTICAL)?),
             class: nonempty(input.lexeme(&B_CLASS)?),
-            listing_type: input.choice(&B_TYPE)?,
-            sort: input.choice(&B_SORT)?.unwrap_or(SORTS[0]),
-            price: input.choice(&B_PRICE)?.unwrap_or(PRICES[0]),
+            listing_type: browse_choice(input, &B_TYPE)?,
+            sort: browse_choice(input, &B_SORT)?.unwrap_or(SORTS[0]),
+            price: browse_choice(input, &B_PRICE)?.unwrap_or(PRICES[0]),
             min_rating: input.number(&B_MIN_RATING)?,
-            samples: input.choice(&B_SAMPLES)?.unwrap_or(SAMPLES[0]),
+            samples: browse_choice(input, &B_SAMPLES)?.unwrap_or(SAMPLES[0]),
             limit: input.int(&B_LIMIT)?.unwrap_or(PAGE_DEFAULT),
             offset: input.int(&B_OFFSET)?.unwrap_or(0),
         })
+    }
+}
+
+/// A browse choice; an empty value means the default on both faces (as an empty query
+/// parameter does).
+fn browse_choice(input: &Input, field: &Field) -> Result<Option<&'static str>> {
+    match input.lexeme(field)? {
+        Some(text) if text.is_empty() => Ok(None),
+        _ => input.choice(field),
     }
 }
 

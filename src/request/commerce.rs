@@ -50,27 +50,25 @@ pub static PURCHASE: Op = Op {
     fields: &[LISTING_ID, EMAIL, INTENDED_USE, ATTESTATION, RAIL],
 };
 
-/// A purchase request; the service checks the email's shape and, for personal health data, the
-/// intended use and the attestations.
-#[derive(Debug, Default)]
+/// A purchase request. Its members are judged where the purchase needs them, so the order of
+/// refusals stays that of the sale: the email once the listing is known on the wallet rail,
+/// the intended use only for personal health data (where the attestations are checked too).
+/// REST's `rail` member is taken out before, by the rail choice.
+#[derive(Debug)]
 pub struct Purchase {
-    pub email: Option<String>,
-    pub intended_use: Option<String>,
+    pub email: Result<Option<String>>,
+    pub intended_use: Result<Option<String>>,
     pub attestation: Option<Value>,
-    /// The `rail` member as sent (checked by the checkout layer's rail choice).
-    pub rail: Option<Value>,
 }
 
 impl Purchase {
-    /// # Errors
-    /// `INVALID_ARGUMENT` naming the field.
-    pub fn read(input: &Input) -> Result<Purchase> {
-        Ok(Purchase {
-            email: input.text(&EMAIL)?,
-            intended_use: input.text(&INTENDED_USE)?,
-            attestation: input.json(&ATTESTATION)?,
-            rail: input.json(&RAIL)?,
-        })
+    /// Reads a purchase whose unknown members the [`Input`] has already refused.
+    pub fn read(input: &Input) -> Purchase {
+        Purchase {
+            email: input.text(&EMAIL),
+            intended_use: input.text(&INTENDED_USE),
+            attestation: input.json(&ATTESTATION).ok().flatten(),
+        }
     }
 }
 
@@ -83,7 +81,7 @@ pub static GET_PURCHASE: Op = Op {
         Field::mcp("purchase_id", Kind::Text(ID_MAX))
             .required()
             .doc("The purchase id."),
-        Field::rest("purchase_token", Kind::Text(200)),
+        Field::rest("purchase_token", Kind::Verbatim),
     ],
 };
 
@@ -100,7 +98,7 @@ pub fn purchase_id(input: &Input) -> Result<String> {
 /// # Errors
 /// Not a short string.
 pub fn purchase_token(input: &Input) -> Result<Option<String>> {
-    input.text(&GET_PURCHASE.fields[1])
+    input.verbatim(&GET_PURCHASE.fields[1])
 }
 
 const PURCHASE_ID: Field = Field::both("purchase_id", "purchase_id", Kind::Text(ID_MAX))

@@ -24,8 +24,8 @@ const CLIENT_MESSAGE_ID: Field = Field::both(
     "clientMessageId",
     Kind::VerbatimUpTo(CLIENT_ID_MAX),
 )
-    .required()
-    .doc("Your idempotency key: a retry with the same id and body returns the original message.");
+.required()
+.doc("Your idempotency key: a retry with the same id and body returns the original message.");
 const BODY: Field = Field::both("body", "body", Kind::Verbatim)
     .required()
     .doc("The message text, sent exactly as given; at most 16,384 UTF-8 bytes.");

@@ -147,7 +147,9 @@ impl Field {
         let mut schema = match self.kind {
             Kind::Text(max) => json!({ "type": "string", "minLength": 1, "maxLength": max }),
             Kind::Verbatim => json!({ "type": "string", "minLength": 1 }),
-            Kind::VerbatimUpTo(max) => json!({ "type": "string", "minLength": 1, "maxLength": max }),
+            Kind::VerbatimUpTo(max) => {
+                json!({ "type": "string", "minLength": 1, "maxLength": max })
+            }
             Kind::Paragraph(max) => json!({ "type": "string", "minLength": 1, "maxLength": max }),
             Kind::Int(min, max) => json!({ "type": "integer", "minimum": min, "maximum": max }),
             Kind::Number(min, max) => json!({ "type": "number", "minimum": min, "maximum": max }),
@@ -261,8 +263,7 @@ impl Op {
         error.map_message(|message| {
             // The reader's own refusal of an unknown member already speaks the caller's names
             // (and quotes the other face's on purpose).
-            if message.starts_with("unknown argument `") || message.starts_with("unknown field `")
-            {
+            if message.starts_with("unknown argument `") || message.starts_with("unknown field `") {
                 return message.to_owned();
             }
             let mut out = message.to_owned();

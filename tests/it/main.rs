@@ -7,6 +7,7 @@ mod checkout;
 mod cli;
 mod contact;
 mod docs;
+mod edges;
 mod health;
 mod http_core;
 mod ingress;

@@ -44,7 +44,7 @@ const PUBLIC_TOOLS: [&str; 10] = [
     "marketplace_stats",
 ];
 
-fn rpc(server: &TestServer, key: Option<&str>, method: &str, params: Value) -> Resp {
+pub(crate) fn rpc(server: &TestServer, key: Option<&str>, method: &str, params: Value) -> Resp {
     let auth = key.map(|key| format!("Bearer {key}"));
     let mut headers = vec![
         ("accept", "application/json, text/event-stream"),
@@ -59,7 +59,7 @@ fn rpc(server: &TestServer, key: Option<&str>, method: &str, params: Value) -> R
 
 /// The CallToolResult of a `tools/call` answered with 200.
 #[track_caller]
-fn call(server: &TestServer, key: Option<&str>, name: &str, arguments: Value) -> Value {
+pub(crate) fn call(server: &TestServer, key: Option<&str>, name: &str, arguments: Value) -> Value {
     let response = rpc(
         server,
         key,
@@ -75,7 +75,7 @@ fn call(server: &TestServer, key: Option<&str>, name: &str, arguments: Value) ->
 
 /// A successful tool call: the structured content (which the text block repeats).
 #[track_caller]
-fn ok(server: &TestServer, key: Option<&str>, name: &str, arguments: Value) -> Value {
+pub(crate) fn ok(server: &TestServer, key: Option<&str>, name: &str, arguments: Value) -> Value {
     let result = call(server, key, name, arguments);
     assert_eq!(result["isError"], false, "{name}: {result}");
     let text: Value = serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap();
@@ -85,7 +85,13 @@ fn ok(server: &TestServer, key: Option<&str>, name: &str, arguments: Value) -> V
 
 /// A failed tool call naming `code` in its text; returns `structuredContent.error`.
 #[track_caller]
-fn err(server: &TestServer, key: Option<&str>, name: &str, arguments: Value, code: &str) -> Value {
+pub(crate) fn err(
+    server: &TestServer,
+    key: Option<&str>,
+    name: &str,
+    arguments: Value,
+    code: &str,
+) -> Value {
     let result = call(server, key, name, arguments);
     assert_eq!(result["isError"], true, "{name}: {result}");
     let message = result["content"][0]["text"].as_str().unwrap();

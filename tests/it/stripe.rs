@@ -153,6 +153,10 @@ fn answer(state: &Mutex<State>, seen: Seen) -> (u16, Value) {
             200,
             json!({"id": "acct_test1", "object": "account", "payouts_enabled": false}),
         ),
+        ("POST", "/v1/accounts/acct_test1") => (
+            200,
+            json!({"id": "acct_test1", "object": "account", "payouts_enabled": false}),
+        ),
         ("GET", "/v1/accounts/acct_test1") => (
             200,
             json!({"id": "acct_test1", "object": "account", "payouts_enabled": state.payouts_enabled}),
@@ -970,4 +974,60 @@ fn a_transfer_keeps_its_parameters_under_a_key_and_goes_without_the_charge_when_
     }
     assert_eq!(fake.seen("/v1/payment_intents").len(), 1, "read once");
     server.stop();
+}
+
+#[test]
+fn become_seller_details_start_the_stripe_onboarding_form() {
+    let fake = FakeStripe::start();
+    let server = stripe_server(&fake);
+    let seller = server.party("seller");
+    let body = json!({"name": "Tide Data Co", "email": "payouts@tide.example"});
+    let first = server
+        .send_auth("POST", "/api/sell/register", &seller.key, &body)
+        .ok();
+    assert_eq!(first["accountId"], "acct_test1");
+    let id = agent_id(&server, &seller);
+    let sent = fake.seen("/v1/accounts");
+    let created: Vec<_> = sent.iter().filter(|s| s.path == "/v1/accounts").collect();
+    assert_eq!(created.len(), 1);
+    // The account is created with the same parameters under the same key as without details,
+    // so a retry after a lost answer finds the same account.
+    assert_eq!(
+        created[0].idempotency_key.as_deref(),
+        Some(format!("agent:{id}:account").as_str())
+    );
+    assert!(!created[0].form.contains_key("email"));
+    let prefilled: Vec<_> = sent
+        .iter()
+        .filter(|s| s.method == "POST" && s.path == "/v1/accounts/acct_test1")
+        .collect();
+    assert_eq!(prefilled.len(), 1, "{sent:?}");
+    assert_eq!(prefilled[0].form["email"], "payouts@tide.example");
+    assert_eq!(prefilled[0].form["business_profile[name]"], "Tide Data Co");
+    assert!(
+        prefilled[0]
+            .idempotency_key
+            .as_deref()
+            .is_some_and(|key| key.starts_with(&format!("agent:{id}:account:prefill:")))
+    );
+    // Asking again reuses the account and sends nothing more to it.
+    server
+        .send_auth("POST", "/api/sell/register", &seller.key, &body)
+        .ok();
+    assert_eq!(
+        fake.seen("/v1/accounts")
+            .iter()
+            .filter(|s| s.method == "POST")
+            .count(),
+        2
+    );
+    // Unknown fields are refused, named.
+    server
+        .send_auth(
+            "POST",
+            "/api/sell/register",
+            &seller.key,
+            &json!({"nmae": "x"}),
+        )
+        .assert_error(400, "INVALID_ARGUMENT");
 }

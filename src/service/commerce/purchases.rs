@@ -91,12 +91,17 @@ pub async fn purchase_on(app: &App, order: Order<'_>) -> Result<Answer> {
         payment,
         resource,
     } = order;
-    let email = |request: &Purchase| {
-        request
-            .email
-            .clone()
-            .map(crate::service::identity::agents::check_email)
-            .transpose()
+    let Purchase {
+        email,
+        intended_use,
+        attestation,
+    } = request;
+    let email = move || {
+        email.and_then(|email| {
+            email
+                .map(crate::service::identity::agents::check_email)
+                .transpose()
+        })
     };
     // The wallet rail finds the listing first: a free one needs a key before anything else.
     let (listing, email) = if rail == Rail::Wallet {
@@ -106,10 +111,10 @@ pub async fn purchase_on(app: &App, order: Order<'_>) -> Result<Answer> {
                 "a free listing is bought with a buyer key (Authorization: Bearer); x402 pays for paid listings only".into(),
             ));
         }
-        let email = email(&request)?;
+        let email = email()?;
         (listing, email)
     } else {
-        let email = email(&request)?;
+        let email = email()?;
         (listings::find(app, listing_id).await?, email)
     };
     if buyer.is_some_and(|b| b.id == listing.seller_id) {
@@ -119,7 +124,11 @@ pub async fn purchase_on(app: &App, order: Order<'_>) -> Result<Answer> {
         });
     }
     if listing.vertical_slug == crate::service::catalog::taxonomy::HEALTH_VERTICAL {
-        check_health_terms(&request, listing.authorized_uses.as_deref())?;
+        check_health_terms(
+            intended_use,
+            attestation.as_ref(),
+            listing.authorized_uses.as_deref(),
+        )?;
     }
     let sale = Sale {
         buyer,
@@ -389,12 +398,16 @@ fn delivery_json(deliverable: &Deliverable, fingerprint: &str) -> Value {
 
 /// The buyer's intended use and attestation; then, for a listing with a consent record, the
 /// use must be one the seller authorized (reference samples hold synthetic data and have none).
-fn check_health_terms(request: &Purchase, authorized_uses: Option<&str>) -> Result<()> {
+fn check_health_terms(
+    intended_use: Result<Option<String>>,
+    attestation: Option<&Value>,
+    authorized_uses: Option<&str>,
+) -> Result<()> {
     let refuse = |message: String| Error::Unprocessable {
         code: "HEALTH_TERMS_REQUIRED",
         message,
     };
-    let intended = request.intended_use.clone();
+    let intended = intended_use?;
     if !intended
         .as_deref()
         .is_some_and(|use_| INTENDED_USES.contains(&use_))
@@ -404,7 +417,7 @@ fn check_health_terms(request: &Purchase, authorized_uses: Option<&str>) -> Resu
             INTENDED_USES.join(", ")
         )));
     }
-    let attestation = request.attestation.as_ref().and_then(Value::as_object);
+    let attestation = attestation.and_then(Value::as_object);
     let all_true = attestation.is_some_and(|a| {
         ATTESTATIONS
             .iter()

@@ -50,6 +50,38 @@ fn params_digest(params: &[(&str, String)]) -> String {
     digest.trim_start_matches("sha256:")[..16].to_owned()
 }
 
+/// Starts a new account's onboarding form with what the seller gave (`become_seller` /
+/// `POST /api/sell/register` `{name, email}`): the account's email and business name, sent as
+/// an update of the account just created. Nothing is sent when nothing was given; the key
+/// names the values, so it is never sent with others.
+///
+/// # Errors
+/// `STRIPE_ERROR` / `STRIPE_UNAVAILABLE` (502).
+async fn prefill(
+    client: &Arc<Client>,
+    agent_id: &str,
+    reference: &str,
+    request: BecomeSeller,
+) -> Result<()> {
+    let params: Vec<(&str, String)> = [
+        ("email", request.email),
+        ("business_profile[name]", request.name),
+    ]
+    .into_iter()
+    .filter_map(|(name, value)| Some((name, value?)))
+    .collect();
+    if params.is_empty() {
+        return Ok(());
+    }
+    let key = format!(
+        "agent:{agent_id}:account:prefill:{}",
+        params_digest(&params)
+    );
+    let (c, path) = (client.clone(), format!("/v1/accounts/{reference}"));
+    call(move || c.post(&path, &params, &key)).await?;
+    Ok(())
+}
+
 /// The Stripe client; the rail is not this server's without one.
 fn client(app: &App) -> Result<Arc<Client>> {
     app.stripe
@@ -74,28 +106,27 @@ pub async fn register_seller(app: &App, agent: &AgentRow, request: BecomeSeller)
     let account = match existing {
         Some(account) => account,
         None => {
-            let mut params = vec![
-                ("type", "express".to_owned()),
-                ("capabilities[transfers][requested]", "true".to_owned()),
-                ("metadata[bourse_handle]", agent.handle.clone()),
-            ];
-            // What the seller gave starts Stripe's onboarding form. A key is never sent with
-            // other parameters, so a prefilled request's key names what it prefills.
-            let mut key = format!("agent:{}:account", agent.id);
-            let prefill: Vec<(&str, String)> = [
-                ("email", request.email),
-                ("business_profile[name]", request.name),
-            ]
-            .into_iter()
-            .filter_map(|(name, value)| Some((name, value?)))
-            .collect();
-            if !prefill.is_empty() {
-                key = format!("{key}:{}", params_digest(&prefill));
-                params.extend(prefill);
-            }
-            let c = client.clone();
-            let created = call(move || c.post("/v1/accounts", &params, &key)).await?;
+            // The account is created once per agent, always with the same parameters under
+            // the same key, so a retry after a lost answer finds the same account.
+            let (c, handle, key) = (
+                client.clone(),
+                agent.handle.clone(),
+                format!("agent:{}:account", agent.id),
+            );
+            let created = call(move || {
+                c.post(
+                    "/v1/accounts",
+                    &[
+                        ("type", "express".into()),
+                        ("capabilities[transfers][requested]", "true".into()),
+                        ("metadata[bourse_handle]", handle),
+                    ],
+                    &key,
+                )
+            })
+            .await?;
             let reference = object_id(&created, "acct_")?;
+            prefill(&client, &agent.id, &reference, request).await?;
             let (agent_id, fresh, now) =
                 (agent.id.clone(), payouts::new_onboarding_id(), app.now());
             app.store

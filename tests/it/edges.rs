@@ -1,0 +1,158 @@
+//! The typed edges keep the order of refusals a caller sees: who may ask is settled before
+//! what was asked is judged, business refusals keep their codes, and a fault counts against a
+//! limit exactly when it did. Each check here is one a client can observe.
+
+use serde_json::json;
+
+use crate::mcp_market::{call, err};
+use crate::support::TestServer;
+
+const UNKNOWN_ID: &str = "00000000-0000-4000-8000-000000000000";
+
+fn free_listing(
+    server: &TestServer,
+) -> (
+    crate::support::Party,
+    String,
+    crate::seller_twin::SellerTwin,
+) {
+    let (seller, twin) = server.seller("seller", b"free bytes");
+    let id = server.create_listing(
+        &seller,
+        json!({"title": "Tide tables", "description": "Hourly tides.", "priceCents": 0, "verticalSlug": "research-data", "preview": {"rows": 2}, "consent": true}),
+        json!({}),
+    );
+    (seller, id, twin)
+}
+
+#[test]
+fn a_listing_edit_is_judged_after_the_owner_check() {
+    let server = TestServer::start();
+    let (_seller, id, _twin) = free_listing(&server);
+    let stranger = server.party("stranger");
+    let path = format!("/api/marketplace/listings/{id}");
+    server
+        .send_auth("PATCH", &path, &stranger.key, &json!({"title": ""}))
+        .assert_error(403, "NOT_OWNER");
+    server
+        .send_auth(
+            "PATCH",
+            &format!("/api/marketplace/listings/{UNKNOWN_ID}"),
+            &stranger.key,
+            &json!({"title": 5}),
+        )
+        .assert_error(404, "NOT_FOUND");
+    // An unknown field is still refused first, named.
+    server
+        .send_auth("PATCH", &path, &stranger.key, &json!({"titel": "x"}))
+        .assert_error(400, "INVALID_ARGUMENT");
+}
+
+#[test]
+fn a_health_listing_without_its_consent_is_refused_for_the_consent_first() {
+    let server = TestServer::start();
+    let (seller, _twin) = server.seller("seller", b"my own data");
+    server
+        .send_auth(
+            "POST",
+            "/api/marketplace/listings/health",
+            &seller.key,
+            &json!({"description": "x", "priceCents": 0, "consent": true, "titel": "typo"}),
+        )
+        .assert_error(422, "HEALTH_CONSENT_REQUIRED");
+}
+
+#[test]
+fn a_purchase_settles_who_buys_before_what_is_asked() {
+    let server = TestServer::start();
+    let (_seller, id, _twin) = free_listing(&server);
+    let path = format!("/api/marketplace/listings/{id}/purchase");
+    server
+        .send_auth("POST", &path, "svc_live_not_a_key", &json!({"foo": 1}))
+        .assert_error(401, "UNAUTHENTICATED");
+    // The intended use is judged for personal health data only.
+    let buyer = server.party("buyer");
+    let bought = server
+        .send_auth(
+            "POST",
+            &path,
+            &buyer.key,
+            &json!({"buyer_intended_use": ""}),
+        )
+        .ok();
+    assert_eq!(bought["status"], "delivered");
+    // A purchase read with the buyer's key ignores a purchase token beside it.
+    let purchase = bought["id"].as_str().unwrap();
+    let read = server.get_auth(
+        &format!("/api/marketplace/purchases/{purchase}?purchase_token=%20"),
+        &buyer.key,
+    );
+    assert_eq!(read.ok()["id"], purchase);
+    // Without a key, a malformed id is still first a missing credential.
+    server
+        .get("/api/marketplace/purchases/abc")
+        .assert_error(401, "UNAUTHENTICATED");
+}
+
+#[test]
+fn malformed_json_is_refused_before_the_inquiry_limit_counts() {
+    let server = TestServer::start();
+    for _ in 0..25 {
+        server
+            .request(
+                "POST",
+                "/api/inquiries",
+                &[("content-type", "application/json")],
+                Some(b"{not json"),
+            )
+            .assert_error(400, "INVALID_JSON");
+    }
+    server
+        .post(
+            "/api/inquiries",
+            &json!({"subject": "Hello", "message": "Still counted from zero."}),
+        )
+        .expect(201);
+}
+
+#[test]
+fn mcp_tools_enforce_their_schema_and_name_arguments_their_way() {
+    let server = TestServer::start();
+    let (seller, _twin) = server.seller("seller", b"bytes");
+    let key = Some(seller.key.as_str());
+    let missing = err(
+        &server,
+        key,
+        "sell_data",
+        json!({"title": "t", "description": "d", "price_cents": 0, "consent": true}),
+        "INVALID_ARGUMENT",
+    );
+    assert!(
+        missing["message"]
+            .as_str()
+            .unwrap()
+            .contains("`preview` is required"),
+        "{missing}"
+    );
+    let spelled = err(
+        &server,
+        key,
+        "sell_data",
+        json!({"title": "t", "description": "d", "preview": {}, "priceCents": 0, "consent": true}),
+        "INVALID_ARGUMENT",
+    );
+    let message = spelled["message"].as_str().unwrap();
+    assert!(
+        message.contains("unknown argument `priceCents`")
+            && message.contains("this tool calls it `price_cents`"),
+        "{message}"
+    );
+    // An empty browse choice means the default, as an empty query parameter does.
+    let result = call(
+        &server,
+        None,
+        "browse_marketplace",
+        json!({"sort": "", "type": ""}),
+    );
+    assert_eq!(result["isError"], false, "{result}");
+}

@@ -25,6 +25,7 @@ struct Seen {
     path: String,
     idempotency_key: Option<String>,
     authorization: Option<String>,
+    stripe_version: Option<String>,
     form: HashMap<String, String>,
 }
 
@@ -98,6 +99,7 @@ impl FakeStripe {
                         path,
                         idempotency_key: headers.get("idempotency-key").cloned(),
                         authorization: headers.get("authorization").cloned(),
+                        stripe_version: headers.get("stripe-version").cloned(),
                         form,
                     };
                     let slow = seen.path == "/v1/checkout/sessions";
@@ -1030,4 +1032,12 @@ fn become_seller_details_start_the_stripe_onboarding_form() {
             &json!({"nmae": "x"}),
         )
         .assert_error(400, "INVALID_ARGUMENT");
+    // Every call pins the API version whose shapes bourse parses.
+    for seen in fake.seen("/v1/") {
+        assert_eq!(
+            seen.stripe_version.as_deref(),
+            Some("2023-08-16"),
+            "{seen:?}"
+        );
+    }
 }

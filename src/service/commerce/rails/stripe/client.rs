@@ -14,6 +14,16 @@ use sha2::{Digest, Sha256};
 use crate::config::StripeSettings;
 use crate::error::{Error, Result};
 
+/// The Stripe API version every call pins with `Stripe-Version`, so the account's default
+/// version never decides the shapes bourse parses. bourse reads, in that version: Checkout
+/// Session `id`, `url`, `expires_at`, `payment_intent`, `client_reference_id`; PaymentIntent
+/// `latest_charge` (or `charges.data[0].id` on accounts still answering the older shape);
+/// Account `id`, `payouts_enabled`; Account Link `url`, `expires_at`; Transfer and Refund `id`;
+/// errors' `error.message`, `error.code`, `error.type`. Webhook events arrive in the version of
+/// their endpoint: create the endpoint with this version (`api_version` in the Dashboard or
+/// API).
+pub const API_VERSION: &str = "2023-08-16";
+
 /// Why a Stripe call failed.
 #[derive(Debug)]
 pub enum Failure {
@@ -130,6 +140,7 @@ impl Client {
                 format!("Bearer {}", self.settings.secret_key),
             )
             .header("idempotency-key", idempotency_key)
+            .header("stripe-version", API_VERSION)
             .send_form(params.iter().map(|(k, v)| (*k, v.as_str())));
         read(response)
     }
@@ -147,6 +158,7 @@ impl Client {
                 "authorization",
                 format!("Bearer {}", self.settings.secret_key),
             )
+            .header("stripe-version", API_VERSION)
             .call();
         read(response)
     }

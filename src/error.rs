@@ -25,6 +25,8 @@ pub enum Error {
     MethodNotAllowed { allow: Vec<&'static str> },
     /// The request conflicts with current state (409 with its own code).
     Conflict { code: &'static str, message: String },
+    /// A JSON body sent with another media type (415 `UNSUPPORTED_MEDIA_TYPE`).
+    UnsupportedMediaType(String),
     /// The body exceeds the cap (413 `PAYLOAD_TOO_LARGE`).
     PayloadTooLarge { limit: usize },
     /// The body did not arrive in time (408 `REQUEST_TIMEOUT`).
@@ -61,6 +63,7 @@ impl Error {
             Error::MethodNotAllowed { .. } => 405,
             Error::Conflict { .. } => 409,
             Error::PayloadTooLarge { .. } => 413,
+            Error::UnsupportedMediaType(_) => 415,
             Error::RequestTimeout => 408,
             Error::Unprocessable { .. } => 422,
             Error::RateLimited { .. } => 429,
@@ -79,6 +82,7 @@ impl Error {
             Error::NotFound(_) => "NOT_FOUND",
             Error::MethodNotAllowed { .. } => "METHOD_NOT_ALLOWED",
             Error::PayloadTooLarge { .. } => "PAYLOAD_TOO_LARGE",
+            Error::UnsupportedMediaType(_) => "UNSUPPORTED_MEDIA_TYPE",
             Error::RequestTimeout => "REQUEST_TIMEOUT",
             Error::RateLimited { .. } => "RATE_LIMITED",
             Error::Internal(_) => "INTERNAL",
@@ -107,6 +111,7 @@ impl Error {
             Error::InvalidJson(m)
             | Error::InvalidArgument(m)
             | Error::Unauthenticated(m)
+            | Error::UnsupportedMediaType(m)
             | Error::NotFound(m) => *m = rewrite(m),
             Error::Forbidden { message, .. }
             | Error::BadRequest { message, .. }
@@ -136,6 +141,7 @@ impl fmt::Display for Error {
             Error::InvalidJson(m)
             | Error::InvalidArgument(m)
             | Error::Unauthenticated(m)
+            | Error::UnsupportedMediaType(m)
             | Error::NotFound(m)
             | Error::Internal(m) => f.write_str(m),
             Error::Forbidden { message, .. }

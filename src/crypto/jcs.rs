@@ -143,12 +143,50 @@ const HEX: &[u8; 16] = b"0123456789abcdef";
 /// A human-readable reason, suitable for a 400 message or the CLI's stderr.
 pub fn parse_strict(text: &str) -> Result<Value, String> {
     let mut deserializer = serde_json::Deserializer::from_str(text);
-    let value = StrictValue
-        .deserialize(&mut deserializer)
-        .map_err(|error| error.to_string())?;
+    let value = StrictValue {
+        safe_integers: true,
+    }
+    .deserialize(&mut deserializer)
+    .map_err(|error| error.to_string())?;
     deserializer.end().map_err(|error| error.to_string())?;
     Ok(value)
 }
+
+/// Why a request body was refused by [`parse_request`].
+#[derive(Debug, PartialEq, Eq)]
+pub enum RequestFault {
+    /// A member name appears twice in one object (the reason names it).
+    Duplicate(String),
+    /// Not JSON at all (the reason says where).
+    Syntax(String),
+}
+
+/// Parses a request body: like `serde_json`, except that a duplicate member name is refused
+/// (a client or proxy reading the first value would otherwise disagree with what bourse acted
+/// on). Integer ranges are left to the reader, which names the field.
+///
+/// # Errors
+/// [`RequestFault`].
+pub fn parse_request(text: &str) -> Result<Value, RequestFault> {
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    let seed = StrictValue {
+        safe_integers: false,
+    };
+    let classify = |error: serde_json::Error| {
+        let reason = error.to_string();
+        if reason.starts_with(DUPLICATE) {
+            RequestFault::Duplicate(reason)
+        } else {
+            RequestFault::Syntax(reason)
+        }
+    };
+    let value = seed.deserialize(&mut deserializer).map_err(classify)?;
+    deserializer.end().map_err(classify)?;
+    Ok(value)
+}
+
+/// How a duplicate member is reported (the start of the reason).
+const DUPLICATE: &str = "duplicate member name";
 
 /// Checks a value built in-process (not parsed) for numbers JCS cannot carry exactly.
 ///
@@ -176,7 +214,11 @@ fn check_number(number: &Number) -> Result<(), String> {
     Ok(())
 }
 
-struct StrictValue;
+/// The strict visitor; `safe_integers` also refuses integers outside ±(2^53−1).
+#[derive(Clone, Copy)]
+struct StrictValue {
+    safe_integers: bool,
+}
 
 impl<'de> DeserializeSeed<'de> for StrictValue {
     type Value = Value;
@@ -199,13 +241,17 @@ impl<'de> Visitor<'de> for StrictValue {
 
     fn visit_i64<E: de::Error>(self, value: i64) -> Result<Value, E> {
         let number = Number::from(value);
-        check_number(&number).map_err(E::custom)?;
+        if self.safe_integers {
+            check_number(&number).map_err(E::custom)?;
+        }
         Ok(Value::Number(number))
     }
 
     fn visit_u64<E: de::Error>(self, value: u64) -> Result<Value, E> {
         let number = Number::from(value);
-        check_number(&number).map_err(E::custom)?;
+        if self.safe_integers {
+            check_number(&number).map_err(E::custom)?;
+        }
         Ok(Value::Number(number))
     }
 
@@ -229,7 +275,7 @@ impl<'de> Visitor<'de> for StrictValue {
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
         let mut items = Vec::new();
-        while let Some(item) = seq.next_element_seed(StrictValue)? {
+        while let Some(item) = seq.next_element_seed(self)? {
             items.push(item);
         }
         Ok(Value::Array(items))
@@ -239,9 +285,9 @@ impl<'de> Visitor<'de> for StrictValue {
         let mut map = Map::new();
         while let Some(key) = access.next_key::<String>()? {
             if map.contains_key(&key) {
-                return Err(de::Error::custom(format!("duplicate member name {key:?}")));
+                return Err(de::Error::custom(format!("{DUPLICATE} {key:?}")));
             }
-            let value = access.next_value_seed(StrictValue)?;
+            let value = access.next_value_seed(self)?;
             map.insert(key, value);
         }
         Ok(Value::Object(map))
@@ -317,5 +363,23 @@ mod tests {
     fn check_strict_refuses_unsafe_integers_built_in_process() {
         assert!(check_strict(&serde_json::json!({"a": [1u64 << 53]})).is_err());
         assert!(check_strict(&serde_json::json!({"a": [MAX_SAFE_INTEGER]})).is_ok());
+    }
+
+    #[test]
+    fn request_bodies_refuse_duplicates_at_any_depth_but_leave_integer_ranges_to_the_reader() {
+        assert!(matches!(
+            parse_request(r#"{"a": 1, "a": 2}"#),
+            Err(RequestFault::Duplicate(_))
+        ));
+        assert!(matches!(
+            parse_request(r#"{"a": [{"b": 1, "b": 1}]}"#),
+            Err(RequestFault::Duplicate(_))
+        ));
+        assert!(matches!(parse_request("{"), Err(RequestFault::Syntax(_))));
+        assert_eq!(
+            parse_request(r#"{"n": 9007199254740993}"#).unwrap()["n"],
+            9_007_199_254_740_993_u64
+        );
+        assert!(parse_strict(r#"{"n": 9007199254740993}"#).is_err());
     }
 }

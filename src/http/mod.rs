@@ -120,6 +120,11 @@ async fn serve(
         caller: request::Caller::Anonymous,
     };
     let route = matched.route;
+    if route.reads_json_body() && !ctx.body.is_empty() && !ctx.json_content_type() {
+        return Err(Error::UnsupportedMediaType(
+            "this route reads a JSON body: send it as `Content-Type: application/json`".into(),
+        ));
+    }
     let reply = if route.runs_to_completion() {
         // Money moves inside: a client that hangs up must not cancel the handler between a
         // payment provider's answer and the write that records it.

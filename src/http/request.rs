@@ -7,6 +7,7 @@ use hyper::body::Bytes;
 
 use super::router::percent_decode_with;
 use crate::args::Args;
+use crate::crypto::jcs::RequestFault;
 use crate::error::{Error, Result};
 use crate::store::agents::AgentRow;
 
@@ -69,6 +70,22 @@ impl Ctx {
             .and_then(|v| v.to_str().ok())
             .map(str::trim)
             .filter(|v| !v.is_empty())
+    }
+
+    /// Whether the `Content-Type` allows a JSON body: `application/json` (parameters such as
+    /// `charset=utf-8` allowed) or none at all (tolerated, as most clients send JSON bodies
+    /// without thinking about it); false when there is one and it names another type.
+    pub fn json_content_type(&self) -> bool {
+        match self.headers.get(hyper::header::CONTENT_TYPE) {
+            None => true,
+            Some(value) => value.to_str().is_ok_and(|text| {
+                text.split(';')
+                    .next()
+                    .unwrap_or_default()
+                    .trim()
+                    .eq_ignore_ascii_case("application/json")
+            }),
+        }
     }
 
     /// The first path parameter (the id of the resource the route names).
@@ -141,8 +158,17 @@ impl Ctx {
         if text.trim().is_empty() {
             return Ok(Args::empty());
         }
-        let value = serde_json::from_str(text)
-            .map_err(|error| Error::InvalidJson(format!("the body is not valid JSON: {error}")))?;
+        let value = crate::crypto::jcs::parse_request(text).map_err(|fault| match fault {
+            RequestFault::Duplicate(reason) => Error::BadRequest {
+                code: "DUPLICATE_MEMBER",
+                message: format!(
+                    "the body has a {reason}: send each member once (a reader that takes the first value would disagree with one that takes the last)"
+                ),
+            },
+            RequestFault::Syntax(reason) => {
+                Error::InvalidJson(format!("the body is not valid JSON: {reason}"))
+            }
+        })?;
         Args::from_value(value)
     }
 }

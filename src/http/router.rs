@@ -384,6 +384,42 @@ impl Route {
         }
     }
 
+    /// Whether the route reads a JSON body, so a body sent as another media type is refused
+    /// (415). The sandbox buttons post browser forms and their twins read no body; MCP checks its
+    /// own (its refusal is a JSON-RPC error).
+    pub fn reads_json_body(self) -> bool {
+        use Route::*;
+        matches!(
+            self,
+            VerifyReceipt
+                | RegisterAgent
+                | UpdateMe
+                | OperatorUpdateProvenance
+                | OperatorBindChair
+                | CreateListing
+                | CreateHealthListing
+                | UpdateListing
+                | DeactivateListing
+                | SetDeliveryEndpoint
+                | SendMessage
+                | PurchaseListing
+                | RateListing
+                | ShipPurchase
+                | SellRegister
+                | SandboxClock
+                | AnnounceFees
+                | IngressDecide
+                | ClassifyParty
+                | CreateInquiry
+                | InquiryMessage
+                | ReplyInquiry
+                | UpdateInquiry
+                | CreateRail
+                | ServiceRequest
+                | StripeWebhook
+        )
+    }
+
     /// Whether a 2xx JSON object answer carries the signed public `provenance` block: answers
     /// anyone may read are signed; answers to a credential's holder are theirs alone (what a
     /// party must trust in them, receipts and history entries, is signed on its own).
@@ -647,6 +683,34 @@ mod tests {
         assert!(Param::Token.check("cs_AbC-_1").is_ok());
         assert!(Param::Token.check("cs_x/../y").is_err() && Param::Token.check("a b").is_err());
         assert!(Param::Handle.check("A-7K2M9QXP").is_ok() && Param::Handle.check("").is_err());
+    }
+
+    #[test]
+    fn every_route_that_takes_a_body_says_whether_it_is_json() {
+        // Routes taking a body that is not JSON (or none): forms, body-less twins, MCP.
+        let not_json = [
+            Route::RevokeKey,
+            Route::OperatorUnbindChair,
+            Route::McpPost,
+            Route::McpDelete,
+            Route::SandboxPay,
+            Route::SandboxCancel,
+            Route::SandboxConnectComplete,
+            Route::SandboxPayForm,
+            Route::SandboxCancelForm,
+            Route::SandboxConnectForm,
+            Route::ReplayCallback,
+        ];
+        for (method, template, route) in ROUTES {
+            if ["POST", "PUT", "PATCH", "DELETE"].contains(method) {
+                assert!(
+                    route.reads_json_body() != not_json.contains(route),
+                    "{method} {template}: declare whether it reads a JSON body"
+                );
+            } else {
+                assert!(!route.reads_json_body(), "{method} {template}");
+            }
+        }
     }
 
     #[test]

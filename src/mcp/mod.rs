@@ -64,6 +64,7 @@ use hyper::body::Bytes;
 use hyper::header;
 use serde_json::{Map, Value, json};
 
+use crate::crypto::jcs::{RequestFault, parse_request};
 use crate::error::{Error, Result};
 use crate::http::request::Ctx;
 use crate::http::response::{RawReply, Reply};
@@ -296,22 +297,31 @@ async fn serve_post(app: &App, ctx: &Ctx) -> Answer {
     if let Err(refused) = check_origin(app, ctx) {
         return refused;
     }
-    if !json_content_type(ctx) {
+    if !ctx.json_content_type() {
         return refusal(
             415,
             "UNSUPPORTED_MEDIA_TYPE",
             "the body must be a JSON-RPC message sent as `Content-Type: application/json`",
         );
     }
-    let parsed: Option<Value> = ctx
+    let parsed = ctx
         .body_text()
-        .ok()
-        .and_then(|text| serde_json::from_str(text).ok());
-    let agent = match caller(app, ctx, parsed.as_ref()).await {
+        .map_err(|_| RequestFault::Syntax("not UTF-8".into()))
+        .and_then(parse_request);
+    let agent = match caller(app, ctx, parsed.as_ref().ok()).await {
         Ok(agent) => agent,
         Err(refused) => return refused,
     };
-    let Some(message) = parsed else {
+    if let Err(RequestFault::Duplicate(reason)) = &parsed {
+        // Two `method` (or `params`, `arguments`…) members: a reader taking the first would act
+        // on another message than the one bourse acts on.
+        return refusal(
+            400,
+            "DUPLICATE_MEMBER",
+            &format!("the message has a {reason}: send each member once"),
+        );
+    }
+    let Ok(message) = parsed else {
         return Answer::json(
             400,
             error_body(
@@ -353,19 +363,6 @@ async fn caller(app: &App, ctx: &Ctx, parsed: Option<&Value>) -> Result<Option<A
                 ),
             ))
         }
-    }
-}
-
-fn json_content_type(ctx: &Ctx) -> bool {
-    match ctx.headers.get(header::CONTENT_TYPE) {
-        None => true,
-        Some(value) => value.to_str().is_ok_and(|text| {
-            text.split(';')
-                .next()
-                .unwrap_or_default()
-                .trim()
-                .eq_ignore_ascii_case("application/json")
-        }),
     }
 }
 

@@ -156,3 +156,103 @@ fn mcp_tools_enforce_their_schema_and_name_arguments_their_way() {
     );
     assert_eq!(result["isError"], false, "{result}");
 }
+
+#[test]
+fn a_member_named_twice_is_refused_everywhere() {
+    let server = TestServer::start();
+    let duplicate = br#"{"name": "first", "name": "second"}"#;
+    server
+        .request(
+            "POST",
+            "/api/agents/register",
+            &[("content-type", "application/json")],
+            Some(duplicate),
+        )
+        .assert_error(400, "DUPLICATE_MEMBER");
+    assert_eq!(
+        server.get("/api/agents").json()["total"],
+        0,
+        "nothing written"
+    );
+    let (a, b) = (server.party("a"), server.party("b"));
+    let auth = format!("Bearer {}", a.key);
+    let sent = server.request(
+        "POST",
+        &format!("/api/agents/{}/messages", b.handle),
+        &[
+            ("content-type", "application/json"),
+            ("authorization", &auth),
+        ],
+        Some(br#"{"clientMessageId": "d", "body": "first", "body": "second"}"#),
+    );
+    sent.assert_error(400, "DUPLICATE_MEMBER");
+    // Nested objects too.
+    server
+        .request(
+            "POST",
+            "/api/services/request",
+            &[("content-type", "application/json")],
+            Some(br#"{"what": "x", "budget": {"amountCents": 1, "amountCents": 2}}"#),
+        )
+        .assert_error(400, "DUPLICATE_MEMBER");
+    // MCP: two `method` members would let a reader run another method than bourse runs.
+    let rpc = server.request(
+        "POST",
+        "/api/mcp",
+        &[
+            ("content-type", "application/json"),
+            ("mcp-protocol-version", "2025-11-25"),
+            ("authorization", &auth),
+        ],
+        Some(br#"{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "method": "tools/call", "params": {}}"#),
+    );
+    assert_eq!(rpc.status, 400, "{}", rpc.text());
+    assert_eq!(
+        rpc.json()["error"]["data"]["code"],
+        "DUPLICATE_MEMBER",
+        "{}",
+        rpc.text()
+    );
+}
+
+#[test]
+fn a_json_body_must_be_sent_as_json() {
+    let server = TestServer::start();
+    let body = br#"{"name": "typed"}"#;
+    for content_type in [
+        "text/plain",
+        "application/x-www-form-urlencoded",
+        "multipart/form-data; boundary=x",
+    ] {
+        server
+            .request(
+                "POST",
+                "/api/agents/register",
+                &[("content-type", content_type)],
+                Some(body),
+            )
+            .assert_error(415, "UNSUPPORTED_MEDIA_TYPE");
+    }
+    assert_eq!(
+        server.get("/api/agents").json()["total"],
+        0,
+        "nothing written"
+    );
+    server
+        .request(
+            "POST",
+            "/api/agents/register",
+            &[("content-type", "application/json; charset=utf-8")],
+            Some(body),
+        )
+        .expect(201);
+    // A missing Content-Type is tolerated.
+    server
+        .request(
+            "POST",
+            "/api/agents/register",
+            &[],
+            Some(br#"{"name": "bare"}"#),
+        )
+        .expect(201);
+}

@@ -72,6 +72,17 @@ impl Args {
         }
     }
 
+    /// An optional multi-line text (see [`Args::req_paragraph`]); `null` counts as absent.
+    ///
+    /// # Errors
+    /// Not a string, empty, too long, other control characters.
+    pub fn opt_paragraph(&self, name: &str, max_chars: usize) -> Result<Option<String>> {
+        match self.map.get(name) {
+            None | Some(Value::Null) => Ok(None),
+            Some(_) => self.req_paragraph(name, max_chars).map(Some),
+        }
+    }
+
     /// A required multi-line text of 1..=`max_chars` characters (trimmed): like
     /// [`Args::req_str`], but line breaks and tabs are allowed (other control characters are
     /// not).

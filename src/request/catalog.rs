@@ -51,7 +51,11 @@ const LISTING_ID: Field = Field::mcp("listing_id", Kind::Text(ID_MAX))
     .required()
     .doc("The listing id (a UUID).");
 const TITLE: Field = Field::both("title", "title", Kind::Text(TITLE_MAX));
-const DESCRIPTION: Field = Field::both("description", "description", Kind::Text(DESCRIPTION_MAX));
+const DESCRIPTION: Field = Field::both(
+    "description",
+    "description",
+    Kind::Paragraph(DESCRIPTION_MAX),
+);
 const PREVIEW: Field = Field::both("preview", "preview", Kind::Object);
 const PRICE: Field = Field::both("priceCents", "price_cents", Kind::Int(0, PRICE_MAX_CENTS));
 const CONSENT: Field = Field::both("consent", "consent", Kind::Consent)
@@ -203,7 +207,7 @@ impl CreateListing {
         }
         Ok(CreateListing {
             title: input.req_text(&TITLE)?,
-            description: input.req_text(&DESCRIPTION)?,
+            description: input.req_paragraph(&DESCRIPTION)?,
             price_cents: input.int(&PRICE)?.ok_or_else(|| {
                 Error::invalid(format!(
                     "`{}` is required (an integer number of cents, 0 for free)",
@@ -258,7 +262,7 @@ impl UpdateListing {
     pub fn read(input: &Input) -> Result<UpdateListing> {
         Ok(UpdateListing {
             title: input.text(&TITLE)?,
-            description: input.text(&DESCRIPTION)?,
+            description: input.paragraph(&DESCRIPTION)?,
             price_cents: input.int(&PRICE)?,
             active: input.bool(&ACTIVE)?,
             preview: preview(input)?,

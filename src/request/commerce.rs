@@ -107,7 +107,7 @@ const PURCHASE_ID: Field = Field::both("purchase_id", "purchase_id", Kind::Text(
 const RATING: Field = Field::both("rating", "rating", Kind::Int(1, 5))
     .required()
     .doc("1 to 5.");
-const COMMENT: Field = Field::both("comment", "comment", Kind::Text(COMMENT_MAX))
+const COMMENT: Field = Field::both("comment", "comment", Kind::Paragraph(COMMENT_MAX))
     .doc("Optional comment, shown with the rating.");
 
 /// `POST /api/marketplace/listings/{id}/rate` · `rate_listing`.
@@ -137,7 +137,7 @@ impl Rate {
                     input.spelling(&RATING)
                 ))
             })?,
-            comment: input.text(&COMMENT)?,
+            comment: input.paragraph(&COMMENT)?,
         })
     }
 }

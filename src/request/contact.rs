@@ -45,7 +45,7 @@ pub static SUBMIT_IDEA: Op = Op {
             .doc("The idea (line breaks allowed)."),
         CATEGORY,
         SUBMITTED_BY,
-        Field::both("impact", "impact", Kind::Text(IMPACT_MAX))
+        Field::both("impact", "impact", Kind::Paragraph(IMPACT_MAX))
             .doc("Optional: who benefits and how."),
     ],
 };
@@ -117,7 +117,7 @@ impl NewInquiry {
                 name: None,
                 email: None,
                 submitted_by: input.text(&SUBMITTED_BY)?,
-                impact: input.text(field(4))?,
+                impact: input.paragraph(field(4))?,
             },
             InquiryKind::Contact => NewInquiry {
                 kind,

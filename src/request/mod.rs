@@ -22,6 +22,12 @@ pub use crate::args::Patch;
 use crate::args::{Args, int_in_range, parse_integral};
 use crate::error::{Error, Result};
 
+/// Text for people on one line: no control characters (C0, DEL, C1), as the reader refuses.
+pub const SINGLE_LINE: &str = "^[^\\u0000-\\u001F\\u007F-\\u009F]*$";
+/// Text for people on several lines: line breaks and tabs allowed, other control characters
+/// refused (descriptions, comments, inquiry and service-request messages).
+pub const PARAGRAPH: &str = "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F-\\u009F]*$";
+
 /// Where a request came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Face {
@@ -145,12 +151,22 @@ impl Field {
     /// The field's JSON Schema.
     pub fn schema(&self) -> Value {
         let mut schema = match self.kind {
-            Kind::Text(max) => json!({ "type": "string", "minLength": 1, "maxLength": max }),
+            Kind::Text(max) => json!({
+                "type": "string",
+                "minLength": 1,
+                "maxLength": max,
+                "pattern": SINGLE_LINE,
+            }),
             Kind::Verbatim => json!({ "type": "string", "minLength": 1 }),
             Kind::VerbatimUpTo(max) => {
                 json!({ "type": "string", "minLength": 1, "maxLength": max })
             }
-            Kind::Paragraph(max) => json!({ "type": "string", "minLength": 1, "maxLength": max }),
+            Kind::Paragraph(max) => json!({
+                "type": "string",
+                "minLength": 1,
+                "maxLength": max,
+                "pattern": PARAGRAPH,
+            }),
             Kind::Int(min, max) => json!({ "type": "integer", "minimum": min, "maximum": max }),
             Kind::Number(min, max) => json!({ "type": "number", "minimum": min, "maximum": max }),
             Kind::Bool => json!({ "type": "boolean" }),
@@ -466,6 +482,20 @@ impl Input {
     /// As [`Input::text`], and missing.
     pub fn req_text(&self, field: &Field) -> Result<String> {
         self.text(field)?.ok_or_else(|| self.missing(field))
+    }
+
+    /// An optional [`Kind::Paragraph`] field.
+    ///
+    /// # Errors
+    /// Not a string, empty, too long, or control characters other than line breaks and tabs.
+    pub fn paragraph(&self, field: &Field) -> Result<Option<String>> {
+        let Kind::Paragraph(max) = field.kind else {
+            return Err(wrong_kind(field));
+        };
+        match self.present(field)? {
+            None => Ok(None),
+            Some((name, _)) => self.args.opt_paragraph(name, max),
+        }
     }
 
     /// A required [`Kind::Paragraph`] field.

@@ -256,3 +256,52 @@ fn a_json_body_must_be_sent_as_json() {
         )
         .expect(201);
 }
+
+#[test]
+fn long_text_for_people_keeps_its_line_breaks_and_refuses_other_control_characters() {
+    let server = TestServer::start();
+    let (seller, _twin) = server.seller("seller", b"bytes");
+    let listing = |description: &str| {
+        server.send_auth(
+            "POST",
+            "/api/marketplace/listings",
+            &seller.key,
+            &json!({"title": "Soil survey", "description": description, "priceCents": 0, "verticalSlug": "research-data", "preview": {}, "consent": true}),
+        )
+    };
+    let created = listing("Line one.\nLine two.\tTabbed.").expect(201);
+    assert_eq!(
+        created["listing"]["description"],
+        "Line one.\nLine two.\tTabbed."
+    );
+    let refused = listing("Bell \u{7} rings");
+    refused.assert_error(400, "INVALID_ARGUMENT");
+    assert!(
+        refused.json()["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("`description`")
+    );
+    // A title stays on one line.
+    server
+        .send_auth(
+            "POST",
+            "/api/marketplace/listings",
+            &seller.key,
+            &json!({"title": "Two\nlines", "description": "d", "priceCents": 0, "verticalSlug": "research-data", "preview": {}, "consent": true}),
+        )
+        .assert_error(400, "INVALID_ARGUMENT");
+    // A rating comment too may span lines.
+    let id = created["listing"]["id"].as_str().unwrap();
+    let buyer = server.party("buyer");
+    let bought = server.buy(&buyer, id).ok();
+    let rated = server
+        .send_auth(
+            "POST",
+            &format!("/api/marketplace/listings/{id}/rate"),
+            &buyer.key,
+            &json!({"purchase_id": bought["id"], "rating": 5, "comment": "Clean data.\nWould buy again."}),
+        )
+        .ok();
+    assert_eq!(rated["rating"]["comment"], "Clean data.\nWould buy again.");
+}

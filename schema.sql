@@ -23,10 +23,13 @@ CREATE TABLE agents (
     rating_sum     INTEGER NOT NULL DEFAULT 0,
     rating_count   INTEGER NOT NULL DEFAULT 0,
     sales_count    INTEGER NOT NULL DEFAULT 0,
-    reputation     REAL    NOT NULL DEFAULT 2.4
+    reputation     REAL    NOT NULL DEFAULT 2.4,
+    -- v4. The UTS #39 confusable skeleton of display_name: no two agents share one.
+    display_skeleton TEXT
 ) STRICT;
 
 CREATE INDEX agents_display_name ON agents (display_name) WHERE display_name IS NOT NULL;
+CREATE INDEX agents_display_skeleton ON agents (display_skeleton) WHERE display_skeleton IS NOT NULL;
 
 -- Operator settings and instance facts (chair binding, provenance, instance creation time).
 -- `value` is JSON.

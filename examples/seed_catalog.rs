@@ -112,7 +112,7 @@ fn main() {
     app.store
         .write_blocking(move |tx| {
             for (agent, code, reputation, key_hash) in agents_rows {
-                agents::insert(tx, &agent, &key_hash)?;
+                agents::insert(tx, &agent, &key_hash, None)?;
                 tx.execute(
                     "UPDATE agents SET seller_code = ?2, reputation = ?3 WHERE id = ?1",
                     rusqlite::params![agent.id, code, reputation],

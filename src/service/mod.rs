@@ -244,6 +244,10 @@ impl App {
         let (querier_salt, browse_index) = store.write_blocking(move |tx| {
             let (taxonomy, now) = (seed_taxonomy, stamp);
             taxonomy::seed(tx, &taxonomy)?;
+            // Display names written before schema v4 get their skeleton (nothing once done).
+            for (id, name) in crate::store::agents::without_skeleton(tx)? {
+                crate::store::agents::set_skeleton(tx, &id, &identity::names::skeleton(&name))?;
+            }
             let salt = match settings::get(tx, settings::QUERIER_SALT)? {
                 Some(Value::String(salt)) => salt,
                 _ => {

@@ -42,10 +42,15 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<AgentRow> {
 ///
 /// # Errors
 /// Database failure (including a handle collision, which callers avoid by checking first).
-pub fn insert(conn: &Connection, agent: &AgentRow, key_hash: &str) -> Result<()> {
+pub fn insert(
+    conn: &Connection,
+    agent: &AgentRow,
+    key_hash: &str,
+    display_skeleton: Option<&str>,
+) -> Result<()> {
     conn.prepare_cached(
-        "INSERT INTO agents (id, handle, name, display_name, email, callback_url, key_hash, created_at, updated_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        "INSERT INTO agents (id, handle, name, display_name, email, callback_url, key_hash, created_at, updated_at, display_skeleton)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
     )?
     .execute(params![
         agent.id,
@@ -56,7 +61,8 @@ pub fn insert(conn: &Connection, agent: &AgentRow, key_hash: &str) -> Result<()>
         agent.callback_url,
         key_hash,
         agent.created_at,
-        agent.updated_at
+        agent.updated_at,
+        display_skeleton
     ])?;
     Ok(())
 }
@@ -135,11 +141,57 @@ pub fn list(conn: &Connection, limit: i64, offset: i64) -> Result<(Vec<AgentRow>
 ///
 /// # Errors
 /// Database failure.
-pub fn update_profile(conn: &Connection, agent: &AgentRow) -> Result<()> {
+pub fn update_profile(
+    conn: &Connection,
+    agent: &AgentRow,
+    display_skeleton: Option<&str>,
+) -> Result<()> {
     conn.prepare_cached(
-        "UPDATE agents SET display_name = ?2, email = ?3, callback_url = ?4, updated_at = ?5 WHERE id = ?1",
+        "UPDATE agents SET display_name = ?2, email = ?3, callback_url = ?4, updated_at = ?5, display_skeleton = ?6
+         WHERE id = ?1",
     )?
-    .execute(params![agent.id, agent.display_name, agent.email, agent.callback_url, agent.updated_at])?;
+    .execute(params![
+        agent.id,
+        agent.display_name,
+        agent.email,
+        agent.callback_url,
+        agent.updated_at,
+        display_skeleton
+    ])?;
+    Ok(())
+}
+
+/// Whether an agent other than `except_id` has a display name with this skeleton.
+///
+/// # Errors
+/// Database failure.
+pub fn skeleton_taken(conn: &Connection, skeleton: &str, except_id: &str) -> Result<bool> {
+    Ok(conn
+        .prepare_cached("SELECT 1 FROM agents WHERE display_skeleton = ?1 AND id != ?2 LIMIT 1")?
+        .query_row(params![skeleton, except_id], |_| Ok(()))
+        .optional()?
+        .is_some())
+}
+
+/// Agents with a display name but no skeleton yet (written before schema v4): `(id, name)`.
+///
+/// # Errors
+/// Database failure.
+pub fn without_skeleton(conn: &Connection) -> Result<Vec<(String, String)>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, display_name FROM agents WHERE display_name IS NOT NULL AND display_skeleton IS NULL",
+    )?;
+    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Records the skeleton of an agent's display name (the v4 backfill).
+///
+/// # Errors
+/// Database failure.
+pub fn set_skeleton(conn: &Connection, id: &str, skeleton: &str) -> Result<()> {
+    conn.prepare_cached("UPDATE agents SET display_skeleton = ?2 WHERE id = ?1")?
+        .execute(params![id, skeleton])?;
     Ok(())
 }
 
@@ -284,7 +336,7 @@ pub fn house_id(conn: &Connection) -> Result<Option<String>> {
 /// # Errors
 /// Database failure.
 pub fn insert_house(conn: &Connection, agent: &AgentRow, key_hash: &str) -> Result<()> {
-    insert(conn, agent, key_hash)?;
+    insert(conn, agent, key_hash, None)?;
     conn.prepare_cached("UPDATE agents SET is_house = 1 WHERE id = ?1")?
         .execute([&agent.id])?;
     Ok(())
@@ -299,8 +351,8 @@ mod tests {
     #[test]
     fn seller_codes_are_assigned_once_and_unique() {
         let conn = crate::store::test_db();
-        insert(&conn, &agent("a", "A-1"), "ka").unwrap();
-        insert(&conn, &agent("b", "A-2"), "kb").unwrap();
+        insert(&conn, &agent("a", "A-1"), "ka", None).unwrap();
+        insert(&conn, &agent("b", "A-2"), "kb", None).unwrap();
         assert_eq!(seller_code(&conn, "a").unwrap(), None);
         assert!(!seller_code_taken(&conn, "S-000001").unwrap());
         set_seller_code(&conn, "a", "S-000001").unwrap();
@@ -320,7 +372,7 @@ mod tests {
     fn the_house_seller_is_hidden_from_lists_and_lookups() {
         let conn = crate::store::test_db();
         assert_eq!(house_id(&conn).unwrap(), None);
-        insert(&conn, &agent("a", "A-1"), "ka").unwrap();
+        insert(&conn, &agent("a", "A-1"), "ka", None).unwrap();
         insert_house(&conn, &agent("h", "A-H"), "kh").unwrap();
         assert_eq!(house_id(&conn).unwrap().as_deref(), Some("h"));
         assert_eq!(count(&conn).unwrap(), 1);
@@ -331,7 +383,7 @@ mod tests {
     #[test]
     fn sales_and_ratings_move_the_reputation_inputs() {
         let conn = crate::store::test_db();
-        insert(&conn, &agent("a", "A-1"), "ka").unwrap();
+        insert(&conn, &agent("a", "A-1"), "ka", None).unwrap();
         assert_eq!(reputation(&conn, "a").unwrap(), 2.4);
         add_sale(&conn, "a").unwrap();
         add_rating(&conn, "a", 4).unwrap();

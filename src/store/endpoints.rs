@@ -61,8 +61,8 @@ mod tests {
     #[test]
     fn an_endpoint_belongs_to_one_seller_and_can_be_replaced() {
         let conn = test_db();
-        agents::insert(&conn, &test_agent("a", "A-1"), "ka").unwrap();
-        agents::insert(&conn, &test_agent("b", "A-2"), "kb").unwrap();
+        agents::insert(&conn, &test_agent("a", "A-1"), "ka", None).unwrap();
+        agents::insert(&conn, &test_agent("b", "A-2"), "kb", None).unwrap();
         assert_eq!(verified(&conn, "a").unwrap(), None);
         upsert(&conn, "a", "https://a.example/d", "t1").unwrap();
         assert_eq!(

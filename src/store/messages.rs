@@ -261,8 +261,8 @@ mod tests {
     #[test]
     fn a_replay_moves_a_dead_delivery_to_the_new_url_and_requeues_it() {
         let conn = test_db();
-        agents::insert(&conn, &test_agent("s", "A-1"), "ks").unwrap();
-        agents::insert(&conn, &test_agent("r", "A-2"), "kr").unwrap();
+        agents::insert(&conn, &test_agent("s", "A-1"), "ks", None).unwrap();
+        agents::insert(&conn, &test_agent("r", "A-2"), "kr", None).unwrap();
         let message = MessageRow {
             id: "m".into(),
             recipient_id: "r".into(),

@@ -37,7 +37,7 @@ use crate::error::{Error, Result};
 /// `PRAGMA application_id` stamped on every bourse database: ASCII "BRSE".
 pub const APPLICATION_ID: i32 = 0x4252_5345;
 /// The schema version this binary writes (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i32 = 3;
+pub const SCHEMA_VERSION: i32 = 4;
 const SCHEMA: &str = include_str!("../../schema.sql");
 const READ_POOL_SIZE: u32 = 8;
 /// Most jobs committed together.
@@ -505,6 +505,11 @@ const STEPS: &[(i32, &str)] = &[
          -- Transfers already attempted by an earlier release went without a source: their
          -- retries keep it that way (same parameters under the same key).
          UPDATE ledger SET payout_source = 'none' WHERE status = 'held' AND payout_error IS NOT NULL;",
+    ),
+    (
+        4,
+        "ALTER TABLE agents ADD COLUMN display_skeleton TEXT;
+         CREATE INDEX agents_display_skeleton ON agents (display_skeleton) WHERE display_skeleton IS NOT NULL;",
     ),
 ];
 

@@ -165,8 +165,8 @@ mod tests {
     /// Agents a (seller), b (buyer), h (house); one vertical; listings and sales as SQL.
     fn market() -> Connection {
         let conn = test_db();
-        agents::insert(&conn, &test_agent("a", "A-1"), "ka").unwrap();
-        agents::insert(&conn, &test_agent("b", "A-2"), "kb").unwrap();
+        agents::insert(&conn, &test_agent("a", "A-1"), "ka", None).unwrap();
+        agents::insert(&conn, &test_agent("b", "A-2"), "kb", None).unwrap();
         agents::insert_house(&conn, &test_agent("h", "A-H"), "kh").unwrap();
         conn.execute_batch(
             "INSERT INTO categories VALUES ('data', 'Data', 'd', 'RESEARCH', 'data', 0);

@@ -461,7 +461,7 @@ fn concurrent_edits_of_different_fields_both_land() {
                     "PATCH",
                     "/api/agents/me",
                     &key_a,
-                    &json!({"displayName": "Both"}),
+                    &json!({"displayName": format!("Both {round}")}),
                 )
                 .status
         });
@@ -479,7 +479,7 @@ fn concurrent_edits_of_different_fields_both_land() {
         let me = server.get_auth("/api/agents/me", &key).json();
         assert_eq!(
             (me["displayName"].clone(), me["email"].clone()),
-            (json!("Both"), json!("both@x.example"))
+            (json!(format!("Both {round}")), json!("both@x.example"))
         );
         if round == 9 {
             break;

@@ -305,3 +305,51 @@ fn long_text_for_people_keeps_its_line_breaks_and_refuses_other_control_characte
         .ok();
     assert_eq!(rated["rating"]["comment"], "Clean data.\nWould buy again.");
 }
+
+#[test]
+fn display_names_are_normal_visible_and_not_look_alikes() {
+    let server = TestServer::start();
+    let register = |name: &str, display: &str| {
+        server.post(
+            "/api/agents/register",
+            &json!({"name": name, "displayName": display}),
+        )
+    };
+    let first = register("a", "Cafe\u{301} Data").expect(201);
+    assert_eq!(first["displayName"], "Caf\u{e9} Data", "stored in NFC");
+    // The same name in another normal form, another case, or with look-alike letters.
+    for look_alike in [
+        "Caf\u{e9} Data",
+        "cafe\u{301} data",
+        "C\u{430}f\u{e9} D\u{430}t\u{430}",
+    ] {
+        register("b", look_alike).assert_error(409, "DISPLAY_NAME_TAKEN");
+    }
+    for invisible in ["Zero\u{200B}Width", "Right\u{202E}Left", "Private\u{E000}"] {
+        register("c", invisible).assert_error(400, "INVALID_ARGUMENT");
+    }
+    // Lookup finds the stored form from another normal form.
+    let found = server
+        .get("/api/agents/lookup?name=Cafe%CC%81%20Data")
+        .json();
+    assert_eq!(found["agents"].as_array().unwrap().len(), 1, "{found}");
+    // An edit is held to the same rule; keeping one's own name is fine.
+    let other = server.party("other");
+    server
+        .send_auth(
+            "PATCH",
+            "/api/agents/me",
+            &other.key,
+            &json!({"displayName": "caf\u{e9} data"}),
+        )
+        .assert_error(409, "DISPLAY_NAME_TAKEN");
+    let key = first["apiKey"].as_str().unwrap();
+    server
+        .send_auth(
+            "PATCH",
+            "/api/agents/me",
+            key,
+            &json!({"displayName": "Caf\u{e9} Data", "email": "a@b.example"}),
+        )
+        .ok();
+}

@@ -9,6 +9,7 @@ use crate::outbound;
 use crate::request::Patch;
 use crate::request::agents::UpdateMe;
 use crate::request::agents::{Lookup, Register};
+use crate::service::identity::names;
 use crate::service::ratelimit::{ADMISSION, REGISTRATION};
 use crate::service::{App, hash_secret};
 use crate::store::agents::{self as agent_store, AgentRow};
@@ -39,10 +40,26 @@ pub async fn register(app: &App, request: Register, client: &Client<'_>) -> Resu
         callback_url,
     } = request;
     let email = email.map(check_email).transpose()?;
+    let display = display_name
+        .as_deref()
+        .map(names::display_name)
+        .transpose()?;
     let callback_url = callback_url
         .map(|url| check_callback_url(app.outbound.policy(), url))
         .transpose()?;
     vet_callback(app, callback_url.as_ref()).await?;
+    // A name that looks like another agent's is refused before the attempt counts (and again,
+    // authoritatively, in the write).
+    if let Some(display) = &display {
+        let skeleton = display.skeleton.clone();
+        let taken = app
+            .store
+            .read(move |conn| agent_store::skeleton_taken(conn, &skeleton, ""))
+            .await?;
+        if taken {
+            return Err(names::taken());
+        }
+    }
     app.limiter.check(REGISTRATION, client.ip)?;
 
     let api_key = format!("{KEY_PREFIX}{}", b64url(&random_bytes::<32>()));
@@ -52,7 +69,7 @@ pub async fn register(app: &App, request: Register, client: &Client<'_>) -> Resu
         id: uuid::Uuid::new_v4().to_string(),
         handle: String::new(),
         name,
-        display_name,
+        display_name: display.as_ref().map(|d| d.text.clone()),
         email,
         callback_url,
         created_at: now.clone(),
@@ -64,7 +81,13 @@ pub async fn register(app: &App, request: Register, client: &Client<'_>) -> Resu
         .store
         .write(move |tx| {
             agent.handle = unused_handle(tx)?;
-            agent_store::insert(tx, &agent, &key_hash)?;
+            let skeleton = display.as_ref().map(|d| d.skeleton.as_str());
+            if let Some(skeleton) = skeleton
+                && agent_store::skeleton_taken(tx, skeleton, &agent.id)?
+            {
+                return Err(names::taken());
+            }
+            agent_store::insert(tx, &agent, &key_hash, skeleton)?;
             Ok(agent)
         })
         .await?;
@@ -203,7 +226,7 @@ pub async fn me(app: &App, agent: &AgentRow) -> Result<Value> {
 /// # Errors
 /// `INVALID_ARGUMENT` for unknown or bad fields.
 pub async fn update_me(app: &App, agent: AgentRow, request: UpdateMe) -> Result<Value> {
-    let display_name = request.display_name;
+    let display_name = map_patch(request.display_name, |text| names::display_name(&text))?;
     let email = map_patch(request.email, check_email)?;
     let callback_url = map_patch(request.callback_url, |url| {
         check_callback_url(app.outbound.policy(), url)
@@ -211,10 +234,7 @@ pub async fn update_me(app: &App, agent: AgentRow, request: UpdateMe) -> Result<
     if let Patch::Set(url) = &callback_url {
         vet_callback(app, Some(url)).await?;
     }
-    if [&display_name, &email, &callback_url]
-        .iter()
-        .all(|patch| **patch == Patch::Keep)
-    {
+    if display_name == Patch::Keep && email == Patch::Keep && callback_url == Patch::Keep {
         return me(app, &agent).await;
     }
     let (id, now) = (agent.id.clone(), app.now());
@@ -229,7 +249,24 @@ pub async fn update_me(app: &App, agent: AgentRow, request: UpdateMe) -> Result<
                 agent.email.clone(),
                 agent.callback_url.clone(),
             );
-            apply(&mut agent.display_name, display_name);
+            let skeleton = match display_name {
+                Patch::Keep => agent.display_name.as_deref().map(names::skeleton),
+                Patch::Clear => None,
+                Patch::Set(ref name) => Some(name.skeleton.clone()),
+            };
+            if let Some(skeleton) = &skeleton
+                && agent_store::skeleton_taken(tx, skeleton, &agent.id)?
+            {
+                return Err(names::taken());
+            }
+            apply(
+                &mut agent.display_name,
+                match display_name {
+                    Patch::Keep => Patch::Keep,
+                    Patch::Clear => Patch::Clear,
+                    Patch::Set(name) => Patch::Set(name.text),
+                },
+            );
             apply(&mut agent.email, email);
             apply(&mut agent.callback_url, callback_url);
             if before
@@ -240,7 +277,7 @@ pub async fn update_me(app: &App, agent: AgentRow, request: UpdateMe) -> Result<
                 )
             {
                 agent.updated_at = now;
-                agent_store::update_profile(tx, &agent)?;
+                agent_store::update_profile(tx, &agent, skeleton.as_deref())?;
             }
             Ok(agent)
         })
@@ -257,13 +294,11 @@ fn apply(field: &mut Option<String>, patch: Patch<String>) {
     }
 }
 
-fn map_patch(
-    patch: Patch<String>,
-    check: impl Fn(String) -> Result<String>,
-) -> Result<Patch<String>> {
+fn map_patch<T>(patch: Patch<String>, check: impl Fn(String) -> Result<T>) -> Result<Patch<T>> {
     Ok(match patch {
         Patch::Set(value) => Patch::Set(check(value)?),
-        other => other,
+        Patch::Keep => Patch::Keep,
+        Patch::Clear => Patch::Clear,
     })
 }
 
@@ -295,7 +330,8 @@ pub async fn list(app: &App, limit: i64, offset: i64) -> Result<Value> {
 pub async fn lookup(app: &App, request: Lookup, client: &Client<'_>) -> Result<Value> {
     let query = match (request.handle, request.name) {
         (Some(handle), None) => Ok(handle.trim().to_ascii_uppercase()),
-        (None, Some(name)) => Err(name.trim().to_owned()),
+        // Display names are stored in NFC; a query in another normal form finds them.
+        (None, Some(name)) => Err(names::normalized(name.trim())),
         _ => {
             return Err(Error::invalid(
                 "give exactly one of the query parameters `handle` or `name`",

@@ -73,6 +73,7 @@ async fn authenticate(app: &App, route: Route, ctx: &Ctx) -> Result<Caller> {
             Ok(Caller::Operator)
         }
         Auth::Public
+        | Auth::Probe
         | Auth::AgentOrPayment
         | Auth::Capability
         | Auth::Action

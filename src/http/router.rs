@@ -278,11 +278,12 @@ impl Route {
     pub fn auth(self) -> Auth {
         use Route::*;
         match self {
-            Healthz | Readyz | LlmsTxt | ApiLlmsTxt | OpenApi | SigningKey | VerifyReceipt
-            | RegisterAgent | ListAgents | LookupAgents | ListCategories | ListVerticals
-            | BrowseListings | GetListing | ListingHistory | PlatformStats | MarketplaceStats
-            | Meta | Fees | Disclosures | DemandLedger | Participation | IngressDecide
-            | IngressDescribe | IngressKeys | CreateInquiry | ServiceRequest => Auth::Public,
+            Healthz | Readyz => Auth::Probe,
+            LlmsTxt | ApiLlmsTxt | OpenApi | SigningKey | VerifyReceipt | RegisterAgent
+            | ListAgents | LookupAgents | ListCategories | ListVerticals | BrowseListings
+            | GetListing | ListingHistory | PlatformStats | MarketplaceStats | Meta | Fees
+            | Disclosures | DemandLedger | Participation | IngressDecide | IngressDescribe
+            | IngressKeys | CreateInquiry | ServiceRequest => Auth::Public,
             GetMe | UpdateMe | RevokeKey | CreateListing | CreateHealthListing | UpdateListing
             | DeactivateListing | SetDeliveryEndpoint | GetDeliveryEndpoint | SendMessage
             | ReadInbox | ListCallbacks | ReplayCallback | RateListing | ShipPurchase
@@ -497,6 +498,10 @@ impl Param {
 pub enum Auth {
     /// Anyone, without a credential.
     Public,
+    /// Liveness and readiness probes: anyone, answered without a signature (a load balancer
+    /// asks many times a second and checks only the status; they are not part of the signed
+    /// surface of the contract).
+    Probe,
     /// An agent's API key; dispatch authenticates it and hands the handler the agent.
     Agent,
     /// An agent's key when given; without one the payment is the credential (an x402 purchase)
@@ -651,6 +656,7 @@ mod tests {
             let signed = route.is_signed();
             match route.auth() {
                 Auth::Public | Auth::Capability => assert!(signed, "{template}"),
+                Auth::Probe => assert!(!signed, "{template}: probes are not signed"),
                 _ => assert!(!signed, "{template}"),
             }
             if route.takes_body_key() {

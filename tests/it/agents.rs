@@ -370,9 +370,9 @@ fn operator_can_override_provenance_fields() {
         &json!({"brand": "Example Exchange", "network": ["x.example"]}),
     );
     updated.assert_status(200);
-    let health = server.get("/healthz").json();
-    assert_eq!(health["provenance"]["brand"], "Example Exchange");
-    assert_eq!(health["provenance"]["network"], json!(["x.example"]));
+    let public = server.get("/api/signing-key").json();
+    assert_eq!(public["provenance"]["brand"], "Example Exchange");
+    assert_eq!(public["provenance"]["network"], json!(["x.example"]));
     server
         .send_auth(
             "PATCH",

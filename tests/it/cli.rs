@@ -79,7 +79,7 @@ fn flags_come_from_env_and_flags_win_over_env() {
         "the flag wins over BOURSE_LISTEN: {base}"
     );
     let client = crate::support::Client::new(&base);
-    let body = client.get("/healthz").json();
+    let body = client.get("/api/meta").json();
     assert_eq!(
         body["provenance"]["receipt"]["verify"],
         "https://market.example/api/verify-receipt"

@@ -102,8 +102,16 @@ fn health_and_readiness() {
     let server = TestServer::start();
     let health = server.get("/healthz");
     health.assert_status(200);
-    assert_eq!(health.json()["status"], "ok");
+    assert_eq!(
+        health.json(),
+        serde_json::json!({"status": "ok"}),
+        "unsigned: just the status"
+    );
     let ready = server.get("/readyz");
     ready.assert_status(200);
     assert_eq!(ready.json()["status"], "ready");
+    assert!(
+        ready.json().get("provenance").is_none(),
+        "probes are not signed"
+    );
 }

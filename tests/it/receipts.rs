@@ -23,7 +23,7 @@ fn every_success_object_begins_with_a_signed_provenance_block_that_verifies() {
     let agent = server.register("signed");
     for body in [
         agent.clone(),
-        server.get("/healthz").json(),
+        server.get("/api/meta").json(),
         server.get("/api/signing-key").json(),
     ] {
         let first_key = body.as_object().unwrap().keys().next().unwrap().clone();
@@ -243,7 +243,7 @@ fn after_keys_rotate_and_a_restart_old_receipts_verify_and_new_ones_use_the_new_
     );
 
     let server = TestServer::start_in(&data);
-    let new_body = server.get("/healthz").json();
+    let new_body = server.get("/api/meta").json();
     let new_key_id = new_body["provenance"]["receipt"]["keyId"].as_str().unwrap();
     assert_ne!(new_key_id, old_key_id);
     let keys = server.get("/api/signing-key").json();

@@ -6,6 +6,7 @@ mod catalog;
 mod checkout;
 mod cli;
 mod contact;
+mod contract;
 mod docs;
 mod edges;
 mod health;

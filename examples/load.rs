@@ -212,9 +212,26 @@ async fn register_as(host: &str, client: &str) -> (String, String) {
     stream.write_all(request.as_bytes()).await.expect("write");
     let mut answer = String::new();
     stream.read_to_string(&mut answer).await.expect("read");
-    let start = answer
-        .find("svc_live_")
-        .unwrap_or_else(|| panic!("registration refused: {answer}"));
+    let status = answer.split(' ').nth(1).unwrap_or_default();
+    if status == "429" {
+        let retry = answer
+            .lines()
+            .find_map(|l| {
+                l.to_ascii_lowercase()
+                    .strip_prefix("retry-after:")
+                    .map(|v| v.trim().to_owned())
+            })
+            .unwrap_or_else(|| "?".into());
+        eprintln!(
+            "load: registration is rate limited (HTTP 429: 10 new agents per hour per client address; retry after {retry} s). \
+             Use fewer --senders, start the server with a trusted proxy so each sender's X-Forwarded-For counts, or wait."
+        );
+        std::process::exit(1);
+    }
+    let Some(start) = answer.find("svc_live_") else {
+        eprintln!("load: registration refused (HTTP {status}): {answer}");
+        std::process::exit(1);
+    };
     let key = answer[start..].split('"').next().unwrap().to_owned();
     let handle_at = answer.find("\"handle\":\"").expect("a handle") + "\"handle\":\"".len();
     let handle = answer[handle_at..].split('"').next().unwrap().to_owned();

@@ -48,7 +48,7 @@ enum Command {
         /// Where to write the copy (must not exist).
         out: PathBuf,
     },
-    /// Verify a signed JSON document offline (exit 0 valid, 1 invalid).
+    /// Verify a signed JSON document offline (exit 0 valid, 1 invalid, 2 unusable input).
     Verify(VerifyArgs),
     /// Manage the operator's chair agent.
     Chair {
@@ -112,7 +112,7 @@ struct DataArg {
 #[derive(ClapArgs)]
 struct ServeArgs {
     /// Address to listen on; port 0 picks a free port.
-    #[arg(long, env = "BOURSE_LISTEN", default_value = "127.0.0.1:8080")]
+    #[arg(long, env = "BOURSE_LISTEN", default_value = "127.0.0.1:8080", value_parser = parse_listen)]
     listen: SocketAddr,
     #[command(flatten)]
     data: DataArg,
@@ -253,6 +253,26 @@ fn parse_public_url(text: &str) -> Result<String, String> {
         Ok(text.trim_end_matches('/').to_owned())
     } else {
         Err("must be an http:// or https:// URL".into())
+    }
+}
+
+/// A socket address, with a hint for the usual slips (a port alone, `localhost:PORT`).
+fn parse_listen(text: &str) -> Result<SocketAddr, String> {
+    if let Ok(address) = text.parse() {
+        return Ok(address);
+    }
+    let port = text
+        .strip_prefix("localhost:")
+        .or_else(|| text.strip_prefix(':'))
+        .unwrap_or(text);
+    match port.parse::<u16>() {
+        Ok(port) => Err(format!(
+            "an address and a port are needed: try 127.0.0.1:{port} (this machine only) or 0.0.0.0:{port} (every interface)"
+        )),
+        Err(_) => Err(
+            "expected an IP address and a port, e.g. 127.0.0.1:8080 or [::1]:8080 (port 0 picks a free one)"
+                .into(),
+        ),
     }
 }
 
@@ -413,6 +433,9 @@ fn announce_fees(
     Ok(())
 }
 
+/// `bourse verify`: exit 0 for a document that verifies, 1 for one that does not (forged,
+/// altered, unknown key: the verdict says why), 2 when the input cannot be judged at all (no
+/// such file, not JSON, not a signed document, no usable key).
 fn verify(args: VerifyArgs) -> ExitCode {
     match verify_file(&args) {
         Ok(verdict) => {
@@ -424,10 +447,13 @@ fn verify(args: VerifyArgs) -> ExitCode {
                 return ExitCode::SUCCESS;
             }
             eprintln!("invalid: {}", verdict.reason.unwrap_or_default());
+            ExitCode::from(1)
         }
-        Err(message) => eprintln!("invalid: {message}"),
+        Err(message) => {
+            eprintln!("bourse verify: cannot check this input: {message}");
+            ExitCode::from(2)
+        }
     }
-    ExitCode::from(1)
 }
 
 fn verify_file(args: &VerifyArgs) -> Result<crate::crypto::receipt::Verdict, String> {

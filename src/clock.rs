@@ -15,6 +15,11 @@ pub trait Clock: Send + Sync {
         false
     }
 
+    /// Returns a moved clock to real time, when it can (the sandbox clock); `false` otherwise.
+    fn reset(&self) -> bool {
+        false
+    }
+
     /// The time to stamp on requests other parties check for freshness (signed requests to
     /// sellers, callbacks): the real time even when the sandbox clock has been moved, so peers
     /// do not refuse them as stale. Test clocks answer their own time.
@@ -59,8 +64,9 @@ impl Clock for ManualClock {
     }
 }
 
-/// The system clock plus an offset that only grows: the sandbox's test clock
-/// (`POST /api/sandbox/clock`), so escrow and checkout expiry can be tried without waiting.
+/// The system clock plus an offset: the sandbox's test clock (`POST /api/sandbox/clock`), so
+/// escrow and checkout expiry can be tried without waiting. It moves forward, or back to real
+/// time with a reset.
 #[derive(Default)]
 pub struct SandboxClock(Mutex<SignedDuration>);
 
@@ -75,6 +81,11 @@ impl Clock for SandboxClock {
     fn advance(&self, by: SignedDuration) -> bool {
         let mut offset = self.0.lock().expect("clock lock");
         *offset = offset.saturating_add(by);
+        true
+    }
+
+    fn reset(&self) -> bool {
+        *self.0.lock().expect("clock lock") = SignedDuration::ZERO;
         true
     }
 

@@ -7,7 +7,7 @@ use super::read_body;
 use crate::error::Result;
 use crate::http::request::Ctx;
 use crate::http::response::Reply;
-use crate::request::commerce::{ADVANCE_CLOCK, advance_seconds};
+use crate::request::commerce::{ADVANCE_CLOCK, clock_change};
 use crate::service::{App, commerce::payments, commerce::rails::sandbox};
 
 pub async fn pay(app: &App, ctx: &Ctx) -> Result<Reply> {
@@ -26,7 +26,7 @@ pub async fn complete(app: &App, ctx: &Ctx) -> Result<Reply> {
 
 pub async fn clock(app: &App, ctx: &Ctx) -> Result<Reply> {
     Ok(Reply::ok(
-        payments::advance_clock(app, read_body(ctx, &ADVANCE_CLOCK, advance_seconds)?).await?,
+        payments::advance_clock(app, read_body(ctx, &ADVANCE_CLOCK, clock_change)?).await?,
     ))
 }
 

@@ -208,22 +208,40 @@ impl Ship {
     }
 }
 
-/// `POST /api/sandbox/clock` `{advanceSeconds}` (operator, sandbox rail).
+/// `POST /api/sandbox/clock` `{advanceSeconds}` or `{reset: true}` (operator, sandbox rail).
 pub static ADVANCE_CLOCK: Op = Op {
     name: "advance_clock",
     rest: &[("POST", "/api/sandbox/clock")],
-    fields: &[Field::rest(
-        "advanceSeconds",
-        Kind::Int(1, 10 * 365 * 24 * 3600),
-    )],
+    fields: &[
+        Field::rest("advanceSeconds", Kind::Int(1, 10 * 365 * 24 * 3600)),
+        Field::rest("reset", Kind::Bool),
+    ],
 };
 
-/// How far to move the sandbox clock, in seconds.
+/// What to do with the sandbox clock.
+#[derive(Debug, PartialEq, Eq)]
+pub enum ClockChange {
+    /// Move it forward by this many seconds.
+    Advance(i64),
+    /// Return it to real time.
+    Reset,
+}
+
+/// Reads a clock change: exactly one of `advanceSeconds` or `reset: true`.
 ///
 /// # Errors
 /// `INVALID_ARGUMENT`.
-pub fn advance_seconds(input: &Input) -> Result<i64> {
-    input.int(&ADVANCE_CLOCK.fields[0])?.ok_or_else(|| {
-        crate::error::Error::invalid("`advanceSeconds` is required (a positive integer)")
-    })
+pub fn clock_change(input: &Input) -> Result<ClockChange> {
+    let advance = input.int(&ADVANCE_CLOCK.fields[0])?;
+    let reset = input.bool(&ADVANCE_CLOCK.fields[1])?;
+    match (advance, reset) {
+        (Some(seconds), None | Some(false)) => Ok(ClockChange::Advance(seconds)),
+        (None, Some(true)) => Ok(ClockChange::Reset),
+        (Some(_), Some(true)) => Err(crate::error::Error::invalid(
+            "give either `advanceSeconds` or `reset`, not both",
+        )),
+        (None, _) => Err(crate::error::Error::invalid(
+            "`advanceSeconds` is required (a positive integer), or `reset: true` to return to real time",
+        )),
+    }
 }

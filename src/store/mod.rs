@@ -269,6 +269,21 @@ impl Store {
     }
 }
 
+/// Creates an empty file readable and writable by its owner only (0600 on Unix).
+fn create_private(path: &Path) -> Result<()> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    options
+        .open(path)
+        .map(drop)
+        .map_err(|e| Error::Internal(format!("cannot create {}: {e}", path.display())))
+}
+
 /// Writes a consistent copy of the bourse database at `database` to the new file `out`
 /// (`VACUUM INTO`), safe while a server is using it. The database is opened read-only: a backup
 /// neither migrates nor writes it, and one that is not bourse's is refused.
@@ -288,6 +303,15 @@ pub fn backup(database: &Path, out: &Path) -> Result<()> {
             out.display()
         )));
     }
+    if let Some(folder) = out.parent().filter(|p| !p.as_os_str().is_empty())
+        && !folder.is_dir()
+    {
+        return Err(Error::invalid(format!(
+            "the folder {} does not exist; create it first (mkdir -p {})",
+            folder.display(),
+            folder.display()
+        )));
+    }
     let conn = Connection::open_with_flags(database, OpenFlags::SQLITE_OPEN_READ_ONLY)
         .map_err(|e| Error::Internal(format!("cannot open {}: {e}", database.display())))?;
     conn.busy_timeout(Duration::from_secs(10))?;
@@ -301,8 +325,13 @@ pub fn backup(database: &Path, out: &Path) -> Result<()> {
     let target = out
         .to_str()
         .ok_or_else(|| Error::invalid("the output path must be UTF-8"))?;
-    conn.execute("VACUUM INTO ?1", [target])
-        .map_err(|e| Error::Internal(format!("backup failed: {e}")))?;
+    // The copy holds every agent's key hash and every message: readable by its owner only.
+    // The file is created empty with that mode first, so it is never readable by others.
+    create_private(out)?;
+    if let Err(error) = conn.execute("VACUUM INTO ?1", [target]) {
+        let _ = std::fs::remove_file(out);
+        return Err(Error::Internal(format!("backup failed: {error}")));
+    }
     Ok(())
 }
 

@@ -272,3 +272,111 @@ fn fees_announce_from_the_command_line() {
     let fees = server.client.get("/api/fees").json();
     assert_eq!(fees["announced"].as_array().unwrap().len(), 1);
 }
+
+#[test]
+fn small_truths_of_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let server = BinServer::spawn(&data, &[]);
+    server.client.register("kept");
+
+    // A backup into a missing folder names the folder; a backup is readable by its owner only.
+    let missing = bourse()
+        .args(["backup", "--data"])
+        .arg(&data)
+        .arg(dir.path().join("no-such-folder").join("x.db"))
+        .output()
+        .unwrap();
+    assert!(!missing.status.success());
+    let said = String::from_utf8_lossy(&missing.stderr);
+    assert!(
+        said.contains("no-such-folder") && said.contains("does not exist"),
+        "{said}"
+    );
+    let out = dir.path().join("copy.db");
+    let made = bourse()
+        .args(["backup", "--data"])
+        .arg(&data)
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&out).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+    }
+
+    // `verify`: 1 for a document that does not verify, 2 for input it cannot judge.
+    let key = server.client.get("/api/signing-key").json()["publicKey"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let forged = dir.path().join("forged.json");
+    let body = server.client.get("/api/meta").json().to_string();
+    std::fs::write(&forged, body.replacen("bourse", "bourze", 1)).unwrap();
+    let verdict = |file: &std::path::Path| {
+        bourse()
+            .arg("verify")
+            .arg(file)
+            .args(["--public-key", &key])
+            .output()
+            .unwrap()
+            .status
+            .code()
+    };
+    assert_eq!(verdict(&forged), Some(1));
+    assert_eq!(verdict(&dir.path().join("absent.json")), Some(2));
+    let not_json = dir.path().join("not.json");
+    std::fs::write(&not_json, "{nope").unwrap();
+    assert_eq!(verdict(&not_json), Some(2));
+
+    // A port alone gets a hint.
+    let port_only = bourse()
+        .args(["serve", "--listen", "8080"])
+        .output()
+        .unwrap();
+    assert!(!port_only.status.success());
+    assert!(String::from_utf8_lossy(&port_only.stderr).contains("127.0.0.1:8080"));
+
+    // The sandbox clock: moved, kept across a restart, and reset to real time.
+    let operator = std::fs::read_to_string(data.join("operator.key")).unwrap();
+    let clock = |server: &BinServer, body: serde_json::Value| {
+        server
+            .client
+            .send_auth("POST", "/api/sandbox/clock", operator.trim(), &body)
+    };
+    let real = jiff::Timestamp::now();
+    let moved = clock(&server, serde_json::json!({"advanceSeconds": 86_400})).ok();
+    let now: jiff::Timestamp = moved["now"].as_str().unwrap().parse().unwrap();
+    assert!(now.duration_since(real).as_secs() >= 86_400);
+    clock(
+        &server,
+        serde_json::json!({"advanceSeconds": 5, "reset": true}),
+    )
+    .assert_error(400, "INVALID_ARGUMENT");
+    drop(server.terminate());
+    let server = BinServer::spawn(&data, &[]);
+    let resumed: jiff::Timestamp =
+        clock(&server, serde_json::json!({"advanceSeconds": 1})).ok()["now"]
+            .as_str()
+            .unwrap()
+            .parse()
+            .unwrap();
+    assert!(
+        resumed.duration_since(jiff::Timestamp::now()).as_secs() >= 86_000,
+        "kept"
+    );
+    let reset = clock(&server, serde_json::json!({"reset": true})).ok();
+    let back: jiff::Timestamp = reset["now"].as_str().unwrap().parse().unwrap();
+    assert!(
+        back.duration_since(jiff::Timestamp::now()).as_secs().abs() < 60,
+        "{reset}"
+    );
+    drop(server.terminate());
+}

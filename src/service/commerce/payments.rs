@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 
 use crate::clock::rfc3339_after;
 use crate::error::{Error, Result};
-use crate::request::commerce::Ship;
+use crate::request::commerce::{ClockChange, Ship};
 use crate::service::commerce::rail::Rail;
 use crate::service::{App, commerce::checkout};
 use crate::store::agents::AgentRow;
@@ -80,30 +80,38 @@ async fn expire_and_release(app: &App) -> Result<(usize, usize)> {
         .await
 }
 
-/// `POST /api/sandbox/clock` {advanceSeconds} (operator): moves the sandbox clock forward, then
-/// runs the commerce worker once so its effects are visible at once.
+/// `POST /api/sandbox/clock` {advanceSeconds} or {reset: true} (operator): moves the sandbox
+/// clock forward (or back to real time), keeps the offset for restarts, then runs the commerce
+/// worker once so its effects are visible at once.
 ///
 /// # Errors
 /// `INVALID_ARGUMENT`; `CLOCK_FIXED` (409) when the server's clock cannot move.
-pub async fn advance_clock(app: &App, seconds: i64) -> Result<Value> {
-    if !app.clock.advance(SignedDuration::from_secs(seconds)) {
+pub async fn advance_clock(app: &App, change: ClockChange) -> Result<Value> {
+    let moved = match change {
+        ClockChange::Advance(seconds) => app.clock.advance(SignedDuration::from_secs(seconds)),
+        ClockChange::Reset => app.clock.reset(),
+    };
+    if !moved {
         return Err(Error::Conflict {
             code: "CLOCK_FIXED",
             message: "this server's clock cannot be moved".into(),
         });
     }
-    // Kept, so a restart does not move the sandbox back in time.
+    // Kept, so a restart resumes the moved clock where it is (and a reset stays a reset).
     let stamp = app.now();
     app.store
         .write(move |tx| {
-            let total = match settings::get(tx, settings::SANDBOX_CLOCK_OFFSET)? {
-                Some(Value::Number(n)) => n.as_i64().unwrap_or(0),
-                _ => 0,
+            let total = match (&change, settings::get(tx, settings::SANDBOX_CLOCK_OFFSET)?) {
+                (ClockChange::Reset, _) => 0,
+                (ClockChange::Advance(seconds), Some(Value::Number(n))) => {
+                    n.as_i64().unwrap_or(0).saturating_add(*seconds)
+                }
+                (ClockChange::Advance(seconds), _) => *seconds,
             };
             settings::put(
                 tx,
                 settings::SANDBOX_CLOCK_OFFSET,
-                &Value::from(total.saturating_add(seconds)),
+                &Value::from(total),
                 &stamp,
             )
         })

@@ -105,8 +105,8 @@ pub async fn dispatch(app: &App, route: Route, mut ctx: Ctx) -> Result<Reply> {
     match route {
         Route::Healthz => Ok(system::healthz()),
         Route::Readyz => system::readyz(app).await,
-        Route::LlmsTxt | Route::ApiLlmsTxt => Ok(system::llms_txt()),
-        Route::OpenApi => Ok(system::openapi()),
+        Route::LlmsTxt | Route::ApiLlmsTxt => Ok(system::llms_txt(app)),
+        Route::OpenApi => Ok(system::openapi(app)),
         Route::SigningKey => Ok(system::signing_key(app)),
         Route::VerifyReceipt => system::verify_receipt(app, ctx),
         Route::RegisterAgent => agents::register(app, ctx).await,

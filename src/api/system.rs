@@ -26,17 +26,27 @@ pub async fn readyz(app: &App) -> Result<Reply> {
     }
 }
 
-pub fn llms_txt() -> Reply {
-    Reply::Bytes(
-        "text/plain; charset=utf-8",
-        Bytes::from(assets::bytes("llms.txt").into_owned()),
-    )
+/// The address the embedded documents are written for (`bourse serve`'s default).
+const DOCUMENTED_BASE: &str = "http://127.0.0.1:8080";
+
+/// `/llms.txt`, with every URL of the documented default address naming this instance.
+pub fn llms_txt(app: &App) -> Reply {
+    let text = String::from_utf8_lossy(&assets::bytes("llms.txt"))
+        .replace(DOCUMENTED_BASE, &app.public_url);
+    Reply::Bytes("text/plain; charset=utf-8", Bytes::from(text))
 }
 
-pub fn openapi() -> Reply {
+/// `/openapi.json`, its `servers` naming this instance (examples keep the documented address).
+pub fn openapi(app: &App) -> Reply {
+    let text = String::from_utf8_lossy(&assets::bytes("openapi.json")).into_owned();
+    let documented = format!("\"servers\": [\n    {{\n      \"url\": \"{DOCUMENTED_BASE}\"");
+    let served = format!(
+        "\"servers\": [\n    {{\n      \"url\": \"{}\"",
+        app.public_url
+    );
     Reply::Bytes(
         "application/json",
-        Bytes::from(assets::bytes("openapi.json").into_owned()),
+        Bytes::from(text.replacen(&documented, &served, 1)),
     )
 }
 

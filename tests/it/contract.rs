@@ -209,9 +209,36 @@ fn the_served_document_is_the_file() {
     let server = TestServer::start();
     let served = server.get("/openapi.json");
     assert_eq!(served.status, 200);
+    // The same bytes, but for `servers`, which names this instance.
+    let text = String::from_utf8(served.body.clone()).unwrap();
+    let as_documented = text.replacen(
+        &format!("\"url\": \"{}\"", server.base),
+        "\"url\": \"http://127.0.0.1:8080\"",
+        1,
+    );
     assert!(
-        served.body == document_bytes(),
-        "GET /openapi.json differs from assets/openapi.json"
+        as_documented.as_bytes() == document_bytes(),
+        "GET /openapi.json differs from assets/openapi.json beyond `servers`"
+    );
+    let served: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(served["servers"][0]["url"], server.base);
+}
+
+#[test]
+fn the_documents_name_the_instances_public_url() {
+    let server = TestServer::start_with(|config| {
+        config.public_url = Some("https://market.example".into());
+    });
+    let document: Value = server.get("/openapi.json").json();
+    assert_eq!(document["servers"][0]["url"], "https://market.example");
+    let llms = server.get("/llms.txt").text();
+    assert!(
+        llms.contains("BASE=https://market.example"),
+        "the walkthrough's base"
+    );
+    assert!(
+        !llms.contains("http://127.0.0.1:8080"),
+        "no URL of the default address is left"
     );
 }
 

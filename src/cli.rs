@@ -309,7 +309,8 @@ pub fn main() -> ExitCode {
 }
 
 fn serve(args: ServeArgs) -> Result<(), String> {
-    init_logging(args.log_format);
+    let log_format = args.log_format;
+    init_logging(log_format);
     let (payments, x402) = payment_settings(&args)?;
     let config = Config {
         listen: args.listen,
@@ -342,17 +343,74 @@ fn serve(args: ServeArgs) -> Result<(), String> {
         writeln!(stdout, "bourse listening on http://{addr}").map_err(|e| e.to_string())?;
         stdout.flush().map_err(|e| e.to_string())?;
         drop(stdout);
+        let summary = startup_summary(&config, addr);
+        match log_format {
+            // One JSON object per line on stderr, as every log line: the summary is one too.
+            LogFormat::Json => tracing::info!(target: "startup", summary = %summary.trim_end(), "bourse is serving"),
+            LogFormat::Text => eprint!("{summary}"),
+        }
         tracing::info!(%addr, data = %config.data_dir.display(), "serving");
         server.run(crate::server::shutdown_signal()).await;
         Ok(())
     })
 }
 
+/// What a person starting the server needs to know, on stderr after the listening line: where
+/// the API and its documents are, where the data and the operator key live (never the key), the
+/// payment mode, and warnings about settings that matter.
+fn startup_summary(config: &Config, addr: SocketAddr) -> String {
+    let public = config
+        .public_url
+        .clone()
+        .unwrap_or_else(|| format!("http://{addr}"));
+    let data = std::fs::canonicalize(&config.data_dir).unwrap_or_else(|_| config.data_dir.clone());
+    let payments = match &config.payments {
+        Payments::Sandbox => "sandbox (local checkout pages; no money moves)".to_owned(),
+        Payments::Stripe(settings) if settings.secret_key.contains("_live_") => {
+            "stripe, LIVE key (real money)".to_owned()
+        }
+        Payments::Stripe(_) => "stripe, test key".to_owned(),
+    };
+    let mut out = format!(
+        "bourse {version} serving {public}\n\
+         \x20 API           {public}/api\n\
+         \x20 for agents    {public}/llms.txt\n\
+         \x20 contract      {public}/openapi.json\n\
+         \x20 MCP           {public}/api/mcp\n\
+         \x20 disclosures   {public}/disclosures\n\
+         \x20 data dir      {data}\n\
+         \x20 operator key  {key} (the Bearer token for /api/operator/*)\n\
+         \x20 payments      {payments}{x402}\n",
+        version = env!("CARGO_PKG_VERSION"),
+        data = data.display(),
+        key = DataDir(data.clone()).operator_key().display(),
+        x402 = match &config.x402 {
+            Some(x402) => format!("; x402 on {}", x402.network),
+            None => String::new(),
+        },
+    );
+    if addr.ip().is_unspecified() && public.starts_with("http://") {
+        out.push_str(
+            "warning: listening on every interface with an http:// public URL: keys travel in clear text; put TLS in front and pass --public-url https://…\n",
+        );
+    }
+    if config.allow_loopback_outbound {
+        out.push_str(
+            "warning: --allow-loopback-outbound: seller endpoints and callbacks may be http:// and on this machine (for sandboxes and CI, never in production)\n",
+        );
+    }
+    out
+}
+
 fn init_logging(format: LogFormat) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("BOURSE_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    // Colour only for a person at a terminal who has not asked for none (NO_COLOR).
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr())
+        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     let builder = tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
+        .with_ansi(ansi)
         .with_env_filter(filter);
     match format {
         LogFormat::Json => builder.json().init(),

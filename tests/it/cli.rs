@@ -380,3 +380,35 @@ fn small_truths_of_the_command_line() {
     );
     drop(server.terminate());
 }
+
+#[test]
+fn first_start_explains_itself_without_colour_codes_when_not_at_a_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let server = BinServer::spawn(&data, &["--allow-loopback-outbound"]);
+    let base = server.client.base.clone();
+    let (_, stderr) = server.terminate();
+    for expected in [
+        format!("{base}/api"),
+        format!("{base}/llms.txt"),
+        format!("{base}/openapi.json"),
+        format!("{base}/disclosures"),
+        "operator.key".to_owned(),
+        "payments      sandbox".to_owned(),
+        "warning: --allow-loopback-outbound".to_owned(),
+    ] {
+        assert!(
+            stderr.contains(&expected),
+            "{expected:?} missing from:\n{stderr}"
+        );
+    }
+    let key = std::fs::read_to_string(data.join("operator.key")).unwrap();
+    assert!(
+        !stderr.contains(key.trim()),
+        "the operator key itself is never printed"
+    );
+    assert!(
+        !stderr.contains('\u{1b}'),
+        "no ANSI codes when stderr is not a terminal"
+    );
+}

@@ -135,6 +135,11 @@ struct ServeArgs {
     /// For local sandboxes and CI only; logged as a warning.
     #[arg(long, env = "BOURSE_ALLOW_LOOPBACK_OUTBOUND")]
     allow_loopback_outbound: bool,
+    /// Relax the per-client limits (registration, admission, inquiries, ingress) for local
+    /// sandboxes and CI suites that register many agents from one address; the per-sender
+    /// message limit stays. Logged as a warning; refused with an https:// public URL.
+    #[arg(long, env = "BOURSE_RELAXED_LIMITS")]
+    relaxed_limits: bool,
     /// Seconds paid money stays in escrow after the first delivery (and shipment).
     #[arg(long, env = "BOURSE_ESCROW_HOLD", default_value_t = DEFAULT_ESCROW_HOLD.as_secs())]
     escrow_hold: u64,
@@ -320,6 +325,7 @@ fn serve(args: ServeArgs) -> Result<(), String> {
         shutdown_grace: Duration::from_secs(args.shutdown_grace),
         max_body_bytes: args.max_body_bytes,
         allow_loopback_outbound: args.allow_loopback_outbound,
+        relaxed_limits: args.relaxed_limits,
         max_deliverable_bytes: args.max_deliverable_bytes,
         escrow_hold: Duration::from_secs(args.escrow_hold),
         checkout_expiry: Duration::from_secs(args.checkout_expiry),
@@ -392,6 +398,11 @@ fn startup_summary(config: &Config, addr: SocketAddr) -> String {
     if addr.ip().is_unspecified() && public.starts_with("http://") {
         out.push_str(
             "warning: listening on every interface with an http:// public URL: keys travel in clear text; put TLS in front and pass --public-url https://…\n",
+        );
+    }
+    if config.relaxed_limits {
+        out.push_str(
+            "warning: --relaxed-limits: no per-client limits on registration, admission, inquiries or ingress (for sandboxes and CI, never in production)\n",
         );
     }
     if config.allow_loopback_outbound {

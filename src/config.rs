@@ -29,6 +29,8 @@ pub struct Config {
     pub max_body_bytes: usize,
     /// Permit `http://` and loopback destinations for outbound calls (local sandboxes, CI).
     pub allow_loopback_outbound: bool,
+    /// No per-client limits (registration, admission, inquiries, ingress): local sandboxes, CI.
+    pub relaxed_limits: bool,
     /// Largest deliverable fetched from a seller's endpoint.
     pub max_deliverable_bytes: usize,
     /// How long paid money stays in escrow after the first delivery.
@@ -105,6 +107,7 @@ impl Config {
             shutdown_grace: Duration::from_secs(10),
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             allow_loopback_outbound: true,
+            relaxed_limits: false,
             max_deliverable_bytes: DEFAULT_MAX_DELIVERABLE_BYTES,
             escrow_hold: DEFAULT_ESCROW_HOLD,
             checkout_expiry: DEFAULT_CHECKOUT_EXPIRY,

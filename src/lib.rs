@@ -60,6 +60,17 @@ pub async fn bind(config: &Config, clock: Arc<dyn Clock>) -> Result<Server, Stri
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    if config.relaxed_limits
+        && config
+            .public_url
+            .as_deref()
+            .is_some_and(|url| url.starts_with("https://"))
+    {
+        return Err(
+            "--relaxed-limits is for local sandboxes and CI: it is refused with an https:// public URL (a public instance needs its per-client limits)"
+                .into(),
+        );
+    }
     let public_url = match &config.public_url {
         Some(url) => url.trim_end_matches('/').to_owned(),
         None => format!("http://{addr}"),
@@ -68,6 +79,7 @@ pub async fn bind(config: &Config, clock: Arc<dyn Clock>) -> Result<Server, Stri
     let options = Options {
         public_url,
         allow_loopback_outbound: config.allow_loopback_outbound,
+        relaxed_limits: config.relaxed_limits,
         max_deliverable_bytes: config.max_deliverable_bytes,
         escrow_hold: config.escrow_hold,
         checkout_expiry: config.checkout_expiry,

@@ -86,6 +86,8 @@ pub struct Options {
     pub public_url: String,
     /// Permit `http://` and loopback destinations for outbound calls (sandboxes and CI).
     pub allow_loopback_outbound: bool,
+    /// No per-client limits (local sandboxes and CI).
+    pub relaxed_limits: bool,
     /// Largest deliverable fetched from a seller.
     pub max_deliverable_bytes: usize,
     /// How long paid money stays in escrow after the first delivery.
@@ -104,6 +106,7 @@ impl Options {
         Options {
             public_url: public_url.to_owned(),
             allow_loopback_outbound: false,
+            relaxed_limits: false,
             max_deliverable_bytes: crate::config::DEFAULT_MAX_DELIVERABLE_BYTES,
             escrow_hold: crate::config::DEFAULT_ESCROW_HOLD,
             checkout_expiry: crate::config::DEFAULT_CHECKOUT_EXPIRY,
@@ -263,6 +266,11 @@ impl App {
             };
             Ok((salt, browse::BrowseIndex::load(tx, &taxonomy)?))
         })?;
+        if options.relaxed_limits {
+            tracing::warn!(
+                "--relaxed-limits: no per-client limits on registration, admission, inquiries or ingress"
+            );
+        }
         if options.allow_loopback_outbound {
             tracing::warn!(
                 "--allow-loopback-outbound: outbound calls may use http:// and loopback addresses"
@@ -282,7 +290,10 @@ impl App {
         let app = App {
             store,
             keyring: Arc::new(keyring),
-            limiter: Arc::new(ratelimit::RateLimiter::new(clock.clone())),
+            limiter: Arc::new(ratelimit::RateLimiter::new(
+                clock.clone(),
+                options.relaxed_limits,
+            )),
             known_agents: agents::KnownAgents::default(),
             clock,
             public_url,

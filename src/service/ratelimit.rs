@@ -17,6 +17,8 @@ pub struct Rule {
     pub window: SignedDuration,
     /// What is being limited, for the 429 message ("registrations").
     pub what: &'static str,
+    /// Keyed by client address (lifted by `--relaxed-limits`), rather than by agent.
+    pub per_client: bool,
 }
 
 /// 10 registrations per hour per client IP.
@@ -25,6 +27,7 @@ pub const REGISTRATION: Rule = Rule {
     max: 10,
     window: SignedDuration::from_hours(1),
     what: "registrations",
+    per_client: true,
 };
 
 /// 120 admissions (lookup, inbox, send; REST and MCP together) per minute per client IP.
@@ -33,6 +36,7 @@ pub const ADMISSION: Rule = Rule {
     max: 120,
     window: SignedDuration::from_mins(1),
     what: "lookup, inbox and send requests",
+    per_client: true,
 };
 
 /// 30 new messages per sender per minute, REST and MCP together (idempotent repeats are free).
@@ -41,6 +45,7 @@ pub const NEW_MESSAGES: Rule = Rule {
     max: 30,
     window: SignedDuration::from_mins(1),
     what: "new messages",
+    per_client: false,
 };
 
 /// 20 new inquiries (ideas, contact messages, service requests) per hour per client IP.
@@ -49,21 +54,25 @@ pub const INQUIRIES: Rule = Rule {
     max: 20,
     window: SignedDuration::from_hours(1),
     what: "inquiries",
+    per_client: true,
 };
 
 /// The limiter shared by every request.
 pub struct RateLimiter {
     clock: Arc<dyn Clock>,
+    /// Per-client rules are lifted (`--relaxed-limits`).
+    relaxed: bool,
     windows: Mutex<HashMap<(&'static str, String), VecDeque<Timestamp>>>,
 }
 
 const SWEEP_ABOVE: usize = 10_000;
 
 impl RateLimiter {
-    /// A limiter reading time from `clock`.
-    pub fn new(clock: Arc<dyn Clock>) -> RateLimiter {
+    /// A limiter reading time from `clock`; `relaxed` lifts the per-client rules.
+    pub fn new(clock: Arc<dyn Clock>, relaxed: bool) -> RateLimiter {
         RateLimiter {
             clock,
+            relaxed,
             windows: Mutex::new(HashMap::new()),
         }
     }
@@ -73,6 +82,9 @@ impl RateLimiter {
     /// # Errors
     /// `RATE_LIMITED` with `retry_after_secs` ≥ 1.
     pub fn check(&self, rule: Rule, key: &str) -> Result<(), Error> {
+        if self.relaxed && rule.per_client {
+            return Ok(());
+        }
         let now = self.clock.now();
         let mut windows = self.windows.lock().unwrap_or_else(|p| p.into_inner());
         if windows.len() > SWEEP_ABOVE {
@@ -134,7 +146,7 @@ mod tests {
     #[test]
     fn eleventh_in_the_window_is_refused_until_the_oldest_expires() {
         let clock = Arc::new(ManualClock::new("2026-01-01T00:00:00Z".parse().unwrap()));
-        let limiter = RateLimiter::new(clock.clone());
+        let limiter = RateLimiter::new(clock.clone(), false);
         for _ in 0..10 {
             limiter.check(REGISTRATION, "1.2.3.4").unwrap();
             clock.advance(SignedDuration::from_mins(1));
@@ -149,5 +161,18 @@ mod tests {
         limiter.check(REGISTRATION, "5.6.7.8").unwrap();
         clock.advance(SignedDuration::from_mins(50));
         limiter.check(REGISTRATION, "1.2.3.4").unwrap();
+    }
+
+    #[test]
+    fn relaxed_limits_lift_per_client_rules_only() {
+        let clock: Arc<dyn Clock> = Arc::new(crate::clock::ManualClock::new(Timestamp::UNIX_EPOCH));
+        let limiter = RateLimiter::new(clock, true);
+        for _ in 0..50 {
+            limiter.check(REGISTRATION, "1.2.3.4").unwrap();
+        }
+        for _ in 0..NEW_MESSAGES.max {
+            limiter.check(NEW_MESSAGES, "agent").unwrap();
+        }
+        assert!(limiter.check(NEW_MESSAGES, "agent").is_err());
     }
 }

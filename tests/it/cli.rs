@@ -412,3 +412,28 @@ fn first_start_explains_itself_without_colour_codes_when_not_at_a_terminal() {
         "no ANSI codes when stderr is not a terminal"
     );
 }
+
+#[test]
+fn relaxed_limits_serve_sandboxes_and_ci_but_never_an_https_instance() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = BinServer::spawn(&dir.path().join("data"), &["--relaxed-limits"]);
+    for i in 0..15 {
+        server.client.register(&format!("ci-agent-{i}"));
+    }
+    let (_, stderr) = server.terminate();
+    assert!(stderr.contains("warning: --relaxed-limits"), "{stderr}");
+
+    let refused = bourse()
+        .args(["serve", "--listen", "127.0.0.1:0", "--relaxed-limits"])
+        .args(["--public-url", "https://market.example", "--data"])
+        .arg(dir.path().join("public"))
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    assert!(
+        String::from_utf8_lossy(&refused.stderr)
+            .contains("--relaxed-limits is for local sandboxes and CI"),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
+}

@@ -54,6 +54,7 @@ pub const DECISIONS: Rule = Rule {
     max: 30,
     window: SignedDuration::from_hours(1),
     what: "admission requests",
+    per_client: true,
 };
 
 /// What an ADMIT grants, stated in every ADMIT and in the door's description.

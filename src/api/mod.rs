@@ -103,6 +103,7 @@ pub async fn dispatch(app: &App, route: Route, mut ctx: Ctx) -> Result<Reply> {
     }
     let ctx = &ctx;
     match route {
+        Route::FrontPage => crate::pages::front::front(app, ctx).await,
         Route::Healthz => Ok(system::healthz()),
         Route::Readyz => system::readyz(app).await,
         Route::LlmsTxt | Route::ApiLlmsTxt => Ok(system::llms_txt(app)),

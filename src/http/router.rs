@@ -6,6 +6,7 @@ use crate::error::Error;
 /// What a request asks for, decided before any handler runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Route {
+    FrontPage,
     Healthz,
     Readyz,
     LlmsTxt,
@@ -85,6 +86,7 @@ pub enum Route {
 /// (method, path template, route). `{name}` matches one non-empty segment; a static segment
 /// beats a parameter when both match.
 pub const ROUTES: &[(&str, &str, Route)] = &[
+    ("GET", "/", Route::FrontPage),
     ("GET", "/healthz", Route::Healthz),
     ("GET", "/readyz", Route::Readyz),
     ("GET", "/llms.txt", Route::LlmsTxt),
@@ -279,11 +281,11 @@ impl Route {
         use Route::*;
         match self {
             Healthz | Readyz => Auth::Probe,
-            LlmsTxt | ApiLlmsTxt | OpenApi | SigningKey | VerifyReceipt | RegisterAgent
-            | ListAgents | LookupAgents | ListCategories | ListVerticals | BrowseListings
-            | GetListing | ListingHistory | PlatformStats | MarketplaceStats | Meta | Fees
-            | Disclosures | DemandLedger | Participation | IngressDecide | IngressDescribe
-            | IngressKeys | CreateInquiry | ServiceRequest => Auth::Public,
+            FrontPage | LlmsTxt | ApiLlmsTxt | OpenApi | SigningKey | VerifyReceipt
+            | RegisterAgent | ListAgents | LookupAgents | ListCategories | ListVerticals
+            | BrowseListings | GetListing | ListingHistory | PlatformStats | MarketplaceStats
+            | Meta | Fees | Disclosures | DemandLedger | Participation | IngressDecide
+            | IngressDescribe | IngressKeys | CreateInquiry | ServiceRequest => Auth::Public,
             GetMe | UpdateMe | RevokeKey | CreateListing | CreateHealthListing | UpdateListing
             | DeactivateListing | SetDeliveryEndpoint | GetDeliveryEndpoint | SendMessage
             | ReadInbox | ListCallbacks | ReplayCallback | RateListing | ShipPurchase
@@ -333,7 +335,8 @@ impl Route {
             | SandboxConnectForm
             | VerifySessionReceipt
             | StripeConnectReturn => Some(Param::Token),
-            Healthz
+            FrontPage
+            | Healthz
             | Readyz
             | LlmsTxt
             | ApiLlmsTxt

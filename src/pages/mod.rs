@@ -5,6 +5,7 @@
 
 pub mod checkout;
 pub mod disclosures;
+pub mod front;
 pub mod onboarding;
 
 use hyper::body::Bytes;

@@ -147,3 +147,43 @@ fn every_request_body_example_succeeds_as_sent() {
         "{skipped} examples are skipped; only buy, rate, ship and the Stripe webhook may be"
     );
 }
+
+#[test]
+fn the_front_page_explains_the_instance_to_people_and_programs() {
+    let server = TestServer::start();
+    server.register("counted");
+    let page = server.request("GET", "/", &[("accept", "text/html,*/*")], None);
+    assert_eq!(page.status, 200);
+    assert!(
+        page.header("content-type")
+            .unwrap()
+            .starts_with("text/html")
+    );
+    let html = page.text();
+    for expected in [
+        "/llms.txt",
+        "/openapi.json",
+        "/api/mcp",
+        "/disclosures",
+        "name=\"viewport\"",
+        "id=\"agents\">1<",
+    ] {
+        assert!(
+            html.contains(expected),
+            "{expected} missing from the front page"
+        );
+    }
+    assert!(!html.contains("<script"), "works without scripts");
+    let index = server
+        .request("GET", "/", &[("accept", "application/json")], None)
+        .ok();
+    assert_eq!(index["counts"]["agents"], 1);
+    assert_eq!(
+        index["links"]["openapi"],
+        format!("{}/openapi.json", server.base)
+    );
+    assert!(
+        index["provenance"]["receipt"].is_object(),
+        "signed like every public answer"
+    );
+}

@@ -150,7 +150,7 @@ pub async fn dispatch(app: &App, route: Route, mut ctx: Ctx) -> Result<Reply> {
         Route::SandboxCheckoutPage => crate::pages::checkout::checkout_page(app, ctx).await,
         Route::SandboxPay => sandbox::pay(app, ctx).await,
         Route::SandboxCancel => sandbox::cancel(app, ctx).await,
-        Route::SandboxConnectPage => Ok(crate::pages::onboarding::connect_page(ctx)),
+        Route::SandboxConnectPage => crate::pages::onboarding::connect_page(app, ctx).await,
         Route::SandboxConnectComplete => sandbox::complete(app, ctx).await,
         Route::SandboxPayForm => crate::pages::checkout::pay_form(app, ctx).await,
         Route::SandboxCancelForm => crate::pages::checkout::cancel_form(app, ctx).await,

@@ -1,6 +1,9 @@
 //! The sandbox checkout page (`GET /sandbox/checkout/{session}`) and its Pay and Cancel buttons.
 
-use super::{back, button, dollars, escape as html, outcome, page, well_formed};
+use super::{
+    back, button, dollars, escape as html, not_found_page, outcome, page, primary_button,
+    well_formed,
+};
 use crate::error::Result;
 use crate::http::request::Ctx;
 use crate::http::response::Reply;
@@ -8,23 +11,74 @@ use crate::service::{App, commerce::rails::sandbox};
 
 pub async fn checkout_page(app: &App, ctx: &Ctx) -> Result<Reply> {
     let session = ctx.param();
-    let view = sandbox::checkout_view(app, session).await?;
-    let amount = view["amountCents"].as_i64().unwrap_or(0);
-    let body = format!(
-        "<h1>Checkout</h1><p>{title}</p><p>Amount: <strong>{amount}</strong></p>\
-         <p>Status: <span id=\"status\">{status}</span> (expires {expires})</p>{outcome}{pay}{cancel}\
-         <p><small>Scripts: <code>POST /api/sandbox/checkout/{session}/pay</code> or <code>…/cancel</code>.</small></p>",
-        title = html(view["title"].as_str().unwrap_or("")),
-        amount = dollars(amount),
-        status = html(view["status"].as_str().unwrap_or("")),
-        expires = html(view["expiresAt"].as_str().unwrap_or("")),
-        outcome = outcome(ctx),
-        pay = button("pay", &format!("/sandbox/checkout/{session}/pay"), "Pay"),
-        cancel = button(
-            "cancel",
-            &format!("/sandbox/checkout/{session}/cancel"),
-            "Cancel"
+    let view = match sandbox::checkout_view(app, session).await {
+        Ok(view) => view,
+        Err(crate::error::Error::NotFound(_)) => {
+            return Ok(not_found_page(
+                "No such checkout",
+                "This checkout does not exist: check the link you were given.",
+            ));
+        }
+        Err(error) => return Err(error),
+    };
+    let amount = dollars(view["amountCents"].as_i64().unwrap_or(0));
+    let status = view["status"].as_str().unwrap_or("");
+    let expires = view["expiresAt"].as_str().unwrap_or("");
+    // An unpaid checkout past its time reads as expired even before the worker marks it.
+    let past = expires
+        .parse::<jiff::Timestamp>()
+        .is_ok_and(|at| at <= app.clock.now());
+    let state = match status {
+        "pending_payment" if past => "expired",
+        "pending_payment" => "open",
+        "paid" | "delivered" => "paid",
+        other => other,
+    };
+    let (sentence, actions) = match state {
+        "open" => (
+            format!(
+                "Waiting for payment. This checkout is open until {}.",
+                html(expires)
+            ),
+            format!(
+                "{}{}",
+                primary_button(
+                    "pay",
+                    &format!("/sandbox/checkout/{session}/pay"),
+                    &format!("Pay {amount}")
+                ),
+                button(
+                    "cancel",
+                    &format!("/sandbox/checkout/{session}/cancel"),
+                    "Cancel"
+                )
+            ),
         ),
+        "paid" => (
+            "Paid. The buyer's agent can now fetch the purchase.".to_owned(),
+            String::new(),
+        ),
+        "cancelled" => (
+            "This checkout was cancelled; nothing was charged.".to_owned(),
+            String::new(),
+        ),
+        "expired" => (
+            "This checkout expired before it was paid; nothing was charged.".to_owned(),
+            String::new(),
+        ),
+        _ => ("This checkout is closed.".to_owned(), String::new()),
+    };
+    let body = format!(
+        "<h1>Checkout</h1><p><strong id=\"title\">{title}</strong><br>\
+         <span class=\"meta\">sold by <span id=\"seller\">{seller}</span></span></p>\
+         <p>Amount: <strong id=\"amount\">{amount}</strong></p>\
+         <p id=\"state\" data-state=\"{state}\">{sentence}</p>{outcome}{actions}\
+         <p class=\"meta\">Status: <span id=\"status\">{status}</span>. \
+         Scripts: <code>POST /api/sandbox/checkout/{session}/pay</code> or <code>…/cancel</code>.</p>",
+        title = html(view["title"].as_str().unwrap_or("")),
+        seller = html(view["sellerCode"].as_str().unwrap_or("")),
+        status = html(status),
+        outcome = outcome(ctx),
         session = html(session),
     );
     Ok(page("bourse sandbox checkout", &body))

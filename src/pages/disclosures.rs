@@ -26,14 +26,41 @@ fn chart(series: &[(String, i64)]) -> String {
     } else {
         0.0
     };
+    // A single day stands in the middle; otherwise the days spread across the axis.
+    let at = |i: usize, n: i64| -> (f64, f64) {
+        let x = if series.len() > 1 {
+            pad + step * i as f64
+        } else {
+            width / 2.0
+        };
+        (x, height - pad - (n as f64 / max) * (height - 2.0 * pad))
+    };
     let points: Vec<String> = series
         .iter()
         .enumerate()
         .map(|(i, (_, n))| {
+            let (x, y) = at(i, *n);
+            format!("{x:.1},{y:.1}")
+        })
+        .collect();
+    // Every point is drawn; values are written on each when there are few, else on the last.
+    let labelled = series.len() <= 12;
+    let marks: String = series
+        .iter()
+        .enumerate()
+        .map(|(i, (day, n))| {
+            let (x, y) = at(i, *n);
+            let label = if labelled || i + 1 == series.len() {
+                format!(
+                    "<text x=\"{x:.1}\" y=\"{:.1}\" font-size=\"12\" text-anchor=\"middle\">{n}</text>",
+                    y - 8.0
+                )
+            } else {
+                String::new()
+            };
             format!(
-                "{:.1},{:.1}",
-                pad + step * i as f64,
-                height - pad - (*n as f64 / max) * (height - 2.0 * pad)
+                "<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"3.5\" fill=\"#1f6feb\"><title>{}: {n}</title></circle>{label}",
+                html(day)
             )
         })
         .collect();
@@ -41,7 +68,7 @@ fn chart(series: &[(String, i64)]) -> String {
     format!(
         "<svg role=\"img\" aria-label=\"Cumulative independent sellers\" width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\">\
          <line x1=\"{pad}\" y1=\"{b}\" x2=\"{r}\" y2=\"{b}\" stroke=\"#888\"/><line x1=\"{pad}\" y1=\"{pad}\" x2=\"{pad}\" y2=\"{b}\" stroke=\"#888\"/>\
-         <polyline fill=\"none\" stroke=\"#1f6feb\" stroke-width=\"2\" points=\"{points}\"/>\
+         <polyline fill=\"none\" stroke=\"#1f6feb\" stroke-width=\"2\" points=\"{points}\"/>{marks}\
          <text x=\"{pad}\" y=\"{t}\" font-size=\"12\">{d0}</text><text x=\"{r}\" y=\"{t}\" font-size=\"12\" text-anchor=\"end\">{d1}</text>\
          <text x=\"4\" y=\"{pad}\" font-size=\"12\">{max}</text></svg>",
         b = height - pad,

@@ -24,14 +24,45 @@ pub fn escape(text: &str) -> String {
 
 /// Integer cents as dollars, e.g. `$100.00`.
 pub fn dollars(cents: i64) -> String {
-    format!("${}.{:02}", cents / 100, cents % 100)
+    let sign = if cents < 0 { "-" } else { "" };
+    let cents = cents.unsigned_abs();
+    let whole = (cents / 100).to_string();
+    let mut grouped = String::with_capacity(whole.len() + whole.len() / 3);
+    for (i, digit) in whole.chars().enumerate() {
+        if i > 0 && (whole.len() - i).is_multiple_of(3) {
+            grouped.push(',');
+        }
+        grouped.push(digit);
+    }
+    format!("{sign}${grouped}.{:02}", cents % 100)
+}
+
+/// A page's answer for a capability that names nothing (404, HTML, like the page itself).
+pub(crate) fn not_found_page(title: &str, sentence: &str) -> Reply {
+    let body = format!(
+        "<h1>{title}</h1><p id=\"status\" data-status=\"unknown\">{sentence}</p>",
+        title = escape(title),
+        sentence = escape(sentence)
+    );
+    match page(title, &body) {
+        Reply::Bytes(content_type, bytes) => Reply::Raw(RawReply {
+            status: 404,
+            content_type,
+            body: bytes,
+            headers: Vec::new(),
+        }),
+        other => other,
+    }
 }
 
 pub(crate) fn page(title: &str, body: &str) -> Reply {
     let page = format!(
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{title}</title>\
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{title}</title>\
          <style>body{{font-family:system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem}}\
-         button{{font-size:1rem;padding:.6rem 1.2rem;margin-right:.5rem}}#result{{margin-top:1rem}}</style></head>\
+         button{{font-size:1rem;padding:.6rem 1.2rem;margin-right:.5rem;border-radius:.4rem;border:1px solid #8c959f;background:#f6f8fa}}\
+         button.primary{{background:#1f883d;border-color:#1a7f37;color:#fff;font-weight:600}}\
+         #result{{margin-top:1rem;padding:.6rem .8rem;border-radius:.4rem;background:#ddf4ff}}#result.refused{{background:#fff8c5}}\
+         .meta{{color:#57606a;font-size:.9rem}}</style></head>\
          <body><p><strong>bourse sandbox</strong> — no real money moves.</p>{body}</body></html>",
         title = escape(title)
     );
@@ -40,8 +71,17 @@ pub(crate) fn page(title: &str, body: &str) -> Reply {
 
 /// A button that posts an empty form to `action`.
 pub(crate) fn button(id: &str, action: &str, label: &str) -> String {
+    styled_button(id, action, label, "")
+}
+
+/// The page's main action, drawn as such.
+pub(crate) fn primary_button(id: &str, action: &str, label: &str) -> String {
+    styled_button(id, action, label, "primary")
+}
+
+fn styled_button(id: &str, action: &str, label: &str, class: &str) -> String {
     format!(
-        "<form method=\"post\" action=\"{action}\" style=\"display:inline\"><button id=\"{id}\" type=\"submit\">{label}</button></form>",
+        "<form method=\"post\" action=\"{action}\" style=\"display:inline\"><button id=\"{id}\" class=\"{class}\" type=\"submit\">{label}</button></form>",
         action = escape(action)
     )
 }
@@ -54,14 +94,33 @@ pub(crate) fn outcome(ctx: &Ctx) -> String {
             .take(40)
             .collect()
     };
-    match (ctx.query("done"), ctx.query("refused")) {
-        (Some(done), _) => format!("<p id=\"result\" role=\"status\">Done: {}</p>", clean(done)),
-        (_, Some(code)) => format!(
-            "<p id=\"result\" role=\"status\">Refused: {}</p>",
-            clean(code)
-        ),
-        _ => String::new(),
-    }
+    let (kind, code) = match (ctx.query("done"), ctx.query("refused")) {
+        (Some(done), _) => ("done", clean(done)),
+        (_, Some(code)) => ("refused", clean(code)),
+        _ => return String::new(),
+    };
+    let sentence = match (kind, code.as_str()) {
+        ("done", "paid") => {
+            "Payment recorded: the purchase is paid, and the buyer's agent can now fetch it."
+        }
+        ("done", "cancelled") => {
+            "Checkout cancelled: nothing was charged, and the item is free for others again."
+        }
+        ("done", "complete") => "Payouts connected: this seller can now sell paid listings.",
+        ("done", _) => "Done.",
+        ("refused", "CHECKOUT_CLOSED") => {
+            "This checkout is already closed (paid, cancelled or expired): nothing was changed."
+        }
+        ("refused", "NOT_FOUND") => "There is no such checkout or onboarding.",
+        ("refused", "LISTING_UNAVAILABLE") => {
+            "The item is no longer available: nothing was charged."
+        }
+        ("refused", _) => "The request was refused: nothing was changed.",
+        _ => "",
+    };
+    format!(
+        "<p id=\"result\" role=\"status\" data-outcome=\"{kind}:{code}\" class=\"{kind}\">{sentence} <small>({code})</small></p>"
+    )
 }
 
 /// Session and onboarding ids are unpadded base64url (with a `cs_` prefix for sessions); an id
@@ -95,4 +154,18 @@ pub(crate) fn back(page: &str, outcome: Result<serde_json::Value>) -> Result<Rep
         body: Bytes::from_static(b"See Other"),
         headers: vec![("location", format!("{page}?{query}"))],
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dollars_have_thousands_separators() {
+        assert_eq!(dollars(4_999_999), "$49,999.99");
+        assert_eq!(dollars(5_000_000), "$50,000.00");
+        assert_eq!(dollars(100), "$1.00");
+        assert_eq!(dollars(12_345_678_901), "$123,456,789.01");
+        assert_eq!(dollars(-250), "-$2.50");
+    }
 }

@@ -4,7 +4,7 @@
 
 use hyper::body::Bytes;
 
-use super::{back, button, escape as html, outcome, page, well_formed};
+use super::{back, escape as html, not_found_page, outcome, page, primary_button, well_formed};
 use crate::error::Result;
 use crate::http::request::Ctx;
 use crate::http::response::{RawReply, Reply};
@@ -19,20 +19,44 @@ pub async fn complete_form(app: &App, ctx: &Ctx) -> Result<Reply> {
     )
 }
 
-pub fn connect_page(ctx: &Ctx) -> Reply {
-    let body = format!(
-        "<h1>Connect payouts</h1><p>Sandbox onboarding: one click connects this seller's payouts.</p>\
-         {outcome}{button}\
-         <p><small>Scripts: <code>POST /api/sandbox/connect/{id}/complete</code>.</small></p>",
-        outcome = outcome(ctx),
-        button = button(
+pub async fn connect_page(app: &App, ctx: &Ctx) -> Result<Reply> {
+    let id = ctx.param();
+    let view = match sandbox::onboarding_view(app, id).await {
+        Ok(view) => view,
+        Err(crate::error::Error::NotFound(_)) => {
+            return Ok(not_found_page(
+                "No such onboarding",
+                "This onboarding link does not exist: ask for a new one with POST /api/sell/register.",
+            ));
+        }
+        Err(error) => return Err(error),
+    };
+    let complete = view["status"] == "complete";
+    let (state, sentence, action) = if complete {
+        (
             "complete",
-            &format!("/sandbox/connect/{}/complete", ctx.param()),
-            "Complete onboarding"
-        ),
-        id = html(ctx.param())
+            "Payouts are connected: this seller can sell paid listings.",
+            String::new(),
+        )
+    } else {
+        (
+            "pending",
+            "Sandbox onboarding: one click connects this seller's payouts (no bank details are asked).",
+            primary_button(
+                "complete",
+                &format!("/sandbox/connect/{id}/complete"),
+                "Complete onboarding",
+            ),
+        )
+    };
+    let body = format!(
+        "<h1>Connect payouts</h1><p id=\"state\" data-state=\"{state}\">{sentence}</p>{outcome}{action}\
+         <p class=\"meta\">Status: <span id=\"status\">{status}</span>. Scripts: <code>POST /api/sandbox/connect/{id}/complete</code>.</p>",
+        outcome = outcome(ctx),
+        status = if complete { "complete" } else { "pending" },
+        id = html(id)
     );
-    page("bourse sandbox onboarding", &body)
+    Ok(page("bourse sandbox onboarding", &body))
 }
 
 pub async fn connect_return(app: &App, ctx: &Ctx) -> Result<Reply> {
@@ -47,7 +71,7 @@ pub async fn connect_return(app: &App, ctx: &Ctx) -> Result<Reply> {
         None => Reply::Bytes(
             "text/html; charset=utf-8",
             Bytes::from_static(
-                b"<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Payouts connected</title></head>\
+                b"<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>Payouts connected</title></head>\
                   <body><h1>Payouts connected</h1><p id=\"status\">complete</p>\
                   <p>Stripe reports payouts enabled for this seller: paid listings can be sold.</p></body></html>",
             ),

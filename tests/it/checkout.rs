@@ -372,7 +372,15 @@ fn the_checkout_and_onboarding_buttons_work_in_a_browser_without_scripts() {
         .path_of(link["onboardingUrl"].as_str().unwrap())
         .to_owned();
     let done = click(&server, &onboarding, "complete");
-    assert!(done.contains("Done: complete"), "{done}");
+    assert!(done.contains("data-outcome=\"done:complete\""), "{done}");
+    assert!(
+        done.contains("Payouts connected"),
+        "a sentence, not a code: {done}"
+    );
+    assert!(
+        !done.contains("<button"),
+        "nothing left to click once connected: {done}"
+    );
     assert!(!done.contains("<script"), "no scripts needed");
 
     let buyer = server.party("buyer");
@@ -381,9 +389,23 @@ fn the_checkout_and_onboarding_buttons_work_in_a_browser_without_scripts() {
     let checkout = server
         .path_of(pending["checkoutUrl"].as_str().unwrap())
         .to_owned();
+    let open = server.get(&checkout).text();
+    assert!(open.contains("data-state=\"open\""), "{open}");
+    assert!(
+        open.contains("Pay $25.00"),
+        "the amount on the primary action: {open}"
+    );
     let paid = click(&server, &checkout, "pay");
-    assert!(paid.contains("Done: paid"), "{paid}");
+    assert!(paid.contains("data-outcome=\"done:paid\""), "{paid}");
+    assert!(
+        paid.contains("Payment recorded"),
+        "a sentence, not a code: {paid}"
+    );
     assert!(paid.contains("<span id=\"status\">paid</span>"), "{paid}");
+    assert!(
+        !paid.contains("<button"),
+        "no live buttons once paid: {paid}"
+    );
     let polled = server.purchase(&buyer, pending["id"].as_str().unwrap());
     assert_eq!(polled["status"], "delivered");
     assert_eq!(polled["delivery"]["content"], "page bytes");
@@ -398,7 +420,23 @@ fn the_checkout_and_onboarding_buttons_work_in_a_browser_without_scripts() {
         )
         .assert_error(404, "NOT_FOUND");
 
-    // Cancelling a paid checkout is refused, and the page says why.
-    let refused = click(&server, &checkout, "cancel");
-    assert!(refused.contains("Refused: CHECKOUT_CLOSED"), "{refused}");
+    // Cancelling a paid checkout (a stale tab's button) is refused, and the page says why.
+    let refused = server
+        .request(
+            "POST",
+            &format!("{checkout}/cancel"),
+            &[("content-type", "application/x-www-form-urlencoded")],
+            Some(b""),
+        )
+        .assert_status(200)
+        .text();
+    assert!(
+        refused.contains("data-outcome=\"refused:CHECKOUT_CLOSED\""),
+        "{refused}"
+    );
+    assert!(refused.contains("already closed"), "{refused}");
+    // An unknown checkout is a page too.
+    let unknown = server.get("/sandbox/checkout/cs_unknown");
+    assert_eq!(unknown.status, 404);
+    assert!(unknown.text().contains("No such checkout"));
 }

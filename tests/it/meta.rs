@@ -165,12 +165,13 @@ fn the_disclosures_page_renders_the_fee_table_and_the_participation_chart() {
     for needle in [
         "<table",
         "High ticket",
-        "$50000.00",
+        "$50,000.00",
         "0.5% (50 bps)",
         "60 days",
         "escrow",
         "<svg",
         "<polyline",
+        "<circle",
         "gift and game codes",
     ] {
         assert!(html.contains(needle), "the page lacks {needle:?}");

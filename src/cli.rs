@@ -253,7 +253,7 @@ fn parse_public_url(text: &str) -> Result<String, String> {
             .split("://")
             .nth(1)
             .is_some_and(|rest| !rest.is_empty())
-        && !text.contains(char::is_whitespace);
+        && !text.contains(|c: char| c.is_whitespace() || c.is_control() || "\"<>\\`".contains(c));
     if ok {
         Ok(text.trim_end_matches('/').to_owned())
     } else {

@@ -247,10 +247,6 @@ impl App {
         let (querier_salt, browse_index) = store.write_blocking(move |tx| {
             let (taxonomy, now) = (seed_taxonomy, stamp);
             taxonomy::seed(tx, &taxonomy)?;
-            // Display names written before schema v4 get their skeleton (nothing once done).
-            for (id, name) in crate::store::agents::without_skeleton(tx)? {
-                crate::store::agents::set_skeleton(tx, &id, &identity::names::skeleton(&name))?;
-            }
             let salt = match settings::get(tx, settings::QUERIER_SALT)? {
                 Some(Value::String(salt)) => salt,
                 _ => {
@@ -331,6 +327,14 @@ impl App {
             app.clock.advance(jiff::SignedDuration::from_secs(seconds));
         }
         samples::seed(&app)?;
+        // Display names without a skeleton (written before schema v4, or the house seller just
+        // seeded) get theirs, so no agent can take a name that looks like theirs.
+        app.store.write_blocking(|tx| {
+            for (id, name) in crate::store::agents::without_skeleton(tx)? {
+                crate::store::agents::set_skeleton(tx, &id, &identity::names::skeleton(&name))?;
+            }
+            Ok(())
+        })?;
         Ok(app)
     }
 

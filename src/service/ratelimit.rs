@@ -96,6 +96,9 @@ impl RateLimiter {
             });
         }
         let events = windows.entry((rule.name, key.to_owned())).or_default();
+        // Events stamped later than now come from a sandbox clock since reset to real time:
+        // they never happened in this timeline.
+        events.retain(|at| *at <= now);
         while events
             .front()
             .is_some_and(|first| now.duration_since(*first) >= rule.window)
@@ -174,5 +177,23 @@ mod tests {
             limiter.check(NEW_MESSAGES, "agent").unwrap();
         }
         assert!(limiter.check(NEW_MESSAGES, "agent").is_err());
+    }
+
+    #[test]
+    fn events_from_a_clock_since_moved_back_do_not_count() {
+        let clock = Arc::new(crate::clock::ManualClock::new(Timestamp::UNIX_EPOCH));
+        let limiter = RateLimiter::new(clock.clone(), false);
+        clock.advance(SignedDuration::from_hours(24));
+        for _ in 0..REGISTRATION.max {
+            limiter.check(REGISTRATION, "1.2.3.4").unwrap();
+        }
+        assert!(limiter.check(REGISTRATION, "1.2.3.4").is_err());
+        // Back to the start (a sandbox clock reset): those ten never happened here.
+        let back = RateLimiter {
+            clock: Arc::new(crate::clock::ManualClock::new(Timestamp::UNIX_EPOCH)),
+            relaxed: false,
+            windows: std::sync::Mutex::new(limiter.windows.lock().unwrap().clone()),
+        };
+        back.check(REGISTRATION, "1.2.3.4").unwrap();
     }
 }

@@ -325,6 +325,10 @@ fn display_names_are_normal_visible_and_not_look_alikes() {
     ] {
         register("b", look_alike).assert_error(409, "DISPLAY_NAME_TAKEN");
     }
+    // Capitals confusable with small letters, and the platform's own house seller.
+    register("p", "PayPal").expect(201);
+    register("q", "PayPaI").assert_error(409, "DISPLAY_NAME_TAKEN");
+    register("h", "Marketplace reference samples").assert_error(409, "DISPLAY_NAME_TAKEN");
     for invisible in ["Zero\u{200B}Width", "Right\u{202E}Left", "Private\u{E000}"] {
         register("c", invisible).assert_error(400, "INVALID_ARGUMENT");
     }

@@ -254,7 +254,8 @@ pub async fn update_me(app: &App, agent: AgentRow, request: UpdateMe) -> Result<
                 Patch::Clear => None,
                 Patch::Set(ref name) => Some(name.skeleton.clone()),
             };
-            if let Some(skeleton) = &skeleton
+            // Only a new name is held to the rule: an agent keeps the name it has.
+            if let (Patch::Set(_), Some(skeleton)) = (&display_name, &skeleton)
                 && agent_store::skeleton_taken(tx, skeleton, &agent.id)?
             {
                 return Err(names::taken());

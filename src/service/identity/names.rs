@@ -38,9 +38,12 @@ pub fn normalized(text: &str) -> String {
     text.nfc().collect()
 }
 
-/// The UTS #39 skeleton of `text`, case-folded so that case alone makes no new name.
+/// The UTS #39 skeleton of `text`, with case folded in between, so that neither case alone
+/// nor a capital confusable with a small letter (`I` and `l`, `0` and `O`) makes a new name:
+/// skeleton(lowercase(skeleton(NFC(text)))).
 pub fn skeleton(text: &str) -> String {
-    let folded: String = text.nfc().flat_map(char::to_lowercase).collect();
+    let first: String = confusable_skeleton(&normalized(text)).collect();
+    let folded: String = first.chars().flat_map(char::to_lowercase).collect();
     confusable_skeleton(&folded).collect()
 }
 
@@ -119,5 +122,11 @@ mod tests {
         assert_eq!(skeleton("Research Bot"), skeleton("research bot"));
         assert_eq!(skeleton("Caf\u{e9}"), skeleton("Cafe\u{301}"));
         assert_ne!(skeleton("Research Bot"), skeleton("Research Bat"));
+        assert_eq!(
+            skeleton("PayPal"),
+            skeleton("PayPaI"),
+            "capital i and small L"
+        );
+        assert_eq!(skeleton("Google"), skeleton("G00gle"), "zeros and Os");
     }
 }

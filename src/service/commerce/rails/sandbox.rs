@@ -132,6 +132,21 @@ pub async fn checkout_view(app: &App, session: &str) -> Result<Value> {
         "status": purchase.status,
         "amountCents": purchase.amount_cents,
         "expiresAt": purchase.expires_at,
+        "sellerCode": listing.as_ref().map(|l| l.seller_code.clone()),
         "title": listing.map(|l| l.title),
     }))
+}
+
+/// The sandbox onboarding page's view: `{status}` (`pending` or `complete`).
+///
+/// # Errors
+/// `NOT_FOUND` for an unknown onboarding id.
+pub async fn onboarding_view(app: &App, onboarding_id: &str) -> Result<Value> {
+    let id = onboarding_id.to_owned();
+    let account = app
+        .store
+        .read(move |conn| store::account_by_onboarding(conn, &id))
+        .await?
+        .ok_or_else(|| Error::NotFound("no such onboarding session".into()))?;
+    Ok(json!({ "status": account.status }))
 }

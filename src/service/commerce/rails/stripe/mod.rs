@@ -126,14 +126,25 @@ pub async fn register_seller(app: &App, agent: &AgentRow, request: BecomeSeller)
             })
             .await?;
             let reference = object_id(&created, "acct_")?;
-            prefill(&client, &agent.id, &reference, request).await?;
-            let (agent_id, fresh, now) =
-                (agent.id.clone(), payouts::new_onboarding_id(), app.now());
-            app.store
+            let (agent_id, fresh, now, stored_ref) = (
+                agent.id.clone(),
+                payouts::new_onboarding_id(),
+                app.now(),
+                reference.clone(),
+            );
+            // The account is recorded before anything else is asked of Stripe, so a failure
+            // after this point can never lead to a second account.
+            let account = app
+                .store
                 .write(move |tx| {
-                    store::open_account(tx, &agent_id, &fresh, ACCOUNTS, Some(&reference), &now)
+                    store::open_account(tx, &agent_id, &fresh, ACCOUNTS, Some(&stored_ref), &now)
                 })
-                .await?
+                .await?;
+            // What the seller gave only starts the form: a refusal is logged, not fatal.
+            if let Err(error) = prefill(&client, &agent.id, &reference, request).await {
+                tracing::warn!(%error, account = %reference, "Stripe did not take the onboarding details");
+            }
+            account
         }
     };
     let reference = account.account_ref.clone().unwrap_or_default();

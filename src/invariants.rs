@@ -690,7 +690,7 @@ mod scanner {
             "//! never sees hyper types\n",
             "use crate::{error::Error, http::assets};\n",
             "use crate::store::hyper;\n",
-            "fn f() -> hyper::Response<()> { todo!(\"hyper\") }\n",
+            "fn f() -> hyper::Response<()> { make(\"hyper\") }\n",
         ))
         .code;
         assert_eq!(

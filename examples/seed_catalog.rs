@@ -113,10 +113,8 @@ fn main() {
         .write_blocking(move |tx| {
             for (agent, code, reputation, key_hash) in agents_rows {
                 agents::insert(tx, &agent, &key_hash, None)?;
-                tx.execute(
-                    "UPDATE agents SET seller_code = ?2, reputation = ?3 WHERE id = ?1",
-                    rusqlite::params![agent.id, code, reputation],
-                )?;
+                agents::set_seller_code(tx, &agent.id, &code)?;
+                agents::set_reputation(tx, &agent.id, reputation)?;
             }
             Ok(())
         })
@@ -199,12 +197,7 @@ fn main() {
         eprintln!("{written} listings");
     }
     app.store
-        .write_blocking(|tx| {
-            tx.execute_batch(
-                "INSERT INTO listings_fts (listings_fts) VALUES ('optimize'); ANALYZE;",
-            )?;
-            Ok(())
-        })
+        .write_blocking(listings::optimize_search)
         .expect("optimize");
     app.store.checkpoint();
     println!(

@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value};
 
-use super::tools::tool_descriptor;
+use super::descriptor::tool_descriptor;
 use crate::error::Result;
 use crate::request::agents::{self as agent_requests, Lookup};
 use crate::request::messaging::{self, InboxCall, SendMessage};

@@ -305,7 +305,7 @@ impl Market {
             true => self.op().input_schema(&[("api_key", api_key())]),
             false => self.op().input_schema(&[]),
         };
-        super::tools::tool_descriptor(
+        super::descriptor::tool_descriptor(
             self.name(),
             title,
             &description,

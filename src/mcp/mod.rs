@@ -56,6 +56,7 @@
 //!   rule). Responses are sent raw: no provenance block is added to JSON-RPC bodies.
 
 mod connect;
+mod descriptor;
 mod headers;
 mod market;
 mod tools;

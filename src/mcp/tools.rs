@@ -213,30 +213,6 @@ pub(super) fn tools() -> Vec<Value> {
         .collect()
 }
 
-/// One entry of `tools/list` and of the GET manifest (Agent Connect and marketplace tools).
-pub(super) fn tool_descriptor(
-    name: &str,
-    title: &str,
-    description: &str,
-    input_schema: Value,
-    read_only: bool,
-    idempotent: bool,
-) -> Value {
-    json!({
-        "name": name,
-        "title": title,
-        "description": description,
-        "inputSchema": input_schema,
-        "annotations": {
-            "title": title,
-            "readOnlyHint": read_only,
-            "destructiveHint": false,
-            "idempotentHint": idempotent,
-            "openWorldHint": false,
-        },
-    })
-}
-
 // ---------------------------------------------------------------------------------------------
 // Origin
 

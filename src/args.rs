@@ -140,18 +140,6 @@ impl Args {
         }
     }
 
-    /// An optional boolean.
-    ///
-    /// # Errors
-    /// Not a boolean.
-    pub fn opt_bool(&self, name: &str) -> Result<Option<bool>> {
-        match self.map.get(name) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::Bool(flag)) => Ok(Some(*flag)),
-            Some(_) => Err(Error::invalid(format!("`{name}` must be a boolean"))),
-        }
-    }
-
     /// Removes and returns a string member (credentials such as `api_key`, which the handler
     /// reads before the service sees the arguments).
     pub fn take_str(&mut self, name: &str) -> Option<String> {

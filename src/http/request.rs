@@ -54,15 +54,6 @@ impl Ctx {
         }
     }
 
-    /// The authenticated agent and the JSON body without its `api_key` (marketplace REST takes
-    /// the key as `Authorization: Bearer` or as that body member, interface Authentication 3).
-    ///
-    /// # Errors
-    /// As [`Ctx::agent`] and [`Ctx::body_args`].
-    pub fn agent_and_body(&self) -> Result<(&AgentRow, Args)> {
-        Ok((self.agent()?, self.body_args()?))
-    }
-
     /// A request header's value, trimmed; `None` when absent, empty or not text.
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers

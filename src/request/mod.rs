@@ -417,14 +417,6 @@ impl Input {
         }))
     }
 
-    /// Whether this operation declares the field (on any face).
-    pub fn declares(&self, field: &Field) -> bool {
-        self.op
-            .fields
-            .iter()
-            .any(|f| f.rest == field.rest && f.mcp == field.mcp)
-    }
-
     /// The operation's own declaration of `field` (matched by its names): a request type shared
     /// by two operations reads the fields of both, and each operation decides, for example,
     /// whether a field is required on a face.

@@ -1,5 +1,8 @@
 //! The real binary: listening line, signals, backup, refusal of foreign databases, flags.
 
+use std::path::Path;
+use std::process::Output;
+
 use rusqlite::Connection;
 
 use crate::support::{BinServer, bourse};
@@ -110,6 +113,16 @@ fn version_and_bad_arguments() {
     assert!(!bad_format.status.success());
 }
 
+/// `bourse backup --data DATA OUT`, run to completion.
+fn run_backup(data: &Path, out: &Path) -> Output {
+    bourse()
+        .args(["backup", "--data"])
+        .arg(data)
+        .arg(out)
+        .output()
+        .unwrap()
+}
+
 #[test]
 fn backup_while_serving_yields_a_database_holding_the_agents() {
     let dir = tempfile::tempdir().unwrap();
@@ -124,12 +137,7 @@ fn backup_while_serving_yields_a_database_holding_the_agents() {
         })
         .collect();
     let out = dir.path().join("backup.db");
-    let backup = bourse()
-        .args(["backup", "--data"])
-        .arg(&data)
-        .arg(&out)
-        .output()
-        .unwrap();
+    let backup = run_backup(&data, &out);
     assert!(
         backup.status.success(),
         "{}",
@@ -158,12 +166,7 @@ fn backup_while_serving_yields_a_database_holding_the_agents() {
         .unwrap();
     assert_eq!(integrity, "ok");
 
-    let again = bourse()
-        .args(["backup", "--data"])
-        .arg(&data)
-        .arg(&out)
-        .output()
-        .unwrap();
+    let again = run_backup(&data, &out);
     assert!(
         !again.status.success(),
         "an existing file is never overwritten"
@@ -281,12 +284,7 @@ fn small_truths_of_the_command_line() {
     server.client.register("kept");
 
     // A backup into a missing folder names the folder; a backup is readable by its owner only.
-    let missing = bourse()
-        .args(["backup", "--data"])
-        .arg(&data)
-        .arg(dir.path().join("no-such-folder").join("x.db"))
-        .output()
-        .unwrap();
+    let missing = run_backup(&data, &dir.path().join("no-such-folder").join("x.db"));
     assert!(!missing.status.success());
     let said = String::from_utf8_lossy(&missing.stderr);
     assert!(
@@ -294,12 +292,7 @@ fn small_truths_of_the_command_line() {
         "{said}"
     );
     let out = dir.path().join("copy.db");
-    let made = bourse()
-        .args(["backup", "--data"])
-        .arg(&data)
-        .arg(&out)
-        .output()
-        .unwrap();
+    let made = run_backup(&data, &out);
     assert!(
         made.status.success(),
         "{}",

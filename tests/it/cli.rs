@@ -344,7 +344,8 @@ fn small_truths_of_the_command_line() {
             .client
             .send_auth("POST", "/api/sandbox/clock", operator.trim(), &body)
     };
-    let real = jiff::Timestamp::now();
+    // The server answers in whole milliseconds, so the real time it is compared with is too.
+    let real = jiff::Timestamp::from_millisecond(jiff::Timestamp::now().as_millisecond()).unwrap();
     let moved = clock(&server, serde_json::json!({"advanceSeconds": 86_400})).ok();
     let now: jiff::Timestamp = moved["now"].as_str().unwrap().parse().unwrap();
     assert!(now.duration_since(real).as_secs() >= 86_400);

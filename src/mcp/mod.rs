@@ -248,6 +248,14 @@ fn error_body(id: Option<&Value>, error: RpcError) -> Value {
     Value::Object(body)
 }
 
+/// A JSON-RPC "Invalid Request" error response: `Invalid Request: {detail}`.
+fn invalid_request(id: &Value, detail: impl std::fmt::Display) -> Value {
+    error_body(
+        Some(id),
+        RpcError::new(INVALID_REQUEST, format!("Invalid Request: {detail}")),
+    )
+}
+
 fn result_body(id: &Value, result: Value) -> Value {
     json!({ "jsonrpc": "2.0", "id": id, "result": result })
 }
@@ -502,13 +510,7 @@ async fn handshake(app: &App, ctx: &Ctx, agent: Option<&AgentRow>, message: &Val
         );
     }
     match classify(message) {
-        Message::Invalid { id, reason } => Answer::json(
-            400,
-            error_body(
-                Some(&id),
-                RpcError::new(INVALID_REQUEST, format!("Invalid Request: {reason}")),
-            ),
-        ),
+        Message::Invalid { id, reason } => Answer::json(400, invalid_request(&id, reason)),
         Message::Notification | Message::Response => Answer::accepted(),
         Message::Request { id, method, params } => {
             match call(app, ctx, agent, Era::Handshake, method, params).await {
@@ -548,25 +550,16 @@ async fn batch(app: &App, ctx: &Ctx, agent: Option<&AgentRow>, items: &[Value]) 
     if version != BATCH_VERSION {
         return Answer::json(
             400,
-            error_body(
-                Some(&Value::Null),
-                RpcError::new(
-                    INVALID_REQUEST,
-                    format!(
-                        "Invalid Request: JSON-RPC batches exist only in protocol revision {BATCH_VERSION}; under {version} send one message per POST"
-                    ),
+            invalid_request(
+                &Value::Null,
+                format_args!(
+                    "JSON-RPC batches exist only in protocol revision {BATCH_VERSION}; under {version} send one message per POST"
                 ),
             ),
         );
     }
     if items.is_empty() {
-        return Answer::json(
-            400,
-            error_body(
-                Some(&Value::Null),
-                RpcError::new(INVALID_REQUEST, "Invalid Request: the batch is empty"),
-            ),
-        );
+        return Answer::json(400, invalid_request(&Value::Null, "the batch is empty"));
     }
     if agent.is_none() {
         let locked = items.iter().find_map(|item| match classify(item) {
@@ -580,20 +573,14 @@ async fn batch(app: &App, ctx: &Ctx, agent: Option<&AgentRow>, items: &[Value]) 
     let mut answers = Vec::new();
     for item in items {
         match classify(item) {
-            Message::Invalid { id, reason } => answers.push(error_body(
-                Some(&id),
-                RpcError::new(INVALID_REQUEST, format!("Invalid Request: {reason}")),
-            )),
+            Message::Invalid { id, reason } => answers.push(invalid_request(&id, reason)),
             Message::Request {
                 id,
                 method: "initialize",
                 ..
-            } => answers.push(error_body(
-                Some(id),
-                RpcError::new(
-                    INVALID_REQUEST,
-                    "Invalid Request: `initialize` must not be part of a batch",
-                ),
+            } => answers.push(invalid_request(
+                id,
+                "`initialize` must not be part of a batch",
             )),
             Message::Request { id, method, params } => {
                 answers.push(
@@ -620,24 +607,13 @@ async fn batch(app: &App, ctx: &Ctx, agent: Option<&AgentRow>, items: &[Value]) 
 /// One message of the stateless 2026-07-28 revision.
 async fn stateless(app: &App, ctx: &Ctx, agent: Option<&AgentRow>, message: &Value) -> Answer {
     let (id, method, params) = match classify(message) {
-        Message::Invalid { id, reason } => {
-            return Answer::json(
-                400,
-                error_body(
-                    Some(&id),
-                    RpcError::new(INVALID_REQUEST, format!("Invalid Request: {reason}")),
-                ),
-            );
-        }
+        Message::Invalid { id, reason } => return Answer::json(400, invalid_request(&id, reason)),
         Message::Response => {
             return Answer::json(
                 400,
-                error_body(
-                    Some(&Value::Null),
-                    RpcError::new(
-                        INVALID_REQUEST,
-                        "Invalid Request: clients do not send responses in protocol revision 2026-07-28",
-                    ),
+                invalid_request(
+                    &Value::Null,
+                    "clients do not send responses in protocol revision 2026-07-28",
                 ),
             );
         }

@@ -345,6 +345,8 @@ fn serve(args: ServeArgs) -> Result<(), String> {
         };
         let server = crate::bind(&config, clock).await?;
         let addr = server.local_addr().map_err(|e| e.to_string())?;
+        // Listen for signals before announcing readiness: see `shutdown_signal`.
+        let shutdown = crate::server::shutdown_signal();
         let mut stdout = std::io::stdout().lock();
         writeln!(stdout, "bourse listening on http://{addr}").map_err(|e| e.to_string())?;
         stdout.flush().map_err(|e| e.to_string())?;
@@ -356,7 +358,7 @@ fn serve(args: ServeArgs) -> Result<(), String> {
             LogFormat::Text => eprint!("{summary}"),
         }
         tracing::info!(%addr, data = %config.data_dir.display(), "serving");
-        server.run(crate::server::shutdown_signal()).await;
+        server.run(shutdown).await;
         Ok(())
     })
 }

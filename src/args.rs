@@ -129,17 +129,6 @@ impl Args {
         }
     }
 
-    /// An optional integer in `min..=max`; integral floats such as `5.0` are accepted.
-    ///
-    /// # Errors
-    /// Not an integral number, or out of range.
-    pub fn opt_int(&self, name: &str, min: i64, max: i64) -> Result<Option<i64>> {
-        match self.map.get(name) {
-            None | Some(Value::Null) => Ok(None),
-            Some(value) => int_in_range(name, value, min, max).map(Some),
-        }
-    }
-
     /// Removes and returns a string member (credentials such as `api_key`, which the handler
     /// reads before the service sees the arguments).
     pub fn take_str(&mut self, name: &str) -> Option<String> {
@@ -243,12 +232,10 @@ mod tests {
 
     #[test]
     fn integers_accept_integral_floats_only() {
-        let a = args(json!({"a": 5.0, "b": 5.5, "c": "5", "d": 7}));
-        assert_eq!(a.opt_int("a", 0, 10).unwrap(), Some(5));
-        assert!(a.opt_int("b", 0, 10).is_err());
-        assert!(a.opt_int("c", 0, 10).is_err());
-        assert!(a.opt_int("d", 0, 5).is_err());
-        assert_eq!(a.opt_int("missing", 0, 5).unwrap(), None);
+        assert_eq!(int_in_range("a", &json!(5.0), 0, 10).unwrap(), 5);
+        assert!(int_in_range("b", &json!(5.5), 0, 10).is_err());
+        assert!(int_in_range("c", &json!("5"), 0, 10).is_err());
+        assert!(int_in_range("d", &json!(7), 0, 5).is_err());
     }
 
     #[test]

@@ -112,9 +112,6 @@ fn decode_header_value(value: &str) -> Option<String> {
     String::from_utf8(bytes).ok()
 }
 
-// ---------------------------------------------------------------------------------------------
-// Methods
-
 /// Absent Origin passes; a present one must be trusted, and then so must `Host`.
 pub(super) fn check_origin(app: &App, ctx: &Ctx) -> Result<(), Answer> {
     let Some(origin) = ctx.headers.get(header::ORIGIN) else {

@@ -60,7 +60,7 @@ pub async fn connect_page(app: &App, ctx: &Ctx) -> Result<Reply> {
 }
 
 pub async fn connect_return(app: &App, ctx: &Ctx) -> Result<Reply> {
-    let id = ctx.params.first().map_or("", String::as_str);
+    let id = ctx.param();
     Ok(match stripe::connect_return(app, id).await? {
         Some(link) => Reply::Raw(RawReply {
             status: 303,

@@ -18,8 +18,6 @@ use crate::service::{App, catalog::reputation};
 use crate::store::agents::AgentRow;
 use crate::store::listings::{self as store, ListingRow};
 
-pub use crate::request::catalog::{METADATA_FIELDS, PAGE_MAX, PREVIEW_MAX_BYTES, PRICE_MAX_CENTS};
-
 /// `POST /api/marketplace/listings`: 201 `{listing, receipt}`; the receipt is the signed
 /// history entry of version 1.
 ///

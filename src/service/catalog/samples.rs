@@ -106,7 +106,7 @@ pub fn seed(app: &App) -> Result<()> {
 
 fn sample_metadata() -> String {
     let mut metadata = serde_json::Map::new();
-    for field in crate::service::catalog::listings::METADATA_FIELDS {
+    for field in crate::request::catalog::METADATA_FIELDS {
         metadata.insert((*field).to_owned(), Value::Null);
     }
     metadata.insert("dataFormat".into(), "application/json".into());

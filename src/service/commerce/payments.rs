@@ -23,9 +23,6 @@ use crate::store::agents::AgentRow;
 use crate::store::payments as store;
 use crate::store::settings;
 
-/// `POST /api/sell/register` is made on the card rail, which `checkout` chooses.
-pub use crate::service::commerce::checkout::register_seller;
-
 /// Starts the escrow clock of a sale once it is delivered (and shipped, for physical orders).
 ///
 /// # Errors

@@ -15,8 +15,6 @@ use crate::store::inquiries::{self as store, InquiryRow, MessageRow};
 /// no email is ever sent for an inquiry or a reply; the thread is the only channel.
 pub const EMAIL_NOT_CONFIGURED: &str = "not_configured";
 
-pub use crate::request::contact::{EMAIL_MAX, MESSAGE_MAX, SHORT_MAX, SUBJECT_MAX};
-
 /// Stores an idea or a contact message (the MCP tools `submit_idea`, `contact_marketplace`);
 /// answers `{id, kind, status, createdAt}`.
 ///

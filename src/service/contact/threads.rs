@@ -8,6 +8,11 @@
 //!   attachments of at most [`ATTACHMENT_BYTES_MAX`] bytes decoded each and
 //!   [`ATTACHMENTS_TOTAL_MAX`] together; a thread holds at most [`THREAD_MAX`] messages
 //!   (then 409 `THREAD_FULL`).
+//!
+//! [`MESSAGE_MAX`]: crate::request::contact::MESSAGE_MAX
+//! [`ATTACHMENTS_MAX`]: crate::request::contact::ATTACHMENTS_MAX
+//! [`ATTACHMENT_BYTES_MAX`]: crate::request::contact::ATTACHMENT_BYTES_MAX
+//! [`ATTACHMENTS_TOTAL_MAX`]: crate::request::contact::ATTACHMENTS_TOTAL_MAX
 //! - `emailStatus` is always `not_configured`: this self-hosted server has no mail settings and
 //!   sends no email; the thread is the only channel.
 //! - Statuses: `open` → (team reply) `answered` → (inquirer follow-up) `open` again; the operator
@@ -35,7 +40,7 @@ use crate::store::inquiries::{self as store, InquiryRow, MessageRow, RailRow};
 
 /// Messages per thread, the inquiry itself included.
 pub const THREAD_MAX: i64 = 200;
-pub use crate::request::contact::{ATTACHMENTS_MAX, STATUSES};
+use crate::request::contact::STATUSES;
 
 /// Every consent token starts with this.
 pub const RAIL_TOKEN_PREFIX: &str = "rail_";

@@ -62,7 +62,15 @@ pub struct RateLimiter {
     clock: Arc<dyn Clock>,
     /// Per-client rules are lifted (`--relaxed-limits`).
     relaxed: bool,
-    windows: Mutex<HashMap<(&'static str, String), VecDeque<Timestamp>>>,
+    windows: Mutex<HashMap<(&'static str, String), Log>>,
+}
+
+/// The recent events of one key under one rule, with that rule's window (so a sweep knows
+/// when the whole log has expired whichever rule made it).
+#[derive(Clone)]
+struct Log {
+    window: SignedDuration,
+    events: VecDeque<Timestamp>,
 }
 
 const SWEEP_ABOVE: usize = 10_000;
@@ -88,14 +96,19 @@ impl RateLimiter {
         let now = self.clock.now();
         let mut windows = self.windows.lock().unwrap_or_else(|p| p.into_inner());
         if windows.len() > SWEEP_ABOVE {
-            windows.retain(|(name, _), events| {
-                let window = rule_window(name, rule);
-                events
+            windows.retain(|_, log| {
+                log.events
                     .back()
-                    .is_some_and(|last| now.duration_since(*last) < window)
+                    .is_some_and(|last| now.duration_since(*last) < log.window)
             });
         }
-        let events = windows.entry((rule.name, key.to_owned())).or_default();
+        let log = windows
+            .entry((rule.name, key.to_owned()))
+            .or_insert_with(|| Log {
+                window: rule.window,
+                events: VecDeque::new(),
+            });
+        let events = &mut log.events;
         // Events stamped later than now come from a sandbox clock since reset to real time:
         // they never happened in this timeline.
         events.retain(|at| *at <= now);
@@ -123,14 +136,6 @@ impl RateLimiter {
             ),
         })
     }
-}
-
-fn rule_window(name: &str, current: Rule) -> SignedDuration {
-    [REGISTRATION, ADMISSION, NEW_MESSAGES]
-        .into_iter()
-        .chain(std::iter::once(current))
-        .find(|rule| rule.name == name)
-        .map_or(SignedDuration::from_hours(24), |rule| rule.window)
 }
 
 fn describe(window: SignedDuration) -> String {
@@ -164,6 +169,22 @@ mod tests {
         limiter.check(REGISTRATION, "5.6.7.8").unwrap();
         clock.advance(SignedDuration::from_mins(50));
         limiter.check(REGISTRATION, "1.2.3.4").unwrap();
+    }
+
+    #[test]
+    fn a_sweep_drops_logs_whose_own_window_has_passed() {
+        let clock = Arc::new(ManualClock::new(Timestamp::UNIX_EPOCH));
+        let limiter = RateLimiter::new(clock.clone(), false);
+        for i in 0..=SWEEP_ABOVE {
+            limiter
+                .check(INQUIRIES, &format!("10.0.{}.{}", i / 256, i % 256))
+                .unwrap();
+        }
+        limiter.check(REGISTRATION, "kept").unwrap();
+        clock.advance(SignedDuration::from_mins(61));
+        limiter.check(NEW_MESSAGES, "agent").unwrap();
+        // Every hour-long log has expired; only the new one is left.
+        assert_eq!(limiter.windows.lock().unwrap().len(), 1);
     }
 
     #[test]

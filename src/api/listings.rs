@@ -5,11 +5,11 @@ use super::read_keyed_body;
 use crate::error::Result;
 use crate::http::request::Ctx;
 use crate::http::response::Reply;
-use crate::request::Input;
 use crate::request::catalog::{
     BROWSE, Browse, CREATE_HEALTH_LISTING, CREATE_LISTING, CreateListing, DEACTIVATE_LISTING,
-    DeactivateListing, UPDATE_LISTING, UpdateListing, health_consent,
+    DeactivateListing, UPDATE_LISTING, UpdateListing, read_health_listing,
 };
+use crate::request::{Face, Input};
 use crate::service::{App, catalog::browse, catalog::listings, identity::agents};
 
 /// Browse counts the caller as a querier: the agent when a valid key comes with the request,
@@ -36,12 +36,8 @@ pub async fn create(app: &App, ctx: &Ctx) -> Result<Reply> {
 
 pub async fn create_health(app: &App, ctx: &Ctx) -> Result<Reply> {
     let seller = ctx.agent()?;
-    // The consent is judged before the rest of the body, unknown members included.
-    let input = Input::body_unchecked(&CREATE_HEALTH_LISTING, ctx.body_args()?);
-    let consent = health_consent(&input)?;
-    let rest = input
-        .check_unknown()
-        .and_then(|()| CreateListing::read(&input));
+    let input = Input::unchecked(Face::Rest, &CREATE_HEALTH_LISTING, ctx.body_args()?);
+    let (consent, rest) = read_health_listing(&input)?;
     Ok(Reply::Json(
         201,
         listings::create_health(app, seller, consent, rest).await?,

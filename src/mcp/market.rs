@@ -8,6 +8,7 @@
 
 use serde_json::{Map, Value, json};
 
+use crate::args::Args;
 use crate::error::{Error, Result};
 use crate::request::agents::{self as agent_requests, Register};
 use crate::request::catalog::{
@@ -373,9 +374,10 @@ impl Market {
             }
             Market::ListHealthData => {
                 let agent = me()?;
-                let input = input(self, arguments)?;
-                let consent = catalog::health_consent(&input)?;
-                listings::create_health(app, agent, consent, CreateListing::read(&input)).await
+                let arguments = Args::from_value(Value::Object(arguments))?;
+                let input = Input::unchecked(Face::Mcp, self.op(), arguments);
+                let (consent, rest) = catalog::read_health_listing(&input)?;
+                listings::create_health(app, agent, consent, rest).await
             }
             Market::BrowseMarketplace => {
                 let request = Browse::read(&input(self, arguments)?)?;

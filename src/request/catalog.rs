@@ -147,20 +147,26 @@ pub static CREATE_HEALTH_LISTING: Op = Op {
     ),
 };
 
-/// The health consent of a [`CREATE_HEALTH_LISTING`], as sent (judged by the service before the
-/// rest of the request), and whether the caller tried to pick the vertical (REST names the
-/// field it refuses).
+/// A [`CREATE_HEALTH_LISTING`] on either face, read from an [`Input::unchecked`] in the order
+/// the service judges it: the consent as sent (judged before anything else, unknown members
+/// included), then the rest of the request (unknown members, then the listing itself).
 ///
 /// # Errors
-/// `INVALID_ARGUMENT` when `verticalSlug` or `category` is sent: health listings are filed under
-/// personal-health-data.
-pub fn health_consent(input: &Input) -> Result<Option<Value>> {
-    if input.member("verticalSlug").is_some() || input.member("category").is_some() {
-        return Err(Error::invalid(
-            "`verticalSlug` and `category` are not accepted here: health listings are filed under personal-health-data",
-        ));
+/// `INVALID_ARGUMENT` when the caller picks the vertical or the category (in its own spelling):
+/// health listings are filed under personal-health-data.
+pub fn read_health_listing(input: &Input) -> Result<(Option<Value>, Result<CreateListing>)> {
+    let vertical = input.spelling(&VERTICAL);
+    let category = input.spelling(&CATEGORY);
+    if input.member(vertical).is_some() || input.member(category).is_some() {
+        return Err(Error::invalid(format!(
+            "`{vertical}` and `{category}` are not accepted here: health listings are filed under personal-health-data"
+        )));
     }
-    input.json(&HEALTH_CONSENT)
+    let consent = input.json(&HEALTH_CONSENT)?;
+    let rest = input
+        .check_unknown()
+        .and_then(|()| CreateListing::read(input));
+    Ok((consent, rest))
 }
 
 /// A new listing, checked for shape; the service checks what needs the database or the

@@ -305,11 +305,11 @@ pub struct Input {
 }
 
 impl Input {
-    /// A REST body whose unknown members are judged later, by [`Input::check_unknown`] (an
-    /// operation whose business refusal comes before the shape of the rest).
-    pub fn body_unchecked(op: &'static Op, args: Args) -> Input {
+    /// A REST body or MCP arguments whose unknown members are judged later, by the operation's
+    /// reader (an operation whose business refusal comes before the shape of the rest).
+    pub fn unchecked(face: Face, op: &'static Op, args: Args) -> Input {
         Input {
-            face: Face::Rest,
+            face,
             op,
             args,
             query: false,
@@ -320,7 +320,7 @@ impl Input {
     ///
     /// # Errors
     /// `INVALID_ARGUMENT` naming the first unknown member.
-    pub fn check_unknown(&self) -> Result<()> {
+    pub(crate) fn check_unknown(&self) -> Result<()> {
         self.deny_unknown()
     }
 

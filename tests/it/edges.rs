@@ -60,6 +60,38 @@ fn a_health_listing_without_its_consent_is_refused_for_the_consent_first() {
             &json!({"description": "x", "priceCents": 0, "consent": true, "titel": "typo"}),
         )
         .assert_error(422, "HEALTH_CONSENT_REQUIRED");
+    // The MCP twin reads the same request the same way: consent first, then the rest.
+    err(
+        &server,
+        Some(&seller.key),
+        "list_health_data",
+        json!({"description": "x", "price_cents": 0, "consent": true, "titel": "typo"}),
+        "HEALTH_CONSENT_REQUIRED",
+    );
+    // Picking the vertical is refused on both faces, each naming the field its own way.
+    let picked = err(
+        &server,
+        Some(&seller.key),
+        "list_health_data",
+        json!({"title": "t", "description": "x", "price_cents": 0, "consent": true, "vertical": "general"}),
+        "INVALID_ARGUMENT",
+    );
+    assert!(
+        picked["message"].as_str().unwrap().contains("`vertical`"),
+        "{picked}"
+    );
+    let picked = server.send_auth(
+        "POST",
+        "/api/marketplace/listings/health",
+        &seller.key,
+        &json!({"title": "t", "description": "x", "priceCents": 0, "consent": true, "verticalSlug": "general"}),
+    );
+    picked.assert_error(400, "INVALID_ARGUMENT");
+    let message = picked.json()["error"]["message"].clone();
+    assert!(
+        message.as_str().unwrap().contains("`verticalSlug`"),
+        "{message}"
+    );
 }
 
 #[test]

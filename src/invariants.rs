@@ -8,6 +8,7 @@
 //!   rusqlite.
 //! - The `agents` table is written only by `store::agents`.
 //! - The service modules form no import cycle.
+//! - Services take typed requests (`crate::request`), never raw request JSON read field by field.
 //!
 //! The scanner is a small Rust lexer: comments are dropped, and string and character literals
 //! are kept apart from the code, so prose in a doc comment never trips a rule and a statement

@@ -1,9 +1,6 @@
 //! The sandbox checkout page (`GET /sandbox/checkout/{session}`) and its Pay and Cancel buttons.
 
-use super::{
-    back, button, dollars, escape as html, not_found_page, outcome, page, primary_button,
-    well_formed,
-};
+use super::{back, button, dollars, escape as html, not_found_page, outcome, page, primary_button};
 use crate::error::Result;
 use crate::http::request::Ctx;
 use crate::http::response::Reply;
@@ -86,7 +83,7 @@ pub async fn checkout_page(app: &App, ctx: &Ctx) -> Result<Reply> {
 
 /// The Pay button of the checkout page.
 pub async fn pay_form(app: &App, ctx: &Ctx) -> Result<Reply> {
-    let session = well_formed(ctx.param())?;
+    let session = ctx.param();
     back(
         &format!("/sandbox/checkout/{session}"),
         sandbox::pay(app, session).await,
@@ -95,7 +92,7 @@ pub async fn pay_form(app: &App, ctx: &Ctx) -> Result<Reply> {
 
 /// The Cancel button of the checkout page.
 pub async fn cancel_form(app: &App, ctx: &Ctx) -> Result<Reply> {
-    let session = well_formed(ctx.param())?;
+    let session = ctx.param();
     back(
         &format!("/sandbox/checkout/{session}"),
         sandbox::cancel(app, session).await,

@@ -123,24 +123,6 @@ pub(crate) fn outcome(ctx: &Ctx) -> String {
     )
 }
 
-/// Session and onboarding ids are unpadded base64url (with a `cs_` prefix for sessions); an id
-/// with any other character cannot exist, and is refused before it reaches a `Location` header
-/// or a form action.
-pub(crate) fn well_formed(id: &str) -> Result<&str> {
-    if !id.is_empty()
-        && id.len() <= 100
-        && id
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-    {
-        Ok(id)
-    } else {
-        Err(crate::error::Error::NotFound(
-            "no such checkout or onboarding".into(),
-        ))
-    }
-}
-
 /// 303 See Other back to `page`, with the outcome in the query.
 pub(crate) fn back(page: &str, outcome: Result<serde_json::Value>) -> Result<Reply> {
     let query = match outcome {

@@ -4,7 +4,7 @@
 
 use hyper::body::Bytes;
 
-use super::{back, escape as html, not_found_page, outcome, page, primary_button, well_formed};
+use super::{back, escape as html, not_found_page, outcome, page, primary_button};
 use crate::error::Result;
 use crate::http::request::Ctx;
 use crate::http::response::{RawReply, Reply};
@@ -12,7 +12,7 @@ use crate::service::{App, commerce::rails::sandbox, commerce::rails::stripe};
 
 /// The button of the onboarding page.
 pub async fn complete_form(app: &App, ctx: &Ctx) -> Result<Reply> {
-    let onboarding = well_formed(ctx.param())?;
+    let onboarding = ctx.param();
     back(
         &format!("/sandbox/connect/{onboarding}"),
         sandbox::complete_onboarding(app, onboarding).await,

@@ -745,9 +745,7 @@ pub(crate) mod fixtures {
     /// An in-memory database with the schema, one held card row (`L1`, purchase `P1`, due since
     /// February 2026) and one pending refund (`pi_1`, due at `now`).
     pub(crate) fn database(now: &str) -> Connection {
-        let conn = Connection::open_in_memory().unwrap();
-        conn.execute_batch(include_str!("../../schema.sql"))
-            .unwrap();
+        let conn = crate::store::test_db();
         conn.execute_batch(
             "PRAGMA foreign_keys = OFF;
              INSERT INTO purchases (id, listing_id, seller_id, status, amount_cents,

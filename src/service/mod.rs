@@ -327,8 +327,9 @@ impl App {
             app.clock.advance(jiff::SignedDuration::from_secs(seconds));
         }
         samples::seed(&app)?;
-        // Display names without a skeleton (written before schema v4, or the house seller just
-        // seeded) get theirs, so no agent can take a name that looks like theirs.
+        // Display names written before schema v4 have no skeleton yet (it is computed in Rust, so
+        // the SQL migration step cannot): they get theirs, so no agent can take a name that
+        // looks like theirs. Once done, this finds nothing.
         app.store.write_blocking(|tx| {
             for (id, name) in crate::store::agents::without_skeleton(tx)? {
                 crate::store::agents::set_skeleton(tx, &id, &identity::names::skeleton(&name))?;

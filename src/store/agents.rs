@@ -335,8 +335,13 @@ pub fn house_id(conn: &Connection) -> Result<Option<String>> {
 ///
 /// # Errors
 /// Database failure.
-pub fn insert_house(conn: &Connection, agent: &AgentRow, key_hash: &str) -> Result<()> {
-    insert(conn, agent, key_hash, None)?;
+pub fn insert_house(
+    conn: &Connection,
+    agent: &AgentRow,
+    key_hash: &str,
+    display_skeleton: Option<&str>,
+) -> Result<()> {
+    insert(conn, agent, key_hash, display_skeleton)?;
     conn.prepare_cached("UPDATE agents SET is_house = 1 WHERE id = ?1")?
         .execute([&agent.id])?;
     Ok(())
@@ -373,7 +378,7 @@ mod tests {
         let conn = crate::store::test_db();
         assert_eq!(house_id(&conn).unwrap(), None);
         insert(&conn, &agent("a", "A-1"), "ka", None).unwrap();
-        insert_house(&conn, &agent("h", "A-H"), "kh").unwrap();
+        insert_house(&conn, &agent("h", "A-H"), "kh", None).unwrap();
         assert_eq!(house_id(&conn).unwrap().as_deref(), Some("h"));
         assert_eq!(count(&conn).unwrap(), 1);
         assert!(find_by_handle(&conn, "A-H").unwrap().is_none());

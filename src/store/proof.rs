@@ -167,7 +167,7 @@ mod tests {
         let conn = test_db();
         agents::insert(&conn, &test_agent("a", "A-1"), "ka", None).unwrap();
         agents::insert(&conn, &test_agent("b", "A-2"), "kb", None).unwrap();
-        agents::insert_house(&conn, &test_agent("h", "A-H"), "kh").unwrap();
+        agents::insert_house(&conn, &test_agent("h", "A-H"), "kh", None).unwrap();
         conn.execute_batch(
             "INSERT INTO categories VALUES ('data', 'Data', 'd', 'RESEARCH', 'data', 0);
              INSERT INTO verticals VALUES ('general', 'General', 'g', 'data', 0, 0);

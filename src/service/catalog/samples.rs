@@ -11,6 +11,7 @@ use crate::service::App;
 use crate::service::catalog::listings::{insert_row, new_row, version_one};
 use crate::service::catalog::taxonomy::Vertical;
 use crate::service::hash_secret;
+use crate::service::identity::names;
 use crate::store::agents::{self as agent_store, AgentRow};
 use crate::store::listings::{self as listing_store, ListingRow};
 use crate::store::settings;
@@ -136,7 +137,9 @@ fn house_agent(conn: &Connection, now: &str) -> Result<String> {
                 rating_count: 0,
                 sales_count: 0,
             };
-            agent_store::insert_house(conn, &agent, &hash_secret(&b64url(&random_bytes::<32>())))?;
+            let skeleton = agent.display_name.as_deref().map(names::skeleton);
+            let key_hash = hash_secret(&b64url(&random_bytes::<32>()));
+            agent_store::insert_house(conn, &agent, &key_hash, skeleton.as_deref())?;
             agent.id
         }
     };

@@ -4,9 +4,10 @@
 
 use serde_json::{Value, json};
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::request::contact::NewInquiry;
 use crate::service::App;
+use crate::service::identity::agents::check_email;
 use crate::service::ratelimit::INQUIRIES;
 use crate::store::agents::AgentRow;
 use crate::store::inquiries::{self as store, InquiryRow, MessageRow};
@@ -51,11 +52,7 @@ pub async fn create(
 ) -> Result<InquiryRow> {
     app.limiter.check(INQUIRIES, ip)?;
     let request = request?;
-    if let Some(email) = &request.email
-        && !plausible_email(email)
-    {
-        return Err(Error::invalid("`email` is not an email address"));
-    }
+    let email = request.email.map(check_email).transpose()?;
     let row = InquiryRow {
         id: uuid::Uuid::new_v4().to_string(),
         kind: request.kind.as_str().into(),
@@ -63,7 +60,7 @@ pub async fn create(
         message: request.message,
         category: request.category,
         name: request.name,
-        email: request.email,
+        email,
         submitted_by: request.submitted_by,
         impact: request.impact,
         agent_id: sender.map(|agent| agent.id.clone()),
@@ -109,19 +106,4 @@ pub async fn store_new(
         })
         .await?;
     Ok(row)
-}
-
-/// Whether `email` looks like an address (one `@`, a dotted domain, no whitespace).
-pub fn plausible_email(email: &str) -> bool {
-    match email.split_once('@') {
-        Some((local, domain)) => {
-            !local.is_empty()
-                && domain.contains('.')
-                && !domain.starts_with('.')
-                && !domain.ends_with('.')
-                && !domain.contains('@')
-                && !email.contains(char::is_whitespace)
-        }
-        None => false,
-    }
 }

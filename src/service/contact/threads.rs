@@ -379,7 +379,7 @@ pub async fn service_request(
         submitted_by,
     } = request?;
     if let Some(email) = &email
-        && !inquiries::plausible_email(email)
+        && !crate::service::identity::agents::plausible_email(email)
     {
         return Err(Error::invalid("`contact.email` is not an email address"));
     }

@@ -518,10 +518,25 @@ pub fn public_card(agent: &AgentRow, chair_id: Option<&str>) -> Value {
 /// # Errors
 /// `INVALID_ARGUMENT`.
 pub fn check_email(email: String) -> Result<String> {
-    if crate::service::contact::inquiries::plausible_email(&email) {
+    if plausible_email(&email) {
         Ok(email)
     } else {
         Err(Error::invalid("`email` is not an email address"))
+    }
+}
+
+/// Whether `email` looks like an address (one `@`, a dotted domain, no whitespace).
+pub fn plausible_email(email: &str) -> bool {
+    match email.split_once('@') {
+        Some((local, domain)) => {
+            !local.is_empty()
+                && domain.contains('.')
+                && !domain.starts_with('.')
+                && !domain.ends_with('.')
+                && !domain.contains('@')
+                && !email.contains(char::is_whitespace)
+        }
+        None => false,
     }
 }
 

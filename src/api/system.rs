@@ -31,23 +31,29 @@ const DOCUMENTED_BASE: &str = "http://127.0.0.1:8080";
 
 /// `/llms.txt`, with every URL of the documented default address naming this instance.
 pub fn llms_txt(app: &App) -> Reply {
-    let text = String::from_utf8_lossy(&assets::bytes("llms.txt"))
-        .replace(DOCUMENTED_BASE, &app.public_url);
-    Reply::Bytes("text/plain; charset=utf-8", Bytes::from(text))
+    let text = app.documents.llms_txt.get_or_init(|| {
+        String::from_utf8_lossy(&assets::bytes("llms.txt"))
+            .replace(DOCUMENTED_BASE, &app.public_url)
+            .into_bytes()
+            .into()
+    });
+    Reply::Bytes("text/plain; charset=utf-8", Bytes::from_owner(text.clone()))
 }
 
 /// `/openapi.json`, its `servers` naming this instance (examples keep the documented address).
 pub fn openapi(app: &App) -> Reply {
-    let text = String::from_utf8_lossy(&assets::bytes("openapi.json")).into_owned();
-    let documented = format!("\"servers\": [\n    {{\n      \"url\": \"{DOCUMENTED_BASE}\"");
-    let served = format!(
-        "\"servers\": [\n    {{\n      \"url\": \"{}\"",
-        app.public_url
-    );
-    Reply::Bytes(
-        "application/json",
-        Bytes::from(text.replacen(&documented, &served, 1)),
-    )
+    let text = app.documents.openapi.get_or_init(|| {
+        let documented = format!("\"servers\": [\n    {{\n      \"url\": \"{DOCUMENTED_BASE}\"");
+        let served = format!(
+            "\"servers\": [\n    {{\n      \"url\": \"{}\"",
+            app.public_url
+        );
+        String::from_utf8_lossy(&assets::bytes("openapi.json"))
+            .replacen(&documented, &served, 1)
+            .into_bytes()
+            .into()
+    });
+    Reply::Bytes("application/json", Bytes::from_owner(text.clone()))
 }
 
 pub fn signing_key(app: &App) -> Reply {

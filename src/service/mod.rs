@@ -117,6 +117,13 @@ impl Options {
 }
 
 /// Everything a request handler needs; one per running server.
+/// See [`App::documents`].
+#[derive(Default)]
+pub struct Documents {
+    pub llms_txt: std::sync::OnceLock<Arc<[u8]>>,
+    pub openapi: std::sync::OnceLock<Arc<[u8]>>,
+}
+
 pub struct App {
     pub store: Store,
     pub keyring: Arc<Keyring>,
@@ -158,6 +165,9 @@ pub struct App {
     pub shutdown: tokio::sync::watch::Sender<bool>,
     /// Passes of the background workers, counted for whoever embeds the server.
     pub worker_passes: Arc<WorkerPasses>,
+    /// The embedded `llms.txt` and `openapi.json` rewritten for `public_url`, made on first
+    /// request and then shared (the contract is 700 KB: never copied per request).
+    pub documents: Documents,
 }
 
 /// Passes of the background workers. Nothing in the server reads them: they let an embedding
@@ -318,6 +328,7 @@ impl App {
             callbacks_due: tokio::sync::Notify::new(),
             shutdown: tokio::sync::watch::channel(false).0,
             worker_passes: Arc::default(),
+            documents: Documents::default(),
         };
         // A moved sandbox clock resumes where it was moved to: a restart never goes back in time.
         let offset = app

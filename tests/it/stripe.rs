@@ -41,8 +41,9 @@ struct State {
     /// The key cannot read PaymentIntents (a restricted key without that permission).
     intents_forbidden: bool,
     checkout_down: bool,
-    /// Stripe answering a session creation slowly.
-    checkout_delay: Duration,
+    /// Stripe answering a session creation late: the answer waits until the test sends on
+    /// (or drops) the other end of this channel.
+    checkout_gate: Option<std::sync::mpsc::Receiver<()>>,
     sessions: usize,
     /// Idempotency: the first answer to a key is replayed, as Stripe does.
     answered: HashMap<String, (u16, Value)>,
@@ -104,11 +105,15 @@ impl FakeStripe {
                     };
                     let slow = seen.path == "/v1/checkout/sessions";
                     let (status, answer) = answer(&state, seen);
-                    if slow {
-                        // A slow peer, on purpose: bourse must cope with Stripe answering late
-                        // (this delays the fake's answer; no test waits on it).
-                        let delay = state.lock().unwrap().checkout_delay;
-                        std::thread::sleep(delay);
+                    let gate = if slow {
+                        state.lock().unwrap().checkout_gate.take()
+                    } else {
+                        None
+                    };
+                    if let Some(gate) = gate {
+                        // A late peer, on purpose: bourse must cope with Stripe answering after
+                        // something else happened. Bounded, in case the test never releases it.
+                        let _ = gate.recv_timeout(Duration::from_secs(60));
                     }
                     let text = answer.to_string();
                     let _ = write!(
@@ -842,7 +847,8 @@ fn a_payment_confirmed_before_the_session_id_is_stored_is_matched_by_its_purchas
     let (seller, _twin) = stripe_seller(&server, &fake);
     let listing = list(&server, &seller, 2500, json!({}));
     let buyer = server.party("buyer");
-    fake.set(|s| s.checkout_delay = Duration::from_millis(1500));
+    let (release_checkout, gate) = std::sync::mpsc::channel();
+    fake.set(|s| s.checkout_gate = Some(gate));
     let buying = {
         let client = crate::support::Client::new(&server.base);
         let key = buyer.key.clone();
@@ -863,6 +869,8 @@ fn a_payment_confirmed_before_the_session_id_is_stored_is_matched_by_its_purchas
         0,
     );
     assert_eq!(early.json()["handled"], "paid");
+    // Only now does Stripe answer the session creation.
+    release_checkout.send(()).unwrap();
     buying.join().unwrap().assert_status(200);
     let read = server
         .get_auth(

@@ -8,7 +8,7 @@ use rust_embed::RustEmbed;
 /// `assets/`: llms.txt, openapi.json, taxonomy.json.
 #[derive(RustEmbed)]
 #[folder = "assets/"]
-pub struct Assets;
+struct Assets;
 
 /// The bytes of an embedded asset.
 ///

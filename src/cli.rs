@@ -374,7 +374,7 @@ fn startup_summary(config: &Config, addr: SocketAddr) -> String {
     let data = std::fs::canonicalize(&config.data_dir).unwrap_or_else(|_| config.data_dir.clone());
     let payments = match &config.payments {
         Payments::Sandbox => "sandbox (local checkout pages; no money moves)".to_owned(),
-        Payments::Stripe(settings) if settings.secret_key.contains("_live_") => {
+        Payments::Stripe(settings) if settings.is_live() => {
             "stripe, LIVE key (real money)".to_owned()
         }
         Payments::Stripe(_) => "stripe, test key".to_owned(),

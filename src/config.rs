@@ -63,6 +63,13 @@ pub struct StripeSettings {
     pub api_base: String,
 }
 
+impl StripeSettings {
+    /// Whether the key is a live-mode key (real money; events of test mode are ignored).
+    pub fn is_live(&self) -> bool {
+        self.secret_key.contains("_live_")
+    }
+}
+
 impl std::fmt::Debug for StripeSettings {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("StripeSettings")

@@ -118,7 +118,7 @@ impl Client {
 
     /// Whether the key is a live-mode key (events of the other mode are ignored).
     pub fn livemode(&self) -> bool {
-        self.settings.secret_key.contains("_live_")
+        self.settings.is_live()
     }
 
     /// `POST {api_base}{path}`, form-encoded, with an idempotency key (blocking).

@@ -1,5 +1,6 @@
--- bourse schema, version 1. Applied once to a new database; later versions add numbered steps
--- in src/store/mod.rs and bump PRAGMA user_version. PRAGMAs are set per connection in code.
+-- bourse schema, the newest version (`store::SCHEMA_VERSION`). Applied once to a new database;
+-- an older file is brought to the same shape by the numbered steps in src/store/mod.rs, which
+-- bump PRAGMA user_version. PRAGMAs are set per connection in code.
 
 -- Agents. The API key is never stored: only SHA-256 of it (keys carry 256 bits of entropy, so a
 -- slow hash would add nothing). `handle` is public and stable for life.
@@ -428,3 +429,61 @@ CREATE TABLE health_consents (
     record      TEXT NOT NULL,
     created_at  TEXT NOT NULL
 ) STRICT;
+
+-- v5. OAuth 2.1 for hosted MCP clients (service::identity::oauth). Codes, tokens and client
+-- secrets carry 256 random bits and are stored only as SHA-256 hashes.
+-- A client: registered here (RFC 7591, `client_id` = `bmc_…`) or known by its metadata document
+-- (`client_id` = the document's https URL, fetched and cached).
+CREATE TABLE oauth_clients (
+    client_id     TEXT PRIMARY KEY,
+    kind          TEXT NOT NULL CHECK (kind IN ('registered', 'metadata')),
+    name          TEXT NOT NULL,
+    client_uri    TEXT,
+    -- JSON array of the exact redirect URIs.
+    redirect_uris TEXT NOT NULL,
+    auth_method   TEXT NOT NULL CHECK (auth_method IN ('none', 'client_secret_post', 'client_secret_basic')),
+    secret_hash   TEXT,
+    created_at    TEXT NOT NULL,
+    -- Metadata documents: when the document was last fetched.
+    fetched_at    TEXT,
+    revoked_at    TEXT
+) STRICT;
+
+-- One person's Allow: an agent lets a client act for it with these scopes at this resource.
+-- Codes and tokens hang off it; revoking it ends them all.
+CREATE TABLE oauth_grants (
+    id         TEXT PRIMARY KEY,
+    client_id  TEXT NOT NULL REFERENCES oauth_clients (client_id),
+    agent_id   TEXT NOT NULL REFERENCES agents (id),
+    scopes     TEXT NOT NULL,
+    resource   TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    used_at    TEXT,
+    revoked_at TEXT,
+    revoked_by TEXT
+) STRICT;
+CREATE INDEX oauth_grants_agent ON oauth_grants (agent_id);
+CREATE INDEX oauth_grants_client ON oauth_grants (client_id);
+
+-- Authorization codes: single use, short-lived, bound to the redirect URI and PKCE challenge.
+CREATE TABLE oauth_codes (
+    code_hash    TEXT PRIMARY KEY,
+    grant_id     TEXT NOT NULL REFERENCES oauth_grants (id),
+    redirect_uri TEXT NOT NULL,
+    challenge    TEXT NOT NULL,
+    expires_at   TEXT NOT NULL,
+    used_at      TEXT
+) STRICT;
+CREATE INDEX oauth_codes_grant ON oauth_codes (grant_id);
+
+-- Access and refresh tokens. A refresh token is exchanged once (`used_at`); a second use revokes
+-- its grant.
+CREATE TABLE oauth_tokens (
+    token_hash TEXT PRIMARY KEY,
+    grant_id   TEXT NOT NULL REFERENCES oauth_grants (id),
+    kind       TEXT NOT NULL CHECK (kind IN ('access', 'refresh')),
+    expires_at TEXT NOT NULL,
+    used_at    TEXT,
+    revoked_at TEXT
+) STRICT;
+CREATE INDEX oauth_tokens_grant ON oauth_tokens (grant_id);

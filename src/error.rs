@@ -50,6 +50,56 @@ pub enum Error {
     },
     /// A bug or an I/O failure (500 `INTERNAL`); the detail is logged, never sent.
     Internal(String),
+    /// A refusal of an OAuth endpoint (token, registration, revocation), answered in OAuth's own
+    /// shape `{"error": "invalid_grant", "error_description": "…"}` (RFC 6749 §5.2, RFC 7591
+    /// §3.2.2), which OAuth clients parse, rather than bourse's.
+    OAuth { error: OAuthCode, message: String },
+}
+
+/// The error codes of the OAuth endpoints (RFC 6749 §5.2, RFC 7591 §3.2.2, RFC 8707, RFC 7009).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OAuthCode {
+    InvalidRequest,
+    InvalidClient,
+    InvalidGrant,
+    UnauthorizedClient,
+    UnsupportedGrantType,
+    InvalidScope,
+    InvalidTarget,
+    InvalidRedirectUri,
+    InvalidClientMetadata,
+}
+
+impl OAuthCode {
+    /// The code as OAuth spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OAuthCode::InvalidRequest => "invalid_request",
+            OAuthCode::InvalidClient => "invalid_client",
+            OAuthCode::InvalidGrant => "invalid_grant",
+            OAuthCode::UnauthorizedClient => "unauthorized_client",
+            OAuthCode::UnsupportedGrantType => "unsupported_grant_type",
+            OAuthCode::InvalidScope => "invalid_scope",
+            OAuthCode::InvalidTarget => "invalid_target",
+            OAuthCode::InvalidRedirectUri => "invalid_redirect_uri",
+            OAuthCode::InvalidClientMetadata => "invalid_client_metadata",
+        }
+    }
+
+    /// The same code in bourse's spelling (logs, and the tool errors of other faces).
+    fn upper(self) -> &'static str {
+        match self {
+            OAuthCode::InvalidRequest => "OAUTH_INVALID_REQUEST",
+            OAuthCode::InvalidClient => "OAUTH_INVALID_CLIENT",
+            OAuthCode::InvalidGrant => "OAUTH_INVALID_GRANT",
+            OAuthCode::UnauthorizedClient => "OAUTH_UNAUTHORIZED_CLIENT",
+            OAuthCode::UnsupportedGrantType => "OAUTH_UNSUPPORTED_GRANT_TYPE",
+            OAuthCode::InvalidScope => "OAUTH_INVALID_SCOPE",
+            OAuthCode::InvalidTarget => "OAUTH_INVALID_TARGET",
+            OAuthCode::InvalidRedirectUri => "OAUTH_INVALID_REDIRECT_URI",
+            OAuthCode::InvalidClientMetadata => "OAUTH_INVALID_CLIENT_METADATA",
+        }
+    }
 }
 
 impl Error {
@@ -70,6 +120,11 @@ impl Error {
             Error::BadGateway { .. } => 502,
             Error::Unavailable { .. } | Error::Busy { .. } => 503,
             Error::Internal(_) => 500,
+            // A client that failed to authenticate is 401 (RFC 6749 §5.2); the rest are 400.
+            Error::OAuth { error, .. } => match error {
+                OAuthCode::InvalidClient => 401,
+                _ => 400,
+            },
         }
     }
 
@@ -86,6 +141,7 @@ impl Error {
             Error::RequestTimeout => "REQUEST_TIMEOUT",
             Error::RateLimited { .. } => "RATE_LIMITED",
             Error::Internal(_) => "INTERNAL",
+            Error::OAuth { error, .. } => error.upper(),
             Error::Forbidden { code, .. }
             | Error::BadRequest { code, .. }
             | Error::BadGateway { code, .. }
@@ -120,13 +176,22 @@ impl Error {
             | Error::Unprocessable { message, .. }
             | Error::RateLimited { message, .. }
             | Error::Unavailable { message, .. }
-            | Error::Busy { message, .. } => *message = rewrite(message),
+            | Error::Busy { message, .. }
+            | Error::OAuth { message, .. } => *message = rewrite(message),
             Error::Internal(_)
             | Error::MethodNotAllowed { .. }
             | Error::RequestTimeout
             | Error::PayloadTooLarge { .. } => {}
         }
         self
+    }
+
+    /// Shorthand for [`Error::OAuth`].
+    pub fn oauth(error: OAuthCode, message: impl Into<String>) -> Error {
+        Error::OAuth {
+            error,
+            message: message.into(),
+        }
     }
 
     /// Shorthand for [`Error::InvalidArgument`].
@@ -151,7 +216,8 @@ impl fmt::Display for Error {
             | Error::Unprocessable { message, .. }
             | Error::RateLimited { message, .. }
             | Error::Unavailable { message, .. }
-            | Error::Busy { message, .. } => f.write_str(message),
+            | Error::Busy { message, .. }
+            | Error::OAuth { message, .. } => f.write_str(message),
             Error::MethodNotAllowed { allow } => {
                 write!(
                     f,

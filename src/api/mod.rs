@@ -8,6 +8,7 @@ mod ingress;
 mod listings;
 mod messages;
 mod meta;
+mod oauth;
 mod operator;
 mod proof;
 mod purchases;
@@ -78,7 +79,10 @@ async fn authenticate(app: &App, route: Route, ctx: &Ctx) -> Result<Caller> {
         | Auth::Capability
         | Auth::Action
         | Auth::Provider
-        | Auth::Mcp => Ok(Caller::Anonymous),
+        | Auth::Mcp
+        | Auth::Standard
+        | Auth::OAuthClient
+        | Auth::Person => Ok(Caller::Anonymous),
     }
 }
 
@@ -177,5 +181,19 @@ pub async fn dispatch(app: &App, route: Route, mut ctx: Ctx) -> Result<Reply> {
         Route::ServiceRequest => contact::service_request(app, ctx).await,
         Route::StripeWebhook => stripe::webhook(app, ctx).await,
         Route::StripeConnectReturn => crate::pages::onboarding::connect_return(app, ctx).await,
+        Route::ApiCatalog => Ok(system::api_catalog(app)),
+        Route::ServerJson => Ok(system::server_json(app)),
+        Route::OAuthProtectedResource => Ok(oauth::protected_resource(app, false)),
+        Route::OAuthProtectedResourceMcp => Ok(oauth::protected_resource(app, true)),
+        Route::OAuthAuthorizationServer => Ok(oauth::authorization_server(app)),
+        Route::OAuthAuthorizePage => crate::pages::authorize::page(app, ctx).await,
+        Route::OAuthAuthorizeForm => crate::pages::authorize::decide(app, ctx).await,
+        Route::OAuthToken => oauth::token(app, ctx).await,
+        Route::OAuthRegister => oauth::register(app, ctx).await,
+        Route::OAuthRevoke => oauth::revoke(app, ctx).await,
+        Route::OperatorOAuthClients => oauth::list_clients(app, ctx).await,
+        Route::OperatorRevokeOAuthClient => oauth::revoke_client(app, ctx).await,
+        Route::OperatorOAuthGrants => oauth::list_grants(app, ctx).await,
+        Route::OperatorRevokeOAuthGrant => oauth::revoke_grant(app, ctx).await,
     }
 }

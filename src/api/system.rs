@@ -56,6 +56,73 @@ pub fn openapi(app: &App) -> Reply {
     Reply::Bytes("application/json", Bytes::from_owner(text.clone()))
 }
 
+/// The name the MCP Registry would list this instance under: its host's labels reversed
+/// (`market.example.com` → `com.example.market/bourse`); `local.bourse/bourse` for an address.
+fn registry_name(public_url: &str) -> String {
+    let host = public_url
+        .split_once("://")
+        .map_or(public_url, |(_, rest)| rest)
+        .split(['/', ':'])
+        .next()
+        .unwrap_or_default();
+    let is_name = host.contains('.')
+        && host.bytes().any(|b| b.is_ascii_alphabetic())
+        && host
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-');
+    if is_name {
+        let mut labels: Vec<&str> = host.split('.').collect();
+        labels.reverse();
+        format!("{}/bourse", labels.join("."))
+    } else {
+        "local.bourse/bourse".to_owned()
+    }
+}
+
+/// `/server.json`: the MCP Registry entry (schema 2025-12-11) of this instance, from
+/// `assets/server.json` with its URLs and name rewritten for the public URL.
+pub fn server_json(app: &App) -> Reply {
+    let text = app.documents.server_json.get_or_init(|| {
+        String::from_utf8_lossy(&assets::bytes("server.json"))
+            .replace(DOCUMENTED_BASE, &app.public_url)
+            .replace(
+                "\"com.example/bourse\"",
+                &format!("\"{}\"", registry_name(&app.public_url)),
+            )
+            .into_bytes()
+            .into()
+    });
+    Reply::Bytes("application/json", Bytes::from_owner(text.clone()))
+}
+
+/// `/.well-known/api-catalog` (RFC 9727): where the contract, the documentation, the MCP
+/// endpoint and its OAuth metadata are, as a linkset (RFC 9264).
+pub fn api_catalog(app: &App) -> Reply {
+    let link = |path: &str, media: &str| json!([{ "href": app.url(path), "type": media }]);
+    let catalog = json!({
+        "linkset": [
+            {
+                "anchor": app.url("/api"),
+                "service-desc": link("/openapi.json", "application/vnd.oai.openapi+json;version=3.1"),
+                "service-doc": link("/llms.txt", "text/plain"),
+                "status": link("/readyz", "application/json"),
+            },
+            {
+                "anchor": app.url("/api/mcp"),
+                "service-desc": link("/server.json", "application/json"),
+                "service-doc": link("/llms.txt", "text/plain"),
+                "service-meta": link("/.well-known/oauth-protected-resource/api/mcp", "application/json"),
+            },
+        ]
+    });
+    Reply::Raw(crate::http::response::RawReply {
+        status: 200,
+        content_type: "application/linkset+json; profile=\"https://www.rfc-editor.org/info/rfc9727\"",
+        body: Bytes::from(serde_json::to_vec(&catalog).expect("a Value serializes")),
+        headers: Vec::new(),
+    })
+}
+
 pub fn signing_key(app: &App) -> Reply {
     Reply::ok(receipts::signing_key(app))
 }

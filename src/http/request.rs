@@ -131,6 +131,47 @@ impl Ctx {
         (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
     }
 
+    /// Whether the body is declared as an HTML form (`application/x-www-form-urlencoded`).
+    pub fn form_content_type(&self) -> bool {
+        self.header("content-type").is_some_and(|value| {
+            value.split(';').next().is_some_and(|media| {
+                media
+                    .trim()
+                    .eq_ignore_ascii_case("application/x-www-form-urlencoded")
+            })
+        })
+    }
+
+    /// The body read as `application/x-www-form-urlencoded` pairs, in order (a body that is not
+    /// UTF-8 reads as no pairs).
+    pub fn form(&self) -> Vec<(String, String)> {
+        parse_query(self.body_text().ok())
+    }
+
+    /// HTTP Basic credentials (RFC 7617), each part form-decoded as OAuth clients encode them
+    /// (RFC 6749 §2.3.1).
+    pub fn basic_auth(&self) -> Option<(String, String)> {
+        use base64::Engine;
+        let value = self
+            .headers
+            .get(hyper::header::AUTHORIZATION)?
+            .to_str()
+            .ok()?;
+        let (scheme, encoded) = value.trim().split_once(' ')?;
+        if !scheme.eq_ignore_ascii_case("basic") {
+            return None;
+        }
+        let decoded = base64::engine::general_purpose::STANDARD
+            .decode(encoded.trim())
+            .ok()?;
+        let text = String::from_utf8(decoded).ok()?;
+        let (id, secret) = text.split_once(':')?;
+        Some((
+            percent_decode_with(id, true),
+            percent_decode_with(secret, true),
+        ))
+    }
+
     /// The body as UTF-8 text.
     ///
     /// # Errors

@@ -76,6 +76,19 @@ pub fn json(status: u16, value: &Value, request_id: &str) -> Response<Body> {
 /// `{"error":{"code","message","status"}}` plus `WWW-Authenticate`, `Allow` or `Retry-After`.
 pub fn error(error: &Error, request_id: &str) -> Response<Body> {
     let status = error.status();
+    if let Error::OAuth { error: code, .. } = error {
+        let body = json!({ "error": code.as_str(), "error_description": error.public_message() });
+        let mut response = json(status, &body, request_id);
+        let headers = response.headers_mut();
+        headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+        if status == 401 {
+            headers.insert(
+                header::WWW_AUTHENTICATE,
+                HeaderValue::from_static("Basic realm=\"oauth\""),
+            );
+        }
+        return response;
+    }
     let mut body = json!({
         "error": { "code": error.code(), "message": error.public_message(), "status": status }
     });

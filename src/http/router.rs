@@ -81,6 +81,20 @@ pub enum Route {
     ServiceRequest,
     StripeWebhook,
     StripeConnectReturn,
+    ApiCatalog,
+    ServerJson,
+    OAuthProtectedResource,
+    OAuthProtectedResourceMcp,
+    OAuthAuthorizationServer,
+    OAuthAuthorizePage,
+    OAuthAuthorizeForm,
+    OAuthToken,
+    OAuthRegister,
+    OAuthRevoke,
+    OperatorOAuthClients,
+    OperatorRevokeOAuthClient,
+    OperatorOAuthGrants,
+    OperatorRevokeOAuthGrant,
 }
 
 /// (method, path template, route). `{name}` matches one non-empty segment; a static segment
@@ -249,6 +263,48 @@ pub const ROUTES: &[(&str, &str, Route)] = &[
     ("POST", "/api/services/request", Route::ServiceRequest),
     ("POST", "/api/webhooks/stripe", Route::StripeWebhook),
     ("GET", "/sell/connect/{id}", Route::StripeConnectReturn),
+    ("GET", "/.well-known/api-catalog", Route::ApiCatalog),
+    ("GET", "/server.json", Route::ServerJson),
+    (
+        "GET",
+        "/.well-known/oauth-protected-resource",
+        Route::OAuthProtectedResource,
+    ),
+    (
+        "GET",
+        "/.well-known/oauth-protected-resource/api/mcp",
+        Route::OAuthProtectedResourceMcp,
+    ),
+    (
+        "GET",
+        "/.well-known/oauth-authorization-server",
+        Route::OAuthAuthorizationServer,
+    ),
+    ("GET", "/oauth/authorize", Route::OAuthAuthorizePage),
+    ("POST", "/oauth/authorize", Route::OAuthAuthorizeForm),
+    ("POST", "/oauth/token", Route::OAuthToken),
+    ("POST", "/oauth/register", Route::OAuthRegister),
+    ("POST", "/oauth/revoke", Route::OAuthRevoke),
+    (
+        "GET",
+        "/api/operator/oauth/clients",
+        Route::OperatorOAuthClients,
+    ),
+    (
+        "POST",
+        "/api/operator/oauth/clients/revoke",
+        Route::OperatorRevokeOAuthClient,
+    ),
+    (
+        "GET",
+        "/api/operator/oauth/grants",
+        Route::OperatorOAuthGrants,
+    ),
+    (
+        "POST",
+        "/api/operator/oauth/grants/{id}/revoke",
+        Route::OperatorRevokeOAuthGrant,
+    ),
 ];
 
 impl Route {
@@ -302,7 +358,11 @@ impl Route {
             | ListInquiries
             | ReplyInquiry
             | UpdateInquiry
-            | CreateRail => Auth::Operator,
+            | CreateRail
+            | OperatorOAuthClients
+            | OperatorRevokeOAuthClient
+            | OperatorOAuthGrants
+            | OperatorRevokeOAuthGrant => Auth::Operator,
             InquiryThread | InquiryMessage | VerifySessionReceipt | SandboxCheckoutPage
             | SandboxConnectPage | StripeConnectReturn => Auth::Capability,
             SandboxPay
@@ -313,6 +373,14 @@ impl Route {
             | SandboxConnectForm => Auth::Action,
             StripeWebhook => Auth::Provider,
             McpPost | McpGet | McpDelete => Auth::Mcp,
+            ApiCatalog
+            | ServerJson
+            | OAuthProtectedResource
+            | OAuthProtectedResourceMcp
+            | OAuthAuthorizationServer
+            | OAuthRegister => Auth::Standard,
+            OAuthToken | OAuthRevoke => Auth::OAuthClient,
+            OAuthAuthorizePage | OAuthAuthorizeForm => Auth::Person,
         }
     }
 
@@ -321,9 +389,20 @@ impl Route {
     pub fn param(self) -> Option<Param> {
         use Route::*;
         match self {
-            GetListing | UpdateListing | ListingHistory | DeactivateListing | PurchaseListing
-            | RateListing | GetPurchase | ShipPurchase | ReplayCallback | InquiryThread
-            | InquiryMessage | ReplyInquiry | UpdateInquiry => Some(Param::Id),
+            GetListing
+            | UpdateListing
+            | ListingHistory
+            | DeactivateListing
+            | PurchaseListing
+            | RateListing
+            | GetPurchase
+            | ShipPurchase
+            | ReplayCallback
+            | InquiryThread
+            | InquiryMessage
+            | ReplyInquiry
+            | UpdateInquiry
+            | OperatorRevokeOAuthGrant => Some(Param::Id),
             SendMessage | ClassifyParty => Some(Param::Handle),
             SandboxCheckoutPage
             | SandboxPay
@@ -384,7 +463,20 @@ impl Route {
             | ListInquiries
             | CreateRail
             | ServiceRequest
-            | StripeWebhook => None,
+            | StripeWebhook
+            | ApiCatalog
+            | ServerJson
+            | OAuthProtectedResource
+            | OAuthProtectedResourceMcp
+            | OAuthAuthorizationServer
+            | OAuthAuthorizePage
+            | OAuthAuthorizeForm
+            | OAuthToken
+            | OAuthRegister
+            | OAuthRevoke
+            | OperatorOAuthClients
+            | OperatorRevokeOAuthClient
+            | OperatorOAuthGrants => None,
         }
     }
 
@@ -421,6 +513,8 @@ impl Route {
                 | CreateRail
                 | ServiceRequest
                 | StripeWebhook
+                | OAuthRegister
+                | OperatorRevokeOAuthClient
         )
     }
 
@@ -520,8 +614,19 @@ pub enum Auth {
     Action,
     /// Signed by a payment provider (the Stripe webhook checks `Stripe-Signature`).
     Provider,
-    /// MCP authenticates each JSON-RPC message itself (some methods are public).
+    /// MCP authenticates each JSON-RPC message itself (some methods are public): an API key
+    /// or an OAuth access token.
     Mcp,
+    /// Anyone; the answer's shape is fixed by an outside standard (OAuth metadata, RFC 7591 open
+    /// client registration, the RFC 9727 API catalog, the MCP Registry `server.json`), so no
+    /// provenance block is added.
+    Standard,
+    /// An OAuth client authenticating itself (its secret, or PKCE for a public client) at the
+    /// token and revocation endpoints; answers in OAuth's shape.
+    OAuthClient,
+    /// A person at the authorization page, who signs in with an agent's API key typed into the
+    /// form (or registers a new agent there); answers are HTML and redirects.
+    Person,
 }
 
 /// A matched route and its path parameters, in template order.
@@ -709,6 +814,10 @@ mod tests {
             Route::SandboxCancelForm,
             Route::SandboxConnectForm,
             Route::ReplayCallback,
+            Route::OAuthAuthorizeForm,
+            Route::OAuthToken,
+            Route::OAuthRevoke,
+            Route::OperatorRevokeOAuthGrant,
         ];
         for (method, template, route) in ROUTES {
             if ["POST", "PUT", "PATCH", "DELETE"].contains(method) {

@@ -69,9 +69,9 @@ use crate::crypto::jcs::{RequestFault, parse_request};
 use crate::error::{Error, Result};
 use crate::http::request::Ctx;
 use crate::http::response::{RawReply, Reply};
+use crate::request::Scope;
 use crate::service::App;
-use crate::service::identity::agents;
-use crate::store::agents::AgentRow;
+use crate::service::identity::oauth::{self, Bearer};
 use headers::{check_envelope, check_origin};
 use market::Market;
 use tools::{call_tool, tools};
@@ -272,7 +272,9 @@ pub(super) fn refusal(status: u16, code: &str, message: &str) -> Answer {
     )
 }
 
-fn unauthorized(id: Option<&Value>, message: &str) -> Answer {
+/// 401: no credential where one is needed, or one that does not authenticate (`invalid`). The
+/// challenge points OAuth clients at the protected-resource metadata (RFC 9728 §5.1).
+fn unauthorized(app: &App, id: Option<&Value>, message: &str, invalid: bool) -> Answer {
     let mut answer = Answer::json(
         401,
         error_body(
@@ -281,9 +283,46 @@ fn unauthorized(id: Option<&Value>, message: &str) -> Answer {
                 .with_data(json!({ "status": 401, "code": "UNAUTHENTICATED" })),
         ),
     );
+    let error = invalid.then_some(("invalid_token", message));
+    answer.headers.push((
+        "www-authenticate",
+        oauth::challenge(app, oauth::default_scopes(), error),
+    ));
     answer
-        .headers
-        .push(("www-authenticate", "Bearer realm=\"mcp\"".into()));
+}
+
+/// 403: an access token without the scope a tool needs. The challenge names the scopes to ask
+/// for (what the token holds plus the missing one), so a client can step up (RFC 6750 §3.1).
+fn insufficient_scope(
+    app: &App,
+    id: Option<&Value>,
+    held: oauth::Scopes,
+    needed: Scope,
+    tool: &str,
+) -> Answer {
+    let message = format!(
+        "the tool {tool} needs the OAuth scope `{needed}`, and this access token holds `{held}`; authorize again asking for it (an API key holds every scope)",
+        needed = needed.name()
+    );
+    let mut answer = Answer::json(
+        403,
+        error_body(
+            id,
+            RpcError::new(INVALID_REQUEST, format!("Forbidden: {message}")).with_data(json!({
+                "status": 403,
+                "code": "INSUFFICIENT_SCOPE",
+                "scope": needed.name(),
+            })),
+        ),
+    );
+    answer.headers.push((
+        "www-authenticate",
+        oauth::challenge(
+            app,
+            held.with(needed),
+            Some(("insufficient_scope", &message)),
+        ),
+    ));
     answer
 }
 
@@ -317,8 +356,8 @@ async fn serve_post(app: &App, ctx: &Ctx) -> Answer {
         .body_text()
         .map_err(|_| RequestFault::Syntax("not UTF-8".into()))
         .and_then(parse_request);
-    let agent = match caller(app, ctx, parsed.as_ref().ok()).await {
-        Ok(agent) => agent,
+    let who = match caller(app, ctx, parsed.as_ref().ok()).await {
+        Ok(who) => who,
         Err(refused) => return refused,
     };
     if let Err(RequestFault::Duplicate(reason)) = &parsed {
@@ -340,27 +379,30 @@ async fn serve_post(app: &App, ctx: &Ctx) -> Answer {
         );
     };
     match &message {
-        Value::Array(items) => batch(app, ctx, agent.as_ref(), items).await,
-        _ if is_stateless(ctx, &message) => stateless(app, ctx, agent.as_ref(), &message).await,
-        _ => handshake(app, ctx, agent.as_ref(), &message).await,
+        Value::Array(items) => batch(app, ctx, who.as_ref(), items).await,
+        _ if is_stateless(ctx, &message) => stateless(app, ctx, who.as_ref(), &message).await,
+        _ => handshake(app, ctx, who.as_ref(), &message).await,
     }
 }
 
-/// The authenticated agent, `None` without credentials, or the 401 for bad credentials.
-async fn caller(app: &App, ctx: &Ctx, parsed: Option<&Value>) -> Result<Option<AgentRow>, Answer> {
+/// Who the Bearer credential names (an API key or an OAuth access token), `None` without
+/// credentials, or the 401 for bad credentials.
+async fn caller(app: &App, ctx: &Ctx, parsed: Option<&Value>) -> Result<Option<Bearer>, Answer> {
     if !ctx.headers.contains_key(header::AUTHORIZATION) {
         return Ok(None);
     }
     let id = parsed.and_then(|message| message.get("id"));
     let Some(token) = ctx.bearer() else {
         return Err(unauthorized(
+            app,
             id,
-            "only `Authorization: Bearer <API key>` is accepted",
+            "only `Authorization: Bearer <API key or OAuth access token>` is accepted",
+            true,
         ));
     };
-    match agents::authenticate(app, Some(token)).await {
-        Ok(agent) => Ok(Some(agent)),
-        Err(Error::Unauthenticated(message)) => Err(unauthorized(id, &message)),
+    match oauth::authenticate(app, token).await {
+        Ok(who) => Ok(Some(who)),
+        Err(Error::Unauthenticated(message)) => Err(unauthorized(app, id, &message, true)),
         Err(error) => {
             tracing::error!(request_id = %ctx.request_id, %error, "MCP authentication failed");
             Err(Answer::json(
@@ -487,6 +529,11 @@ pub(super) enum Outcome {
     Done(Value),
     Failed(RpcError),
     NeedsAuth,
+    /// An OAuth access token lacks the scope the tool needs (HTTP 403).
+    NeedsScope {
+        tool: &'static str,
+        needed: Scope,
+    },
 }
 
 fn unsupported_handshake_version(requested: &str) -> RpcError {
@@ -497,7 +544,7 @@ fn unsupported_handshake_version(requested: &str) -> RpcError {
 }
 
 /// One message of the handshake era.
-async fn handshake(app: &App, ctx: &Ctx, agent: Option<&AgentRow>, message: &Value) -> Answer {
+async fn handshake(app: &App, ctx: &Ctx, who: Option<&Bearer>, message: &Value) -> Answer {
     if let Some(requested) = version_header(ctx)
         && !HANDSHAKE_VERSIONS.contains(&requested.as_str())
     {
@@ -513,7 +560,7 @@ async fn handshake(app: &App, ctx: &Ctx, agent: Option<&AgentRow>, message: &Val
         Message::Invalid { id, reason } => Answer::json(400, invalid_request(&id, reason)),
         Message::Notification | Message::Response => Answer::accepted(),
         Message::Request { id, method, params } => {
-            match call(app, ctx, agent, Era::Handshake, method, params).await {
+            match call(app, ctx, who, Era::Handshake, method, params).await {
                 Outcome::Done(result) => Answer::json(200, result_body(id, result)),
                 Outcome::Failed(error) => {
                     let status = if error.code == INVALID_REQUEST {
@@ -523,7 +570,14 @@ async fn handshake(app: &App, ctx: &Ctx, agent: Option<&AgentRow>, message: &Val
                     };
                     Answer::json(status, error_body(Some(id), error))
                 }
-                Outcome::NeedsAuth => unauthorized(Some(id), &missing_key(method)),
+                Outcome::NeedsAuth => unauthorized(app, Some(id), &missing_key(method), false),
+                Outcome::NeedsScope { tool, needed } => insufficient_scope(
+                    app,
+                    Some(id),
+                    who.map_or_else(oauth::Scopes::default, |who| who.scopes),
+                    needed,
+                    tool,
+                ),
             }
         }
     }
@@ -536,7 +590,7 @@ pub(super) fn missing_key(method: &str) -> String {
 }
 
 /// A JSON array: accepted only under 2025-03-26, which defined batching.
-async fn batch(app: &App, ctx: &Ctx, agent: Option<&AgentRow>, items: &[Value]) -> Answer {
+async fn batch(app: &App, ctx: &Ctx, who: Option<&Bearer>, items: &[Value]) -> Answer {
     let version = version_header(ctx);
     if let Some(requested) = &version
         && !HANDSHAKE_VERSIONS.contains(&requested.as_str())
@@ -561,13 +615,13 @@ async fn batch(app: &App, ctx: &Ctx, agent: Option<&AgentRow>, items: &[Value]) 
     if items.is_empty() {
         return Answer::json(400, invalid_request(&Value::Null, "the batch is empty"));
     }
-    if agent.is_none() {
+    if who.is_none() {
         let locked = items.iter().find_map(|item| match classify(item) {
             Message::Request { method, params, .. } if needs_key(method, params) => Some(method),
             _ => None,
         });
         if let Some(method) = locked {
-            return unauthorized(None, &missing_key(method));
+            return unauthorized(app, None, &missing_key(method), false);
         }
     }
     let mut answers = Vec::new();
@@ -584,12 +638,20 @@ async fn batch(app: &App, ctx: &Ctx, agent: Option<&AgentRow>, items: &[Value]) 
             )),
             Message::Request { id, method, params } => {
                 answers.push(
-                    match call(app, ctx, agent, Era::Handshake, method, params).await {
+                    match call(app, ctx, who, Era::Handshake, method, params).await {
                         Outcome::Done(result) => result_body(id, result),
                         Outcome::Failed(error) => error_body(Some(id), error),
                         Outcome::NeedsAuth => error_body(
                             Some(id),
                             RpcError::new(INVALID_REQUEST, missing_key(method)),
+                        ),
+                        Outcome::NeedsScope { tool, needed } => error_body(
+                            Some(id),
+                            RpcError::new(
+                                INVALID_REQUEST,
+                                format!("the tool {tool} needs the OAuth scope `{}`", needed.name()),
+                            )
+                            .with_data(json!({ "status": 403, "code": "INSUFFICIENT_SCOPE", "scope": needed.name() })),
                         ),
                     },
                 );
@@ -605,7 +667,7 @@ async fn batch(app: &App, ctx: &Ctx, agent: Option<&AgentRow>, items: &[Value]) 
 }
 
 /// One message of the stateless 2026-07-28 revision.
-async fn stateless(app: &App, ctx: &Ctx, agent: Option<&AgentRow>, message: &Value) -> Answer {
+async fn stateless(app: &App, ctx: &Ctx, who: Option<&Bearer>, message: &Value) -> Answer {
     let (id, method, params) = match classify(message) {
         Message::Invalid { id, reason } => return Answer::json(400, invalid_request(&id, reason)),
         Message::Response => {
@@ -630,7 +692,7 @@ async fn stateless(app: &App, ctx: &Ctx, agent: Option<&AgentRow>, message: &Val
     if let Err(error) = check_envelope(ctx, method, params) {
         return stateless_failure(Some(id), error);
     }
-    match call(app, ctx, agent, Era::Stateless, method, params).await {
+    match call(app, ctx, who, Era::Stateless, method, params).await {
         Outcome::Done(mut result) => {
             if let Value::Object(object) = &mut result {
                 object.insert("resultType".into(), "complete".into());
@@ -644,7 +706,14 @@ async fn stateless(app: &App, ctx: &Ctx, agent: Option<&AgentRow>, message: &Val
             Answer::json(200, result_body(id, result))
         }
         Outcome::Failed(error) => stateless_failure(Some(id), error),
-        Outcome::NeedsAuth => unauthorized(Some(id), &missing_key(method)),
+        Outcome::NeedsAuth => unauthorized(app, Some(id), &missing_key(method), false),
+        Outcome::NeedsScope { tool, needed } => insufficient_scope(
+            app,
+            Some(id),
+            who.map_or_else(oauth::Scopes::default, |who| who.scopes),
+            needed,
+            tool,
+        ),
     }
 }
 
@@ -673,12 +742,12 @@ pub(super) fn unsupported_stateless_version(requested: &str) -> RpcError {
 async fn call(
     app: &App,
     ctx: &Ctx,
-    agent: Option<&AgentRow>,
+    who: Option<&Bearer>,
     era: Era,
     method: &str,
     params: Option<&Value>,
 ) -> Outcome {
-    if agent.is_none() && needs_key(method, params) {
+    if who.is_none() && needs_key(method, params) {
         return Outcome::NeedsAuth;
     }
     match (era, method) {
@@ -686,7 +755,7 @@ async fn call(
         (Era::Handshake, "ping") => Outcome::Done(json!({})),
         (Era::Stateless, "server/discover") => Outcome::Done(discover(app)),
         (_, "tools/list") => list_tools(era, params),
-        (_, "tools/call") => call_tool(app, ctx, agent, params).await,
+        (_, "tools/call") => call_tool(app, ctx, who, params).await,
         _ => Outcome::Failed(RpcError::new(
             METHOD_NOT_FOUND,
             format!("Method not found: {method}"),

@@ -11,14 +11,16 @@ use crate::http::request::Ctx;
 use crate::request::{Face, Op};
 use crate::service::App;
 use crate::service::identity::agents::{self, Client};
+use crate::service::identity::oauth::Bearer;
 use crate::store::agents::AgentRow;
 
 pub(super) async fn call_tool(
     app: &App,
     ctx: &Ctx,
-    agent: Option<&AgentRow>,
+    who: Option<&Bearer>,
     params: Option<&Value>,
 ) -> Outcome {
+    let agent = who.map(|who| &who.agent);
     let Some(params) = params.and_then(Value::as_object) else {
         return Outcome::Failed(RpcError::new(
             INVALID_PARAMS,
@@ -40,6 +42,15 @@ pub(super) async fn call_tool(
             ),
         ));
     };
+    // An access token reaches only the tools its scopes cover (an API key holds them all).
+    if let (Some(who), Some(needed)) = (who, tool.op().scope)
+        && !who.scopes.contains(needed)
+    {
+        return Outcome::NeedsScope {
+            tool: tool.op().name,
+            needed,
+        };
+    }
     let mut arguments = match params.get("arguments") {
         None | Some(Value::Null) => Map::new(),
         Some(Value::Object(arguments)) => arguments.clone(),

@@ -108,46 +108,65 @@ impl Client {
             })?;
             request = request.header(name, value);
         }
-        let mut response = request.send(body).map_err(map_ureq_error)?;
-
-        let status = response.status().as_u16();
-        if (300..400).contains(&status) {
-            return Err(OutboundError::Redirect(status));
-        }
-        let content_type = response
-            .headers()
-            .get(CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned);
-
-        // ureq's limit counts the bytes on the wire (before gzip decoding) and fails even at EOF
-        // once exactly `limit` bytes were read, hence `+ 1`; the `take` bounds the decoded bytes.
-        let cap = (max_body as u64).saturating_add(1);
-        let mut reader = response
-            .body_mut()
-            .with_config()
-            .limit(cap)
-            .reader()
-            .take(cap);
-        let mut buf = Vec::new();
-        match reader.read_to_end(&mut buf) {
-            Ok(_) => {}
-            Err(e) => {
-                return Err(match ureq::Error::from(e) {
-                    ureq::Error::BodyExceedsLimit(_) => OutboundError::TooLarge { limit: max_body },
-                    other => map_ureq_error(other),
-                });
-            }
-        }
-        if buf.len() > max_body {
-            return Err(OutboundError::TooLarge { limit: max_body });
-        }
-        Ok(Response {
-            status,
-            content_type,
-            body: buf,
-        })
+        read_response(request.send(body), max_body)
     }
+
+    /// GETs `url` asking for JSON, with the same rules as [`Client::post_json`] (3xx is
+    /// `Err(Redirect)`, a body over `max_body` is `Err(TooLarge)`).
+    ///
+    /// # Errors
+    ///
+    /// See [`OutboundError`].
+    pub fn get_json(&self, url: &str, max_body: usize) -> Result<Response, OutboundError> {
+        let url = check_url(url, self.policy)?;
+        let request = self.agent.get(&url).header("accept", "application/json");
+        read_response(request.call(), max_body)
+    }
+}
+
+/// Reads a response of either method: any status except 3xx, at most `max_body` bytes.
+fn read_response(
+    sent: Result<ureq::http::Response<ureq::Body>, ureq::Error>,
+    max_body: usize,
+) -> Result<Response, OutboundError> {
+    let mut response = sent.map_err(map_ureq_error)?;
+    let status = response.status().as_u16();
+    if (300..400).contains(&status) {
+        return Err(OutboundError::Redirect(status));
+    }
+    let content_type = response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+
+    // ureq's limit counts the bytes on the wire (before gzip decoding) and fails even at EOF
+    // once exactly `limit` bytes were read, hence `+ 1`; the `take` bounds the decoded bytes.
+    let cap = (max_body as u64).saturating_add(1);
+    let mut reader = response
+        .body_mut()
+        .with_config()
+        .limit(cap)
+        .reader()
+        .take(cap);
+    let mut buf = Vec::new();
+    match reader.read_to_end(&mut buf) {
+        Ok(_) => {}
+        Err(e) => {
+            return Err(match ureq::Error::from(e) {
+                ureq::Error::BodyExceedsLimit(_) => OutboundError::TooLarge { limit: max_body },
+                other => map_ureq_error(other),
+            });
+        }
+    }
+    if buf.len() > max_body {
+        return Err(OutboundError::TooLarge { limit: max_body });
+    }
+    Ok(Response {
+        status,
+        content_type,
+        body: buf,
+    })
 }
 
 /// Maps ureq's errors to the public ones, with short messages and no internals.

@@ -3,6 +3,7 @@
 //! a page route that calls the same service function as the JSON twin and answers 303 back to
 //! the page, which shows the outcome; so a browser needs no JavaScript and CI needs no browser.
 
+pub mod authorize;
 pub mod checkout;
 pub mod disclosures;
 pub mod front;
@@ -56,14 +57,26 @@ pub(crate) fn not_found_page(title: &str, sentence: &str) -> Reply {
 }
 
 pub(crate) fn page(title: &str, body: &str) -> Reply {
+    page_with_banner(
+        title,
+        "<strong>bourse sandbox</strong> — no real money moves.",
+        body,
+    )
+}
+
+/// A page with its own first line (`banner`, HTML) above `body`.
+pub(crate) fn page_with_banner(title: &str, banner: &str, body: &str) -> Reply {
     let page = format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{title}</title>\
          <style>body{{font-family:system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem}}\
          button{{font-size:1rem;padding:.6rem 1.2rem;margin-right:.5rem;border-radius:.4rem;border:1px solid #8c959f;background:#f6f8fa}}\
          button.primary{{background:#1f883d;border-color:#1a7f37;color:#fff;font-weight:600}}\
          #result{{margin-top:1rem;padding:.6rem .8rem;border-radius:.4rem;background:#ddf4ff}}#result.refused{{background:#fff8c5}}\
-         .meta{{color:#57606a;font-size:.9rem}}</style></head>\
-         <body><p><strong>bourse sandbox</strong> — no real money moves.</p>{body}</body></html>",
+         .meta{{color:#57606a;font-size:.9rem}}\
+         fieldset{{border:1px solid #d0d7de;border-radius:.4rem;margin:1rem 0}}label{{display:block;margin:.4rem 0}}\
+         input[type=text],input[type=password]{{font-size:1rem;padding:.4rem;width:100%;box-sizing:border-box}}\
+         .warn{{color:#9a6700}}</style></head>\
+         <body><p>{banner}</p>{body}</body></html>",
         title = escape(title)
     );
     Reply::Bytes("text/html; charset=utf-8", Bytes::from(page))

@@ -2,7 +2,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{Field, Input, Kind, Op};
+use super::{Field, Input, Kind, Op, Scope};
 use crate::args::Patch;
 use crate::crypto::b64url_decode;
 use crate::error::{Error, Result};
@@ -29,6 +29,7 @@ pub static REGISTER: Op = Op {
     name: "register_agent",
     rest: &[("POST", "/api/agents/register")],
     fields: &[NAME, EMAIL, DISPLAY_NAME, CALLBACK_URL],
+    scope: None,
 };
 
 /// A new agent; the service checks the email's shape and the callback URL's destination.
@@ -63,6 +64,7 @@ pub static LOOKUP: Op = Op {
     name: "agent_lookup",
     rest: &[("GET", "/api/agents/lookup")],
     fields: &[HANDLE, LOOKUP_NAME],
+    scope: Some(Scope::Read),
 };
 
 /// Find agents by handle or (REST) by exact display name; exactly one is given.
@@ -88,6 +90,7 @@ pub static WHOAMI: Op = Op {
     name: "agent_whoami",
     rest: &[("GET", "/api/agents/me")],
     fields: &[],
+    scope: Some(Scope::Read),
 };
 
 /// `PATCH /api/agents/me` (REST only): each field absent (kept), null (cleared) or set.
@@ -99,6 +102,7 @@ pub static UPDATE_ME: Op = Op {
         Field::rest("email", Kind::Text(EMAIL_MAX)),
         Field::rest("callbackUrl", Kind::Text(URL_MAX)),
     ],
+    scope: None,
 };
 
 /// A profile edit; the service checks the email's shape and the callback URL's destination.
@@ -127,6 +131,7 @@ pub static BIND_CHAIR: Op = Op {
     name: "bind_chair",
     rest: &[("PUT", "/api/operator/chair")],
     fields: &[Field::rest("handle", Kind::Text(16)).required()],
+    scope: None,
 };
 
 /// The handle of the agent to bind as the chair.
@@ -146,6 +151,7 @@ pub static INGRESS: Op = Op {
         Field::rest("request", Kind::Object).required(),
         Field::rest("signature", Kind::Verbatim).required(),
     ],
+    scope: None,
 };
 
 /// An admission request, checked for shape: the key and signature decode to 32 and 64 bytes;
@@ -188,4 +194,21 @@ fn base64_field(input: &Input, field: &Field, len: usize) -> Result<String> {
             "`{name}` must be {len} bytes in unpadded base64url"
         ))),
     }
+}
+
+/// `POST /api/operator/oauth/clients/revoke` `{clientId}` (operator): a registered client's id
+/// or a metadata document URL.
+pub static REVOKE_OAUTH_CLIENT: Op = Op {
+    name: "revoke_oauth_client",
+    rest: &[("POST", "/api/operator/oauth/clients/revoke")],
+    fields: &[Field::rest("clientId", Kind::Text(2000)).required()],
+    scope: None,
+};
+
+/// The id of the OAuth client to revoke.
+///
+/// # Errors
+/// `INVALID_ARGUMENT`.
+pub fn oauth_client_id(input: &Input) -> Result<String> {
+    input.req_text(&REVOKE_OAUTH_CLIENT.fields[0])
 }

@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{Face, Field, ID_MAX, Input, Kind, Op};
+use super::{Face, Field, ID_MAX, Input, Kind, Op, Scope};
 use crate::crypto::jcs;
 use crate::error::{Error, Result};
 
@@ -134,6 +134,7 @@ pub static CREATE_LISTING: Op = Op {
         "A public preview (JSON object, at most 4 KiB).",
         [VERTICAL, CATEGORY]
     ),
+    scope: Some(Scope::Sell),
 };
 
 /// `POST /api/marketplace/listings/health` · `list_health_data`: a create without the vertical
@@ -145,6 +146,7 @@ pub static CREATE_HEALTH_LISTING: Op = Op {
         "A public preview (JSON object, at most 4 KiB); never put identifying data in it.",
         [HEALTH_CONSENT]
     ),
+    scope: Some(Scope::Sell),
 };
 
 /// A [`CREATE_HEALTH_LISTING`] on either face, read from an [`Input::unchecked`] in the order
@@ -248,6 +250,7 @@ pub static UPDATE_LISTING: Op = Op {
         REASON,
         REFRESH,
     ],
+    scope: Some(Scope::Sell),
 };
 
 /// An edit: every field optional; unchanged fields make no version.
@@ -283,6 +286,7 @@ pub static DEACTIVATE_LISTING: Op = Op {
     name: "deactivate_listing",
     rest: &[("POST", "/api/marketplace/listings/{id}/deactivate")],
     fields: &[LISTING_ID, REASON],
+    scope: Some(Scope::Sell),
 };
 
 /// A withdrawal, with its reason for the history.
@@ -306,6 +310,7 @@ pub static LISTING_DETAIL: Op = Op {
     name: "preview_listing",
     rest: &[("GET", "/api/marketplace/listings/{id}")],
     fields: &[LISTING_ID],
+    scope: None,
 };
 
 /// `GET /api/marketplace/listings/{id}/history` · `listing_history`.
@@ -313,6 +318,7 @@ pub static LISTING_HISTORY: Op = Op {
     name: "listing_history",
     rest: &[("GET", "/api/marketplace/listings/{id}/history")],
     fields: &[LISTING_ID],
+    scope: None,
 };
 
 /// The listing id of an MCP call (on REST it is the path segment).
@@ -330,6 +336,7 @@ pub static SET_DELIVERY_ENDPOINT: Op = Op {
     fields: &[Field::both("url", "url", Kind::Text(2048))
         .required()
         .doc("Your delivery endpoint URL.")],
+    scope: Some(Scope::Sell),
 };
 
 /// The seller's delivery endpoint to verify.
@@ -380,6 +387,7 @@ pub static BROWSE: Op = Op {
         B_LIMIT,
         B_OFFSET,
     ],
+    scope: None,
 };
 
 /// A browse: filters, sort and page. Slugs are checked against the taxonomy by the service.
@@ -532,6 +540,7 @@ pub static ABOUT: Op = Op {
     name: "about_marketplace",
     rest: &[],
     fields: &[],
+    scope: None,
 };
 
 /// `GET /api/verticals` · `list_verticals`: no arguments.
@@ -539,6 +548,7 @@ pub static LIST_VERTICALS: Op = Op {
     name: "list_verticals",
     rest: &[("GET", "/api/verticals")],
     fields: &[],
+    scope: None,
 };
 
 /// `GET /api/stats` · `get_platform_stats`: no arguments.
@@ -546,6 +556,7 @@ pub static PLATFORM_STATS: Op = Op {
     name: "get_platform_stats",
     rest: &[("GET", "/api/stats")],
     fields: &[],
+    scope: None,
 };
 
 /// `GET /api/marketplace/stats` · `marketplace_stats`: no arguments.
@@ -553,4 +564,5 @@ pub static MARKETPLACE_STATS: Op = Op {
     name: "marketplace_stats",
     rest: &[("GET", "/api/marketplace/stats")],
     fields: &[],
+    scope: None,
 };

@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use super::{Face, Field, ID_MAX, Input, Kind, Op};
+use super::{Face, Field, ID_MAX, Input, Kind, Op, Scope};
 use crate::error::Result;
 
 /// The buyer's intended uses accepted for personal health data (also the vocabulary of a
@@ -48,6 +48,7 @@ pub static PURCHASE: Op = Op {
     name: "buy_data",
     rest: &[("POST", "/api/marketplace/listings/{id}/purchase")],
     fields: &[LISTING_ID, EMAIL, INTENDED_USE, ATTESTATION, RAIL],
+    scope: Some(Scope::Spend),
 };
 
 /// A purchase request. Its members are judged where the purchase needs them, so the order of
@@ -83,6 +84,7 @@ pub static GET_PURCHASE: Op = Op {
             .doc("The purchase id."),
         Field::rest("purchase_token", Kind::Verbatim),
     ],
+    scope: Some(Scope::Read),
 };
 
 /// The purchase id of an MCP call (on REST it is the path segment).
@@ -115,6 +117,7 @@ pub static RATE: Op = Op {
     name: "rate_listing",
     rest: &[("POST", "/api/marketplace/listings/{id}/rate")],
     fields: &[LISTING_ID, PURCHASE_ID, RATING, COMMENT],
+    scope: Some(Scope::Message),
 };
 
 /// A rating of a delivered purchase.
@@ -153,6 +156,7 @@ pub static BECOME_SELLER: Op = Op {
     name: "become_seller",
     rest: &[("POST", "/api/sell/register")],
     fields: &[SELLER_NAME, SELLER_EMAIL],
+    scope: Some(Scope::Sell),
 };
 
 /// Payout onboarding, with what the provider's form may start with.
@@ -178,6 +182,7 @@ pub static SELLER_DASHBOARD: Op = Op {
     name: "seller_dashboard",
     rest: &[("GET", "/api/sell/dashboard")],
     fields: &[],
+    scope: Some(Scope::Sell),
 };
 
 /// `POST /api/marketplace/purchases/{id}/ship` `{carrier, tracking}` (the seller, REST only).
@@ -188,6 +193,7 @@ pub static SHIP: Op = Op {
         Field::rest("carrier", Kind::Text(100)).required(),
         Field::rest("tracking", Kind::Text(200)).required(),
     ],
+    scope: Some(Scope::Sell),
 };
 
 /// A physical order's shipment.
@@ -216,6 +222,7 @@ pub static ADVANCE_CLOCK: Op = Op {
         Field::rest("advanceSeconds", Kind::Int(1, 10 * 365 * 24 * 3600)),
         Field::rest("reset", Kind::Bool),
     ],
+    scope: None,
 };
 
 /// What to do with the sandbox clock.

@@ -48,6 +48,7 @@ pub static SUBMIT_IDEA: Op = Op {
         Field::both("impact", "impact", Kind::Paragraph(IMPACT_MAX))
             .doc("Optional: who benefits and how."),
     ],
+    scope: None,
 };
 
 /// `POST /api/inquiries` · `contact_marketplace`.
@@ -66,6 +67,7 @@ pub static CONTACT: Op = Op {
         Field::both("email", "email", Kind::Text(EMAIL_MAX)).doc("Optional email to reply to."),
         SUBMITTED_BY,
     ],
+    scope: None,
 };
 
 /// What kind of inquiry is being sent.
@@ -151,6 +153,7 @@ pub static POST_MESSAGE: Op = Op {
             Kind::Json(r#"{"type":"array","maxItems":5}"#),
         ),
     ],
+    scope: None,
 };
 
 /// A message for an inquiry's thread; attachments checked and decoded-size counted.
@@ -179,6 +182,7 @@ pub static SET_STATUS: Op = Op {
     name: "set_inquiry_status",
     rest: &[("PATCH", "/api/operator/inquiries/{id}")],
     fields: &[Field::rest("status", Kind::Enum(&STATUSES)).required()],
+    scope: None,
 };
 
 /// The status to set.
@@ -193,6 +197,7 @@ pub static CREATE_RAIL: Op = Op {
     name: "create_rail",
     rest: &[("POST", "/api/rails")],
     fields: &[Field::rest("rootInquiryId", Kind::Text(ID_MAX)).required()],
+    scope: None,
 };
 
 /// The root inquiry of a new rail.
@@ -212,6 +217,7 @@ pub static SERVICE_REQUEST: Op = Op {
         Field::rest("contact", Kind::Json(r#"{"type":"object"}"#)),
         Field::rest("submittedBy", Kind::Text(SHORT_MAX)),
     ],
+    scope: None,
 };
 
 /// A service request: what is wanted, for how much, by when, and whom to answer.

@@ -11,6 +11,7 @@ pub static CLASSIFY: Op = Op {
     name: "classify_party",
     rest: &[("PUT", "/api/operator/parties/{handle}")],
     fields: &[Field::rest("party", Kind::Text(32)).required()],
+    scope: None,
 };
 
 /// The class to give the agent (checked against the classes by the service).
@@ -30,6 +31,7 @@ pub static ANNOUNCE: Op = Op {
         Field::rest("schedule", Kind::Object).required(),
         Field::rest("note", Kind::Text(2000)),
     ],
+    scope: None,
 };
 
 /// A fee schedule change to announce.

@@ -1,6 +1,6 @@
 //! Messaging operations: send a message, read the inbox, mark read.
 
-use super::{Face, Field, Input, Kind, Op};
+use super::{Face, Field, Input, Kind, Op, Scope};
 use crate::error::{Error, Result};
 
 /// The longest client message id.
@@ -36,6 +36,7 @@ pub static SEND_MESSAGE: Op = Op {
     name: "agent_send_message",
     rest: &[("POST", "/api/agents/{handle}/messages")],
     fields: &[HANDLE, CLIENT_MESSAGE_ID, BODY],
+    scope: Some(Scope::Message),
 };
 
 /// A message to send. `client_message_id` and `body` are kept exactly as sent (the service
@@ -84,6 +85,7 @@ pub static READ_INBOX: Op = Op {
     name: "agent_inbox",
     rest: &[("GET", "/api/agents/me/inbox")],
     fields: &[ACTION, AFTER, LIMIT, WAIT, THROUGH],
+    scope: Some(Scope::Read),
 };
 
 /// A page of the inbox.

@@ -198,6 +198,59 @@ pub struct Op {
     /// The REST route(s) offering it: (method, path template).
     pub rest: &'static [(&'static str, &'static str)],
     pub fields: &'static [Field],
+    /// The scope an OAuth access token must hold to call it (an API key holds every scope).
+    /// `None`: it takes no agent credential (public, capability or operator operations), or it
+    /// is offered on REST only, where tokens are not accepted (`update_me`).
+    pub scope: Option<Scope>,
+}
+
+/// What a person lets a hosted MCP client do for their agent (OAuth scopes). Reading and
+/// messaging are ordinary; selling publishes in the agent's name; spending moves money and is
+/// never granted unless the person ticks it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Scope {
+    /// Who the agent is, lookups, its inbox, its purchases.
+    Read,
+    /// Sending messages and ratings in the agent's name.
+    Message,
+    /// Becoming a seller, listing, updating and withdrawing listings, the seller dashboard.
+    Sell,
+    /// Buying (charges the buyer).
+    Spend,
+}
+
+impl Scope {
+    /// Every scope, in the order pages and metadata list them.
+    pub const ALL: [Scope; 4] = [Scope::Read, Scope::Message, Scope::Sell, Scope::Spend];
+
+    /// The scope's OAuth name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Scope::Read => "read",
+            Scope::Message => "message",
+            Scope::Sell => "sell",
+            Scope::Spend => "spend",
+        }
+    }
+
+    /// The scope named `name`.
+    pub fn named(name: &str) -> Option<Scope> {
+        Scope::ALL.into_iter().find(|scope| scope.name() == name)
+    }
+
+    /// What it allows, in a sentence a person reads before allowing it.
+    pub fn sentence(self) -> &'static str {
+        match self {
+            Scope::Read => {
+                "see the agent's profile, look up agents, read its inbox and its purchases"
+            }
+            Scope::Message => "send messages and ratings in the agent's name",
+            Scope::Sell => {
+                "become a seller and create, change or withdraw listings in the agent's name"
+            }
+            Scope::Spend => "buy listings in the agent's name: this spends money",
+        }
+    }
 }
 
 /// Every declared operation (the face-parity test walks them).
@@ -233,6 +286,7 @@ pub static OPS: &[&Op] = &[
     &agents::UPDATE_ME,
     &agents::BIND_CHAIR,
     &agents::INGRESS,
+    &agents::REVOKE_OAUTH_CLIENT,
     &commerce::SHIP,
     &commerce::ADVANCE_CLOCK,
     &disclosure::CLASSIFY,

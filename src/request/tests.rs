@@ -11,6 +11,7 @@ static OP: Op = Op {
         Field::mcp("listing_id", Kind::Text(8)).required(),
         Field::both("consent", "consent", Kind::Consent).affirmation(),
     ],
+    scope: None,
 };
 
 fn map(value: Value) -> Map<String, Value> {
@@ -209,6 +210,7 @@ fn requirements_come_from_the_operations_declaration() {
         name: "strict_tool",
         rest: &[],
         fields: &[SHARED.required_on(Face::Mcp)],
+        scope: None,
     };
     let mcp = Input::new(Face::Mcp, &STRICT, map(json!({}))).unwrap();
     assert!(message(mcp.json(&SHARED).unwrap_err()).contains("`preview` is required"));

@@ -26,6 +26,7 @@ pub static UPDATE_PROVENANCE: Op = Op {
         ),
         Field::rest("marketing", Kind::Json(r#"{"type":["object","null"]}"#)),
     ],
+    scope: None,
 };
 
 /// The overrides sent: field → value, `null` meaning "restore the default".

@@ -122,6 +122,7 @@ impl Options {
 pub struct Documents {
     pub llms_txt: std::sync::OnceLock<Arc<[u8]>>,
     pub openapi: std::sync::OnceLock<Arc<[u8]>>,
+    pub server_json: std::sync::OnceLock<Arc<[u8]>>,
 }
 
 pub struct App {

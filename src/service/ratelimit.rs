@@ -30,6 +30,15 @@ pub const REGISTRATION: Rule = Rule {
     per_client: true,
 };
 
+/// 20 OAuth client registrations per hour per client IP.
+pub const CLIENT_REGISTRATION: Rule = Rule {
+    name: "oauth-register",
+    max: 20,
+    window: SignedDuration::from_hours(1),
+    what: "OAuth client registrations",
+    per_client: true,
+};
+
 /// 120 admissions (lookup, inbox, send; REST and MCP together) per minute per client IP.
 pub const ADMISSION: Rule = Rule {
     name: "admission",

@@ -19,6 +19,7 @@ pub mod ingress;
 pub mod inquiries;
 pub mod listings;
 pub mod messages;
+pub mod oauth;
 pub mod payments;
 pub mod proof;
 pub mod purchases;
@@ -37,7 +38,7 @@ use crate::error::{Error, Result};
 /// `PRAGMA application_id` stamped on every bourse database: ASCII "BRSE".
 pub const APPLICATION_ID: i32 = 0x4252_5345;
 /// The schema version this binary writes (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i32 = 4;
+pub const SCHEMA_VERSION: i32 = 5;
 const SCHEMA: &str = include_str!("../../schema.sql");
 const READ_POOL_SIZE: u32 = 8;
 /// Most jobs committed together.
@@ -539,6 +540,52 @@ const STEPS: &[(i32, &str)] = &[
         4,
         "ALTER TABLE agents ADD COLUMN display_skeleton TEXT;
          CREATE INDEX agents_display_skeleton ON agents (display_skeleton) WHERE display_skeleton IS NOT NULL;",
+    ),
+    (
+        5,
+        "CREATE TABLE oauth_clients (
+             client_id     TEXT PRIMARY KEY,
+             kind          TEXT NOT NULL CHECK (kind IN ('registered', 'metadata')),
+             name          TEXT NOT NULL,
+             client_uri    TEXT,
+             redirect_uris TEXT NOT NULL,
+             auth_method   TEXT NOT NULL CHECK (auth_method IN ('none', 'client_secret_post', 'client_secret_basic')),
+             secret_hash   TEXT,
+             created_at    TEXT NOT NULL,
+             fetched_at    TEXT,
+             revoked_at    TEXT
+         ) STRICT;
+         CREATE TABLE oauth_grants (
+             id         TEXT PRIMARY KEY,
+             client_id  TEXT NOT NULL REFERENCES oauth_clients (client_id),
+             agent_id   TEXT NOT NULL REFERENCES agents (id),
+             scopes     TEXT NOT NULL,
+             resource   TEXT NOT NULL,
+             created_at TEXT NOT NULL,
+             used_at    TEXT,
+             revoked_at TEXT,
+             revoked_by TEXT
+         ) STRICT;
+         CREATE INDEX oauth_grants_agent ON oauth_grants (agent_id);
+         CREATE INDEX oauth_grants_client ON oauth_grants (client_id);
+         CREATE TABLE oauth_codes (
+             code_hash    TEXT PRIMARY KEY,
+             grant_id     TEXT NOT NULL REFERENCES oauth_grants (id),
+             redirect_uri TEXT NOT NULL,
+             challenge    TEXT NOT NULL,
+             expires_at   TEXT NOT NULL,
+             used_at      TEXT
+         ) STRICT;
+         CREATE INDEX oauth_codes_grant ON oauth_codes (grant_id);
+         CREATE TABLE oauth_tokens (
+             token_hash TEXT PRIMARY KEY,
+             grant_id   TEXT NOT NULL REFERENCES oauth_grants (id),
+             kind       TEXT NOT NULL CHECK (kind IN ('access', 'refresh')),
+             expires_at TEXT NOT NULL,
+             used_at    TEXT,
+             revoked_at TEXT
+         ) STRICT;
+         CREATE INDEX oauth_tokens_grant ON oauth_tokens (grant_id);",
     ),
 ];
 

@@ -379,7 +379,8 @@ pub async fn lookup(app: &App, request: Lookup, client: &Client<'_>) -> Result<V
     Ok(json!({ "agents": agents }))
 }
 
-/// `POST /api/agents/keys/revoke`: a new key; the old one fails at once. Two concurrent
+/// `POST /api/agents/keys/revoke`: a new key; the old one fails at once, and so do the OAuth
+/// grants the agent gave hosted clients (they authorize again). Two concurrent
 /// rotations with the same key: one gets the new key, the other 401.
 ///
 /// # Errors
@@ -394,7 +395,14 @@ pub async fn revoke_key(app: &App, presented_key: Option<&str>) -> Result<Value>
     let rotated_at = now.clone();
     let replaced = app
         .store
-        .write(move |tx| agent_store::replace_key(tx, &id, &old_hash, &new_hash, &now))
+        .write(move |tx| {
+            let replaced = agent_store::replace_key(tx, &id, &old_hash, &new_hash, &now)?;
+            if replaced {
+                // The key is the agent's root credential: what it authorized goes with it.
+                crate::store::oauth::revoke_agent_grants(tx, &id, "API key rotated", &now)?;
+            }
+            Ok(replaced)
+        })
         .await?;
     app.known_agents.forget(&agent.id);
     if !replaced {

@@ -1,6 +1,8 @@
 //! Who is who: agents (registration, keys, profiles, lookup, the chair) and the admission door
-//! for strangers' signed requests, and the rules for display names people read.
+//! for strangers' signed requests, the rules for display names people read, and OAuth for
+//! hosted MCP clients.
 
 pub mod agents;
 pub mod ingress;
 pub mod names;
+pub mod oauth;

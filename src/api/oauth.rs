@@ -1,0 +1,125 @@
+//! OAuth for hosted MCP clients: the metadata documents, dynamic registration, the token and
+//! revocation endpoints (answers in OAuth's own shapes), and the operator's view of clients and
+//! grants. The authorization page is in `pages::authorize`.
+
+use serde_json::{Value, json};
+
+use super::read_body;
+use crate::error::{Error, OAuthCode, Result};
+use crate::http::request::Ctx;
+use crate::http::response::Reply;
+use crate::request::agents::{REVOKE_OAUTH_CLIENT, oauth_client_id};
+use crate::service::App;
+use crate::service::identity::oauth::{self, clients, flow};
+
+/// Token answers and errors must not be cached (RFC 6749 §5.1).
+fn no_store(reply: Reply) -> Reply {
+    reply.with_headers(vec![
+        ("cache-control", "no-store".into()),
+        ("pragma", "no-cache".into()),
+    ])
+}
+
+/// `GET /.well-known/oauth-protected-resource[/api/mcp]` (RFC 9728).
+pub fn protected_resource(app: &App, for_mcp: bool) -> Reply {
+    let resource = if for_mcp {
+        app.url(oauth::MCP_PATH)
+    } else {
+        app.public_url.clone()
+    };
+    Reply::ok(oauth::protected_resource_metadata(app, &resource))
+}
+
+/// `GET /.well-known/oauth-authorization-server` (RFC 8414).
+pub fn authorization_server(app: &App) -> Reply {
+    Reply::ok(oauth::authorization_server_metadata(app))
+}
+
+/// `POST /oauth/register` (RFC 7591): open registration of a client.
+pub async fn register(app: &App, ctx: &Ctx) -> Result<Reply> {
+    let text = ctx
+        .body_text()
+        .map_err(|_| Error::oauth(OAuthCode::InvalidClientMetadata, "the body is not UTF-8"))?;
+    let doc: Value = crate::crypto::jcs::parse_request(text).map_err(|_| {
+        Error::oauth(
+            OAuthCode::InvalidClientMetadata,
+            "the body must be one JSON object of client metadata, each member once",
+        )
+    })?;
+    // RFC 7591 §3.2.1: absent, the method is `client_secret_basic`.
+    let metadata = clients::ClientMetadata::read(&doc, "client_secret_basic")?;
+    let ip = ctx.client_ip.to_string();
+    Ok(no_store(Reply::Json(
+        201,
+        clients::register(app, metadata, &ip).await?,
+    )))
+}
+
+/// The form of a token or revocation request.
+///
+/// # Errors
+/// `invalid_request` for a body that is not a form.
+fn form(ctx: &Ctx) -> Result<Vec<(String, String)>> {
+    if !ctx.form_content_type() {
+        return Err(Error::oauth(
+            OAuthCode::InvalidRequest,
+            "send the parameters as `Content-Type: application/x-www-form-urlencoded`",
+        ));
+    }
+    Ok(ctx.form())
+}
+
+/// `POST /oauth/token`.
+pub async fn token(app: &App, ctx: &Ctx) -> Result<Reply> {
+    let params = form(ctx)?;
+    let answer = flow::token(app, &params, ctx.basic_auth()).await?;
+    Ok(no_store(Reply::ok(answer)))
+}
+
+/// `POST /oauth/revoke` (RFC 7009): 200 whether or not the token was live.
+pub async fn revoke(app: &App, ctx: &Ctx) -> Result<Reply> {
+    let params = form(ctx)?;
+    flow::revoke(app, &params, ctx.basic_auth()).await?;
+    Ok(no_store(Reply::ok(json!({}))))
+}
+
+const PAGE_DEFAULT: i64 = 50;
+const PAGE_MAX: i64 = 200;
+
+/// `GET /api/operator/oauth/clients`.
+pub async fn list_clients(app: &App, ctx: &Ctx) -> Result<Reply> {
+    let limit = ctx.query_int("limit", PAGE_DEFAULT, 1, PAGE_MAX)?;
+    let offset = ctx.query_int("offset", 0, 0, i64::from(i32::MAX))?;
+    Ok(Reply::ok(clients::list_clients(app, limit, offset).await?))
+}
+
+/// `POST /api/operator/oauth/clients/revoke`.
+pub async fn revoke_client(app: &App, ctx: &Ctx) -> Result<Reply> {
+    let client_id = read_body(ctx, &REVOKE_OAUTH_CLIENT, oauth_client_id)?;
+    Ok(Reply::ok(clients::revoke_client(app, client_id).await?))
+}
+
+/// `GET /api/operator/oauth/grants?active=true`.
+pub async fn list_grants(app: &App, ctx: &Ctx) -> Result<Reply> {
+    let limit = ctx.query_int("limit", PAGE_DEFAULT, 1, PAGE_MAX)?;
+    let offset = ctx.query_int("offset", 0, 0, i64::from(i32::MAX))?;
+    let active = match ctx.query("active") {
+        None | Some("false") => false,
+        Some("true") => true,
+        Some(other) => {
+            return Err(Error::invalid(format!(
+                "`active` must be true or false, not {other:?}"
+            )));
+        }
+    };
+    Ok(Reply::ok(
+        clients::list_grants(app, active, limit, offset).await?,
+    ))
+}
+
+/// `POST /api/operator/oauth/grants/{id}/revoke`.
+pub async fn revoke_grant(app: &App, ctx: &Ctx) -> Result<Reply> {
+    Ok(Reply::ok(
+        clients::revoke_grant(app, ctx.param().to_owned()).await?,
+    ))
+}

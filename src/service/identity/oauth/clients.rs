@@ -1,0 +1,589 @@
+//! OAuth clients: dynamic registration (RFC 7591), Client ID Metadata Documents (an https
+//! `client_id` whose metadata bourse fetches through the SSRF-safe outbound client), redirect URI
+//! rules, and the operator's list and revocation of clients and grants.
+
+use jiff::SignedDuration;
+use serde_json::{Value, json};
+
+use super::{Scopes, mint};
+use crate::crypto::{b64url, random_bytes};
+use crate::error::{Error, OAuthCode, Result};
+use crate::service::ratelimit::CLIENT_REGISTRATION;
+use crate::service::{App, constant_time_eq, hash_secret};
+use crate::store::oauth::{self as oauth_store, ClientRow, GrantRow};
+
+/// How clients authenticate at the token and revocation endpoints.
+pub const AUTH_METHODS: [&str; 3] = ["none", "client_secret_post", "client_secret_basic"];
+/// Registered client ids start with this; anything else is a metadata document URL.
+const CLIENT_PREFIX: &str = "bmc_";
+/// Client secrets.
+const SECRET_PREFIX: &str = "bmcs_";
+/// A metadata document is fetched again when the stored copy is older than this.
+const DOCUMENT_TTL: SignedDuration = SignedDuration::from_hours(1);
+/// The largest metadata document read (the draft asks servers to bound it; 5 KB is its figure).
+const DOCUMENT_MAX_BYTES: usize = 5 * 1024;
+const MAX_REDIRECT_URIS: usize = 10;
+const MAX_URI_LEN: usize = 2000;
+const MAX_NAME_CHARS: usize = 100;
+
+/// Client metadata (RFC 7591 §2) as registration requests and metadata documents both carry it.
+#[derive(Debug)]
+pub struct ClientMetadata {
+    pub redirect_uris: Vec<String>,
+    pub name: String,
+    pub client_uri: Option<String>,
+    pub auth_method: &'static str,
+    /// The scope the client says it will ask for (checked, echoed; each authorization asks anew).
+    pub scope: Option<String>,
+}
+
+fn bad_metadata(message: impl Into<String>) -> Error {
+    Error::oauth(OAuthCode::InvalidClientMetadata, message)
+}
+
+impl ClientMetadata {
+    /// Reads and checks metadata; `default_method` applies when `token_endpoint_auth_method` is
+    /// absent (RFC 7591 says `client_secret_basic`; metadata documents describe public clients).
+    ///
+    /// # Errors
+    /// `invalid_redirect_uri` or `invalid_client_metadata`, naming the field.
+    pub fn read(doc: &Value, default_method: &'static str) -> Result<ClientMetadata> {
+        let Value::Object(doc) = doc else {
+            return Err(bad_metadata("client metadata must be a JSON object"));
+        };
+        let text = |name: &str| -> Result<Option<&str>> {
+            match doc.get(name) {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::String(value)) => Ok(Some(value.as_str())),
+                Some(_) => Err(bad_metadata(format!("`{name}` must be a string"))),
+            }
+        };
+        let redirect_uris = match doc.get("redirect_uris") {
+            Some(Value::Array(uris)) if !uris.is_empty() && uris.len() <= MAX_REDIRECT_URIS => uris
+                .iter()
+                .map(|uri| match uri {
+                    Value::String(uri) => check_redirect_uri(uri).map(|()| uri.clone()),
+                    _ => Err(Error::oauth(
+                        OAuthCode::InvalidRedirectUri,
+                        "`redirect_uris` holds only strings",
+                    )),
+                })
+                .collect::<Result<Vec<_>>>()?,
+            _ => {
+                return Err(Error::oauth(
+                    OAuthCode::InvalidRedirectUri,
+                    format!("`redirect_uris` must be an array of 1 to {MAX_REDIRECT_URIS} URIs"),
+                ));
+            }
+        };
+        let name = match text("client_name")? {
+            Some(name) => {
+                let name = name.trim();
+                if name.is_empty()
+                    || name.chars().count() > MAX_NAME_CHARS
+                    || name.chars().any(char::is_control)
+                {
+                    return Err(bad_metadata(format!(
+                        "`client_name` must be 1 to {MAX_NAME_CHARS} characters on one line"
+                    )));
+                }
+                name.to_owned()
+            }
+            None => "Unnamed client".to_owned(),
+        };
+        let client_uri = text("client_uri")?
+            .map(|uri| {
+                if uri.starts_with("https://") && uri.len() <= MAX_URI_LEN && !has_control(uri) {
+                    Ok(uri.to_owned())
+                } else {
+                    Err(bad_metadata("`client_uri` must be an https URL"))
+                }
+            })
+            .transpose()?;
+        let auth_method = match text("token_endpoint_auth_method")? {
+            None => default_method,
+            Some(method) => AUTH_METHODS
+                .into_iter()
+                .find(|known| *known == method)
+                .ok_or_else(|| {
+                    bad_metadata(format!(
+                        "`token_endpoint_auth_method` {method:?} is not supported; use one of {}",
+                        AUTH_METHODS.join(", ")
+                    ))
+                })?,
+        };
+        let listed = |name: &str, allowed: &[&str]| -> Result<()> {
+            match doc.get(name) {
+                None | Some(Value::Null) => Ok(()),
+                Some(Value::Array(values))
+                    if values
+                        .iter()
+                        .all(|value| value.as_str().is_some_and(|v| allowed.contains(&v))) =>
+                {
+                    Ok(())
+                }
+                Some(_) => Err(bad_metadata(format!(
+                    "`{name}` may hold only {}",
+                    allowed.join(", ")
+                ))),
+            }
+        };
+        listed("grant_types", &["authorization_code", "refresh_token"])?;
+        listed("response_types", &["code"])?;
+        let scope = text("scope")?
+            .map(|scope| {
+                Scopes::parse(scope)
+                    .map(|_| scope.to_owned())
+                    .map_err(|unknown| bad_metadata(format!("unknown scope {unknown:?}")))
+            })
+            .transpose()?;
+        Ok(ClientMetadata {
+            redirect_uris,
+            name,
+            client_uri,
+            auth_method,
+            scope,
+        })
+    }
+}
+
+fn has_control(text: &str) -> bool {
+    text.chars().any(|c| c.is_control() || c.is_whitespace())
+}
+
+/// The parts of a redirect URI that matching looks at: (scheme, host, port, the rest).
+fn split_uri(uri: &str) -> Option<(&str, &str, Option<&str>, &str)> {
+    let (scheme, rest) = uri.split_once(':')?;
+    let Some(rest) = rest.strip_prefix("//") else {
+        return Some((scheme, "", None, rest));
+    };
+    let end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let (authority, path) = rest.split_at(end);
+    let (host, port) = if let Some(bracketed) = authority.strip_prefix('[') {
+        let (host, after) = bracketed.split_once(']')?;
+        (host, after.strip_prefix(':'))
+    } else {
+        match authority.rsplit_once(':') {
+            Some((host, port)) => (host, Some(port)),
+            None => (authority, None),
+        }
+    };
+    Some((scheme, host, port, path))
+}
+
+fn is_loopback_host(host: &str) -> bool {
+    matches!(host, "127.0.0.1" | "::1" | "localhost")
+}
+
+/// A redirect URI a client may register: https; http only to a loopback host (a native app's
+/// local listener, RFC 8252 §7.3); or a private-use scheme such as `com.example.app:/cb` (RFC
+/// 8252 §7.1). Never a fragment, credentials or whitespace.
+///
+/// # Errors
+/// `invalid_redirect_uri`.
+fn check_redirect_uri(uri: &str) -> Result<()> {
+    let refuse = |why: &str| {
+        Err(Error::oauth(
+            OAuthCode::InvalidRedirectUri,
+            format!("redirect URI {uri:?} {why}"),
+        ))
+    };
+    if uri.len() > MAX_URI_LEN || has_control(uri) || uri.contains('#') {
+        return refuse("must be at most 2000 characters, without whitespace or a fragment");
+    }
+    let Some((scheme, host, port, _)) = split_uri(uri) else {
+        return refuse("is not an absolute URI");
+    };
+    if !scheme
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '+' | '-'))
+        || scheme.is_empty()
+    {
+        return refuse("has an invalid scheme");
+    }
+    let authority_ok = !host.is_empty()
+        && !host.contains('@')
+        && port.is_none_or(|port| !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()));
+    match scheme.to_ascii_lowercase().as_str() {
+        "https" if authority_ok => Ok(()),
+        "http" if authority_ok && is_loopback_host(host) => Ok(()),
+        "http" => refuse("may use http only with a loopback host (127.0.0.1, [::1], localhost)"),
+        "https" => refuse("has no valid host"),
+        private if private.contains('.') => Ok(()),
+        _ => refuse(
+            "must use https, http to a loopback host, or a private-use scheme with a dot (com.example.app:/cb)",
+        ),
+    }
+}
+
+/// Whether `presented` is one of the client's redirect URIs: exactly, or, for an http loopback
+/// URI, exactly but for the port (a native client listens on whatever port it was given; RFC
+/// 8252 §7.3).
+pub fn redirect_allowed(client: &ClientRow, presented: &str) -> bool {
+    client.redirect_uris.iter().any(|registered| {
+        if registered == presented {
+            return true;
+        }
+        match (split_uri(registered), split_uri(presented)) {
+            (Some((s1, h1, _, r1)), Some((s2, h2, _, r2))) => {
+                s1 == "http" && s2 == "http" && is_loopback_host(h1) && h1 == h2 && r1 == r2
+            }
+            _ => false,
+        }
+    })
+}
+
+/// `POST /oauth/register` (RFC 7591): a new client. Confidential clients get a secret, shown once.
+///
+/// # Errors
+/// `invalid_redirect_uri`, `invalid_client_metadata`; `RATE_LIMITED` past 20 per hour per IP.
+pub async fn register(app: &App, metadata: ClientMetadata, ip: &str) -> Result<Value> {
+    app.limiter.check(CLIENT_REGISTRATION, ip)?;
+    let client_id = format!("{CLIENT_PREFIX}{}", b64url(&random_bytes::<16>()));
+    let secret = (metadata.auth_method != "none").then(|| mint(SECRET_PREFIX));
+    let now = app.clock.now();
+    let row = ClientRow {
+        client_id: client_id.clone(),
+        kind: "registered".into(),
+        name: metadata.name.clone(),
+        client_uri: metadata.client_uri.clone(),
+        redirect_uris: metadata.redirect_uris.clone(),
+        auth_method: metadata.auth_method.into(),
+        secret_hash: secret.as_ref().map(|(_, hash)| hash.clone()),
+        created_at: crate::clock::rfc3339(now),
+        fetched_at: None,
+        revoked_at: None,
+    };
+    app.store
+        .write(move |tx| oauth_store::save_client(tx, &row))
+        .await?;
+    let mut answer = json!({
+        "client_id": client_id,
+        "client_id_issued_at": now.as_second(),
+        "client_name": metadata.name,
+        "redirect_uris": metadata.redirect_uris,
+        "token_endpoint_auth_method": metadata.auth_method,
+        "grant_types": ["authorization_code", "refresh_token"],
+        "response_types": ["code"],
+    });
+    if let Some((secret, _)) = secret {
+        answer["client_secret"] = secret.into();
+        answer["client_secret_expires_at"] = 0.into();
+    }
+    if let Some(uri) = metadata.client_uri {
+        answer["client_uri"] = uri.into();
+    }
+    if let Some(scope) = metadata.scope {
+        answer["scope"] = scope.into();
+    }
+    Ok(answer)
+}
+
+/// Whether `client_id` names a metadata document (an https URL; http too where outbound
+/// loopback is allowed, for local sandboxes and tests).
+fn is_document_url(app: &App, client_id: &str) -> bool {
+    client_id.starts_with("https://")
+        || (app.outbound.policy().allow_loopback && client_id.starts_with("http://"))
+}
+
+/// The client `client_id` names, fetching its metadata document when it is a URL not seen in the
+/// last hour. A revoked client is refused.
+///
+/// # Errors
+/// `invalid_client` with the reason (unknown, revoked, document unusable).
+pub async fn resolve(app: &App, client_id: &str) -> Result<ClientRow> {
+    let invalid = |message: String| Error::oauth(OAuthCode::InvalidClient, message);
+    if client_id.is_empty() || client_id.len() > MAX_URI_LEN || has_control(client_id) {
+        return Err(invalid("`client_id` is missing or malformed".into()));
+    }
+    let id = client_id.to_owned();
+    let stored = app
+        .store
+        .read(move |conn| oauth_store::client(conn, &id))
+        .await?;
+    if let Some(client) = &stored
+        && client.revoked_at.is_some()
+    {
+        return Err(invalid(format!(
+            "client {client_id:?} was revoked by the operator"
+        )));
+    }
+    if !is_document_url(app, client_id) {
+        return stored.ok_or_else(|| {
+            invalid(format!(
+                "unknown client {client_id:?}: register at {} or use a client ID metadata document URL",
+                app.url("/oauth/register")
+            ))
+        });
+    }
+    let fresh_after = crate::clock::rfc3339_after(app.clock.now(), -DOCUMENT_TTL);
+    if let Some(client) = stored
+        && client
+            .fetched_at
+            .as_deref()
+            .is_some_and(|at| at > fresh_after.as_str())
+    {
+        return Ok(client);
+    }
+    let metadata = fetch_document(app, client_id).await.map_err(invalid)?;
+    let now = app.now();
+    let row = ClientRow {
+        client_id: client_id.to_owned(),
+        kind: "metadata".into(),
+        name: metadata.name,
+        client_uri: metadata.client_uri,
+        redirect_uris: metadata.redirect_uris,
+        auth_method: "none".into(),
+        secret_hash: None,
+        created_at: now.clone(),
+        fetched_at: Some(now),
+        revoked_at: None,
+    };
+    let saved = row.clone();
+    app.store
+        .write(move |tx| oauth_store::save_client(tx, &saved))
+        .await?;
+    Ok(row)
+}
+
+/// Fetches and checks a Client ID Metadata Document: JSON naming itself as `client_id`, a public
+/// client (no secret), valid redirect URIs.
+async fn fetch_document(app: &App, url: &str) -> std::result::Result<ClientMetadata, String> {
+    let client = app.outbound_verify.clone();
+    let target = url.to_owned();
+    let response =
+        tokio::task::spawn_blocking(move || client.get_json(&target, DOCUMENT_MAX_BYTES))
+            .await
+            .map_err(|e| format!("fetching the client metadata document failed: {e}"))?
+            .map_err(|e| {
+                format!("the client metadata document at {url} could not be fetched: {e}")
+            })?;
+    if response.status != 200 {
+        return Err(format!(
+            "the client metadata document at {url} answered HTTP {}",
+            response.status
+        ));
+    }
+    let doc: Value = serde_json::from_slice(&response.body)
+        .map_err(|_| format!("the client metadata document at {url} is not JSON"))?;
+    if doc.get("client_id").and_then(Value::as_str) != Some(url) {
+        return Err(format!(
+            "the client metadata document at {url} must name itself as its `client_id`"
+        ));
+    }
+    if doc.get("client_secret").is_some() {
+        return Err("a client metadata document must not hold a `client_secret`".into());
+    }
+    let metadata = ClientMetadata::read(&doc, "none").map_err(|e| e.to_string())?;
+    if metadata.auth_method != "none" {
+        return Err(
+            "a client known by its metadata document authenticates with PKCE alone: its `token_endpoint_auth_method` must be `none`"
+                .into(),
+        );
+    }
+    Ok(metadata)
+}
+
+/// Checks a client's credential at the token or revocation endpoint: public clients present
+/// none; confidential ones their secret, in the body or by HTTP Basic.
+///
+/// # Errors
+/// `invalid_client`.
+pub fn check_secret(client: &ClientRow, secret: Option<&str>) -> Result<()> {
+    let invalid = |message: &str| Err(Error::oauth(OAuthCode::InvalidClient, message));
+    match (&client.secret_hash, secret) {
+        (None, None) => Ok(()),
+        (None, Some(_)) => {
+            invalid("this client is public: it authenticates with PKCE, not a secret")
+        }
+        (Some(_), None) => invalid("this client must authenticate with its `client_secret`"),
+        (Some(hash), Some(secret)) if constant_time_eq(&hash_secret(secret), hash) => Ok(()),
+        (Some(_), Some(_)) => invalid("the client secret is wrong"),
+    }
+}
+
+fn client_view(client: &ClientRow) -> Value {
+    json!({
+        "clientId": client.client_id,
+        "kind": client.kind,
+        "name": client.name,
+        "clientUri": client.client_uri,
+        "redirectUris": client.redirect_uris,
+        "authMethod": client.auth_method,
+        "createdAt": client.created_at,
+        "fetchedAt": client.fetched_at,
+        "revokedAt": client.revoked_at,
+    })
+}
+
+fn grant_view(grant: &GrantRow) -> Value {
+    json!({
+        "id": grant.id,
+        "clientId": grant.client_id,
+        "clientName": grant.client_name,
+        "agent": grant.agent_handle,
+        "scopes": grant.scopes.split(' ').collect::<Vec<_>>(),
+        "resource": grant.resource,
+        "createdAt": grant.created_at,
+        "usedAt": grant.used_at,
+        "revokedAt": grant.revoked_at,
+        "revokedBy": grant.revoked_by,
+    })
+}
+
+/// `GET /api/operator/oauth/clients`.
+///
+/// # Errors
+/// Database failure.
+pub async fn list_clients(app: &App, limit: i64, offset: i64) -> Result<Value> {
+    let (rows, total) = app
+        .store
+        .read(move |conn| oauth_store::clients(conn, limit, offset))
+        .await?;
+    Ok(json!({
+        "clients": rows.iter().map(client_view).collect::<Vec<_>>(),
+        "total": total, "limit": limit, "offset": offset,
+    }))
+}
+
+/// `POST /api/operator/oauth/clients/revoke`: the client and every grant it holds.
+///
+/// # Errors
+/// `NOT_FOUND` for an unknown client; `CONFLICT` (`ALREADY_REVOKED`) for a revoked one.
+pub async fn revoke_client(app: &App, client_id: String) -> Result<Value> {
+    let now = app.now();
+    let id = client_id.clone();
+    let at = now.clone();
+    let (exists, revoked) = app
+        .store
+        .write(move |tx| {
+            let exists = oauth_store::client(tx, &id)?.is_some();
+            Ok((exists, exists && oauth_store::revoke_client(tx, &id, &at)?))
+        })
+        .await?;
+    match (exists, revoked) {
+        (false, _) => Err(Error::NotFound(format!("no OAuth client {client_id:?}"))),
+        (true, false) => Err(Error::Conflict {
+            code: "ALREADY_REVOKED",
+            message: format!("client {client_id:?} is already revoked"),
+        }),
+        (true, true) => Ok(json!({ "clientId": client_id, "revokedAt": now })),
+    }
+}
+
+/// `GET /api/operator/oauth/grants`.
+///
+/// # Errors
+/// Database failure.
+pub async fn list_grants(app: &App, active: bool, limit: i64, offset: i64) -> Result<Value> {
+    let (rows, total) = app
+        .store
+        .read(move |conn| oauth_store::grants(conn, active, limit, offset))
+        .await?;
+    Ok(json!({
+        "grants": rows.iter().map(grant_view).collect::<Vec<_>>(),
+        "total": total, "limit": limit, "offset": offset,
+    }))
+}
+
+/// `POST /api/operator/oauth/grants/{id}/revoke`: ends the grant's tokens at once.
+///
+/// # Errors
+/// `NOT_FOUND`; `CONFLICT` (`ALREADY_REVOKED`).
+pub async fn revoke_grant(app: &App, id: String) -> Result<Value> {
+    let now = app.now();
+    let grant_id = id.clone();
+    let at = now.clone();
+    let (exists, revoked) = app
+        .store
+        .write(move |tx| {
+            let exists = oauth_store::grant(tx, &grant_id)?.is_some();
+            Ok((
+                exists,
+                exists && oauth_store::revoke_grant(tx, &grant_id, "operator", &at)?,
+            ))
+        })
+        .await?;
+    match (exists, revoked) {
+        (false, _) => Err(Error::NotFound(format!("no OAuth grant {id}"))),
+        (true, false) => Err(Error::Conflict {
+            code: "ALREADY_REVOKED",
+            message: format!("grant {id} is already revoked"),
+        }),
+        (true, true) => Ok(json!({ "id": id, "revokedAt": now })),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redirect_uris_follow_the_native_and_web_rules() {
+        for good in [
+            "https://claude.example/api/callback",
+            "http://127.0.0.1:33418/callback",
+            "http://localhost/cb",
+            "http://[::1]:8080/cb",
+            "com.example.app:/oauth2redirect",
+        ] {
+            assert!(check_redirect_uri(good).is_ok(), "{good}");
+        }
+        for bad in [
+            "http://example.com/cb",
+            "https://x/cb#frag",
+            "javascript:alert(1)",
+            "https:///cb",
+            "https://u@x/cb",
+            "https://x/c b",
+            "cb",
+        ] {
+            assert!(check_redirect_uri(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn loopback_redirects_match_on_any_port_and_others_exactly() {
+        let client = ClientRow {
+            client_id: "bmc_x".into(),
+            kind: "registered".into(),
+            name: "x".into(),
+            client_uri: None,
+            redirect_uris: vec![
+                "http://127.0.0.1:1000/cb".into(),
+                "https://app.example/cb".into(),
+            ],
+            auth_method: "none".into(),
+            secret_hash: None,
+            created_at: String::new(),
+            fetched_at: None,
+            revoked_at: None,
+        };
+        assert!(redirect_allowed(&client, "http://127.0.0.1:5555/cb"));
+        assert!(redirect_allowed(&client, "http://127.0.0.1/cb"));
+        assert!(!redirect_allowed(&client, "http://127.0.0.1:5555/other"));
+        assert!(!redirect_allowed(&client, "http://localhost:1000/cb"));
+        assert!(redirect_allowed(&client, "https://app.example/cb"));
+        assert!(!redirect_allowed(&client, "https://app.example/cb/"));
+        assert!(!redirect_allowed(&client, "https://app.example:444/cb"));
+    }
+
+    #[test]
+    fn metadata_defaults_and_refusals() {
+        let doc = json!({"redirect_uris": ["http://127.0.0.1/cb"], "client_name": "Tool"});
+        let metadata = ClientMetadata::read(&doc, "client_secret_basic").unwrap();
+        assert_eq!(
+            (metadata.name.as_str(), metadata.auth_method),
+            ("Tool", "client_secret_basic")
+        );
+        let bad = json!({"redirect_uris": ["http://127.0.0.1/cb"], "token_endpoint_auth_method": "private_key_jwt"});
+        assert!(ClientMetadata::read(&bad, "none").is_err());
+        let no_uris = json!({"client_name": "x"});
+        assert_eq!(
+            ClientMetadata::read(&no_uris, "none").unwrap_err().code(),
+            "OAUTH_INVALID_REDIRECT_URI"
+        );
+        let grants = json!({"redirect_uris": ["http://127.0.0.1/cb"], "grant_types": ["client_credentials"]});
+        assert!(ClientMetadata::read(&grants, "none").is_err());
+    }
+}

@@ -1,0 +1,635 @@
+//! The authorization code flow: checking an authorization request, a person's Allow or Deny,
+//! the token endpoint (code exchange with PKCE, refresh with rotation) and revocation.
+
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+use super::clients::{self, redirect_allowed};
+use super::{
+    ACCESS_PREFIX, ACCESS_TTL, CODE_PREFIX, CODE_TTL, REFRESH_PREFIX, REFRESH_TTL, Scopes,
+    default_scopes, mint, resources,
+};
+use crate::clock::rfc3339_after;
+use crate::crypto::b64url;
+use crate::error::{Error, OAuthCode, Result};
+use crate::service::{App, hash_secret};
+use crate::store::agents::AgentRow;
+use crate::store::oauth::{self as oauth_store, ClientRow, NewGrant, TokenKind};
+
+/// The request parameters of an OAuth endpoint (a query or a form body), in order.
+pub type Params = [(String, String)];
+
+/// A checked authorization request (RFC 6749 §4.1.1, PKCE, RFC 8707).
+#[derive(Clone, Debug)]
+pub struct Authorization {
+    pub client: ClientRow,
+    pub redirect_uri: String,
+    pub state: Option<String>,
+    /// The PKCE S256 challenge.
+    pub challenge: String,
+    /// What the client asked for (a client that names none is offered the defaults).
+    pub scopes: Scopes,
+    pub resource: String,
+}
+
+/// Why an authorization request is refused.
+#[derive(Debug)]
+pub enum Refusal {
+    /// The client or its redirect URI cannot be trusted: the person is told, nothing redirects.
+    Page(String),
+    /// The client is told through its redirect URI (a URL to send the browser to).
+    Redirect(String),
+    /// A failure of bourse itself.
+    Failed(Error),
+}
+
+/// The single value of `name`; a parameter sent twice is refused (RFC 6749 §3.1).
+fn single<'a>(params: &'a Params, name: &str) -> std::result::Result<Option<&'a str>, String> {
+    let mut values = params.iter().filter(|(key, _)| key == name);
+    let first = values.next().map(|(_, value)| value.as_str());
+    if values.next().is_some() {
+        return Err(format!("`{name}` is sent more than once"));
+    }
+    Ok(first.filter(|value| !value.is_empty()))
+}
+
+/// Percent-encodes `pairs` as `application/x-www-form-urlencoded`.
+fn form_encode(pairs: &[(&str, &str)]) -> String {
+    let encode = |text: &str| -> String {
+        text.bytes()
+            .map(|b| match b {
+                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                    char::from(b).to_string()
+                }
+                b' ' => "+".into(),
+                other => format!("%{other:02X}"),
+            })
+            .collect()
+    };
+    pairs
+        .iter()
+        .map(|(key, value)| format!("{}={}", encode(key), encode(value)))
+        .collect::<Vec<_>>()
+        .join("&")
+}
+
+/// `redirect_uri` with the response parameters, `state` and the issuer (RFC 9207) added.
+fn back_to_client(
+    app: &App,
+    redirect_uri: &str,
+    state: Option<&str>,
+    pairs: &[(&str, &str)],
+) -> String {
+    let mut all = pairs.to_vec();
+    if let Some(state) = state {
+        all.push(("state", state));
+    }
+    all.push(("iss", &app.public_url));
+    let joiner = if redirect_uri.contains('?') { '&' } else { '?' };
+    format!("{redirect_uri}{joiner}{}", form_encode(&all))
+}
+
+/// The URL that tells the client its request failed.
+fn error_redirect(
+    app: &App,
+    request: (&str, Option<&str>),
+    code: &str,
+    description: &str,
+) -> Refusal {
+    let (redirect_uri, state) = request;
+    Refusal::Redirect(back_to_client(
+        app,
+        redirect_uri,
+        state,
+        &[("error", code), ("error_description", description)],
+    ))
+}
+
+fn is_pkce_text(text: &str) -> bool {
+    (43..=128).contains(&text.len())
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~'))
+}
+
+/// Checks an authorization request. The client and the redirect URI are checked first: until
+/// both are trusted, a refusal is shown to the person; after, it goes back to the client.
+pub async fn check(app: &App, params: &Params) -> std::result::Result<Authorization, Refusal> {
+    let page = Refusal::Page;
+    let client_id = single(params, "client_id")
+        .map_err(page)?
+        .ok_or_else(|| Refusal::Page("the request names no `client_id`".into()))?;
+    let client = match clients::resolve(app, client_id).await {
+        Ok(client) => client,
+        Err(error @ Error::OAuth { .. }) => return Err(Refusal::Page(error.to_string())),
+        Err(error) => return Err(Refusal::Failed(error)),
+    };
+    let redirect_uri = match single(params, "redirect_uri").map_err(page)? {
+        Some(uri) if redirect_allowed(&client, uri) => uri.to_owned(),
+        Some(uri) => {
+            return Err(Refusal::Page(format!(
+                "the redirect URI {uri:?} is not one that {} registered",
+                client.name
+            )));
+        }
+        None if client.redirect_uris.len() == 1 => client.redirect_uris[0].clone(),
+        None => {
+            return Err(Refusal::Page(
+                "the request names no `redirect_uri`, and the client registered several".into(),
+            ));
+        }
+    };
+    let state = match single(params, "state") {
+        Ok(state) => state.map(str::to_owned),
+        Err(why) => {
+            return Err(error_redirect(
+                app,
+                (&redirect_uri, None),
+                "invalid_request",
+                &why,
+            ));
+        }
+    };
+    let back = (redirect_uri.as_str(), state.as_deref());
+    let refuse = |code: &str, why: &str| error_redirect(app, back, code, why);
+    let read = |name: &str| single(params, name).map_err(|why| refuse("invalid_request", &why));
+    match read("response_type")? {
+        Some("code") => {}
+        Some(_) => {
+            return Err(refuse(
+                "unsupported_response_type",
+                "only `response_type=code` is supported",
+            ));
+        }
+        None => {
+            return Err(refuse(
+                "invalid_request",
+                "`response_type=code` is required",
+            ));
+        }
+    }
+    let challenge = read("code_challenge")?
+        .filter(|challenge| is_pkce_text(challenge))
+        .ok_or_else(|| {
+            refuse(
+                "invalid_request",
+                "PKCE is required: send `code_challenge` (43 to 128 characters) with `code_challenge_method=S256`",
+            )
+        })?
+        .to_owned();
+    if read("code_challenge_method")? != Some("S256") {
+        return Err(refuse(
+            "invalid_request",
+            "only `code_challenge_method=S256` is supported",
+        ));
+    }
+    let scopes = match read("scope")? {
+        None => default_scopes(),
+        Some(text) => match Scopes::parse(text) {
+            Ok(scopes) if !scopes.is_empty() => scopes,
+            Ok(_) => default_scopes(),
+            Err(unknown) => {
+                return Err(refuse(
+                    "invalid_scope",
+                    &format!(
+                        "unknown scope {unknown:?}; this server offers read, message, sell and spend"
+                    ),
+                ));
+            }
+        },
+    };
+    let resource = match read("resource")? {
+        None => resources(app)[0].clone(),
+        Some(resource) => canonical_resource(app, resource).ok_or_else(|| {
+            refuse(
+                "invalid_target",
+                &format!("`resource` must be {} (this server)", resources(app)[0]),
+            )
+        })?,
+    };
+    Ok(Authorization {
+        client,
+        redirect_uri,
+        state,
+        challenge,
+        scopes,
+        resource,
+    })
+}
+
+/// The resource identifier `presented` names on this server, if any (a trailing slash is
+/// tolerated).
+fn canonical_resource(app: &App, presented: &str) -> Option<String> {
+    let trimmed = presented.strip_suffix('/').unwrap_or(presented);
+    resources(app)
+        .into_iter()
+        .find(|resource| resource == trimmed)
+}
+
+/// A person allowed `granted` (within what was asked) for `agent`: records the grant and
+/// returns the URL that hands the client its code.
+///
+/// # Errors
+/// `INVALID_ARGUMENT` when no scope is left; database failure.
+pub async fn allow(
+    app: &App,
+    request: &Authorization,
+    agent: &AgentRow,
+    granted: Scopes,
+) -> Result<String> {
+    let granted = granted.intersect(request.scopes);
+    if granted.is_empty() {
+        return Err(Error::invalid(
+            "tick at least one of the permissions the client asked for",
+        ));
+    }
+    let (code, code_hash) = mint(CODE_PREFIX);
+    let grant_id = uuid::Uuid::new_v4().to_string();
+    let now = app.clock.now();
+    let expires_at = rfc3339_after(now, CODE_TTL);
+    let now = crate::clock::rfc3339(now);
+    let scopes = granted.to_string();
+    let client_id = request.client.client_id.clone();
+    let agent_id = agent.id.clone();
+    let resource = request.resource.clone();
+    let redirect_uri = request.redirect_uri.clone();
+    let challenge = request.challenge.clone();
+    app.store
+        .write(move |tx| {
+            let grant = NewGrant {
+                id: &grant_id,
+                client_id: &client_id,
+                agent_id: &agent_id,
+                scopes: &scopes,
+                resource: &resource,
+                now: &now,
+            };
+            oauth_store::insert_grant_with_code(
+                tx,
+                &grant,
+                &code_hash,
+                &redirect_uri,
+                &challenge,
+                &expires_at,
+            )
+        })
+        .await?;
+    Ok(back_to_client(
+        app,
+        &request.redirect_uri,
+        request.state.as_deref(),
+        &[("code", &code)],
+    ))
+}
+
+/// The URL that tells the client the person said no.
+pub fn deny(app: &App, request: &Authorization) -> String {
+    back_to_client(
+        app,
+        &request.redirect_uri,
+        request.state.as_deref(),
+        &[
+            ("error", "access_denied"),
+            ("error_description", "the person declined the authorization"),
+        ],
+    )
+}
+
+fn oauth(code: OAuthCode, message: impl Into<String>) -> Error {
+    Error::oauth(code, message)
+}
+
+/// The client of a token or revocation request, authenticated: `client_id` in the form or HTTP
+/// Basic, and its secret when it has one.
+async fn client_of(
+    app: &App,
+    params: &Params,
+    basic: Option<(String, String)>,
+) -> Result<ClientRow> {
+    let form_id =
+        single(params, "client_id").map_err(|why| oauth(OAuthCode::InvalidRequest, why))?;
+    let form_secret =
+        single(params, "client_secret").map_err(|why| oauth(OAuthCode::InvalidRequest, why))?;
+    let (client_id, secret) = match (&basic, form_id) {
+        (Some((id, _)), Some(form)) if id != form => {
+            return Err(oauth(
+                OAuthCode::InvalidRequest,
+                "`client_id` differs from the one in the Authorization header",
+            ));
+        }
+        (Some((id, secret)), _) => (id.as_str(), Some(secret.as_str())),
+        (None, Some(id)) => (id, form_secret),
+        (None, None) => {
+            return Err(oauth(
+                OAuthCode::InvalidClient,
+                "name the client: `client_id` in the form, or HTTP Basic authentication",
+            ));
+        }
+    };
+    let client = clients::resolve(app, client_id).await?;
+    clients::check_secret(&client, secret)?;
+    Ok(client)
+}
+
+/// `POST /oauth/token`: `authorization_code` (with the PKCE verifier) or `refresh_token`.
+///
+/// # Errors
+/// OAuth errors (`invalid_request`, `invalid_client`, `invalid_grant`, `invalid_scope`,
+/// `invalid_target`, `unsupported_grant_type`).
+pub async fn token(app: &App, params: &Params, basic: Option<(String, String)>) -> Result<Value> {
+    let read =
+        |name: &str| single(params, name).map_err(|why| oauth(OAuthCode::InvalidRequest, why));
+    let grant_type = read("grant_type")?;
+    let client = client_of(app, params, basic).await?;
+    let resource = read("resource")?
+        .map(|presented| {
+            canonical_resource(app, presented).ok_or_else(|| {
+                oauth(
+                    OAuthCode::InvalidTarget,
+                    format!("`resource` must be {} (this server)", resources(app)[0]),
+                )
+            })
+        })
+        .transpose()?;
+    match grant_type {
+        Some("authorization_code") => {
+            let code = read("code")?
+                .ok_or_else(|| oauth(OAuthCode::InvalidRequest, "`code` is required"))?;
+            let verifier = read("code_verifier")?.ok_or_else(|| {
+                oauth(
+                    OAuthCode::InvalidRequest,
+                    "`code_verifier` is required (PKCE)",
+                )
+            })?;
+            let redirect_uri = read("redirect_uri")?;
+            exchange_code(app, &client, code, verifier, redirect_uri, resource).await
+        }
+        Some("refresh_token") => {
+            let refresh = read("refresh_token")?
+                .ok_or_else(|| oauth(OAuthCode::InvalidRequest, "`refresh_token` is required"))?;
+            let narrowed = read("scope")?
+                .map(|text| {
+                    Scopes::parse(text).map_err(|unknown| {
+                        oauth(
+                            OAuthCode::InvalidScope,
+                            format!("unknown scope {unknown:?}"),
+                        )
+                    })
+                })
+                .transpose()?;
+            refresh_grant(app, &client, refresh, narrowed, resource).await
+        }
+        Some(other) => Err(oauth(
+            OAuthCode::UnsupportedGrantType,
+            format!(
+                "grant type {other:?} is not supported; use authorization_code or refresh_token"
+            ),
+        )),
+        None => Err(oauth(OAuthCode::InvalidRequest, "`grant_type` is required")),
+    }
+}
+
+/// The outcome of taking a code, read and marked in one transaction.
+enum Taken {
+    Fresh(Box<(oauth_store::GrantRow, oauth_store::CodeRow)>),
+    Replayed,
+    Unknown,
+}
+
+async fn exchange_code(
+    app: &App,
+    client: &ClientRow,
+    code: &str,
+    verifier: &str,
+    redirect_uri: Option<&str>,
+    resource: Option<String>,
+) -> Result<Value> {
+    let invalid = |message: &str| oauth(OAuthCode::InvalidGrant, message);
+    let code_hash = hash_secret(code);
+    let now = app.now();
+    let at = now.clone();
+    let taken = app
+        .store
+        .write(move |tx| {
+            let Some(code) = oauth_store::take_code(tx, &code_hash, &at)? else {
+                return Ok(Taken::Unknown);
+            };
+            if code.used_at.is_some() {
+                // A code used twice was intercepted (or replayed): end what it granted.
+                oauth_store::revoke_grant(tx, &code.grant_id, "authorization code reused", &at)?;
+                return Ok(Taken::Replayed);
+            }
+            match oauth_store::grant(tx, &code.grant_id)? {
+                Some(grant) => Ok(Taken::Fresh(Box::new((grant, code)))),
+                None => Ok(Taken::Unknown),
+            }
+        })
+        .await?;
+    let (grant, code) = match taken {
+        Taken::Fresh(found) => *found,
+        Taken::Replayed => {
+            return Err(invalid(
+                "the authorization code was already used; the tokens issued for it are revoked",
+            ));
+        }
+        Taken::Unknown => return Err(invalid("the authorization code is unknown")),
+    };
+    if grant.client_id != client.client_id {
+        return Err(invalid(
+            "the authorization code was issued to another client",
+        ));
+    }
+    if code.expires_at <= now {
+        return Err(invalid("the authorization code expired; authorize again"));
+    }
+    if redirect_uri != Some(code.redirect_uri.as_str()) {
+        return Err(invalid(
+            "`redirect_uri` must be the one the authorization request used",
+        ));
+    }
+    let computed = b64url(&Sha256::digest(verifier.as_bytes()));
+    if !is_pkce_text(verifier) || computed != code.challenge {
+        return Err(invalid(
+            "the PKCE `code_verifier` does not match the code challenge",
+        ));
+    }
+    if grant.revoked_at.is_some() {
+        return Err(invalid("the authorization was revoked"));
+    }
+    if resource.is_some_and(|resource| resource != grant.resource) {
+        return Err(oauth(
+            OAuthCode::InvalidTarget,
+            "`resource` differs from the one that was authorized",
+        ));
+    }
+    issue(app, &grant.id, &grant.scopes).await
+}
+
+/// Mints an access and a refresh token for a grant.
+async fn issue(app: &App, grant_id: &str, scopes: &str) -> Result<Value> {
+    let (access, access_hash) = mint(ACCESS_PREFIX);
+    let (refresh, refresh_hash) = mint(REFRESH_PREFIX);
+    let now = app.clock.now();
+    let access_expires = rfc3339_after(now, ACCESS_TTL);
+    let refresh_expires = rfc3339_after(now, REFRESH_TTL);
+    let id = grant_id.to_owned();
+    let at = crate::clock::rfc3339(now);
+    app.store
+        .write(move |tx| {
+            oauth_store::insert_token(tx, &access_hash, &id, TokenKind::Access, &access_expires)?;
+            oauth_store::insert_token(
+                tx,
+                &refresh_hash,
+                &id,
+                TokenKind::Refresh,
+                &refresh_expires,
+            )?;
+            oauth_store::touch_grant(tx, &id, &at)
+        })
+        .await?;
+    Ok(json!({
+        "access_token": access,
+        "token_type": "Bearer",
+        "expires_in": ACCESS_TTL.as_secs(),
+        "refresh_token": refresh,
+        "scope": scopes,
+    }))
+}
+
+/// What exchanging a refresh token found.
+enum Exchanged {
+    Fresh(Box<oauth_store::GrantRow>),
+    Refused(&'static str),
+}
+
+async fn refresh_grant(
+    app: &App,
+    client: &ClientRow,
+    refresh: &str,
+    narrowed: Option<Scopes>,
+    resource: Option<String>,
+) -> Result<Value> {
+    let token_hash = hash_secret(refresh);
+    let now = app.now();
+    let at = now.clone();
+    let client_id = client.client_id.clone();
+    let exchanged = app
+        .store
+        .write(move |tx| {
+            let Some(token) = oauth_store::token(tx, &token_hash)? else {
+                return Ok(Exchanged::Refused("the refresh token is unknown"));
+            };
+            let Some(grant) = oauth_store::grant(tx, &token.grant_id)? else {
+                return Ok(Exchanged::Refused("the refresh token is unknown"));
+            };
+            if token.kind != TokenKind::Refresh || grant.client_id != client_id {
+                return Ok(Exchanged::Refused("the refresh token is unknown"));
+            }
+            if token.revoked {
+                return Ok(Exchanged::Refused("the authorization was revoked"));
+            }
+            if token.expires_at <= at {
+                return Ok(Exchanged::Refused(
+                    "the refresh token expired; authorize again",
+                ));
+            }
+            if !oauth_store::use_refresh(tx, &token_hash, &grant.id, &at)? {
+                // Rotation: a refresh token is good once. A second use means it leaked.
+                oauth_store::revoke_grant(tx, &grant.id, "refresh token reused", &at)?;
+                return Ok(Exchanged::Refused(
+                    "the refresh token was already used; the authorization is revoked",
+                ));
+            }
+            Ok(Exchanged::Fresh(Box::new(grant)))
+        })
+        .await?;
+    let grant = match exchanged {
+        Exchanged::Fresh(grant) => *grant,
+        Exchanged::Refused(why) => return Err(oauth(OAuthCode::InvalidGrant, why)),
+    };
+    if resource.is_some_and(|resource| resource != grant.resource) {
+        return Err(oauth(
+            OAuthCode::InvalidTarget,
+            "`resource` differs from the one that was authorized",
+        ));
+    }
+    let granted = Scopes::parse(&grant.scopes).unwrap_or_default();
+    let scopes = match narrowed {
+        Some(asked) if !asked.within(granted) => {
+            return Err(oauth(
+                OAuthCode::InvalidScope,
+                format!("a refresh may narrow the scopes, not widen them beyond {granted}"),
+            ));
+        }
+        Some(asked) if !asked.is_empty() => asked,
+        _ => granted,
+    };
+    issue(app, &grant.id, &scopes.to_string()).await
+}
+
+/// `POST /oauth/revoke` (RFC 7009): a refresh token ends its whole grant, an access token
+/// itself. Unknown tokens and other clients' tokens are answered the same (200) and untouched.
+///
+/// # Errors
+/// `invalid_request` without a token; `invalid_client`.
+pub async fn revoke(app: &App, params: &Params, basic: Option<(String, String)>) -> Result<()> {
+    let token = single(params, "token")
+        .map_err(|why| oauth(OAuthCode::InvalidRequest, why))?
+        .ok_or_else(|| oauth(OAuthCode::InvalidRequest, "`token` is required"))?;
+    let client = client_of(app, params, basic).await?;
+    let token_hash = hash_secret(token);
+    let now = app.now();
+    app.store
+        .write(move |tx| {
+            let Some(found) = oauth_store::token(tx, &token_hash)? else {
+                return Ok(());
+            };
+            let Some(grant) = oauth_store::grant(tx, &found.grant_id)? else {
+                return Ok(());
+            };
+            if grant.client_id != client.client_id {
+                return Ok(());
+            }
+            match found.kind {
+                TokenKind::Refresh => {
+                    oauth_store::revoke_grant(tx, &grant.id, "client", &now)?;
+                }
+                TokenKind::Access => oauth_store::revoke_token(tx, &token_hash, &now)?,
+            }
+            Ok(())
+        })
+        .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn form_encoding_escapes_what_a_query_cannot_hold() {
+        assert_eq!(
+            form_encode(&[("error", "access_denied"), ("d", "a b&c=é")]),
+            "error=access_denied&d=a+b%26c%3D%C3%A9"
+        );
+    }
+
+    #[test]
+    fn a_parameter_sent_twice_is_refused() {
+        let params = vec![
+            ("a".to_owned(), "1".to_owned()),
+            ("a".to_owned(), "2".to_owned()),
+        ];
+        assert!(single(&params, "a").is_err());
+        assert_eq!(single(&params, "b"), Ok(None));
+    }
+
+    #[test]
+    fn the_rfc_7636_example_verifier_matches_its_challenge() {
+        let verifier = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
+        assert_eq!(
+            b64url(&Sha256::digest(verifier.as_bytes())),
+            "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
+        );
+        assert!(is_pkce_text(verifier));
+    }
+}

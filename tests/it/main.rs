@@ -16,6 +16,7 @@ mod mcp;
 mod mcp_market;
 mod messages;
 mod meta;
+mod oauth;
 mod participation;
 mod proof;
 mod purchases;

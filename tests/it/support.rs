@@ -161,6 +161,8 @@ impl Resp {
 pub struct Client {
     pub base: String,
     agent: ureq::Agent,
+    /// The same, answering redirects instead of following them.
+    unredirected: ureq::Agent,
 }
 
 impl Client {
@@ -168,14 +170,41 @@ impl Client {
         let config = ureq::Agent::config_builder()
             .http_status_as_error(false)
             .build();
+        let unredirected = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .max_redirects(0)
+            .build();
         Client {
             base: base.to_owned(),
             agent: config.into(),
+            unredirected: unredirected.into(),
         }
     }
 
     pub fn request(
         &self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: Option<&[u8]>,
+    ) -> Resp {
+        self.send_with(&self.agent, method, path, headers, body)
+    }
+
+    /// As [`Client::request`], answering a redirect instead of following it.
+    pub fn request_unredirected(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: Option<&[u8]>,
+    ) -> Resp {
+        self.send_with(&self.unredirected, method, path, headers, body)
+    }
+
+    fn send_with(
+        &self,
+        agent: &ureq::Agent,
         method: &str,
         path: &str,
         headers: &[(&str, &str)],
@@ -188,13 +217,16 @@ impl Client {
         }
         let result = match body {
             Some(bytes) => {
-                let request = builder
-                    .header("content-type", "application/json")
-                    .body(bytes.to_vec())
-                    .unwrap();
-                self.agent.run(request)
+                let typed = headers
+                    .iter()
+                    .any(|(name, _)| name.eq_ignore_ascii_case("content-type"));
+                if !typed {
+                    builder = builder.header("content-type", "application/json");
+                }
+                let request = builder.body(bytes.to_vec()).unwrap();
+                agent.run(request)
             }
-            None => self.agent.run(builder.body(()).unwrap()),
+            None => agent.run(builder.body(()).unwrap()),
         };
         let mut response = result.unwrap_or_else(|e| panic!("{method} {path}: {e}"));
         let status = response.status().as_u16();
@@ -219,6 +251,29 @@ impl Client {
             headers,
             body,
         }
+    }
+
+    /// POSTs an HTML form (`application/x-www-form-urlencoded`) with extra headers; a redirect
+    /// is answered, not followed.
+    pub fn post_form(&self, path: &str, headers: &[(&str, &str)], pairs: &[(&str, &str)]) -> Resp {
+        let encode = |text: &str| -> String {
+            text.bytes()
+                .map(|b| match b {
+                    b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                        char::from(b).to_string()
+                    }
+                    other => format!("%{other:02X}"),
+                })
+                .collect()
+        };
+        let body = pairs
+            .iter()
+            .map(|(key, value)| format!("{}={}", encode(key), encode(value)))
+            .collect::<Vec<_>>()
+            .join("&");
+        let mut all = vec![("content-type", "application/x-www-form-urlencoded")];
+        all.extend_from_slice(headers);
+        self.request_unredirected("POST", path, &all, Some(body.as_bytes()))
     }
 
     pub fn get(&self, path: &str) -> Resp {

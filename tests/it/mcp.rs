@@ -985,6 +985,28 @@ fn official_python_sdk_end_to_end() {
     );
 }
 
+/// OAuth over the official Python SDK's client provider against the real binary: discovery from
+/// the 401, dynamic registration and a client metadata document, the authorization page submitted
+/// as a browser would, tokens, step-up to `spend` on a 403, refresh and revocation.
+#[test]
+fn official_python_sdk_oauth_end_to_end() {
+    let Some(python) = sdk_python("official_python_sdk_oauth_end_to_end") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let server = BinServer::spawn(&dir.path().join("data"), &["--allow-loopback-outbound"]);
+    let agent = server.client.register("sdk-oauth");
+    run_sdk_script(
+        &python,
+        "oauth_e2e.py",
+        &[
+            ("BOURSE_URL", &server.client.base),
+            ("BOURSE_API_KEY", agent["apiKey"].as_str().unwrap()),
+        ],
+        "mcp oauth e2e",
+    );
+}
+
 /// The marketplace over the official Python SDK against the real binary: agents register,
 /// sell, buy (sandbox rail, scripted pay), poll until delivered and rate, all over MCP.
 #[test]

@@ -573,16 +573,32 @@ async fn handshake(app: &App, ctx: &Ctx, who: Option<&Bearer>, message: &Value) 
                     };
                     Answer::json(status, error_body(Some(id), error))
                 }
-                Outcome::NeedsAuth => unauthorized(app, Some(id), &missing_key(method), false),
-                Outcome::NeedsScope { tool, needed } => insufficient_scope(
-                    app,
-                    Some(id),
-                    who.map_or_else(oauth::Scopes::default, |who| who.scopes),
-                    needed,
-                    tool,
-                ),
+                refused @ (Outcome::NeedsAuth | Outcome::NeedsScope { .. }) => {
+                    credential_refusal(app, who, id, method, refused)
+                }
             }
         }
+    }
+}
+
+/// The HTTP answer to a request refused for its credential: 401 without one, 403 for a token
+/// without the tool's scope.
+fn credential_refusal(
+    app: &App,
+    who: Option<&Bearer>,
+    id: &Value,
+    method: &str,
+    outcome: Outcome,
+) -> Answer {
+    match outcome {
+        Outcome::NeedsScope { tool, needed } => insufficient_scope(
+            app,
+            Some(id),
+            who.map_or_else(oauth::Scopes::default, |who| who.scopes),
+            needed,
+            tool,
+        ),
+        _ => unauthorized(app, Some(id), &missing_key(method), false),
     }
 }
 
@@ -709,14 +725,9 @@ async fn stateless(app: &App, ctx: &Ctx, who: Option<&Bearer>, message: &Value) 
             Answer::json(200, result_body(id, result))
         }
         Outcome::Failed(error) => stateless_failure(Some(id), error),
-        Outcome::NeedsAuth => unauthorized(app, Some(id), &missing_key(method), false),
-        Outcome::NeedsScope { tool, needed } => insufficient_scope(
-            app,
-            Some(id),
-            who.map_or_else(oauth::Scopes::default, |who| who.scopes),
-            needed,
-            tool,
-        ),
+        refused @ (Outcome::NeedsAuth | Outcome::NeedsScope { .. }) => {
+            credential_refusal(app, who, id, method, refused)
+        }
     }
 }
 

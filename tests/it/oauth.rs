@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use crate::mcp_market::{call, rpc};
-use crate::support::{Resp, TestServer};
+use crate::support::{Resp, TestServer, form_encode};
 
 const REDIRECT: &str = "http://127.0.0.1:33418/callback";
 
@@ -75,29 +75,10 @@ fn authorize_params<'a>(
 fn authorize_page(server: &TestServer, params: &[(&str, &str)]) -> Resp {
     server.request_unredirected(
         "GET",
-        &format!("/oauth/authorize?{}", query_string(params)),
+        &format!("/oauth/authorize?{}", form_encode(params)),
         &[],
         None,
     )
-}
-
-fn query_string(pairs: &[(&str, &str)]) -> String {
-    pairs
-        .iter()
-        .map(|(key, value)| {
-            let value: String = value
-                .bytes()
-                .map(|b| match b {
-                    b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
-                        char::from(b).to_string()
-                    }
-                    other => format!("%{other:02X}"),
-                })
-                .collect();
-            format!("{key}={value}")
-        })
-        .collect::<Vec<_>>()
-        .join("&")
 }
 
 /// Submits the page's form as a browser would: the request's parameters, the ticked grants,
@@ -145,6 +126,17 @@ fn oauth_error(response: &Resp, status: u16, error: &str) {
             .as_str()
             .is_some_and(|d| !d.is_empty())
     );
+}
+
+/// Exchanges a refresh token (with extra form fields).
+fn refresh(server: &TestServer, client_id: &str, token: &str, extra: &[(&str, &str)]) -> Resp {
+    let mut form = vec![
+        ("grant_type", "refresh_token"),
+        ("refresh_token", token),
+        ("client_id", client_id),
+    ];
+    form.extend_from_slice(extra);
+    server.post_form("/oauth/token", &[], &form)
 }
 
 /// A whoami over MCP with this Bearer credential.
@@ -343,44 +335,19 @@ fn a_person_allows_a_registered_client_which_then_calls_tools_refreshes_and_revo
     call(&server, Some(access), "about_marketplace", json!({}));
 
     // Refresh: a new pair; the old refresh token is good once, and reusing it ends the grant.
-    let refresh = issued["refresh_token"].as_str().unwrap();
-    let refreshed = server
-        .post_form(
-            "/oauth/token",
-            &[],
-            &[
-                ("grant_type", "refresh_token"),
-                ("refresh_token", refresh),
-                ("client_id", client_id),
-            ],
-        )
-        .expect(200);
+    let refresh_token = issued["refresh_token"].as_str().unwrap();
+    let refreshed = refresh(&server, client_id, refresh_token, &[]).expect(200);
     let access2 = refreshed["access_token"].as_str().unwrap();
     assert_ne!(access2, access);
     assert_eq!(whoami(&server, access2).status, 200);
-    let widened = server.post_form(
-        "/oauth/token",
-        &[],
-        &[
-            ("grant_type", "refresh_token"),
-            (
-                "refresh_token",
-                refreshed["refresh_token"].as_str().unwrap(),
-            ),
-            ("client_id", client_id),
-            ("scope", "read spend"),
-        ],
+    let widened = refresh(
+        &server,
+        client_id,
+        refreshed["refresh_token"].as_str().unwrap(),
+        &[("scope", "read spend")],
     );
     oauth_error(&widened, 400, "invalid_scope");
-    let reused = server.post_form(
-        "/oauth/token",
-        &[],
-        &[
-            ("grant_type", "refresh_token"),
-            ("refresh_token", refresh),
-            ("client_id", client_id),
-        ],
-    );
+    let reused = refresh(&server, client_id, refresh_token, &[]);
     oauth_error(&reused, 400, "invalid_grant");
     assert_eq!(
         whoami(&server, access2).status,
@@ -583,17 +550,13 @@ fn tokens_expire_and_rotating_the_api_key_revokes_them() {
     assert_eq!(expired.status, 401);
     assert!(expired.text().contains("expired"), "{}", expired.text());
     // The refresh token still works after the access token expired.
-    let refreshed = server
-        .post_form(
-            "/oauth/token",
-            &[],
-            &[
-                ("grant_type", "refresh_token"),
-                ("refresh_token", issued["refresh_token"].as_str().unwrap()),
-                ("client_id", &client_id),
-            ],
-        )
-        .expect(200);
+    let refreshed = refresh(
+        &server,
+        &client_id,
+        issued["refresh_token"].as_str().unwrap(),
+        &[],
+    )
+    .expect(200);
     let access = refreshed["access_token"].as_str().unwrap();
     assert_eq!(whoami(&server, access).status, 200);
     // Rotating the API key ends every grant of the agent.
@@ -601,17 +564,11 @@ fn tokens_expire_and_rotating_the_api_key_revokes_them() {
         .send_auth("POST", "/api/agents/keys/revoke", &key, &json!({}))
         .assert_status(200);
     assert_eq!(whoami(&server, access).status, 401);
-    let refresh_after = server.post_form(
-        "/oauth/token",
+    let refresh_after = refresh(
+        &server,
+        &client_id,
+        refreshed["refresh_token"].as_str().unwrap(),
         &[],
-        &[
-            ("grant_type", "refresh_token"),
-            (
-                "refresh_token",
-                refreshed["refresh_token"].as_str().unwrap(),
-            ),
-            ("client_id", &client_id),
-        ],
     );
     oauth_error(&refresh_after, 400, "invalid_grant");
     // The operator sees the grant and why it ended.

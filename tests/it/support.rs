@@ -157,6 +157,25 @@ impl Resp {
     }
 }
 
+/// `pairs` percent-encoded as a query string or form body.
+pub fn form_encode(pairs: &[(&str, &str)]) -> String {
+    let encode = |text: &str| -> String {
+        text.bytes()
+            .map(|b| match b {
+                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                    char::from(b).to_string()
+                }
+                other => format!("%{other:02X}"),
+            })
+            .collect()
+    };
+    pairs
+        .iter()
+        .map(|(key, value)| format!("{}={}", encode(key), encode(value)))
+        .collect::<Vec<_>>()
+        .join("&")
+}
+
 /// A blocking HTTP client that reports every status instead of failing on 4xx/5xx.
 pub struct Client {
     pub base: String,
@@ -256,21 +275,7 @@ impl Client {
     /// POSTs an HTML form (`application/x-www-form-urlencoded`) with extra headers; a redirect
     /// is answered, not followed.
     pub fn post_form(&self, path: &str, headers: &[(&str, &str)], pairs: &[(&str, &str)]) -> Resp {
-        let encode = |text: &str| -> String {
-            text.bytes()
-                .map(|b| match b {
-                    b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
-                        char::from(b).to_string()
-                    }
-                    other => format!("%{other:02X}"),
-                })
-                .collect()
-        };
-        let body = pairs
-            .iter()
-            .map(|(key, value)| format!("{}={}", encode(key), encode(value)))
-            .collect::<Vec<_>>()
-            .join("&");
+        let body = form_encode(pairs);
         let mut all = vec![("content-type", "application/x-www-form-urlencoded")];
         all.extend_from_slice(headers);
         self.request_unredirected("POST", path, &all, Some(body.as_bytes()))

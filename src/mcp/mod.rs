@@ -58,23 +58,27 @@
 //!   text block and `{error: {code, message, status}}` as structured content (the 2025-11-25
 //!   rule). Responses are sent raw: no provenance block is added to JSON-RPC bodies.
 
+mod answer;
 mod connect;
 mod descriptor;
 mod headers;
 mod market;
 mod tools;
 
-use hyper::body::Bytes;
 use hyper::header;
 use serde_json::{Map, Value, json};
 
 use crate::crypto::jcs::{RequestFault, parse_request};
 use crate::error::{Error, Result};
 use crate::http::request::Ctx;
-use crate::http::response::{RawReply, Reply};
+use crate::http::response::Reply;
 use crate::request::Scope;
 use crate::service::App;
 use crate::service::identity::oauth::{self, Bearer};
+use answer::{
+    Answer, RpcError, credential_refusal, error_body, invalid_request, method_not_allowed, refusal,
+    result_body, unauthorized,
+};
 use headers::{check_envelope, check_origin};
 use market::Market;
 use tools::{call_tool, tools};
@@ -166,173 +170,6 @@ pub fn manifest() -> Value {
         "authentication": "Authorization: Bearer <API key or OAuth access token>; OAuth metadata at /.well-known/oauth-protected-resource/api/mcp",
         "tools": tools(),
     })
-}
-
-// ---------------------------------------------------------------------------------------------
-// Answers
-
-/// An HTTP answer: status, optional JSON body, extra headers.
-pub(super) struct Answer {
-    status: u16,
-    body: Option<Value>,
-    headers: Vec<(&'static str, String)>,
-}
-
-impl Answer {
-    fn json(status: u16, body: Value) -> Answer {
-        Answer {
-            status,
-            body: Some(body),
-            headers: Vec::new(),
-        }
-    }
-
-    /// 202 without a body (a notification or a client's response).
-    fn accepted() -> Answer {
-        Answer {
-            status: 202,
-            body: None,
-            headers: Vec::new(),
-        }
-    }
-
-    fn into_reply(self) -> Reply {
-        let (content_type, body) = match self.body {
-            Some(value) => (
-                "application/json",
-                Bytes::from(serde_json::to_vec(&value).expect("a Value always serializes")),
-            ),
-            None => ("text/plain; charset=utf-8", Bytes::new()),
-        };
-        Reply::Raw(RawReply {
-            status: self.status,
-            content_type,
-            body,
-            headers: self.headers,
-        })
-    }
-}
-
-/// A JSON-RPC error object.
-pub(super) struct RpcError {
-    code: i64,
-    message: String,
-    data: Option<Value>,
-}
-
-impl RpcError {
-    fn new(code: i64, message: impl Into<String>) -> RpcError {
-        RpcError {
-            code,
-            message: message.into(),
-            data: None,
-        }
-    }
-
-    fn with_data(mut self, data: Value) -> RpcError {
-        self.data = Some(data);
-        self
-    }
-}
-
-/// A JSON-RPC error response; `id: None` leaves the member out (errors about the HTTP request
-/// as a whole), `Some(Null)` writes `"id": null` (an unreadable request).
-fn error_body(id: Option<&Value>, error: RpcError) -> Value {
-    let mut object = json!({ "code": error.code, "message": error.message });
-    if let Some(data) = error.data {
-        object["data"] = data;
-    }
-    let mut body = Map::new();
-    body.insert("jsonrpc".into(), "2.0".into());
-    if let Some(id) = id {
-        body.insert("id".into(), id.clone());
-    }
-    body.insert("error".into(), object);
-    Value::Object(body)
-}
-
-/// A JSON-RPC "Invalid Request" error response: `Invalid Request: {detail}`.
-fn invalid_request(id: &Value, detail: impl std::fmt::Display) -> Value {
-    error_body(
-        Some(id),
-        RpcError::new(INVALID_REQUEST, format!("Invalid Request: {detail}")),
-    )
-}
-
-fn result_body(id: &Value, result: Value) -> Value {
-    json!({ "jsonrpc": "2.0", "id": id, "result": result })
-}
-
-/// An error about the request as a whole, with a bourse error code in `data`.
-pub(super) fn refusal(status: u16, code: &str, message: &str) -> Answer {
-    Answer::json(
-        status,
-        error_body(
-            None,
-            RpcError::new(INVALID_REQUEST, message)
-                .with_data(json!({ "status": status, "code": code })),
-        ),
-    )
-}
-
-/// 401: no credential where one is needed, or one that does not authenticate (`invalid`). The
-/// challenge points OAuth clients at the protected-resource metadata (RFC 9728 §5.1).
-fn unauthorized(app: &App, id: Option<&Value>, message: &str, invalid: bool) -> Answer {
-    let mut answer = Answer::json(
-        401,
-        error_body(
-            id,
-            RpcError::new(INVALID_REQUEST, format!("Unauthorized: {message}"))
-                .with_data(json!({ "status": 401, "code": "UNAUTHENTICATED" })),
-        ),
-    );
-    let error = invalid.then_some(("invalid_token", message));
-    answer.headers.push((
-        "www-authenticate",
-        oauth::challenge(app, oauth::default_scopes(), error),
-    ));
-    answer
-}
-
-/// 403: an access token without the scope a tool needs. The challenge names the scopes to ask
-/// for (what the token holds plus the missing one), so a client can step up (RFC 6750 §3.1).
-fn insufficient_scope(
-    app: &App,
-    id: Option<&Value>,
-    held: oauth::Scopes,
-    needed: Scope,
-    tool: &str,
-) -> Answer {
-    let message = format!(
-        "the tool {tool} needs the OAuth scope `{needed}`, and this access token holds `{held}`; authorize again asking for it (an API key holds every scope)",
-        needed = needed.name()
-    );
-    let mut answer = Answer::json(
-        403,
-        error_body(
-            id,
-            RpcError::new(INVALID_REQUEST, format!("Forbidden: {message}")).with_data(json!({
-                "status": 403,
-                "code": "INSUFFICIENT_SCOPE",
-                "scope": needed.name(),
-            })),
-        ),
-    );
-    answer.headers.push((
-        "www-authenticate",
-        oauth::challenge(
-            app,
-            held.with(needed),
-            Some(("insufficient_scope", &message)),
-        ),
-    ));
-    answer
-}
-
-fn method_not_allowed(message: &str) -> Answer {
-    let mut answer = refusal(405, "METHOD_NOT_ALLOWED", message);
-    answer.headers.push(("allow", ALLOW.into()));
-    answer
 }
 
 fn all_versions() -> Vec<&'static str> {
@@ -578,27 +415,6 @@ async fn handshake(app: &App, ctx: &Ctx, who: Option<&Bearer>, message: &Value) 
                 }
             }
         }
-    }
-}
-
-/// The HTTP answer to a request refused for its credential: 401 without one, 403 for a token
-/// without the tool's scope.
-fn credential_refusal(
-    app: &App,
-    who: Option<&Bearer>,
-    id: &Value,
-    method: &str,
-    outcome: Outcome,
-) -> Answer {
-    match outcome {
-        Outcome::NeedsScope { tool, needed } => insufficient_scope(
-            app,
-            Some(id),
-            who.map_or_else(oauth::Scopes::default, |who| who.scopes),
-            needed,
-            tool,
-        ),
-        _ => unauthorized(app, Some(id), &missing_key(method), false),
     }
 }
 

@@ -83,7 +83,66 @@ async fn serve(
     client_ip: IpAddr,
     request_id: &str,
 ) -> Result<Response<Body>, Error> {
+    if request.method() == hyper::Method::OPTIONS
+        && router::open_to_any_origin(request.uri().path())
+    {
+        return Ok(preflight(request_id));
+    }
     let matched = router::resolve(request.method().as_str(), request.uri().path())?;
+    if matched.route.open_to_any_origin() {
+        // The OAuth documents and endpoints are read by browser-based MCP clients too: their
+        // answers, refusals included, are readable from any origin (no cookies are involved).
+        let mut response = serve_matched(app, settings, request, matched, client_ip, request_id)
+            .await
+            .unwrap_or_else(|error| {
+                if error.status() >= 500 {
+                    tracing::error!(request_id, %error, "request failed");
+                }
+                response::error(&error, request_id)
+            });
+        let headers = response.headers_mut();
+        headers.insert(
+            hyper::header::ACCESS_CONTROL_ALLOW_ORIGIN,
+            hyper::header::HeaderValue::from_static("*"),
+        );
+        headers.insert(
+            hyper::header::ACCESS_CONTROL_EXPOSE_HEADERS,
+            hyper::header::HeaderValue::from_static("www-authenticate, x-request-id"),
+        );
+        return Ok(response);
+    }
+    serve_matched(app, settings, request, matched, client_ip, request_id).await
+}
+
+/// The answer to a CORS preflight for a path open to any origin.
+fn preflight(request_id: &str) -> Response<Body> {
+    let mut response = response::build(204, "text/plain; charset=utf-8", Bytes::new(), request_id);
+    let headers = response.headers_mut();
+    for (name, value) in [
+        (hyper::header::ACCESS_CONTROL_ALLOW_ORIGIN, "*"),
+        (
+            hyper::header::ACCESS_CONTROL_ALLOW_METHODS,
+            "GET, POST, OPTIONS",
+        ),
+        (
+            hyper::header::ACCESS_CONTROL_ALLOW_HEADERS,
+            "authorization, content-type, mcp-protocol-version",
+        ),
+        (hyper::header::ACCESS_CONTROL_MAX_AGE, "600"),
+    ] {
+        headers.insert(name, hyper::header::HeaderValue::from_static(value));
+    }
+    response
+}
+
+async fn serve_matched(
+    app: &Arc<App>,
+    settings: &HttpSettings,
+    request: Request<Incoming>,
+    matched: router::Matched,
+    client_ip: IpAddr,
+    request_id: &str,
+) -> Result<Response<Body>, Error> {
     let (parts, body) = request.into_parts();
     let limit = settings.max_body_bytes;
     let declared = parts

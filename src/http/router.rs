@@ -525,6 +525,12 @@ impl Route {
         matches!(self.auth(), Auth::Public | Auth::Capability)
     }
 
+    /// Whether browsers may read the answers from any origin (CORS `*`): the OAuth documents and
+    /// endpoints, which browser-based MCP clients call, and which involve no cookies.
+    pub fn open_to_any_origin(self) -> bool {
+        matches!(self.auth(), Auth::Standard | Auth::OAuthClient)
+    }
+
     /// Whether the agent key may also come as the JSON body member `api_key` (the marketplace
     /// bodies, as the interface allows); elsewhere only `Authorization: Bearer` counts.
     pub fn takes_body_key(self) -> bool {
@@ -674,6 +680,16 @@ pub fn resolve(method: &str, path: &str) -> Result<Matched, Error> {
         allow.push("HEAD");
     }
     Err(Error::MethodNotAllowed { allow })
+}
+
+/// Whether every route at `path` is open to any origin (a CORS preflight for it is answered).
+pub fn open_to_any_origin(path: &str) -> bool {
+    let segments: Vec<&str> = path.split('/').skip(1).collect();
+    let mut routes = ROUTES
+        .iter()
+        .filter(|(_, template, _)| match_template(template, &segments).is_some())
+        .peekable();
+    routes.peek().is_some() && routes.all(|(_, _, route)| route.open_to_any_origin())
 }
 
 /// Some(static segment count, params) when `template` matches.

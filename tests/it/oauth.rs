@@ -216,6 +216,46 @@ fn discovery_points_a_client_from_a_401_to_the_authorization_server() {
             .contains("error=\"invalid_token\"")
     );
 
+    // Browser-based clients may read the OAuth documents and endpoints from any origin.
+    let preflight = server.request(
+        "OPTIONS",
+        "/oauth/token",
+        &[
+            ("origin", "http://localhost:6274"),
+            ("access-control-request-method", "POST"),
+        ],
+        None,
+    );
+    assert_eq!(preflight.status, 204);
+    assert_eq!(preflight.header("access-control-allow-origin"), Some("*"));
+    assert!(
+        preflight
+            .header("access-control-allow-headers")
+            .unwrap()
+            .contains("authorization")
+    );
+    let refused = server.post_form("/oauth/token", &[], &[("grant_type", "password")]);
+    assert_eq!(refused.header("access-control-allow-origin"), Some("*"));
+    assert_eq!(
+        server
+            .get("/.well-known/oauth-authorization-server")
+            .header("access-control-allow-origin"),
+        Some("*")
+    );
+    // Other routes stay as they were: no CORS, and OPTIONS is 405.
+    assert_eq!(
+        server
+            .request("OPTIONS", "/api/agents/me", &[], None)
+            .status,
+        405
+    );
+    assert!(
+        server
+            .get("/api/stats")
+            .header("access-control-allow-origin")
+            .is_none()
+    );
+
     let catalog = server.get("/.well-known/api-catalog");
     catalog.assert_status(200);
     assert!(
@@ -748,4 +788,32 @@ fn a_client_id_metadata_document_is_fetched_checked_and_used() {
     let page = authorize_page(&server, &params);
     assert_eq!(page.status, 400);
     assert!(page.text().contains("must name itself"), "{}", page.text());
+}
+
+#[test]
+fn a_token_issued_for_another_resource_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let server = TestServer::start_in(&data);
+    let (issued, _, _) = tokens(&server, &["read"]);
+    let access = issued["access_token"].as_str().unwrap().to_owned();
+    assert_eq!(whoami(&server, &access).status, 200);
+    server.stop();
+    // The same database now serves another resource: the token names the old one.
+    let moved = TestServer::start_in_with(&data, |config| {
+        config.public_url = Some("https://market.example.com".into());
+    });
+    let refused = whoami(&moved, &access);
+    assert_eq!(refused.status, 401);
+    assert!(
+        refused.text().contains("was issued for") && refused.text().contains("market.example.com"),
+        "{}",
+        refused.text()
+    );
+    assert!(
+        refused
+            .header("www-authenticate")
+            .unwrap()
+            .contains("invalid_token")
+    );
 }

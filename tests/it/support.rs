@@ -487,6 +487,13 @@ impl TestServer {
         TestServer::start_config(Config::for_tests(data.to_owned()))
     }
 
+    /// As [`TestServer::start_in`], with the configuration `adjust` changes first.
+    pub fn start_in_with(data: &Path, adjust: impl FnOnce(&mut Config)) -> TestServer {
+        let mut config = Config::for_tests(data.to_owned());
+        adjust(&mut config);
+        TestServer::start_config(config)
+    }
+
     fn start_config(config: Config) -> TestServer {
         let clock = Arc::new(ManualClock::new("2026-11-21T04:00:00Z".parse().unwrap()));
         let data = config.data_dir.clone();

@@ -475,6 +475,7 @@ CREATE TABLE oauth_codes (
     used_at      TEXT
 ) STRICT;
 CREATE INDEX oauth_codes_grant ON oauth_codes (grant_id);
+CREATE INDEX oauth_codes_expiry ON oauth_codes (expires_at);
 
 -- Access and refresh tokens. A refresh token is exchanged once (`used_at`); a second use revokes
 -- its grant.
@@ -487,3 +488,4 @@ CREATE TABLE oauth_tokens (
     revoked_at TEXT
 ) STRICT;
 CREATE INDEX oauth_tokens_grant ON oauth_tokens (grant_id);
+CREATE INDEX oauth_tokens_expiry ON oauth_tokens (expires_at);

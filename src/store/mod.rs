@@ -577,6 +577,7 @@ const STEPS: &[(i32, &str)] = &[
              used_at      TEXT
          ) STRICT;
          CREATE INDEX oauth_codes_grant ON oauth_codes (grant_id);
+         CREATE INDEX oauth_codes_expiry ON oauth_codes (expires_at);
          CREATE TABLE oauth_tokens (
              token_hash TEXT PRIMARY KEY,
              grant_id   TEXT NOT NULL REFERENCES oauth_grants (id),
@@ -585,7 +586,8 @@ const STEPS: &[(i32, &str)] = &[
              used_at    TEXT,
              revoked_at TEXT
          ) STRICT;
-         CREATE INDEX oauth_tokens_grant ON oauth_tokens (grant_id);",
+         CREATE INDEX oauth_tokens_grant ON oauth_tokens (grant_id);
+         CREATE INDEX oauth_tokens_expiry ON oauth_tokens (expires_at);",
     ),
 ];
 

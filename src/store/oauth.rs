@@ -415,6 +415,34 @@ pub fn revoke_token(conn: &Connection, token_hash: &str, now: &str) -> Result<()
     Ok(())
 }
 
+/// Deletes up to `batch` codes that expired before `codes_before` and `batch` tokens that expired
+/// before `tokens_before`: called with each token issuance, so cleanup keeps pace with use
+/// without a worker of its own. (Until then a used code or refresh token stays, so a second use
+/// is recognised as reuse.)
+///
+/// # Errors
+/// Database failure.
+pub fn sweep(
+    conn: &Connection,
+    codes_before: &str,
+    tokens_before: &str,
+    batch: i64,
+) -> Result<usize> {
+    let codes = conn
+        .prepare_cached(
+            "DELETE FROM oauth_codes WHERE rowid IN
+                 (SELECT rowid FROM oauth_codes WHERE expires_at <= ?1 LIMIT ?2)",
+        )?
+        .execute(params![codes_before, batch])?;
+    let tokens = conn
+        .prepare_cached(
+            "DELETE FROM oauth_tokens WHERE rowid IN
+                 (SELECT rowid FROM oauth_tokens WHERE expires_at <= ?1 LIMIT ?2)",
+        )?
+        .execute(params![tokens_before, batch])?;
+    Ok(codes + tokens)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -473,6 +501,18 @@ mod tests {
             1
         );
         assert!(token(&conn, "tok-h").unwrap().unwrap().revoked);
+        insert_token(
+            &conn,
+            "old-h",
+            "g1",
+            TokenKind::Refresh,
+            "2026-01-01T00:00:00.000Z",
+        )
+        .unwrap();
+        assert_eq!(sweep(&conn, now, now, 100).unwrap(), 1);
+        assert!(
+            token(&conn, "old-h").unwrap().is_none() && token(&conn, "tok-h").unwrap().is_some()
+        );
         let (rows, total) = grants(&conn, false, 10, 0).unwrap();
         assert_eq!((rows[0].agent_handle.as_str(), total), ("A-1", 1));
         assert_eq!(grants(&conn, true, 10, 0).unwrap().1, 0);

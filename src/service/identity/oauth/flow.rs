@@ -1,6 +1,7 @@
 //! The authorization code flow: checking an authorization request, a person's Allow or Deny,
 //! the token endpoint (code exchange with PKCE, refresh with rotation) and revocation.
 
+use jiff::SignedDuration;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
@@ -15,6 +16,9 @@ use crate::error::{Error, OAuthCode, Result};
 use crate::service::{App, hash_secret};
 use crate::store::agents::AgentRow;
 use crate::store::oauth::{self as oauth_store, ClientRow, NewGrant, TokenKind};
+
+/// How many expired codes and tokens each issuance deletes (cleanup keeps pace with use).
+const SWEEP_BATCH: i64 = 100;
 
 /// The request parameters of an OAuth endpoint (a query or a form body), in order.
 pub type Params = [(String, String)];
@@ -474,6 +478,8 @@ async fn issue(app: &App, grant_id: &str, scopes: &str) -> Result<Value> {
     let refresh_expires = rfc3339_after(now, REFRESH_TTL);
     let id = grant_id.to_owned();
     let at = crate::clock::rfc3339(now);
+    // A used code is kept a day past its expiry, so a late replay still revokes its grant.
+    let codes_before = rfc3339_after(now, -SignedDuration::from_hours(24));
     app.store
         .write(move |tx| {
             oauth_store::insert_token(tx, &access_hash, &id, TokenKind::Access, &access_expires)?;
@@ -484,6 +490,7 @@ async fn issue(app: &App, grant_id: &str, scopes: &str) -> Result<Value> {
                 TokenKind::Refresh,
                 &refresh_expires,
             )?;
+            oauth_store::sweep(tx, &codes_before, &at, SWEEP_BATCH)?;
             oauth_store::touch_grant(tx, &id, &at)
         })
         .await?;

@@ -1,0 +1,416 @@
+//! The bench: bourse against its floor, interleaved on the same machine, in one run.
+//!
+//! ```sh
+//! cargo run --release --example bench                          # 100,000 listings, 5 s per run
+//! cargo run --release --example bench -- --listings 1000000 --seconds 10
+//! cargo run --release --example bench -- --only detail,browse  # workloads whose name contains these
+//! ```
+//!
+//! It builds the release binary and the `floor` and `seed_catalog` examples, seeds a temporary
+//! data directory, starts `bourse serve` (with `--trusted-proxy 127.0.0.1`, so each message
+//! sender counts as its own client and every limit stays on) and `examples/floor.rs`, then runs
+//! each workload against bourse and its floor one after the other, with the same closed-loop load
+//! generator (`examples/common/loadgen.rs`; 64 connections by default). For each run it prints
+//! requests per second, p50 and p99 latency, the server's CPU time per request (from
+//! `/proc/<pid>/stat`) and its resident memory, and the ratio of bourse to its floor. The load
+//! generator shares the machine: figures are for comparison within one run, not absolutes.
+//! Loopback only; the temporary directory is removed at the end.
+
+#[path = "../common/loadgen.rs"]
+mod loadgen;
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use loadgen::{Requests, Run, closed_loop, get, message_senders, once};
+
+struct Options {
+    listings: usize,
+    seconds: u64,
+    connections: usize,
+    senders: usize,
+    only: Vec<String>,
+}
+
+fn parse() -> Options {
+    let mut options = Options {
+        listings: 100_000,
+        seconds: 5,
+        connections: 64,
+        senders: 3000,
+        only: Vec::new(),
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(flag) = args.next() {
+        let value = args
+            .next()
+            .unwrap_or_else(|| panic!("{flag} needs a value"));
+        match flag.as_str() {
+            "--listings" => options.listings = value.parse().expect("--listings N"),
+            "--seconds" => options.seconds = value.parse().expect("--seconds N"),
+            "--connections" => options.connections = value.parse().expect("--connections N"),
+            "--senders" => options.senders = value.parse().expect("--senders N"),
+            "--only" => options.only = value.split(',').map(str::to_owned).collect(),
+            other => panic!(
+                "unknown flag {other}; use --listings N --seconds N --connections N --senders N --only a,b"
+            ),
+        }
+    }
+    options
+}
+
+/// A server process and where it listens.
+struct Server {
+    child: Child,
+    host: String,
+}
+
+impl Server {
+    /// Starts a server and waits for its `listening on http://…` line on stdout.
+    fn start(mut command: Command) -> (Server, Duration) {
+        let started = Instant::now();
+        command.stdout(Stdio::piped()).stderr(Stdio::null());
+        let mut child = command.spawn().expect("start a server");
+        let mut reader = BufReader::new(child.stdout.take().expect("stdout"));
+        let mut line = String::new();
+        loop {
+            line.clear();
+            let read = reader.read_line(&mut line).expect("the server's output");
+            assert!(read > 0, "the server exited before listening");
+            if let Some(at) = line.find("http://") {
+                let host = line[at + 7..].trim().trim_end_matches('/').to_owned();
+                let elapsed = started.elapsed();
+                // Keep draining the pipe so the server never blocks on a full one.
+                std::thread::spawn(move || {
+                    let mut sink = String::new();
+                    while reader.read_line(&mut sink).is_ok_and(|n| n > 0) {
+                        sink.clear();
+                    }
+                });
+                return (Server { child, host }, elapsed);
+            }
+        }
+    }
+
+    /// User plus system CPU time so far.
+    fn cpu(&self) -> Duration {
+        let stat =
+            std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).unwrap_or_default();
+        // Fields after the parenthesised command name: state is field 3; utime 14, stime 15.
+        let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+        let fields: Vec<&str> = after.split_whitespace().collect();
+        let ticks: u64 = fields
+            .get(11)
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0)
+            + fields
+                .get(12)
+                .and_then(|v| v.parse::<u64>().ok())
+                .unwrap_or(0);
+        // The kernel's USER_HZ is 100 on Linux.
+        Duration::from_millis(ticks * 10)
+    }
+
+    /// Resident memory in MiB.
+    fn rss_mib(&self) -> f64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .unwrap_or_default();
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+            .map_or(0.0, |kb| kb / 1024.0)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One measured run against one server.
+struct Measured {
+    run: Run,
+    cpu_per_request: Duration,
+}
+
+async fn measure(
+    server: &Server,
+    options: &Options,
+    budget: Option<usize>,
+    requests: Requests,
+) -> Measured {
+    let before = server.cpu();
+    let run = closed_loop(
+        &server.host,
+        options.connections,
+        Duration::from_secs(options.seconds),
+        budget,
+        requests,
+        |status| (200..300).contains(&status) || status == 404,
+    )
+    .await;
+    let cpu = server.cpu().saturating_sub(before);
+    Measured {
+        cpu_per_request: cpu / u32::try_from(run.requests.max(1)).unwrap_or(u32::MAX),
+        run,
+    }
+}
+
+fn rotate(requests: Vec<Vec<u8>>) -> Requests {
+    Arc::new(move |n| requests[n % requests.len()].clone())
+}
+
+fn micros(duration: Duration) -> String {
+    format!("{:.0}", duration.as_secs_f64() * 1e6)
+}
+
+fn millis(duration: Duration) -> String {
+    format!("{:.2}", duration.as_secs_f64() * 1e3)
+}
+
+fn build_everything() -> PathBuf {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let status = Command::new(cargo)
+        .args([
+            "build",
+            "--release",
+            "--locked",
+            "--bin",
+            "bourse",
+            "--example",
+            "floor",
+            "--example",
+            "seed_catalog",
+        ])
+        .status()
+        .expect("cargo");
+    assert!(status.success(), "the release build failed");
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map_or_else(|| manifest.join("target"), PathBuf::from)
+        .join("release")
+}
+
+fn seed(release: &Path, data: &Path, listings: usize) -> Duration {
+    let started = Instant::now();
+    let status = Command::new(release.join("examples/seed_catalog"))
+        .arg("--data")
+        .arg(data)
+        .args(["--count", &listings.to_string()])
+        .stdout(Stdio::null())
+        .status()
+        .expect("seed_catalog");
+    assert!(status.success(), "seeding failed");
+    started.elapsed()
+}
+
+/// Listing ids from the first browse pages.
+async fn listing_ids(host: &str) -> Vec<String> {
+    let mut ids = Vec::new();
+    for offset in [0, 100, 200, 300, 400, 500, 600, 700, 800, 900] {
+        let request = format!(
+            "GET /api/marketplace/listings?limit=100&offset={offset} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+        );
+        let (_, body) = once(host, &request).await;
+        let page: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
+        ids.extend(
+            page["listings"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|listing| listing["id"].as_str().map(str::to_owned)),
+        );
+    }
+    assert!(!ids.is_empty(), "the seeded catalogue lists nothing");
+    ids
+}
+
+/// The browse shapes of the mix: each sort, common, rare and multi-word searches, filters and
+/// deep offsets.
+const BROWSE_SHAPES: &[(&str, &str)] = &[
+    ("browse default", "limit=50"),
+    ("browse price_asc", "limit=50&sort=price_asc"),
+    ("browse price_desc", "limit=50&sort=price_desc"),
+    ("browse popular", "limit=50&sort=popular"),
+    ("browse quality", "limit=50&sort=quality"),
+    ("browse trust", "limit=50&sort=trust"),
+    ("browse q=common", "limit=50&q=red"),
+    ("browse q=rare", "limit=50&q=tok12345"),
+    ("browse q=two words", "limit=50&q=vintage%20camera"),
+    ("browse category", "limit=50&category=data&sort=price_asc"),
+    ("browse deep offset", "limit=50&offset=5000"),
+];
+
+#[tokio::main]
+async fn main() {
+    let options = parse();
+    let wanted = |name: &str| {
+        options.only.is_empty() || options.only.iter().any(|o| name.contains(o.as_str()))
+    };
+    let release = build_everything();
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let data = dir.path().join("bourse");
+    let seeded = seed(&release, &data, options.listings);
+
+    let mut command = Command::new(release.join("bourse"));
+    command.arg("serve").arg("--data").arg(&data).args([
+        "--listen",
+        "127.0.0.1:0",
+        "--trusted-proxy",
+        "127.0.0.1",
+    ]);
+    let (bourse, startup) = Server::start(command);
+    let mut command = Command::new(release.join("examples/floor"));
+    command.arg("--data").arg(dir.path().join("floor.db"));
+    let (floor, _) = Server::start(command);
+    let rss_start = bourse.rss_mib();
+    let machine = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|info| {
+            info.lines().find_map(|l| {
+                l.strip_prefix("model name")
+                    .map(|v| v.trim_start_matches([' ', '\t', ':']).to_owned())
+            })
+        })
+        .unwrap_or_else(|| "unknown CPU".into());
+    println!(
+        "bench: {} listings (seeded in {:.1} s), {} connections, {} s per run, {} cores ({machine})",
+        options.listings,
+        seeded.as_secs_f64(),
+        options.connections,
+        options.seconds,
+        std::thread::available_parallelism().map_or(0, |n| n.get()),
+    );
+    println!(
+        "bourse: listening {:.0} ms after start, RSS {rss_start:.0} MiB",
+        startup.as_secs_f64() * 1e3
+    );
+    println!();
+    println!(
+        "| workload | bourse req/s | p50 ms | p99 ms | CPU µs/req | floor | floor req/s | floor CPU µs/req | ratio |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|");
+
+    let (bh, fh) = (bourse.host.clone(), floor.host.clone());
+    let ids = listing_ids(&bh).await;
+    let mut workloads: Vec<(String, Requests, &str, Option<usize>)> = vec![
+        (
+            "healthz".into(),
+            rotate(vec![get(&bh, "/healthz", "")]),
+            "/json",
+            None,
+        ),
+        (
+            "unsigned 404".into(),
+            rotate(vec![get(&bh, "/nope", "")]),
+            "/json",
+            None,
+        ),
+        (
+            "listing detail".into(),
+            rotate(
+                ids.iter()
+                    .map(|id| get(&bh, &format!("/api/marketplace/listings/{id}"), ""))
+                    .collect(),
+            ),
+            "/db",
+            None,
+        ),
+    ];
+    for (name, query) in BROWSE_SHAPES {
+        workloads.push((
+            (*name).into(),
+            rotate(vec![get(
+                &bh,
+                &format!("/api/marketplace/listings?{query}"),
+                "",
+            )]),
+            "/json",
+            None,
+        ));
+    }
+    workloads.push((
+        "browse mix".into(),
+        rotate(
+            BROWSE_SHAPES
+                .iter()
+                .map(|(_, query)| get(&bh, &format!("/api/marketplace/listings?{query}"), ""))
+                .collect(),
+        ),
+        "/json",
+        None,
+    ));
+    let mut default_browse = None;
+    for (name, requests, floor_path, budget) in workloads {
+        if !wanted(&name) {
+            continue;
+        }
+        let ours = measure(&bourse, &options, budget, requests).await;
+        let theirs = measure(
+            &floor,
+            &options,
+            None,
+            rotate(vec![get(&fh, floor_path, "")]),
+        )
+        .await;
+        if name == "browse default" {
+            default_browse = Some(ours.run.per_second());
+        }
+        let relative = match (name.starts_with("browse "), default_browse) {
+            (true, Some(default)) if name != "browse default" => {
+                format!(" ({:.2}× default browse)", ours.run.per_second() / default)
+            }
+            _ => String::new(),
+        };
+        println!(
+            "| {name} | {:.0} | {} | {} | {} | `{floor_path}` | {:.0} | {} | {:.2}{relative} |",
+            ours.run.per_second(),
+            millis(ours.run.percentile(0.5)),
+            millis(ours.run.percentile(0.99)),
+            micros(ours.cpu_per_request),
+            theirs.run.per_second(),
+            micros(theirs.cpu_per_request),
+            ours.run.per_second() / theirs.run.per_second(),
+        );
+        if ours.run.unexpected > 0 {
+            println!(
+                "|  ↳ {} unexpected statuses from bourse | | | | | | | | |",
+                ours.run.unexpected
+            );
+        }
+    }
+    if wanted("message send") {
+        let (requests, most) = message_senders(&bh, options.senders).await;
+        let ours = measure(&bourse, &options, Some(most), requests).await;
+        let theirs = measure(
+            &floor,
+            &options,
+            None,
+            rotate(vec![get(&fh, "/signwrite", "")]),
+        )
+        .await;
+        println!(
+            "| message send ({} senders, every limit on) | {:.0} | {} | {} | {} | `/signwrite` | {:.0} | {} | {:.2} |",
+            options.senders,
+            ours.run.per_second(),
+            millis(ours.run.percentile(0.5)),
+            millis(ours.run.percentile(0.99)),
+            micros(ours.cpu_per_request),
+            theirs.run.per_second(),
+            micros(theirs.cpu_per_request),
+            ours.run.per_second() / theirs.run.per_second(),
+        );
+    }
+    println!();
+    println!(
+        "bourse RSS: {rss_start:.0} MiB after start, {:.0} MiB after load ({:.2}×)",
+        bourse.rss_mib(),
+        bourse.rss_mib() / rss_start.max(1.0)
+    );
+}

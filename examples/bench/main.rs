@@ -78,8 +78,11 @@ impl Server {
         let mut line = String::new();
         loop {
             line.clear();
-            let read = reader.read_line(&mut line).expect("the server's output");
-            assert!(read > 0, "the server exited before listening");
+            if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("the server exited before listening");
+            }
             if let Some(at) = line.find("http://") {
                 let host = line[at + 7..].trim().trim_end_matches('/').to_owned();
                 let elapsed = started.elapsed();

@@ -73,29 +73,29 @@ impl Server {
     fn start(mut command: Command) -> (Server, Duration) {
         let started = Instant::now();
         command.stdout(Stdio::piped()).stderr(Stdio::null());
-        let mut child = command.spawn().expect("start a server");
-        let mut reader = BufReader::new(child.stdout.take().expect("stdout"));
+        // Owned by a `Server` at once: its drop kills and reaps the process on every path.
+        let mut server = Server {
+            child: command.spawn().expect("start a server"),
+            host: String::new(),
+        };
+        let mut reader = BufReader::new(server.child.stdout.take().expect("stdout"));
         let mut line = String::new();
-        loop {
+        while server.host.is_empty() {
             line.clear();
-            if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!("the server exited before listening");
-            }
+            let read = reader.read_line(&mut line).unwrap_or(0);
+            assert!(read > 0, "the server exited before listening");
             if let Some(at) = line.find("http://") {
-                let host = line[at + 7..].trim().trim_end_matches('/').to_owned();
-                let elapsed = started.elapsed();
-                // Keep draining the pipe so the server never blocks on a full one.
-                std::thread::spawn(move || {
-                    let mut sink = String::new();
-                    while reader.read_line(&mut sink).is_ok_and(|n| n > 0) {
-                        sink.clear();
-                    }
-                });
-                return (Server { child, host }, elapsed);
+                server.host = line[at + 7..].trim().trim_end_matches('/').to_owned();
             }
         }
+        // Keep draining the pipe so the server never blocks on a full one.
+        std::thread::spawn(move || {
+            let mut sink = String::new();
+            while reader.read_line(&mut sink).is_ok_and(|n| n > 0) {
+                sink.clear();
+            }
+        });
+        (server, started.elapsed())
     }
 
     /// User plus system CPU time so far.

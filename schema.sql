@@ -470,6 +470,8 @@ CREATE TABLE oauth_codes (
     code_hash    TEXT PRIMARY KEY,
     grant_id     TEXT NOT NULL REFERENCES oauth_grants (id),
     redirect_uri TEXT NOT NULL,
+    -- Whether the authorization request named it (then the token request must repeat it).
+    redirect_given INTEGER NOT NULL,
     challenge    TEXT NOT NULL,
     expires_at   TEXT NOT NULL,
     used_at      TEXT
@@ -483,6 +485,8 @@ CREATE TABLE oauth_tokens (
     token_hash TEXT PRIMARY KEY,
     grant_id   TEXT NOT NULL REFERENCES oauth_grants (id),
     kind       TEXT NOT NULL CHECK (kind IN ('access', 'refresh')),
+    -- The scopes it carries (a refresh may narrow them).
+    scopes     TEXT NOT NULL,
     expires_at TEXT NOT NULL,
     used_at    TEXT,
     revoked_at TEXT

@@ -89,7 +89,8 @@ async fn serve(
         return Ok(preflight(request_id));
     }
     let matched = router::resolve(request.method().as_str(), request.uri().path())?;
-    if matched.route.open_to_any_origin() {
+    let route = matched.route;
+    if route.open_to_any_origin() {
         // The OAuth documents and endpoints are read by browser-based MCP clients too: their
         // answers, refusals included, are readable from any origin (no cookies are involved).
         let mut response = serve_matched(app, settings, request, matched, client_ip, request_id)
@@ -98,7 +99,11 @@ async fn serve(
                 if error.status() >= 500 {
                     tracing::error!(request_id, %error, "request failed");
                 }
-                response::error(&error, request_id)
+                if route.answers_in_oauth_shape() {
+                    response::oauth_error(&error, request_id)
+                } else {
+                    response::error(&error, request_id)
+                }
             });
         let headers = response.headers_mut();
         headers.insert(

@@ -72,22 +72,49 @@ pub fn json(status: u16, value: &Value, request_id: &str) -> Response<Body> {
     build(status, "application/json", Bytes::from(bytes), request_id)
 }
 
-/// The one mapping from [`Error`] to an HTTP response:
-/// `{"error":{"code","message","status"}}` plus `WWW-Authenticate`, `Allow` or `Retry-After`.
-pub fn error(error: &Error, request_id: &str) -> Response<Body> {
+/// An error of an OAuth endpoint in OAuth's shape `{"error", "error_description"}` (RFC 6749
+/// §5.2): an [`Error::OAuth`] with its own code, any other error (a rate limit, an oversized
+/// body, a failure of bourse) with the nearest OAuth code and its own status.
+pub fn oauth_error(error: &Error, request_id: &str) -> Response<Body> {
     let status = error.status();
-    if let Error::OAuth { error: code, .. } = error {
-        let body = json!({ "error": code.as_str(), "error_description": error.public_message() });
-        let mut response = json(status, &body, request_id);
-        let headers = response.headers_mut();
-        headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-        if status == 401 {
+    let code = match error {
+        Error::OAuth { error: code, .. } => code.as_str(),
+        Error::RateLimited { .. } | Error::Unavailable { .. } | Error::Busy { .. } => {
+            "temporarily_unavailable"
+        }
+        _ if status >= 500 => "server_error",
+        _ => "invalid_request",
+    };
+    let body = json!({ "error": code, "error_description": error.public_message() });
+    let mut response = json(status, &body, request_id);
+    let headers = response.headers_mut();
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    match error {
+        Error::OAuth { .. } if status == 401 => {
             headers.insert(
                 header::WWW_AUTHENTICATE,
                 HeaderValue::from_static("Basic realm=\"oauth\""),
             );
         }
-        return response;
+        Error::RateLimited {
+            retry_after_secs, ..
+        }
+        | Error::Busy {
+            retry_after_secs, ..
+        } => {
+            headers.insert(header::RETRY_AFTER, HeaderValue::from(*retry_after_secs));
+        }
+        _ => {}
+    }
+    response
+}
+
+/// The one mapping from [`Error`] to an HTTP response:
+/// `{"error":{"code","message","status"}}` plus `WWW-Authenticate`, `Allow` or `Retry-After`.
+pub fn error(error: &Error, request_id: &str) -> Response<Body> {
+    let status = error.status();
+    if let Error::OAuth { .. } = error {
+        return oauth_error(error, request_id);
     }
     let mut body = json!({
         "error": { "code": error.code(), "message": error.public_message(), "status": status }

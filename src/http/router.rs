@@ -531,6 +531,15 @@ impl Route {
         matches!(self.auth(), Auth::Standard | Auth::OAuthClient)
     }
 
+    /// Whether every refusal, not only the OAuth ones, is answered in OAuth's error shape (the
+    /// endpoints OAuth clients call and parse: token, revocation, registration).
+    pub fn answers_in_oauth_shape(self) -> bool {
+        matches!(
+            self,
+            Route::OAuthToken | Route::OAuthRevoke | Route::OAuthRegister
+        )
+    }
+
     /// Whether the agent key may also come as the JSON body member `api_key` (the marketplace
     /// bodies, as the interface allows); elsewhere only `Authorization: Bearer` counts.
     pub fn takes_body_key(self) -> bool {

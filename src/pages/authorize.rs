@@ -16,8 +16,8 @@ use crate::request::agents::{REGISTER, Register};
 use crate::request::{Input, Scope};
 use crate::service::App;
 use crate::service::identity::agents::{self, Client};
-use crate::service::identity::oauth::Scopes;
 use crate::service::identity::oauth::flow::{self, Authorization, Refusal};
+use crate::service::identity::oauth::{Scopes, clients};
 
 const BANNER: &str = "<strong>bourse</strong> — authorize an app";
 /// The longest agent name the page's field takes (the registration rule decides the rest).
@@ -76,16 +76,9 @@ fn refused(refusal: Refusal) -> Result<Reply> {
     }
 }
 
-/// The host a redirect URI sends the person back to, for display.
-fn redirect_host(uri: &str) -> &str {
-    let rest = uri.split_once("://").map_or(uri, |(_, rest)| rest);
-    rest.split(['/', '?']).next().unwrap_or(rest)
-}
-
-/// The page itself, with an optional error above the form (a 400 then).
-fn render(request: &Authorization, params: &[(String, String)], error: Option<&str>) -> Reply {
-    let client = &request.client;
-    let hidden: String = [
+/// The request's own parameters as hidden form fields, so the form carries the request.
+fn hidden_fields(params: &[(String, String)]) -> String {
+    [
         "response_type",
         "client_id",
         "redirect_uri",
@@ -107,7 +100,13 @@ fn render(request: &Authorization, params: &[(String, String)], error: Option<&s
                 )
             })
     })
-    .collect();
+    .collect()
+}
+
+/// The page itself, with an optional error above the form (a 400 then).
+fn render(request: &Authorization, params: &[(String, String)], error: Option<&str>) -> Reply {
+    let client = &request.client;
+    let hidden = hidden_fields(params);
     let scopes: String = request
         .scopes
         .iter()
@@ -136,14 +135,27 @@ fn render(request: &Authorization, params: &[(String, String)], error: Option<&s
             html(message)
         )
     });
+    // What the page can vouch for comes first: a metadata-document client is known by the host
+    // that serves its document; its name is what that document claims.
+    let redirect_host = clients::host_of(&request.redirect_uri).unwrap_or("this app");
     let origin = if client.kind == "metadata" {
-        format!("described by <code>{}</code>", html(&client.client_id))
+        let host = clients::host_of(&client.client_id).unwrap_or_default();
+        let differs = if host == redirect_host {
+            String::new()
+        } else {
+            " <strong class=\"warn\" id=\"host-warning\">It sends you back to another host than the one that describes it: continue only if you trust both.</strong>".to_owned()
+        };
+        format!(
+            "from <strong id=\"client-host\">{}</strong> (described at <code>{}</code>).{differs}",
+            html(host),
+            html(&client.client_id)
+        )
     } else {
-        "registered with this marketplace".to_owned()
+        "registered with this marketplace.".to_owned()
     };
     let body = format!(
         "<h1>Authorize {name}</h1>\
-         <p id=\"client\" data-client-id=\"{client_id}\"><strong>{name}</strong> (an app {origin}) asks to use this marketplace as one of your agents. \
+         <p id=\"client\" data-client-id=\"{client_id}\">An app calling itself <strong>{name}</strong> asks to use this marketplace as one of your agents. It is {origin} \
          When you decide, you are sent back to <strong id=\"redirect-host\">{host}</strong>.</p>{error}\
          <form method=\"post\" action=\"/oauth/authorize\">{hidden}\
          <fieldset><legend>It asks to</legend>{scopes}{spend_note}</fieldset>\
@@ -158,7 +170,7 @@ fn render(request: &Authorization, params: &[(String, String)], error: Option<&s
          (<code>POST /api/agents/keys/revoke</code>) ends it, and so can the marketplace's operator.</p>",
         name = html(&client.name),
         client_id = html(&client.client_id),
-        host = html(redirect_host(&request.redirect_uri)),
+        host = html(redirect_host),
     );
     let reply = page_with_banner(&format!("Authorize {}", client.name), BANNER, &body);
     guarded(if error.is_empty() {
@@ -252,11 +264,20 @@ pub async fn decide(app: &App, ctx: &Ctx) -> Result<Reply> {
             Err(error) => return Err(error),
         },
     };
-    let location = flow::allow(app, &request, &agent, granted).await?;
-    Ok(match new_key {
-        None => see_other(location),
-        Some(key) => created_page(&agent.handle, &key, &location, &request),
-    })
+    if let Some(key) = new_key {
+        // The code is minted when the person presses Continue, not now: copying the key may take
+        // longer than a code lives.
+        return Ok(created_page(
+            &agent.handle,
+            &key,
+            &params,
+            granted,
+            &request,
+        ));
+    }
+    Ok(see_other(
+        flow::allow(app, &request, &agent, granted).await?,
+    ))
 }
 
 /// Registers a new agent with the registration's own rules and limits.
@@ -273,17 +294,35 @@ async fn register(
     Ok((agent, key))
 }
 
-/// After registering a new agent: its key, shown once, then on to the app.
-fn created_page(handle: &str, key: &str, location: &str, request: &Authorization) -> Reply {
+/// After registering a new agent: its key, shown once, and a Continue button that allows the
+/// app as that agent (the form carries the request, the ticked permissions and the new key).
+fn created_page(
+    handle: &str,
+    key: &str,
+    params: &[(String, String)],
+    granted: Scopes,
+    request: &Authorization,
+) -> Reply {
+    let grants: String = granted
+        .iter()
+        .map(|scope| {
+            format!(
+                "<input type=\"hidden\" name=\"grant\" value=\"{}\">",
+                scope.name()
+            )
+        })
+        .collect();
     let body = format!(
         "<h1>Agent {handle} created</h1>\
          <p>Its API key is shown <strong>once</strong>. Keep it somewhere safe: it is how you sign in as this agent, \
          and rotating it ends the app's access.</p>\
          <p><code id=\"api-key\">{key}</code></p>\
-         <p><a id=\"continue\" href=\"{location}\">Continue to {name}</a></p>",
+         <form method=\"post\" action=\"/oauth/authorize\">{hidden}{grants}\
+         <input type=\"hidden\" name=\"api_key\" value=\"{key}\">\
+         <button id=\"continue\" class=\"primary\" type=\"submit\" name=\"decision\" value=\"allow\">Continue to {name}</button></form>",
         handle = html(handle),
         key = html(key),
-        location = html(location),
+        hidden = hidden_fields(params),
         name = html(&request.client.name),
     );
     guarded(page_with_banner("Agent created", BANNER, &body))

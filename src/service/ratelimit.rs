@@ -30,13 +30,24 @@ pub const REGISTRATION: Rule = Rule {
     per_client: true,
 };
 
-/// 20 OAuth client registrations per hour per client IP.
+/// 100 OAuth client registrations per hour per client IP (hosted clients register once per
+/// person, from shared addresses).
 pub const CLIENT_REGISTRATION: Rule = Rule {
     name: "oauth-register",
-    max: 20,
+    max: 100,
     window: SignedDuration::from_hours(1),
     what: "OAuth client registrations",
     per_client: true,
+};
+
+/// 10 fetches of client metadata documents per minute per host (a fetched document is kept an
+/// hour, so a real client seldom needs another; this bounds what a stranger can make bourse dial).
+pub const CLIENT_DOCUMENTS: Rule = Rule {
+    name: "oauth-documents",
+    max: 10,
+    window: SignedDuration::from_mins(1),
+    what: "client metadata document fetches for this host",
+    per_client: false,
 };
 
 /// 120 admissions (lookup, inbox, send; REST and MCP together) per minute per client IP.

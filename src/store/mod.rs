@@ -572,6 +572,7 @@ const STEPS: &[(i32, &str)] = &[
              code_hash    TEXT PRIMARY KEY,
              grant_id     TEXT NOT NULL REFERENCES oauth_grants (id),
              redirect_uri TEXT NOT NULL,
+             redirect_given INTEGER NOT NULL,
              challenge    TEXT NOT NULL,
              expires_at   TEXT NOT NULL,
              used_at      TEXT
@@ -582,6 +583,7 @@ const STEPS: &[(i32, &str)] = &[
              token_hash TEXT PRIMARY KEY,
              grant_id   TEXT NOT NULL REFERENCES oauth_grants (id),
              kind       TEXT NOT NULL CHECK (kind IN ('access', 'refresh')),
+             scopes     TEXT NOT NULL,
              expires_at TEXT NOT NULL,
              used_at    TEXT,
              revoked_at TEXT

@@ -160,6 +160,16 @@ pub struct NewGrant<'a> {
     pub now: &'a str,
 }
 
+/// What a new authorization code records.
+pub struct NewCode<'a> {
+    pub hash: &'a str,
+    pub redirect_uri: &'a str,
+    /// Whether the authorization request named the redirect URI.
+    pub redirect_given: bool,
+    pub challenge: &'a str,
+    pub expires_at: &'a str,
+}
+
 /// Records an Allow and its authorization code in one step.
 ///
 /// # Errors
@@ -167,10 +177,7 @@ pub struct NewGrant<'a> {
 pub fn insert_grant_with_code(
     conn: &Connection,
     grant: &NewGrant<'_>,
-    code_hash: &str,
-    redirect_uri: &str,
-    challenge: &str,
-    code_expires_at: &str,
+    code: &NewCode<'_>,
 ) -> Result<()> {
     conn.prepare_cached(
         "INSERT INTO oauth_grants (id, client_id, agent_id, scopes, resource, created_at)
@@ -185,15 +192,16 @@ pub fn insert_grant_with_code(
         grant.now
     ])?;
     conn.prepare_cached(
-        "INSERT INTO oauth_codes (code_hash, grant_id, redirect_uri, challenge, expires_at)
-         VALUES (?1, ?2, ?3, ?4, ?5)",
+        "INSERT INTO oauth_codes (code_hash, grant_id, redirect_uri, redirect_given, challenge, expires_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
     )?
     .execute(params![
-        code_hash,
+        code.hash,
         grant.id,
-        redirect_uri,
-        challenge,
-        code_expires_at
+        code.redirect_uri,
+        code.redirect_given,
+        code.challenge,
+        code.expires_at
     ])?;
     Ok(())
 }
@@ -273,6 +281,7 @@ pub fn revoke_agent_grants(
 pub struct CodeRow {
     pub grant_id: String,
     pub redirect_uri: String,
+    pub redirect_given: bool,
     pub challenge: String,
     pub expires_at: String,
     pub used_at: Option<String>,
@@ -285,15 +294,16 @@ pub struct CodeRow {
 pub fn take_code(conn: &Connection, code_hash: &str, now: &str) -> Result<Option<CodeRow>> {
     let code = conn
         .prepare_cached(
-            "SELECT grant_id, redirect_uri, challenge, expires_at, used_at FROM oauth_codes WHERE code_hash = ?1",
+            "SELECT grant_id, redirect_uri, redirect_given, challenge, expires_at, used_at FROM oauth_codes WHERE code_hash = ?1",
         )?
         .query_row([code_hash], |r| {
             Ok(CodeRow {
                 grant_id: r.get(0)?,
                 redirect_uri: r.get(1)?,
-                challenge: r.get(2)?,
-                expires_at: r.get(3)?,
-                used_at: r.get(4)?,
+                redirect_given: r.get(2)?,
+                challenge: r.get(3)?,
+                expires_at: r.get(4)?,
+                used_at: r.get(5)?,
             })
         })
         .optional()?;
@@ -329,12 +339,13 @@ pub fn insert_token(
     token_hash: &str,
     grant_id: &str,
     kind: TokenKind,
+    scopes: &str,
     expires_at: &str,
 ) -> Result<()> {
     conn.prepare_cached(
-        "INSERT INTO oauth_tokens (token_hash, grant_id, kind, expires_at) VALUES (?1, ?2, ?3, ?4)",
+        "INSERT INTO oauth_tokens (token_hash, grant_id, kind, scopes, expires_at) VALUES (?1, ?2, ?3, ?4, ?5)",
     )?
-    .execute(params![token_hash, grant_id, kind.as_str(), expires_at])?;
+    .execute(params![token_hash, grant_id, kind.as_str(), scopes, expires_at])?;
     Ok(())
 }
 
@@ -343,6 +354,8 @@ pub fn insert_token(
 pub struct TokenRow {
     pub grant_id: String,
     pub kind: TokenKind,
+    /// Space-separated scopes (within the grant's).
+    pub scopes: String,
     pub expires_at: String,
     pub used_at: Option<String>,
     /// The token, its grant or its client has been revoked.
@@ -356,7 +369,7 @@ pub struct TokenRow {
 pub fn token(conn: &Connection, token_hash: &str) -> Result<Option<TokenRow>> {
     Ok(conn
         .prepare_cached(
-            "SELECT t.grant_id, t.kind, t.expires_at, t.used_at,
+            "SELECT t.grant_id, t.kind, t.scopes, t.expires_at, t.used_at,
                     t.revoked_at IS NOT NULL OR g.revoked_at IS NOT NULL OR c.revoked_at IS NOT NULL
              FROM oauth_tokens t JOIN oauth_grants g ON g.id = t.grant_id
              JOIN oauth_clients c ON c.client_id = g.client_id
@@ -371,9 +384,10 @@ pub fn token(conn: &Connection, token_hash: &str) -> Result<Option<TokenRow>> {
                 } else {
                     TokenKind::Access
                 },
-                expires_at: r.get(2)?,
-                used_at: r.get(3)?,
-                revoked: r.get(4)?,
+                scopes: r.get(2)?,
+                expires_at: r.get(3)?,
+                used_at: r.get(4)?,
+                revoked: r.get(5)?,
             })
         })
         .optional()?)
@@ -478,7 +492,14 @@ mod tests {
             resource: "http://x/api/mcp",
             now,
         };
-        insert_grant_with_code(&conn, &grant, "code-h", "http://127.0.0.1/cb", "ch", "z").unwrap();
+        let code = NewCode {
+            hash: "code-h",
+            redirect_uri: "http://127.0.0.1/cb",
+            redirect_given: true,
+            challenge: "ch",
+            expires_at: "z",
+        };
+        insert_grant_with_code(&conn, &grant, &code).unwrap();
         assert!(
             take_code(&conn, "code-h", now)
                 .unwrap()
@@ -494,7 +515,7 @@ mod tests {
                 .as_deref(),
             Some(now)
         );
-        insert_token(&conn, "tok-h", "g1", TokenKind::Access, "z").unwrap();
+        insert_token(&conn, "tok-h", "g1", TokenKind::Access, "read", "z").unwrap();
         assert!(!token(&conn, "tok-h").unwrap().unwrap().revoked);
         assert_eq!(
             revoke_agent_grants(&conn, "a1", "key rotated", now).unwrap(),
@@ -506,6 +527,7 @@ mod tests {
             "old-h",
             "g1",
             TokenKind::Refresh,
+            "read",
             "2026-01-01T00:00:00.000Z",
         )
         .unwrap();

@@ -139,6 +139,29 @@ fn refresh(server: &TestServer, client_id: &str, token: &str, extra: &[(&str, &s
     server.post_form("/oauth/token", &[], &form)
 }
 
+/// The hidden inputs of a page's form, as a browser would send them.
+fn hidden_inputs(html: &str) -> Vec<(String, String)> {
+    let attribute = |tag: &str, name: &str| -> Option<String> {
+        let at = tag.find(&format!("{name}=\""))? + name.len() + 2;
+        let value = tag[at..].split('"').next()?;
+        Some(
+            value
+                .replace("&quot;", "\"")
+                .replace("&lt;", "<")
+                .replace("&gt;", ">")
+                .replace("&amp;", "&"),
+        )
+    };
+    html.split("<input")
+        .skip(1)
+        .filter_map(|tag| {
+            let tag = tag.split('>').next()?;
+            (attribute(tag, "type")? == "hidden")
+                .then(|| Some((attribute(tag, "name")?, attribute(tag, "value")?)))?
+        })
+        .collect()
+}
+
 /// A whoami over MCP with this Bearer credential.
 fn whoami(server: &TestServer, token: &str) -> Resp {
     rpc(
@@ -387,6 +410,8 @@ fn a_person_allows_a_registered_client_which_then_calls_tools_refreshes_and_revo
         &[("scope", "read spend")],
     );
     oauth_error(&widened, 400, "invalid_scope");
+    // Past the grace of a client racing itself, a second use is reuse.
+    server.clock.advance(jiff::SignedDuration::from_secs(31));
     let reused = refresh(&server, client_id, refresh_token, &[]);
     oauth_error(&reused, 400, "invalid_grant");
     assert_eq!(
@@ -453,9 +478,27 @@ fn refusals_wrong_verifier_reused_code_redirect_mismatch_foreign_resource_and_de
     let query = location_query(&authorize_page(&server, &params));
     assert_eq!(param(&query, "error"), Some("invalid_target"));
     // An unknown scope.
-    let params = authorize_params(client_id, &challenge, "read admin");
-    let query = location_query(&authorize_page(&server, &params));
-    assert_eq!(param(&query, "error"), Some("invalid_scope"));
+    // Scope names this server does not know are ignored (hosted clients send their own).
+    let params = authorize_params(client_id, &challenge, "claudeai read");
+    let page = authorize_page(&server, &params);
+    page.assert_status(200);
+    assert!(
+        page.text().contains("value=\"read\" checked")
+            && !page.text().contains("value=\"message\"")
+    );
+    // A redirect URI that only looks like a registered loopback one: shown, never redirected to.
+    for trick in [
+        "http://127.0.0.1:33418@attacker.example/callback",
+        "http://127.0.0.1:1@attacker.example/callback",
+        "http://127.0.0.1:33418\\@attacker.example/callback",
+    ] {
+        let mut params = authorize_params(client_id, &challenge, "read");
+        params[2] = ("redirect_uri", trick);
+        params[0] = ("response_type", "token");
+        let page = authorize_page(&server, &params);
+        assert_eq!(page.status, 400, "{trick}");
+        assert!(page.header("location").is_none(), "{trick}");
+    }
 
     // Deny.
     let mut form = authorize_params(client_id, &challenge, "read");
@@ -699,13 +742,19 @@ fn a_new_agent_registered_on_the_page_gets_its_key_once_and_the_client_its_code(
         .and_then(|rest| rest.split('<').next())
         .unwrap();
     assert!(key.starts_with("svc_live_"), "{html}");
-    let link = html
-        .split("id=\"continue\" href=\"")
-        .nth(1)
-        .and_then(|rest| rest.split('"').next())
-        .unwrap()
-        .replace("&amp;", "&");
-    let query = parse_query(link.split_once('?').map(|(_, query)| query));
+    // Continue allows the app as the new agent: the form carries the request and the key.
+    let fields = hidden_inputs(&html);
+    assert!(
+        fields
+            .iter()
+            .any(|(name, value)| name == "api_key" && value == key)
+    );
+    let mut form: Vec<(&str, &str)> = fields
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    form.push(("decision", "allow"));
+    let query = location_query(&server.post_form("/oauth/authorize", &[], &form));
     let code = param(&query, "code").unwrap();
     // A confidential client authenticates with HTTP Basic; without it, it is refused.
     let pairs = [
@@ -772,7 +821,7 @@ fn a_client_id_metadata_document_is_fetched_checked_and_used() {
     let params = authorize_params(&url, &challenge, "read");
     let page = authorize_page(&server, &params);
     page.assert_status(200);
-    assert!(page.text().contains("Doc Client") && page.text().contains("described by"));
+    assert!(page.text().contains("Doc Client") && page.text().contains("described at"));
     let code = allow(&server, &url, &challenge, "read", &["read"], key);
     let tokens = exchange(&server, &url, &code, &verifier).expect(200);
     assert_eq!(
@@ -816,4 +865,79 @@ fn a_token_issued_for_another_resource_is_refused() {
             .unwrap()
             .contains("invalid_token")
     );
+}
+
+#[test]
+fn refresh_narrows_scopes_tolerates_a_concurrent_repeat_and_keeps_a_token_a_bad_request_spent_nothing()
+ {
+    let server = TestServer::start();
+    let (issued, client_id, _) = tokens(&server, &["read", "message"]);
+    let first = issued["refresh_token"].as_str().unwrap();
+    // A refresh naming a foreign resource is refused and spends nothing.
+    let foreign = refresh(
+        &server,
+        &client_id,
+        first,
+        &[("resource", "https://other.example/mcp")],
+    );
+    oauth_error(&foreign, 400, "invalid_target");
+    // Narrowing to read: the new access token no longer sends messages.
+    let narrowed = refresh(&server, &client_id, first, &[("scope", "read")]).expect(200);
+    assert_eq!(narrowed["scope"], "read");
+    let access = narrowed["access_token"].as_str().unwrap();
+    assert_eq!(whoami(&server, access).status, 200);
+    let send = rpc(
+        &server,
+        Some(access),
+        "tools/call",
+        json!({"name": "agent_send_message", "arguments": {"handle": "A-NOBODY00", "clientMessageId": "n-1", "body": "hi"}}),
+    );
+    assert_eq!(send.status, 403, "{}", send.text());
+    // ... and cannot widen back with its refresh token.
+    let widen = refresh(
+        &server,
+        &client_id,
+        narrowed["refresh_token"].as_str().unwrap(),
+        &[("scope", "read message")],
+    );
+    oauth_error(&widen, 400, "invalid_scope");
+    // The first refresh token again, within seconds (a client racing itself): a new pair.
+    refresh(&server, &client_id, first, &[]).expect(200);
+    // Half a minute later it is reuse: the grant ends.
+    server.clock.advance(jiff::SignedDuration::from_secs(31));
+    oauth_error(
+        &refresh(&server, &client_id, first, &[]),
+        400,
+        "invalid_grant",
+    );
+    assert_eq!(whoami(&server, access).status, 401);
+}
+
+#[test]
+fn a_redirect_uri_left_out_of_the_request_may_be_left_out_of_the_exchange() {
+    let server = TestServer::start();
+    let agent = server.register("oauth-short");
+    let key = agent["apiKey"].as_str().unwrap();
+    let client = register_client(&server, json!({}));
+    let client_id = client["client_id"].as_str().unwrap();
+    let (verifier, challenge) = pkce("short");
+    let mut form: Vec<(&str, &str)> = authorize_params(client_id, &challenge, "read")
+        .into_iter()
+        .filter(|(name, _)| *name != "redirect_uri")
+        .collect();
+    form.extend([("grant", "read"), ("api_key", key), ("decision", "allow")]);
+    let query = location_query(&server.post_form("/oauth/authorize", &[], &form));
+    let code = param(&query, "code").unwrap();
+    server
+        .post_form(
+            "/oauth/token",
+            &[],
+            &[
+                ("grant_type", "authorization_code"),
+                ("code", code),
+                ("code_verifier", &verifier),
+                ("client_id", client_id),
+            ],
+        )
+        .expect(200);
 }

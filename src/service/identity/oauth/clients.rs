@@ -8,7 +8,8 @@ use serde_json::{Value, json};
 use super::{Scopes, mint};
 use crate::crypto::{b64url, random_bytes};
 use crate::error::{Error, OAuthCode, Result};
-use crate::service::ratelimit::CLIENT_REGISTRATION;
+use crate::service::identity::names;
+use crate::service::ratelimit::{CLIENT_DOCUMENTS, CLIENT_REGISTRATION};
 use crate::service::{App, constant_time_eq, hash_secret};
 use crate::store::oauth::{self as oauth_store, ClientRow, GrantRow};
 
@@ -87,7 +88,14 @@ impl ClientMetadata {
                         "`client_name` must be 1 to {MAX_NAME_CHARS} characters on one line"
                     )));
                 }
-                name.to_owned()
+                // People read it on the authorization page: nothing invisible or reordering.
+                names::display_name(name)
+                    .map_err(|_| {
+                        bad_metadata(
+                            "`client_name` must not contain invisible, bidirectional-control or private-use characters",
+                        )
+                    })?
+                    .text
             }
             None => "Unnamed client".to_owned(),
         };
@@ -130,13 +138,10 @@ impl ClientMetadata {
         };
         listed("grant_types", &["authorization_code", "refresh_token"])?;
         listed("response_types", &["code"])?;
+        // Scope names this server does not know are ignored, as at authorization.
         let scope = text("scope")?
-            .map(|scope| {
-                Scopes::parse(scope)
-                    .map(|_| scope.to_owned())
-                    .map_err(|unknown| bad_metadata(format!("unknown scope {unknown:?}")))
-            })
-            .transpose()?;
+            .map(|scope| Scopes::known_in(scope).to_string())
+            .filter(|scope| !scope.is_empty());
         Ok(ClientMetadata {
             redirect_uris,
             name,
@@ -159,6 +164,11 @@ fn split_uri(uri: &str) -> Option<(&str, &str, Option<&str>, &str)> {
     };
     let end = rest.find(['/', '?']).unwrap_or(rest.len());
     let (authority, path) = rest.split_at(end);
+    // Userinfo, backslashes and escapes are never part of a redirect URI's host:
+    // `http://127.0.0.1:1@evil/` must not read as a loopback host.
+    if authority.contains(['@', '\\', '%']) {
+        return None;
+    }
     let (host, port) = if let Some(bracketed) = authority.strip_prefix('[') {
         let (host, after) = bracketed.split_once(']')?;
         (host, after.strip_prefix(':'))
@@ -175,6 +185,13 @@ fn is_loopback_host(host: &str) -> bool {
     matches!(host, "127.0.0.1" | "::1" | "localhost")
 }
 
+/// The host a URI sends a person to, for display (`None` for a private-use scheme).
+pub fn host_of(uri: &str) -> Option<&str> {
+    split_uri(uri)
+        .map(|(_, host, _, _)| host)
+        .filter(|host| !host.is_empty())
+}
+
 /// A redirect URI a client may register: https; http only to a loopback host (a native app's
 /// local listener, RFC 8252 §7.3); or a private-use scheme such as `com.example.app:/cb` (RFC
 /// 8252 §7.1). Never a fragment, credentials or whitespace.
@@ -188,7 +205,7 @@ fn check_redirect_uri(uri: &str) -> Result<()> {
             format!("redirect URI {uri:?} {why}"),
         ))
     };
-    if uri.len() > MAX_URI_LEN || has_control(uri) || uri.contains('#') {
+    if uri.len() > MAX_URI_LEN || has_control(uri) || uri.contains(['#', '\\']) {
         return refuse("must be at most 2000 characters, without whitespace or a fragment");
     }
     let Some((scheme, host, port, _)) = split_uri(uri) else {
@@ -220,13 +237,29 @@ fn check_redirect_uri(uri: &str) -> Result<()> {
 /// URI, exactly but for the port (a native client listens on whatever port it was given; RFC
 /// 8252 §7.3).
 pub fn redirect_allowed(client: &ClientRow, presented: &str) -> bool {
+    // What was presented must itself be a redirect URI one may register.
+    if check_redirect_uri(presented).is_err() {
+        return false;
+    }
+    // `http://127.0.0.1` and `http://127.0.0.1/` name the same place.
+    let path = |rest: &str| -> String {
+        if rest.is_empty() || rest.starts_with('?') {
+            format!("/{rest}")
+        } else {
+            rest.to_owned()
+        }
+    };
     client.redirect_uris.iter().any(|registered| {
         if registered == presented {
             return true;
         }
         match (split_uri(registered), split_uri(presented)) {
             (Some((s1, h1, _, r1)), Some((s2, h2, _, r2))) => {
-                s1 == "http" && s2 == "http" && is_loopback_host(h1) && h1 == h2 && r1 == r2
+                s1 == "http"
+                    && s2 == "http"
+                    && is_loopback_host(h1)
+                    && h1 == h2
+                    && path(r1) == path(r2)
             }
             _ => false,
         }
@@ -286,6 +319,21 @@ fn is_document_url(app: &App, client_id: &str) -> bool {
         || (app.outbound.policy().allow_loopback && client_id.starts_with("http://"))
 }
 
+/// Whether a metadata document URL has the shape the draft requires: a host, a path other than
+/// `/`, no fragment, no dot segments, no userinfo.
+fn is_valid_document_url(url: &str) -> bool {
+    let Some((_, host, _, rest)) = split_uri(url) else {
+        return false;
+    };
+    let path = rest.split('?').next().unwrap_or_default();
+    !host.is_empty()
+        && path.len() > 1
+        && !url.contains('#')
+        && !path
+            .split('/')
+            .any(|segment| segment == "." || segment == "..")
+}
+
 /// The client `client_id` names, fetching its metadata document when it is a URL not seen in the
 /// last hour. A revoked client is refused.
 ///
@@ -316,6 +364,11 @@ pub async fn resolve(app: &App, client_id: &str) -> Result<ClientRow> {
             ))
         });
     }
+    if !is_valid_document_url(client_id) {
+        return Err(invalid(format!(
+            "{client_id:?} is not a client metadata document URL: it needs a host and a path, without a fragment or dot segments"
+        )));
+    }
     let fresh_after = crate::clock::rfc3339_after(app.clock.now(), -DOCUMENT_TTL);
     if let Some(client) = stored
         && client
@@ -325,6 +378,8 @@ pub async fn resolve(app: &App, client_id: &str) -> Result<ClientRow> {
     {
         return Ok(client);
     }
+    let host = split_uri(client_id).map_or("", |(_, host, _, _)| host);
+    app.limiter.check(CLIENT_DOCUMENTS, host)?;
     let metadata = fetch_document(app, client_id).await.map_err(invalid)?;
     let now = app.now();
     let row = ClientRow {
@@ -356,7 +411,10 @@ async fn fetch_document(app: &App, url: &str) -> std::result::Result<ClientMetad
             .await
             .map_err(|e| format!("fetching the client metadata document failed: {e}"))?
             .map_err(|e| {
-                format!("the client metadata document at {url} could not be fetched: {e}")
+                // The reason (a refused address, a DNS answer) stays in the log: a page that
+                // showed it would let anyone probe what bourse can reach.
+                tracing::info!(url, error = %e, "client metadata document not fetched");
+                format!("the client metadata document at {url} could not be fetched")
             })?;
     if response.status != 200 {
         return Err(format!(
@@ -566,6 +624,39 @@ mod tests {
         assert!(redirect_allowed(&client, "https://app.example/cb"));
         assert!(!redirect_allowed(&client, "https://app.example/cb/"));
         assert!(!redirect_allowed(&client, "https://app.example:444/cb"));
+        // Userinfo, backslashes and encoded hosts never pass for loopback.
+        for trick in [
+            "http://127.0.0.1:1@evil.example/cb",
+            "http://127.0.0.1:1000@evil.example/cb",
+            "http://127.0.0.1:1000\\@evil.example/cb",
+            "http://127.0.0.1%2540evil.example/cb",
+            "http://127.0.0.1:abc/cb",
+        ] {
+            assert!(!redirect_allowed(&client, trick), "{trick}");
+        }
+        let bare = ClientRow {
+            redirect_uris: vec!["http://127.0.0.1".into()],
+            ..client
+        };
+        assert!(redirect_allowed(&bare, "http://127.0.0.1:5000/"));
+        assert!(redirect_allowed(&bare, "http://127.0.0.1:5000"));
+        assert!(!redirect_allowed(&bare, "http://127.0.0.1:5000/x"));
+    }
+
+    #[test]
+    fn document_urls_need_a_path_and_no_tricks() {
+        assert!(is_valid_document_url(
+            "https://app.example/oauth/client.json"
+        ));
+        for bad in [
+            "https://app.example/",
+            "https://app.example",
+            "https://app.example/a#b",
+            "https://app.example/a/../b",
+            "https://u@app.example/a",
+        ] {
+            assert!(!is_valid_document_url(bad), "{bad}");
+        }
     }
 
     #[test]
@@ -582,6 +673,17 @@ mod tests {
         assert_eq!(
             ClientMetadata::read(&no_uris, "none").unwrap_err().code(),
             "OAUTH_INVALID_REDIRECT_URI"
+        );
+        let sneaky =
+            json!({"redirect_uris": ["http://127.0.0.1/cb"], "client_name": "Good\u{202e}liame"});
+        assert!(ClientMetadata::read(&sneaky, "none").is_err());
+        let scoped = json!({"redirect_uris": ["http://127.0.0.1/cb"], "scope": "claudeai read"});
+        assert_eq!(
+            ClientMetadata::read(&scoped, "none")
+                .unwrap()
+                .scope
+                .as_deref(),
+            Some("read")
         );
         let grants = json!({"redirect_uris": ["http://127.0.0.1/cb"], "grant_types": ["client_credentials"]});
         assert!(ClientMetadata::read(&grants, "none").is_err());

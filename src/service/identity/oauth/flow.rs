@@ -15,7 +15,7 @@ use crate::crypto::b64url;
 use crate::error::{Error, OAuthCode, Result};
 use crate::service::{App, hash_secret};
 use crate::store::agents::AgentRow;
-use crate::store::oauth::{self as oauth_store, ClientRow, NewGrant, TokenKind};
+use crate::store::oauth::{self as oauth_store, ClientRow, NewCode, NewGrant, TokenKind};
 
 /// How many expired codes and tokens each issuance deletes (cleanup keeps pace with use).
 const SWEEP_BATCH: i64 = 100;
@@ -28,6 +28,8 @@ pub type Params = [(String, String)];
 pub struct Authorization {
     pub client: ClientRow,
     pub redirect_uri: String,
+    /// Whether the request named the redirect URI (then the token request must repeat it).
+    pub redirect_given: bool,
     pub state: Option<String>,
     /// The PKCE S256 challenge.
     pub challenge: String,
@@ -128,7 +130,8 @@ pub async fn check(app: &App, params: &Params) -> std::result::Result<Authorizat
         Err(error @ Error::OAuth { .. }) => return Err(Refusal::Page(error.to_string())),
         Err(error) => return Err(Refusal::Failed(error)),
     };
-    let redirect_uri = match single(params, "redirect_uri").map_err(page)? {
+    let named_redirect = single(params, "redirect_uri").map_err(page)?;
+    let redirect_uri = match named_redirect {
         Some(uri) if redirect_allowed(&client, uri) => uri.to_owned(),
         Some(uri) => {
             return Err(Refusal::Page(format!(
@@ -187,20 +190,11 @@ pub async fn check(app: &App, params: &Params) -> std::result::Result<Authorizat
             "only `code_challenge_method=S256` is supported",
         ));
     }
-    let scopes = match read("scope")? {
-        None => default_scopes(),
-        Some(text) => match Scopes::parse(text) {
-            Ok(scopes) if !scopes.is_empty() => scopes,
-            Ok(_) => default_scopes(),
-            Err(unknown) => {
-                return Err(refuse(
-                    "invalid_scope",
-                    &format!(
-                        "unknown scope {unknown:?}; this server offers read, message, sell and spend"
-                    ),
-                ));
-            }
-        },
+    // Names this server does not know are ignored (hosted clients send their own); with none
+    // left, the client is offered the defaults.
+    let scopes = match read("scope")?.map(Scopes::known_in) {
+        Some(known) if !known.is_empty() => known,
+        _ => default_scopes(),
     };
     let resource = match read("resource")? {
         None => resources(app)[0].clone(),
@@ -213,6 +207,7 @@ pub async fn check(app: &App, params: &Params) -> std::result::Result<Authorizat
     };
     Ok(Authorization {
         client,
+        redirect_given: named_redirect.is_some(),
         redirect_uri,
         state,
         challenge,
@@ -257,6 +252,7 @@ pub async fn allow(
     let agent_id = agent.id.clone();
     let resource = request.resource.clone();
     let redirect_uri = request.redirect_uri.clone();
+    let redirect_given = request.redirect_given;
     let challenge = request.challenge.clone();
     app.store
         .write(move |tx| {
@@ -268,14 +264,14 @@ pub async fn allow(
                 resource: &resource,
                 now: &now,
             };
-            oauth_store::insert_grant_with_code(
-                tx,
-                &grant,
-                &code_hash,
-                &redirect_uri,
-                &challenge,
-                &expires_at,
-            )
+            let code = NewCode {
+                hash: &code_hash,
+                redirect_uri: &redirect_uri,
+                redirect_given,
+                challenge: &challenge,
+                expires_at: &expires_at,
+            };
+            oauth_store::insert_grant_with_code(tx, &grant, &code)
         })
         .await?;
     Ok(back_to_client(
@@ -371,16 +367,7 @@ pub async fn token(app: &App, params: &Params, basic: Option<(String, String)>) 
         Some("refresh_token") => {
             let refresh = read("refresh_token")?
                 .ok_or_else(|| oauth(OAuthCode::InvalidRequest, "`refresh_token` is required"))?;
-            let narrowed = read("scope")?
-                .map(|text| {
-                    Scopes::parse(text).map_err(|unknown| {
-                        oauth(
-                            OAuthCode::InvalidScope,
-                            format!("unknown scope {unknown:?}"),
-                        )
-                    })
-                })
-                .transpose()?;
+            let narrowed = read("scope")?.map(Scopes::known_in);
             refresh_grant(app, &client, refresh, narrowed, resource).await
         }
         Some(other) => Err(oauth(
@@ -446,7 +433,13 @@ async fn exchange_code(
     if code.expires_at <= now {
         return Err(invalid("the authorization code expired; authorize again"));
     }
-    if redirect_uri != Some(code.redirect_uri.as_str()) {
+    // Required when the authorization request named it (OAuth 2.1 §4.1.3); when sent, it must
+    // be the same either way.
+    let matches = match redirect_uri {
+        Some(presented) => presented == code.redirect_uri,
+        None => !code.redirect_given,
+    };
+    if !matches {
         return Err(invalid(
             "`redirect_uri` must be the one the authorization request used",
         ));
@@ -477,17 +470,26 @@ async fn issue(app: &App, grant_id: &str, scopes: &str) -> Result<Value> {
     let access_expires = rfc3339_after(now, ACCESS_TTL);
     let refresh_expires = rfc3339_after(now, REFRESH_TTL);
     let id = grant_id.to_owned();
+    let scope_names = scopes.to_owned();
     let at = crate::clock::rfc3339(now);
     // A used code is kept a day past its expiry, so a late replay still revokes its grant.
     let codes_before = rfc3339_after(now, -SignedDuration::from_hours(24));
     app.store
         .write(move |tx| {
-            oauth_store::insert_token(tx, &access_hash, &id, TokenKind::Access, &access_expires)?;
+            oauth_store::insert_token(
+                tx,
+                &access_hash,
+                &id,
+                TokenKind::Access,
+                &scope_names,
+                &access_expires,
+            )?;
             oauth_store::insert_token(
                 tx,
                 &refresh_hash,
                 &id,
                 TokenKind::Refresh,
+                &scope_names,
                 &refresh_expires,
             )?;
             oauth_store::sweep(tx, &codes_before, &at, SWEEP_BATCH)?;
@@ -505,9 +507,15 @@ async fn issue(app: &App, grant_id: &str, scopes: &str) -> Result<Value> {
 
 /// What exchanging a refresh token found.
 enum Exchanged {
-    Fresh(Box<oauth_store::GrantRow>),
-    Refused(&'static str),
+    /// The grant, and the scopes the new pair carries.
+    Fresh(Box<oauth_store::GrantRow>, Scopes),
+    Refused(OAuthCode, String),
 }
+
+/// How long after its exchange a refresh token may be presented again without that counting as
+/// reuse: a client that sent two refreshes at once is not logged out (the usual grace of
+/// rotating refresh tokens; a replay after it revokes the grant).
+const REUSE_GRACE: SignedDuration = SignedDuration::from_secs(30);
 
 async fn refresh_grant(
     app: &App,
@@ -517,61 +525,73 @@ async fn refresh_grant(
     resource: Option<String>,
 ) -> Result<Value> {
     let token_hash = hash_secret(refresh);
-    let now = app.now();
-    let at = now.clone();
+    let now = app.clock.now();
+    let at = crate::clock::rfc3339(now);
+    let grace_after = rfc3339_after(now, -REUSE_GRACE);
     let client_id = client.client_id.clone();
     let exchanged = app
         .store
         .write(move |tx| {
+            let refused = |code, why: &str| Ok(Exchanged::Refused(code, why.to_owned()));
             let Some(token) = oauth_store::token(tx, &token_hash)? else {
-                return Ok(Exchanged::Refused("the refresh token is unknown"));
+                return refused(OAuthCode::InvalidGrant, "the refresh token is unknown");
             };
             let Some(grant) = oauth_store::grant(tx, &token.grant_id)? else {
-                return Ok(Exchanged::Refused("the refresh token is unknown"));
+                return refused(OAuthCode::InvalidGrant, "the refresh token is unknown");
             };
             if token.kind != TokenKind::Refresh || grant.client_id != client_id {
-                return Ok(Exchanged::Refused("the refresh token is unknown"));
+                return refused(OAuthCode::InvalidGrant, "the refresh token is unknown");
             }
             if token.revoked {
-                return Ok(Exchanged::Refused("the authorization was revoked"));
+                return refused(OAuthCode::InvalidGrant, "the authorization was revoked");
             }
             if token.expires_at <= at {
-                return Ok(Exchanged::Refused(
+                return refused(
+                    OAuthCode::InvalidGrant,
                     "the refresh token expired; authorize again",
-                ));
+                );
             }
-            if !oauth_store::use_refresh(tx, &token_hash, &grant.id, &at)? {
-                // Rotation: a refresh token is good once. A second use means it leaked.
+            // Checked before the token is spent, so a malformed refresh leaves it usable.
+            if resource
+                .as_ref()
+                .is_some_and(|resource| *resource != grant.resource)
+            {
+                return refused(
+                    OAuthCode::InvalidTarget,
+                    "`resource` differs from the one that was authorized",
+                );
+            }
+            let held = Scopes::known_in(&token.scopes);
+            let scopes = match narrowed {
+                Some(asked) if !asked.within(held) => {
+                    return refused(
+                        OAuthCode::InvalidScope,
+                        &format!("a refresh may narrow the scopes, not widen them beyond {held}"),
+                    );
+                }
+                Some(asked) if !asked.is_empty() => asked,
+                _ => held,
+            };
+            let first = oauth_store::use_refresh(tx, &token_hash, &grant.id, &at)?;
+            let within_grace = token
+                .used_at
+                .as_deref()
+                .is_some_and(|used| used > grace_after.as_str());
+            if !first && !within_grace {
+                // Rotation: a refresh token is good once. A later second use means it leaked.
                 oauth_store::revoke_grant(tx, &grant.id, "refresh token reused", &at)?;
-                return Ok(Exchanged::Refused(
+                return refused(
+                    OAuthCode::InvalidGrant,
                     "the refresh token was already used; the authorization is revoked",
-                ));
+                );
             }
-            Ok(Exchanged::Fresh(Box::new(grant)))
+            Ok(Exchanged::Fresh(Box::new(grant), scopes))
         })
         .await?;
-    let grant = match exchanged {
-        Exchanged::Fresh(grant) => *grant,
-        Exchanged::Refused(why) => return Err(oauth(OAuthCode::InvalidGrant, why)),
-    };
-    if resource.is_some_and(|resource| resource != grant.resource) {
-        return Err(oauth(
-            OAuthCode::InvalidTarget,
-            "`resource` differs from the one that was authorized",
-        ));
+    match exchanged {
+        Exchanged::Fresh(grant, scopes) => issue(app, &grant.id, &scopes.to_string()).await,
+        Exchanged::Refused(code, why) => Err(oauth(code, why)),
     }
-    let granted = Scopes::parse(&grant.scopes).unwrap_or_default();
-    let scopes = match narrowed {
-        Some(asked) if !asked.within(granted) => {
-            return Err(oauth(
-                OAuthCode::InvalidScope,
-                format!("a refresh may narrow the scopes, not widen them beyond {granted}"),
-            ));
-        }
-        Some(asked) if !asked.is_empty() => asked,
-        _ => granted,
-    };
-    issue(app, &grant.id, &scopes.to_string()).await
 }
 
 /// `POST /oauth/revoke` (RFC 7009): a refresh token ends its whole grant, an access token

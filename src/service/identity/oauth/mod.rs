@@ -85,6 +85,15 @@ impl Scopes {
             .filter(move |scope| self.contains(*scope))
     }
 
+    /// The scopes named in a space-separated string that this server knows; other names are
+    /// ignored (RFC 6749 §3.3 lets a server grant less than asked, and hosted clients send
+    /// names of their own).
+    pub fn known_in(text: &str) -> Scopes {
+        text.split(' ')
+            .filter_map(Scope::named)
+            .fold(Scopes::default(), Scopes::with)
+    }
+
     /// Parses a space-separated scope string (RFC 6749 §3.3); repeated names count once.
     ///
     /// # Errors
@@ -233,7 +242,8 @@ pub async fn authenticate(app: &App, presented: &str) -> Result<Bearer> {
     }
     Ok(Bearer {
         agent,
-        scopes: Scopes::parse(&grant.scopes).unwrap_or_default(),
+        // The token's own scopes: a refresh may have narrowed them below the grant's.
+        scopes: Scopes::known_in(&token.scopes).intersect(Scopes::known_in(&grant.scopes)),
         grant: Some(grant.id),
     })
 }
@@ -261,5 +271,6 @@ mod tests {
         assert!(Scopes::parse("").unwrap().is_empty());
         assert!(!default_scopes().contains(Scope::Spend));
         assert_eq!(Scopes::ALL.to_string(), "read message sell spend");
+        assert_eq!(Scopes::known_in("claudeai read").to_string(), "read");
     }
 }

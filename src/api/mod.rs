@@ -183,8 +183,9 @@ pub async fn dispatch(app: &App, route: Route, mut ctx: Ctx) -> Result<Reply> {
         Route::StripeConnectReturn => crate::pages::onboarding::connect_return(app, ctx).await,
         Route::ApiCatalog => Ok(system::api_catalog(app)),
         Route::ServerJson => Ok(system::server_json(app)),
-        Route::OAuthProtectedResource => Ok(oauth::protected_resource(app, false)),
-        Route::OAuthProtectedResourceMcp => Ok(oauth::protected_resource(app, true)),
+        Route::OAuthProtectedResource | Route::OAuthProtectedResourceMcp => {
+            Ok(oauth::protected_resource(app, ctx))
+        }
         Route::OAuthAuthorizationServer => Ok(oauth::authorization_server(app)),
         Route::OAuthAuthorizePage => crate::pages::authorize::page(app, ctx).await,
         Route::OAuthAuthorizeForm => crate::pages::authorize::decide(app, ctx).await,

@@ -20,14 +20,14 @@ fn no_store(reply: Reply) -> Reply {
     ])
 }
 
-/// `GET /.well-known/oauth-protected-resource[/api/mcp]` (RFC 9728).
-pub fn protected_resource(app: &App, for_mcp: bool) -> Reply {
-    let resource = if for_mcp {
-        app.url(oauth::MCP_PATH)
-    } else {
-        app.public_url.clone()
-    };
-    Reply::ok(oauth::protected_resource_metadata(app, &resource))
+/// `GET /.well-known/oauth-protected-resource[/api/mcp | /mcp]` (RFC 9728): the metadata of the
+/// resource whose path follows the well-known prefix.
+pub fn protected_resource(app: &App, ctx: &Ctx) -> Reply {
+    let path = ctx
+        .path
+        .strip_prefix("/.well-known/oauth-protected-resource")
+        .unwrap_or_default();
+    Reply::ok(oauth::protected_resource_metadata(app, &app.url(path)))
 }
 
 /// `GET /.well-known/oauth-authorization-server` (RFC 8414).

@@ -175,6 +175,9 @@ pub const ROUTES: &[(&str, &str, Route)] = &[
     ("POST", "/api/mcp", Route::McpPost),
     ("GET", "/api/mcp", Route::McpGet),
     ("DELETE", "/api/mcp", Route::McpDelete),
+    ("POST", "/mcp", Route::McpPost),
+    ("GET", "/mcp", Route::McpGet),
+    ("DELETE", "/mcp", Route::McpDelete),
     (
         "POST",
         "/api/marketplace/listings/{id}/purchase",
@@ -273,6 +276,11 @@ pub const ROUTES: &[(&str, &str, Route)] = &[
     (
         "GET",
         "/.well-known/oauth-protected-resource/api/mcp",
+        Route::OAuthProtectedResourceMcp,
+    ),
+    (
+        "GET",
+        "/.well-known/oauth-protected-resource/mcp",
         Route::OAuthProtectedResourceMcp,
     ),
     (

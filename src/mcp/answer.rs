@@ -5,6 +5,7 @@ use hyper::body::Bytes;
 use serde_json::{Map, Value, json};
 
 use super::{ALLOW, INVALID_REQUEST, Outcome, missing_key};
+use crate::http::request::Ctx;
 use crate::http::response::{RawReply, Reply};
 use crate::request::Scope;
 use crate::service::App;
@@ -116,7 +117,13 @@ pub(super) fn refusal(status: u16, code: &str, message: &str) -> Answer {
 
 /// 401: no credential where one is needed, or one that does not authenticate (`invalid`). The
 /// challenge points OAuth clients at the protected-resource metadata (RFC 9728 §5.1).
-pub(super) fn unauthorized(app: &App, id: Option<&Value>, message: &str, invalid: bool) -> Answer {
+pub(super) fn unauthorized(
+    app: &App,
+    ctx: &Ctx,
+    id: Option<&Value>,
+    message: &str,
+    invalid: bool,
+) -> Answer {
     let mut answer = Answer::json(
         401,
         error_body(
@@ -128,7 +135,7 @@ pub(super) fn unauthorized(app: &App, id: Option<&Value>, message: &str, invalid
     let error = invalid.then_some(("invalid_token", message));
     answer.headers.push((
         "www-authenticate",
-        oauth::challenge(app, oauth::default_scopes(), error),
+        oauth::challenge(app, &ctx.path, oauth::default_scopes(), error),
     ));
     answer
 }
@@ -137,6 +144,7 @@ pub(super) fn unauthorized(app: &App, id: Option<&Value>, message: &str, invalid
 /// for (what the token holds plus the missing one), so a client can step up (RFC 6750 §3.1).
 pub(super) fn insufficient_scope(
     app: &App,
+    ctx: &Ctx,
     id: Option<&Value>,
     held: oauth::Scopes,
     needed: Scope,
@@ -161,6 +169,7 @@ pub(super) fn insufficient_scope(
         "www-authenticate",
         oauth::challenge(
             app,
+            &ctx.path,
             held.with(needed),
             Some(("insufficient_scope", &message)),
         ),
@@ -178,6 +187,7 @@ pub(super) fn method_not_allowed(message: &str) -> Answer {
 /// without the tool's scope.
 pub(super) fn credential_refusal(
     app: &App,
+    ctx: &Ctx,
     who: Option<&Bearer>,
     id: &Value,
     method: &str,
@@ -186,11 +196,12 @@ pub(super) fn credential_refusal(
     match outcome {
         Outcome::NeedsScope { tool, needed } => insufficient_scope(
             app,
+            ctx,
             Some(id),
             who.map_or_else(oauth::Scopes::default, |who| who.scopes),
             needed,
             tool,
         ),
-        _ => unauthorized(app, Some(id), &missing_key(method), false),
+        _ => unauthorized(app, ctx, Some(id), &missing_key(method), false),
     }
 }

@@ -28,6 +28,10 @@
 //!   it), as that revision requires: one answer per request in an array, 202 when the batch
 //!   holds only notifications, `initialize` refused inside a batch. Later revisions removed
 //!   batching, so an array under them is 400 `-32600`.
+//! - **Two paths.** `/api/mcp` and `/mcp` are the same endpoint, except that `/mcp` (for hosted
+//!   clients) wants a credential on every request, `initialize` and `GET` included, so a hosted
+//!   client's first request meets the 401 that starts its OAuth flow; each path's challenge
+//!   names its own protected-resource metadata.
 //! - **Authentication.** `Authorization: Bearer <API key>` or `Bearer <OAuth access token>`
 //!   (`service::identity::oauth`; an API key holds every scope, a token the ones a person
 //!   allowed). `initialize`, `tools/list`, `server/discover` and notifications work without it;
@@ -131,9 +135,21 @@ pub async fn get(app: &App, ctx: &Ctx) -> Result<Reply> {
     if let Err(refused) = check_origin(app, ctx) {
         return Ok(refused.into_reply());
     }
-    // The manifest is public, but a credential that is presented must be valid.
-    if let Err(refused) = caller(app, ctx, None).await {
-        return Ok(refused.into_reply());
+    // The manifest is public on /api/mcp, but a credential that is presented must be valid (and
+    // the hosted clients' endpoint wants one on every request).
+    match caller(app, ctx, None).await {
+        Err(refused) => return Ok(refused.into_reply()),
+        Ok(None) if ctx.path == oauth::HOSTED_MCP_PATH => {
+            return Ok(unauthorized(
+                app,
+                ctx,
+                None,
+                "this endpoint, for hosted clients, needs a credential on every request",
+                false,
+            )
+            .into_reply());
+        }
+        Ok(_) => {}
     }
     let wants_stream = ctx
         .headers
@@ -200,6 +216,16 @@ async fn serve_post(app: &App, ctx: &Ctx) -> Answer {
         Ok(who) => who,
         Err(refused) => return refused,
     };
+    if who.is_none() && ctx.path == oauth::HOSTED_MCP_PATH {
+        let id = parsed.as_ref().ok().and_then(|message| message.get("id"));
+        return unauthorized(
+            app,
+            ctx,
+            id,
+            "this endpoint, for hosted clients, needs a credential on every request (an OAuth access token or an API key); /api/mcp also answers initialize and tools/list without one",
+            false,
+        );
+    }
     if let Err(RequestFault::Duplicate(reason)) = &parsed {
         // Two `method` (or `params`, `arguments`…) members: a reader taking the first would act
         // on another message than the one bourse acts on.
@@ -235,6 +261,7 @@ async fn caller(app: &App, ctx: &Ctx, parsed: Option<&Value>) -> Result<Option<B
     let Some(token) = ctx.bearer() else {
         return Err(unauthorized(
             app,
+            ctx,
             id,
             "only `Authorization: Bearer <API key or OAuth access token>` is accepted",
             true,
@@ -242,7 +269,7 @@ async fn caller(app: &App, ctx: &Ctx, parsed: Option<&Value>) -> Result<Option<B
     };
     match oauth::authenticate(app, token).await {
         Ok(who) => Ok(Some(who)),
-        Err(Error::Unauthenticated(message)) => Err(unauthorized(app, id, &message, true)),
+        Err(Error::Unauthenticated(message)) => Err(unauthorized(app, ctx, id, &message, true)),
         Err(error) => {
             tracing::error!(request_id = %ctx.request_id, %error, "MCP authentication failed");
             Err(Answer::json(
@@ -411,7 +438,7 @@ async fn handshake(app: &App, ctx: &Ctx, who: Option<&Bearer>, message: &Value) 
                     Answer::json(status, error_body(Some(id), error))
                 }
                 refused @ (Outcome::NeedsAuth | Outcome::NeedsScope { .. }) => {
-                    credential_refusal(app, who, id, method, refused)
+                    credential_refusal(app, ctx, who, id, method, refused)
                 }
             }
         }
@@ -456,7 +483,7 @@ async fn batch(app: &App, ctx: &Ctx, who: Option<&Bearer>, items: &[Value]) -> A
             _ => None,
         });
         if let Some(method) = locked {
-            return unauthorized(app, None, &missing_key(method), false);
+            return unauthorized(app, ctx, None, &missing_key(method), false);
         }
     }
     let mut answers = Vec::new();
@@ -542,7 +569,7 @@ async fn stateless(app: &App, ctx: &Ctx, who: Option<&Bearer>, message: &Value) 
         }
         Outcome::Failed(error) => stateless_failure(Some(id), error),
         refused @ (Outcome::NeedsAuth | Outcome::NeedsScope { .. }) => {
-            credential_refusal(app, who, id, method, refused)
+            credential_refusal(app, ctx, who, id, method, refused)
         }
     }
 }

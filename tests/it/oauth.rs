@@ -306,7 +306,7 @@ fn discovery_points_a_client_from_a_401_to_the_authorization_server() {
     assert_eq!(registry["remotes"][0]["type"], "streamable-http");
     assert_eq!(
         registry["remotes"][0]["url"],
-        format!("{}/api/mcp", server.base)
+        format!("{}/mcp", server.base)
     );
     assert!(registry["description"].as_str().unwrap().len() <= 100);
 }
@@ -940,4 +940,90 @@ fn a_redirect_uri_left_out_of_the_request_may_be_left_out_of_the_exchange() {
             ],
         )
         .expect(200);
+}
+
+#[test]
+fn the_hosted_clients_endpoint_wants_a_credential_from_the_first_request() {
+    let server = TestServer::start();
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    let body = initialize.to_string();
+    let headers = [("mcp-protocol-version", "2025-11-25")];
+    // /api/mcp answers initialize without a credential; /mcp answers 401 and points at its metadata.
+    assert_eq!(
+        server
+            .request("POST", "/api/mcp", &headers, Some(body.as_bytes()))
+            .status,
+        200
+    );
+    let refused = server.request("POST", "/mcp", &headers, Some(body.as_bytes()));
+    assert_eq!(refused.status, 401, "{}", refused.text());
+    let challenge = refused.header("www-authenticate").unwrap();
+    assert!(
+        challenge.contains(&format!(
+            "resource_metadata=\"{}/.well-known/oauth-protected-resource/mcp\"",
+            server.base
+        )),
+        "{challenge}"
+    );
+    assert_eq!(refused.json()["id"], 1);
+    assert_eq!(server.get("/mcp").status, 401);
+    let metadata = server
+        .get("/.well-known/oauth-protected-resource/mcp")
+        .expect(200);
+    assert_eq!(metadata["resource"], format!("{}/mcp", server.base));
+    // A token bound to /mcp works there (and on /api/mcp); so does an API key.
+    let agent = server.register("hosted");
+    let key = agent["apiKey"].as_str().unwrap();
+    let client = register_client(&server, json!({}));
+    let client_id = client["client_id"].as_str().unwrap();
+    let (verifier, challenge) = pkce("hosted");
+    let resource = format!("{}/mcp", server.base);
+    let mut form = authorize_params(client_id, &challenge, "read");
+    form.extend([
+        ("resource", resource.as_str()),
+        ("grant", "read"),
+        ("api_key", key),
+        ("decision", "allow"),
+    ]);
+    let query = location_query(&server.post_form("/oauth/authorize", &[], &form));
+    let code = param(&query, "code").unwrap();
+    let tokens = server
+        .post_form(
+            "/oauth/token",
+            &[],
+            &[
+                ("grant_type", "authorization_code"),
+                ("code", code),
+                ("redirect_uri", REDIRECT),
+                ("code_verifier", &verifier),
+                ("client_id", client_id),
+                ("resource", &resource),
+            ],
+        )
+        .expect(200);
+    let access = tokens["access_token"].as_str().unwrap();
+    let bearer = format!("Bearer {access}");
+    let with_token = [
+        ("mcp-protocol-version", "2025-11-25"),
+        ("authorization", bearer.as_str()),
+    ];
+    assert_eq!(
+        server
+            .request("POST", "/mcp", &with_token, Some(body.as_bytes()))
+            .status,
+        200
+    );
+    assert_eq!(whoami(&server, access).status, 200);
+    let keyed = format!("Bearer {key}");
+    let with_key = [
+        ("mcp-protocol-version", "2025-11-25"),
+        ("authorization", keyed.as_str()),
+    ];
+    assert_eq!(
+        server
+            .request("POST", "/mcp", &with_key, Some(body.as_bytes()))
+            .status,
+        200
+    );
 }

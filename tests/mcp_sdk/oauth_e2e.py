@@ -221,8 +221,9 @@ async def authorize_as_browser(
 class Session:
     """One hosted client: its provider, storage and the browser that answers its redirects."""
 
-    def __init__(self, url: str, api_key: str, metadata_url: str | None = None) -> None:
+    def __init__(self, url: str, api_key: str, path: str, metadata_url: str | None = None) -> None:
         self.url = url
+        self.endpoint = url + path
         self.api_key = api_key
         self.storage = InMemoryTokenStorage()
         self.allow_spend = False
@@ -243,7 +244,7 @@ class Session:
             return pending.pop()
 
         self.provider = OAuthClientProvider(
-            server_url=url + "/api/mcp",
+            server_url=self.endpoint,
             client_metadata=OAuthClientMetadata.model_validate(
                 {
                     "client_name": "bourse SDK OAuth e2e",
@@ -260,7 +261,7 @@ class Session:
 
     async def call(self, mode: str, tool: str, arguments: dict[str, Any]) -> Any:
         async with create_mcp_http_client(auth=self.provider) as http:
-            async with Client(streamable_http_client(self.url + "/api/mcp", http_client=http), mode=mode) as client:
+            async with Client(streamable_http_client(self.endpoint, http_client=http), mode=mode) as client:
                 return await client.call_tool(tool, arguments)
 
 
@@ -285,8 +286,8 @@ async def whoami_with_bearer(url: str, token: str) -> int:
         return (await http.post(url + "/api/mcp", json=body, headers=headers)).status_code
 
 
-async def scenario_registered_client(url: str, key: str, mode: str) -> None:
-    session = Session(url, key)
+async def scenario_registered_client(url: str, key: str, mode: str, path: str) -> None:
+    session = Session(url, key, path)
     me = structured(await session.call(mode, "agent_whoami", {}), "agent_whoami")
     check(me.get("handle", "").startswith("A-"), f"whoami: {me}")
     info = session.storage.client_info
@@ -351,7 +352,7 @@ class _Document(BaseHTTPRequestHandler):
         pass
 
 
-async def scenario_metadata_document(url: str, key: str, mode: str) -> None:
+async def scenario_metadata_document(url: str, key: str, mode: str, path: str) -> None:
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Document)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     document = f"http://127.0.0.1:{server.server_address[1]}/client.json"
@@ -361,7 +362,7 @@ async def scenario_metadata_document(url: str, key: str, mode: str) -> None:
     relaxed = lambda candidate: candidate is not None and candidate.startswith(("https://", "http://127.0.0.1:"))  # noqa: E731
     sdk_oauth2.is_valid_client_metadata_url = relaxed
     try:
-        session = Session(url, key, metadata_url=document)
+        session = Session(url, key, path, metadata_url=document)
         me = structured(await session.call(mode, "agent_whoami", {}), "agent_whoami")
         check(me.get("handle", "").startswith("A-"), f"whoami: {me}")
         info = session.storage.client_info
@@ -378,15 +379,17 @@ async def main() -> int:
         print("mcp oauth e2e: missing BOURSE_URL or BOURSE_API_KEY")
         print("mcp oauth e2e: 0 passed, 1 failed")
         return 2
+    # /mcp is the hosted clients' endpoint (a credential on every request, so OAuth starts at
+    # `initialize`); /api/mcp answers `initialize` without one and starts it at the first tool.
     scenarios = [
-        ("registered client, auto (2026-07-28)", scenario_registered_client, "auto"),
-        ("registered client, legacy (2025-11-25)", scenario_registered_client, "legacy"),
-        ("metadata document client (https check relaxed for loopback)", scenario_metadata_document, "legacy"),
+        ("registered client at /api/mcp, auto (2026-07-28)", scenario_registered_client, "auto", "/api/mcp"),
+        ("registered client at /mcp, legacy (2025-11-25)", scenario_registered_client, "legacy", "/mcp"),
+        ("metadata document client at /mcp (https check relaxed for loopback)", scenario_metadata_document, "legacy", "/mcp"),
     ]
     passed = failed = 0
-    for name, scenario, mode in scenarios:
+    for name, scenario, mode, path in scenarios:
         try:
-            await scenario(url, key, mode)
+            await scenario(url, key, mode, path)
         except BaseException as error:  # noqa: BLE001 - any exception fails the scenario
             failure = find_failure(error)
             if failure is not None:

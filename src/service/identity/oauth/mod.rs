@@ -36,8 +36,11 @@ pub const ACCESS_TTL: SignedDuration = SignedDuration::from_hours(1);
 pub(super) const REFRESH_TTL: SignedDuration = SignedDuration::from_hours(24 * 30);
 /// How long an authorization code may be exchanged.
 pub(super) const CODE_TTL: SignedDuration = SignedDuration::from_mins(2);
-/// The path of the protected resource.
+/// The MCP endpoint that also answers `initialize` and `tools/list` without a credential.
 pub const MCP_PATH: &str = "/api/mcp";
+/// The same endpoint for hosted clients: every request needs a credential, so the first one
+/// (`initialize`) meets the 401 that starts their OAuth flow.
+pub const HOSTED_MCP_PATH: &str = "/mcp";
 
 /// A set of [`Scope`]s.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -127,15 +130,20 @@ pub struct Bearer {
     pub grant: Option<String>,
 }
 
-/// The resource identifiers a token may be bound to: the MCP endpoint, and the server itself
-/// (the root protected-resource metadata names it).
-pub fn resources(app: &App) -> [String; 2] {
-    [app.url(MCP_PATH), app.public_url.clone()]
+/// The resource identifiers a token may be bound to: the two MCP endpoints, and the server
+/// itself (the root protected-resource metadata names it). The first is the default.
+pub fn resources(app: &App) -> [String; 3] {
+    [
+        app.url(MCP_PATH),
+        app.url(HOSTED_MCP_PATH),
+        app.public_url.clone(),
+    ]
 }
 
-/// The MCP endpoint's protected-resource metadata URL (RFC 9728 §3.1, path-suffixed form).
-pub fn resource_metadata_url(app: &App) -> String {
-    app.url(&format!("/.well-known/oauth-protected-resource{MCP_PATH}"))
+/// The protected-resource metadata URL of the MCP endpoint at `path` (RFC 9728 §3.1,
+/// path-suffixed form).
+pub fn resource_metadata_url(app: &App, path: &str) -> String {
+    app.url(&format!("/.well-known/oauth-protected-resource{path}"))
 }
 
 /// RFC 9728 metadata; `resource` is the identifier whose well-known URL was asked for.
@@ -171,12 +179,12 @@ pub fn authorization_server_metadata(app: &App) -> Value {
     })
 }
 
-/// The `WWW-Authenticate` challenge of the MCP endpoint: where the metadata is, the scopes a
-/// client should ask for, and the OAuth error when a token was presented.
-pub fn challenge(app: &App, scopes: Scopes, error: Option<(&str, &str)>) -> String {
+/// The `WWW-Authenticate` challenge of the MCP endpoint at `path`: where its metadata is, the
+/// scopes a client should ask for, and the OAuth error when a token was presented.
+pub fn challenge(app: &App, path: &str, scopes: Scopes, error: Option<(&str, &str)>) -> String {
     let mut value = format!(
         "Bearer resource_metadata=\"{}\", scope=\"{scopes}\"",
-        resource_metadata_url(app)
+        resource_metadata_url(app, path)
     );
     if let Some((code, description)) = error {
         let description = description.replace(['"', '\\'], "'");

@@ -145,6 +145,7 @@ pub async fn dispatch(app: &App, route: Route, mut ctx: Ctx) -> Result<Reply> {
         Route::McpPost => crate::mcp::post(app, ctx).await,
         Route::McpGet => crate::mcp::get(app, ctx).await,
         Route::McpDelete => crate::mcp::delete(),
+        Route::McpPreflight => crate::mcp::preflight(app, ctx),
         Route::PurchaseListing => purchases::purchase(app, ctx).await,
         Route::GetPurchase => purchases::get_purchase(app, ctx).await,
         Route::RateListing => purchases::rate(app, ctx).await,

@@ -45,6 +45,7 @@ pub enum Route {
     McpPost,
     McpGet,
     McpDelete,
+    McpPreflight,
     PurchaseListing,
     GetPurchase,
     RateListing,
@@ -178,6 +179,8 @@ pub const ROUTES: &[(&str, &str, Route)] = &[
     ("POST", "/mcp", Route::McpPost),
     ("GET", "/mcp", Route::McpGet),
     ("DELETE", "/mcp", Route::McpDelete),
+    ("OPTIONS", "/api/mcp", Route::McpPreflight),
+    ("OPTIONS", "/mcp", Route::McpPreflight),
     (
         "POST",
         "/api/marketplace/listings/{id}/purchase",
@@ -380,7 +383,7 @@ impl Route {
             | SandboxCancelForm
             | SandboxConnectForm => Auth::Action,
             StripeWebhook => Auth::Provider,
-            McpPost | McpGet | McpDelete => Auth::Mcp,
+            McpPost | McpGet | McpDelete | McpPreflight => Auth::Mcp,
             ApiCatalog
             | ServerJson
             | OAuthProtectedResource
@@ -455,6 +458,7 @@ impl Route {
             | McpPost
             | McpGet
             | McpDelete
+            | McpPreflight
             | SellRegister
             | SellDashboard
             | SandboxClock

@@ -124,7 +124,51 @@ pub(super) const NAME_HEADER: &str = "mcp-name";
 /// # Errors
 /// Never: every failure is a JSON-RPC answer with its own HTTP status.
 pub async fn post(app: &App, ctx: &Ctx) -> Result<Reply> {
-    Ok(serve_post(app, ctx).await.into_reply())
+    if let Err(refused) = check_origin(app, ctx) {
+        return Ok(refused.into_reply());
+    }
+    Ok(cors(ctx, serve_post(app, ctx).await.into_reply()))
+}
+
+/// `OPTIONS` on the MCP paths: the CORS preflight of a browser-based client, answered for the
+/// origins the endpoint accepts (loopback and this server's own); others are 403.
+///
+/// # Errors
+/// Never.
+pub fn preflight(app: &App, ctx: &Ctx) -> Result<Reply> {
+    if let Err(refused) = check_origin(app, ctx) {
+        return Ok(refused.into_reply());
+    }
+    let reply = Reply::Raw(crate::http::response::RawReply {
+        status: 204,
+        content_type: "text/plain; charset=utf-8",
+        body: hyper::body::Bytes::new(),
+        headers: vec![
+            ("access-control-allow-methods", "GET, POST, DELETE, OPTIONS".into()),
+            (
+                "access-control-allow-headers",
+                "authorization, content-type, accept, mcp-protocol-version, mcp-session-id, mcp-method, mcp-name, last-event-id".into(),
+            ),
+            ("access-control-max-age", "600".into()),
+        ],
+    });
+    Ok(cors(ctx, reply))
+}
+
+/// Lets the browser page that sent this request read the answer. Only requests whose `Origin`
+/// passed [`check_origin`] get here, so the origin is echoed as it came; no cookies are used.
+fn cors(ctx: &Ctx, reply: Reply) -> Reply {
+    let Some(origin) = ctx.header("origin") else {
+        return reply;
+    };
+    reply.with_headers(vec![
+        ("access-control-allow-origin", origin.to_owned()),
+        (
+            "access-control-expose-headers",
+            "www-authenticate, mcp-protocol-version, x-request-id".into(),
+        ),
+        ("vary", "Origin".into()),
+    ])
 }
 
 /// `GET /api/mcp`: the tool manifest, or 405 for a client asking for an SSE stream.
@@ -135,19 +179,23 @@ pub async fn get(app: &App, ctx: &Ctx) -> Result<Reply> {
     if let Err(refused) = check_origin(app, ctx) {
         return Ok(refused.into_reply());
     }
+    Ok(cors(ctx, serve_get(app, ctx).await))
+}
+
+async fn serve_get(app: &App, ctx: &Ctx) -> Reply {
     // The manifest is public on /api/mcp, but a credential that is presented must be valid (and
     // the hosted clients' endpoint wants one on every request).
     match caller(app, ctx, None).await {
-        Err(refused) => return Ok(refused.into_reply()),
+        Err(refused) => return refused.into_reply(),
         Ok(None) if ctx.path == oauth::HOSTED_MCP_PATH => {
-            return Ok(unauthorized(
+            return unauthorized(
                 app,
                 ctx,
                 None,
                 "this endpoint, for hosted clients, needs a credential on every request",
                 false,
             )
-            .into_reply());
+            .into_reply();
         }
         Ok(_) => {}
     }
@@ -158,12 +206,12 @@ pub async fn get(app: &App, ctx: &Ctx) -> Result<Reply> {
         .filter_map(|value| value.to_str().ok())
         .any(|value| value.to_ascii_lowercase().contains("text/event-stream"));
     if wants_stream {
-        return Ok(method_not_allowed(
+        return method_not_allowed(
             "this server opens no SSE stream; send JSON-RPC messages with POST",
         )
-        .into_reply());
+        .into_reply();
     }
-    Ok(Answer::json(200, manifest()).into_reply())
+    Answer::json(200, manifest()).into_reply()
 }
 
 /// `DELETE /api/mcp`: no session is ever issued, so there is none to end.
@@ -198,9 +246,6 @@ fn all_versions() -> Vec<&'static str> {
 // The POST pipeline
 
 async fn serve_post(app: &App, ctx: &Ctx) -> Answer {
-    if let Err(refused) = check_origin(app, ctx) {
-        return refused;
-    }
     if !ctx.json_content_type() {
         return refusal(
             415,

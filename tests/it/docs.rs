@@ -38,7 +38,9 @@ fn every_route_is_documented_and_every_documented_route_exists() {
             item.as_object()
                 .unwrap()
                 .keys()
-                .filter(|k| ["get", "put", "post", "patch", "delete"].contains(&k.as_str()))
+                .filter(|k| {
+                    ["get", "put", "post", "patch", "delete", "options"].contains(&k.as_str())
+                })
                 .map(move |method| (method.to_uppercase(), path.clone()))
         })
         .collect();

@@ -265,6 +265,49 @@ fn discovery_points_a_client_from_a_401_to_the_authorization_server() {
             .header("access-control-allow-origin"),
         Some("*")
     );
+    // The MCP endpoints answer browser clients of the origins they accept, and only those.
+    let allowed = [
+        ("origin", "http://localhost:6274"),
+        ("access-control-request-method", "POST"),
+    ];
+    let preflight = server.request("OPTIONS", "/api/mcp", &allowed, None);
+    assert_eq!(preflight.status, 204);
+    assert_eq!(
+        preflight.header("access-control-allow-origin"),
+        Some("http://localhost:6274")
+    );
+    assert!(
+        preflight
+            .header("access-control-allow-headers")
+            .unwrap()
+            .contains("mcp-protocol-version")
+    );
+    let foreign = [("origin", "https://evil.example")];
+    assert_eq!(
+        server.request("OPTIONS", "/mcp", &foreign, None).status,
+        403
+    );
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "agent_whoami", "arguments": {}}});
+    let unauthorized = server.request(
+        "POST",
+        "/api/mcp",
+        &[
+            ("origin", "http://localhost:6274"),
+            ("mcp-protocol-version", "2025-11-25"),
+        ],
+        Some(call.to_string().as_bytes()),
+    );
+    assert_eq!(unauthorized.status, 401);
+    assert_eq!(
+        unauthorized.header("access-control-allow-origin"),
+        Some("http://localhost:6274")
+    );
+    assert!(
+        unauthorized
+            .header("access-control-expose-headers")
+            .unwrap()
+            .contains("www-authenticate")
+    );
     // Other routes stay as they were: no CORS, and OPTIONS is 405.
     assert_eq!(
         server

@@ -195,7 +195,9 @@ pub async fn dispatch(app: &App, route: Route, mut ctx: Ctx) -> Result<Reply> {
         Route::OAuthRevoke => oauth::revoke(app, ctx).await,
         Route::OperatorOAuthClients => oauth::list_clients(app, ctx).await,
         Route::OperatorRevokeOAuthClient => oauth::revoke_client(app, ctx).await,
-        Route::OperatorOAuthGrants => oauth::list_grants(app, ctx).await,
-        Route::OperatorRevokeOAuthGrant => oauth::revoke_grant(app, ctx).await,
+        Route::OperatorOAuthGrants | Route::AgentOAuthGrants => oauth::list_grants(app, ctx).await,
+        Route::OperatorRevokeOAuthGrant | Route::AgentRevokeOAuthGrant => {
+            oauth::revoke_grant(app, ctx).await
+        }
     }
 }

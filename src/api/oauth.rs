@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use super::read_body;
 use crate::error::{Error, OAuthCode, Result};
-use crate::http::request::Ctx;
+use crate::http::request::{Caller, Ctx};
 use crate::http::response::Reply;
 use crate::request::agents::{REVOKE_OAUTH_CLIENT, oauth_client_id};
 use crate::service::App;
@@ -99,8 +99,13 @@ pub async fn revoke_client(app: &App, ctx: &Ctx) -> Result<Reply> {
     Ok(Reply::ok(clients::revoke_client(app, client_id).await?))
 }
 
-/// `GET /api/operator/oauth/grants?active=true`.
+/// `GET /api/operator/oauth/grants?active=true` (every agent's) and
+/// `GET /api/agents/me/oauth/grants` (the caller's own).
 pub async fn list_grants(app: &App, ctx: &Ctx) -> Result<Reply> {
+    let agent = match &ctx.caller {
+        Caller::Agent(agent) => Some(agent.id.clone()),
+        _ => None,
+    };
     let limit = ctx.query_int("limit", PAGE_DEFAULT, 1, PAGE_MAX)?;
     let offset = ctx.query_int("offset", 0, 0, i64::from(i32::MAX))?;
     let active = match ctx.query("active") {
@@ -113,13 +118,17 @@ pub async fn list_grants(app: &App, ctx: &Ctx) -> Result<Reply> {
         }
     };
     Ok(Reply::ok(
-        clients::list_grants(app, active, limit, offset).await?,
+        clients::list_grants(app, agent, active, limit, offset).await?,
     ))
 }
 
-/// `POST /api/operator/oauth/grants/{id}/revoke`.
+/// `POST /api/operator/oauth/grants/{id}/revoke` and `POST /api/agents/me/oauth/grants/{id}/revoke`.
 pub async fn revoke_grant(app: &App, ctx: &Ctx) -> Result<Reply> {
+    let by = match &ctx.caller {
+        Caller::Agent(agent) => clients::Revoker::Agent(agent.id.clone()),
+        _ => clients::Revoker::Operator,
+    };
     Ok(Reply::ok(
-        clients::revoke_grant(app, ctx.param().to_owned()).await?,
+        clients::revoke_grant(app, ctx.param().to_owned(), by).await?,
     ))
 }

@@ -96,6 +96,8 @@ pub enum Route {
     OperatorRevokeOAuthClient,
     OperatorOAuthGrants,
     OperatorRevokeOAuthGrant,
+    AgentOAuthGrants,
+    AgentRevokeOAuthGrant,
 }
 
 /// (method, path template, route). `{name}` matches one non-empty segment; a static segment
@@ -316,6 +318,16 @@ pub const ROUTES: &[(&str, &str, Route)] = &[
         "/api/operator/oauth/grants/{id}/revoke",
         Route::OperatorRevokeOAuthGrant,
     ),
+    (
+        "GET",
+        "/api/agents/me/oauth/grants",
+        Route::AgentOAuthGrants,
+    ),
+    (
+        "POST",
+        "/api/agents/me/oauth/grants/{id}/revoke",
+        Route::AgentRevokeOAuthGrant,
+    ),
 ];
 
 impl Route {
@@ -353,10 +365,25 @@ impl Route {
             | BrowseListings | GetListing | ListingHistory | PlatformStats | MarketplaceStats
             | Meta | Fees | Disclosures | DemandLedger | Participation | IngressDecide
             | IngressDescribe | IngressKeys | CreateInquiry | ServiceRequest => Auth::Public,
-            GetMe | UpdateMe | RevokeKey | CreateListing | CreateHealthListing | UpdateListing
-            | DeactivateListing | SetDeliveryEndpoint | GetDeliveryEndpoint | SendMessage
-            | ReadInbox | ListCallbacks | ReplayCallback | RateListing | ShipPurchase
-            | SellRegister | SellDashboard => Auth::Agent,
+            GetMe
+            | UpdateMe
+            | RevokeKey
+            | CreateListing
+            | CreateHealthListing
+            | UpdateListing
+            | DeactivateListing
+            | SetDeliveryEndpoint
+            | GetDeliveryEndpoint
+            | SendMessage
+            | ReadInbox
+            | ListCallbacks
+            | ReplayCallback
+            | RateListing
+            | ShipPurchase
+            | SellRegister
+            | SellDashboard
+            | AgentOAuthGrants
+            | AgentRevokeOAuthGrant => Auth::Agent,
             PurchaseListing | GetPurchase => Auth::AgentOrPayment,
             OperatorGetProvenance
             | OperatorUpdateProvenance
@@ -413,7 +440,8 @@ impl Route {
             | InquiryMessage
             | ReplyInquiry
             | UpdateInquiry
-            | OperatorRevokeOAuthGrant => Some(Param::Id),
+            | OperatorRevokeOAuthGrant
+            | AgentRevokeOAuthGrant => Some(Param::Id),
             SendMessage | ClassifyParty => Some(Param::Handle),
             SandboxCheckoutPage
             | SandboxPay
@@ -488,7 +516,8 @@ impl Route {
             | OAuthRevoke
             | OperatorOAuthClients
             | OperatorRevokeOAuthClient
-            | OperatorOAuthGrants => None,
+            | OperatorOAuthGrants
+            | AgentOAuthGrants => None,
         }
     }
 
@@ -855,6 +884,7 @@ mod tests {
             Route::OAuthToken,
             Route::OAuthRevoke,
             Route::OperatorRevokeOAuthGrant,
+            Route::AgentRevokeOAuthGrant,
         ];
         for (method, template, route) in ROUTES {
             if ["POST", "PUT", "PATCH", "DELETE"].contains(method) {

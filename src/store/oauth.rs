@@ -223,24 +223,30 @@ pub fn grant(conn: &Connection, id: &str) -> Result<Option<GrantRow>> {
 /// Database failure.
 pub fn grants(
     conn: &Connection,
+    agent_id: Option<&str>,
     active: bool,
     limit: i64,
     offset: i64,
 ) -> Result<(Vec<GrantRow>, i64)> {
+    // Active: not revoked, and exchanged for tokens at least once (an Allow whose code was never
+    // redeemed grants nothing). `?3` is the agent, or NULL for every agent.
     let filter = if active {
-        " WHERE g.revoked_at IS NULL"
+        " WHERE (?3 IS NULL OR g.agent_id = ?3) AND g.revoked_at IS NULL AND g.used_at IS NOT NULL"
     } else {
-        ""
+        " WHERE (?3 IS NULL OR g.agent_id = ?3)"
     };
     let rows = conn
         .prepare_cached(&format!(
             "{GRANT_SELECT}{filter} ORDER BY g.created_at DESC, g.id LIMIT ?1 OFFSET ?2"
         ))?
-        .query_map(params![limit, offset], grant_from_row)?
+        .query_map(params![limit, offset, agent_id], grant_from_row)?
         .collect::<rusqlite::Result<Vec<_>>>()?;
     let total = conn.query_row(
-        &format!("SELECT count(*) FROM oauth_grants g{filter}"),
-        [],
+        &format!(
+            "SELECT count(*) FROM oauth_grants g{}",
+            filter.replace("?3", "?1")
+        ),
+        [agent_id],
         |r| r.get(0),
     )?;
     Ok((rows, total))
@@ -429,8 +435,8 @@ pub fn revoke_token(conn: &Connection, token_hash: &str, now: &str) -> Result<()
     Ok(())
 }
 
-/// Deletes up to `batch` codes that expired before `codes_before` and `batch` tokens that expired
-/// before `tokens_before`: called with each token issuance, so cleanup keeps pace with use
+/// Deletes up to `batch` codes that expired before `codes_before`, `batch` tokens that expired
+/// before `tokens_before`, and `batch` never-redeemed grants left without a code: called with each token issuance, so cleanup keeps pace with use
 /// without a worker of its own. (Until then a used code or refresh token stays, so a second use
 /// is recognised as reuse.)
 ///
@@ -454,7 +460,18 @@ pub fn sweep(
                  (SELECT rowid FROM oauth_tokens WHERE expires_at <= ?1 LIMIT ?2)",
         )?
         .execute(params![tokens_before, batch])?;
-    Ok(codes + tokens)
+    // Allows whose code was never redeemed and is gone: nothing hangs off them.
+    let grants = conn
+        .prepare_cached(
+            "DELETE FROM oauth_grants WHERE rowid IN
+                 (SELECT g.rowid FROM oauth_grants g
+                  WHERE g.used_at IS NULL AND g.created_at <= ?1
+                    AND NOT EXISTS (SELECT 1 FROM oauth_codes c WHERE c.grant_id = g.id)
+                    AND NOT EXISTS (SELECT 1 FROM oauth_tokens t WHERE t.grant_id = g.id)
+                  LIMIT ?2)",
+        )?
+        .execute(params![codes_before, batch])?;
+    Ok(codes + tokens + grants)
 }
 
 #[cfg(test)]
@@ -535,8 +552,10 @@ mod tests {
         assert!(
             token(&conn, "old-h").unwrap().is_none() && token(&conn, "tok-h").unwrap().is_some()
         );
-        let (rows, total) = grants(&conn, false, 10, 0).unwrap();
+        let (rows, total) = grants(&conn, None, false, 10, 0).unwrap();
         assert_eq!((rows[0].agent_handle.as_str(), total), ("A-1", 1));
-        assert_eq!(grants(&conn, true, 10, 0).unwrap().1, 0);
+        assert_eq!(grants(&conn, None, true, 10, 0).unwrap().1, 0);
+        assert_eq!(grants(&conn, Some("a1"), false, 10, 0).unwrap().1, 1);
+        assert_eq!(grants(&conn, Some("a2"), false, 10, 0).unwrap().1, 0);
     }
 }

@@ -744,6 +744,44 @@ fn the_operator_lists_and_revokes_clients_and_grants() {
             &json!({}),
         )
         .assert_error(409, "ALREADY_REVOKED");
+    // An agent sees and ends its own grants, and no one else's.
+    let (mine, _, owner_key) = tokens(&server, &["read"]);
+    let own = server
+        .get_auth("/api/agents/me/oauth/grants?active=true", &owner_key)
+        .expect(200);
+    assert_eq!(own["total"], 1, "{own}");
+    let own_id = own["grants"][0]["id"].as_str().unwrap().to_owned();
+    let stranger = server.register("stranger")["apiKey"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(
+        server
+            .get_auth("/api/agents/me/oauth/grants", &stranger)
+            .expect(200)["total"],
+        0
+    );
+    server
+        .send_auth(
+            "POST",
+            &format!("/api/agents/me/oauth/grants/{own_id}/revoke"),
+            &stranger,
+            &json!({}),
+        )
+        .assert_error(404, "NOT_FOUND");
+    server
+        .send_auth(
+            "POST",
+            &format!("/api/agents/me/oauth/grants/{own_id}/revoke"),
+            &owner_key,
+            &json!({}),
+        )
+        .expect(200);
+    assert_eq!(
+        whoami(&server, mine["access_token"].as_str().unwrap()).status,
+        401
+    );
+
     // Revoking the client refuses it on the page and at the token endpoint.
     server
         .send_auth(

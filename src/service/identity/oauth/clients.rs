@@ -529,14 +529,21 @@ pub async fn revoke_client(app: &App, client_id: String) -> Result<Value> {
     }
 }
 
-/// `GET /api/operator/oauth/grants`.
+/// `GET /api/operator/oauth/grants` (every agent's) and `GET /api/agents/me/oauth/grants`
+/// (`agent`: one agent's own).
 ///
 /// # Errors
 /// Database failure.
-pub async fn list_grants(app: &App, active: bool, limit: i64, offset: i64) -> Result<Value> {
+pub async fn list_grants(
+    app: &App,
+    agent: Option<String>,
+    active: bool,
+    limit: i64,
+    offset: i64,
+) -> Result<Value> {
     let (rows, total) = app
         .store
-        .read(move |conn| oauth_store::grants(conn, active, limit, offset))
+        .read(move |conn| oauth_store::grants(conn, agent.as_deref(), active, limit, offset))
         .await?;
     Ok(json!({
         "grants": rows.iter().map(grant_view).collect::<Vec<_>>(),
@@ -544,21 +551,36 @@ pub async fn list_grants(app: &App, active: bool, limit: i64, offset: i64) -> Re
     }))
 }
 
-/// `POST /api/operator/oauth/grants/{id}/revoke`: ends the grant's tokens at once.
+/// Who revokes a grant: the operator (any grant) or an agent (its own; another agent's grant is
+/// answered as unknown).
+pub enum Revoker {
+    Operator,
+    Agent(String),
+}
+
+/// `POST /api/operator/oauth/grants/{id}/revoke` and `POST /api/agents/me/oauth/grants/{id}/revoke`:
+/// ends the grant's tokens at once.
 ///
 /// # Errors
 /// `NOT_FOUND`; `CONFLICT` (`ALREADY_REVOKED`).
-pub async fn revoke_grant(app: &App, id: String) -> Result<Value> {
+pub async fn revoke_grant(app: &App, id: String, by: Revoker) -> Result<Value> {
     let now = app.now();
     let grant_id = id.clone();
     let at = now.clone();
     let (exists, revoked) = app
         .store
         .write(move |tx| {
-            let exists = oauth_store::grant(tx, &grant_id)?.is_some();
+            let exists = oauth_store::grant(tx, &grant_id)?.is_some_and(|grant| match &by {
+                Revoker::Operator => true,
+                Revoker::Agent(agent) => grant.agent_id == *agent,
+            });
+            let label = match by {
+                Revoker::Operator => "operator",
+                Revoker::Agent(_) => "agent",
+            };
             Ok((
                 exists,
-                exists && oauth_store::revoke_grant(tx, &grant_id, "operator", &at)?,
+                exists && oauth_store::revoke_grant(tx, &grant_id, label, &at)?,
             ))
         })
         .await?;

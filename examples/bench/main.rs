@@ -4,6 +4,7 @@
 //! cargo run --release --example bench                          # 100,000 listings, 5 s per run
 //! cargo run --release --example bench -- --listings 1000000 --seconds 10
 //! cargo run --release --example bench -- --only detail,browse  # workloads whose name contains these
+//! cargo run --release --example bench -- --listings 1000000 --data /tmp/bench1m  # seed once, reuse
 //! ```
 //!
 //! It builds the release binary and the `floor` and `seed_catalog` examples, seeds a temporary
@@ -33,6 +34,8 @@ struct Options {
     connections: usize,
     senders: usize,
     only: Vec<String>,
+    /// A data directory to seed once and keep (seeding 1M listings takes a minute).
+    data: Option<PathBuf>,
 }
 
 fn parse() -> Options {
@@ -42,6 +45,7 @@ fn parse() -> Options {
         connections: 64,
         senders: 3000,
         only: Vec::new(),
+        data: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
@@ -54,8 +58,9 @@ fn parse() -> Options {
             "--connections" => options.connections = value.parse().expect("--connections N"),
             "--senders" => options.senders = value.parse().expect("--senders N"),
             "--only" => options.only = value.split(',').map(str::to_owned).collect(),
+            "--data" => options.data = Some(PathBuf::from(value)),
             other => panic!(
-                "unknown flag {other}; use --listings N --seconds N --connections N --senders N --only a,b"
+                "unknown flag {other}; use --listings N --seconds N --connections N --senders N --only a,b --data DIR"
             ),
         }
     }
@@ -258,8 +263,13 @@ async fn main() {
     };
     let release = build_everything();
     let dir = tempfile::tempdir().expect("a temporary directory");
-    let data = dir.path().join("bourse");
-    let seeded = seed(&release, &data, options.listings);
+    let data = options.data.clone().unwrap_or_else(|| dir.path().join("bourse"));
+    let seeded = if data.join("bourse.db").exists() {
+        println!("bench: reusing the catalogue in {}", data.display());
+        Duration::ZERO
+    } else {
+        seed(&release, &data, options.listings)
+    };
 
     let mut command = Command::new(release.join("bourse"));
     command.arg("serve").arg("--data").arg(&data).args([

@@ -263,7 +263,10 @@ async fn main() {
     };
     let release = build_everything();
     let dir = tempfile::tempdir().expect("a temporary directory");
-    let data = options.data.clone().unwrap_or_else(|| dir.path().join("bourse"));
+    let data = options
+        .data
+        .clone()
+        .unwrap_or_else(|| dir.path().join("bourse"));
     let seeded = if data.join("bourse.db").exists() {
         println!("bench: reusing the catalogue in {}", data.display());
         Duration::ZERO

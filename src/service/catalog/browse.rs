@@ -8,6 +8,12 @@
 //! listings). A linear pass over ~72-byte entries counts and selects any combination in well
 //! under a millisecond at 100k listings (~7 MB of memory), and stays exact.
 //!
+//! A page costs what its page costs, not what the catalogue holds: each sort but `recent` keeps
+//! an order of the entries (4 bytes per listing per sort, built on first use, kept in step with
+//! writes), which a browse walks until its page is full; `recent` walks the entries themselves;
+//! a rare search visits its matches only. Totals are counted once per filter set and catalogue
+//! write, then cached. Measured with `examples/bench` (README, Performance).
+//!
 //! Full-text search stays in SQLite FTS5. The rowids matching a search expression are cached as
 //! a bitset over `seq`, valid until the next catalogue write.
 //!
@@ -112,7 +118,35 @@ struct Entries {
     /// Ascending by `seq` (listings are only ever appended).
     list: Vec<Entry>,
     position: HashMap<i64, usize>,
+    /// Per sort of [`ORDERED`]: positions in `list`, ascending by [`compare`]. Built on the first
+    /// browse in that order and then kept in step with every write (a binary search and a move
+    /// per listing write); the popular order is dropped when view counts move, and rebuilt on
+    /// its next use (its answer may lag by the counter flush interval, as the counts it shows).
+    orders: [Option<Vec<u32>>; 4],
+    /// Bumped by every change of an entry, so an order built outside the write lock is
+    /// installed only if nothing moved meanwhile.
+    version: u64,
 }
+
+/// The sorts kept as orders ([`Entries::orders`]); `PriceDesc` walks the price order backwards
+/// (its comparison is the exact reverse), `Recent` is `list` itself.
+const ORDERED: [Sort; 4] = [Sort::PriceAsc, Sort::Quality, Sort::Trust, Sort::Popular];
+const POPULAR: usize = 3;
+
+/// The kept order a sort walks, and whether backwards.
+fn slot(sort: Sort) -> Option<(usize, bool)> {
+    match sort {
+        Sort::Recent => None,
+        Sort::PriceAsc => Some((0, false)),
+        Sort::PriceDesc => Some((0, true)),
+        Sort::Quality => Some((1, false)),
+        Sort::Trust => Some((2, false)),
+        Sort::Popular => Some((POPULAR, false)),
+    }
+}
+
+/// A search whose matches are fewer than one in this many listings visits its matches only.
+const SPARSE: usize = 32;
 
 /// Cached FTS matches: a bitset over `seq`.
 struct Matches {
@@ -197,15 +231,65 @@ impl BrowseIndex {
 
     fn put(&self, entry: Entry) {
         let mut entries = self.entries.write().unwrap_or_else(|p| p.into_inner());
-        match entries.position.get(&entry.seq) {
-            Some(&at) => entries.list[at] = entry,
-            None => {
-                let at = entries.list.len();
-                // Rows arrive in `seq` order: loaded ascending, then appended after each insert.
-                debug_assert!(entries.list.last().is_none_or(|last| last.seq < entry.seq));
-                entries.list.push(entry);
-                entries.position.insert(entry.seq, at);
+        entries.version += 1;
+        let Entries {
+            list,
+            position,
+            orders,
+            ..
+        } = &mut *entries;
+        let at = match position.get(&entry.seq) {
+            Some(&at) => {
+                // Out of every kept order under its old keys, then back in under the new ones.
+                for (order, sort) in orders.iter_mut().zip(ORDERED) {
+                    if let Some(order) = order
+                        && let Ok(found) =
+                            order.binary_search_by(|&i| compare(&list[i as usize], &list[at], sort))
+                    {
+                        order.remove(found);
+                    }
+                }
+                list[at] = entry;
+                at
             }
+            None => {
+                let at = list.len();
+                // Rows arrive in `seq` order: loaded ascending, then appended after each insert.
+                debug_assert!(list.last().is_none_or(|last| last.seq < entry.seq));
+                list.push(entry);
+                position.insert(entry.seq, at);
+                at
+            }
+        };
+        for (order, sort) in orders.iter_mut().zip(ORDERED) {
+            if let Some(order) = order {
+                let to = order
+                    .binary_search_by(|&i| compare(&list[i as usize], &entry, sort))
+                    .unwrap_or_else(|to| to);
+                order.insert(to, at as u32);
+            }
+        }
+    }
+
+    /// Builds the kept order `slot` if it is not built. The sort runs under the read lock, so
+    /// browses go on meanwhile; it is installed unless an entry changed in between (then the next
+    /// browse in that order builds it again, and this one walks it unbuilt: see `query`).
+    fn ensure_order(&self, slot: usize) {
+        let (order, version) = {
+            let entries = self.entries.read().unwrap_or_else(|p| p.into_inner());
+            if entries.orders[slot].is_some() {
+                return;
+            }
+            let list = &entries.list;
+            let mut order: Vec<u32> = (0..list.len() as u32).collect();
+            order.sort_unstable_by(|a, b| {
+                compare(&list[*a as usize], &list[*b as usize], ORDERED[slot])
+            });
+            (order, entries.version)
+        };
+        let mut entries = self.entries.write().unwrap_or_else(|p| p.into_inner());
+        if entries.orders[slot].is_none() && entries.version == version {
+            entries.orders[slot] = Some(order);
         }
     }
 
@@ -225,6 +309,10 @@ impl BrowseIndex {
     /// Records flushed view counts (no search result changes, so cached matches stay valid).
     pub fn add_views(&self, views: &[(i64, i64)]) {
         let mut entries = self.entries.write().unwrap_or_else(|p| p.into_inner());
+        if !views.is_empty() {
+            entries.orders[POPULAR] = None;
+            entries.version += 1;
+        }
         for (seq, n) in views {
             if let Some(&at) = entries.position.get(seq) {
                 let entry = &mut entries.list[at];
@@ -245,10 +333,11 @@ impl BrowseIndex {
 
     /// Runs a browse: the `seq`s of the requested page, in order, and the total of matches.
     ///
-    /// Entries are visited newest first. After the first `offset + limit` matches, an entry is
-    /// kept only if it beats the worst kept one, so selection costs about one comparison per
-    /// entry. Totals are cached per filter set until the next catalogue write; with a known
-    /// total, `sort=recent` stops as soon as its page is full.
+    /// Three ways, by what the request is: a rare search visits its matches only (they are
+    /// counted from the bitset); a sorted browse walks that sort's kept order, skipping what the
+    /// filters refuse, and stops when its page is full; `sort=recent` walks the entries newest
+    /// first the same way. Totals are cached per filter set until the next catalogue write; a
+    /// total not yet known costs one counting pass over the entries.
     ///
     /// # Errors
     /// Database failure while resolving a search expression.
@@ -266,45 +355,75 @@ impl BrowseIndex {
             .get(&query.filters)
             .filter(|(cached, _)| *cached == generation)
             .map(|(_, total)| *total);
-        let wanted = query.offset + query.limit;
-        let order = |a: &&Entry, b: &&Entry| compare(a, b, query.sort);
-        let entries = self.entries.read().unwrap_or_else(|p| p.into_inner());
-        let matching = entries
-            .list
-            .iter()
-            .rev()
-            .filter(|e| keep(e, &query.filters, bits));
-
-        if let (Some(total), Sort::Recent) = (known_total, query.sort) {
-            let page = matching
-                .skip(query.offset)
-                .take(query.limit)
-                .map(|e| e.seq)
-                .collect();
+        let sparse = bits.is_some_and(|bits| {
+            let found: usize = bits.iter().map(|word| word.count_ones() as usize).sum();
+            found.saturating_mul(SPARSE) < self.len()
+        });
+        if let Some(bits) = bits.filter(|_| sparse) {
+            let entries = self.entries.read().unwrap_or_else(|p| p.into_inner());
+            let candidates = bits.iter().enumerate().flat_map(|(word, &value)| {
+                (0..64)
+                    .filter(move |bit| value & (1 << bit) != 0)
+                    .map(move |bit| (word * 64 + bit) as i64)
+            });
+            let matching = candidates
+                .filter_map(|seq| entries.position.get(&seq).map(|&at| &entries.list[at]))
+                .filter(|e| keep(e, &query.filters, Some(bits)));
+            let (page, total) = select(matching, query);
+            drop(entries);
+            self.remember_total(&query.filters, generation, total);
             return Ok((page, total));
         }
-        let mut total = 0;
-        let mut best: Vec<&Entry> = Vec::with_capacity(2 * wanted);
-        let mut threshold: Option<&Entry> = None;
-        for entry in matching {
-            total += 1;
-            if threshold.is_some_and(|worst| order(&entry, &worst) != Ordering::Less) {
-                continue;
-            }
-            best.push(entry);
-            if best.len() == 2 * wanted {
-                best.select_nth_unstable_by(wanted - 1, order);
-                best.truncate(wanted);
-                threshold = best.iter().copied().max_by(order);
-            }
+        if let Some((slot, _)) = slot(query.sort) {
+            self.ensure_order(slot);
         }
-        best.sort_unstable_by(order);
-        let page = best
-            .iter()
+        let entries = self.entries.read().unwrap_or_else(|p| p.into_inner());
+        let list = &entries.list;
+        let total = match known_total {
+            Some(total) => total,
+            None => {
+                let total = list
+                    .iter()
+                    .filter(|e| keep(e, &query.filters, bits))
+                    .count();
+                self.remember_total(&query.filters, generation, total);
+                total
+            }
+        };
+        let walk: Box<dyn Iterator<Item = &Entry>> = match slot(query.sort) {
+            None => Box::new(list.iter().rev()),
+            Some((slot, _)) if entries.orders[slot].is_none() => {
+                // The order was dropped or changed while it was being built: select over all.
+                let matching = list.iter().filter(|e| keep(e, &query.filters, bits));
+                return Ok((select(matching, query).0, total));
+            }
+            Some((slot, backwards)) => {
+                let order = entries.orders[slot].as_deref().unwrap_or_default();
+                if backwards {
+                    Box::new(order.iter().rev().map(|&i| &list[i as usize]))
+                } else {
+                    Box::new(order.iter().map(|&i| &list[i as usize]))
+                }
+            }
+        };
+        let page = walk
+            .filter(|e| keep(e, &query.filters, bits))
             .skip(query.offset)
             .take(query.limit)
             .map(|e| e.seq)
             .collect();
+        Ok((page, total))
+    }
+
+    fn len(&self) -> usize {
+        self.entries
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .list
+            .len()
+    }
+
+    fn remember_total(&self, filters: &Filters, generation: u64, total: usize) {
         let mut totals = self.totals.lock().unwrap_or_else(|p| p.into_inner());
         if totals.len() >= CACHE_MAX {
             totals.retain(|_, (cached, _)| *cached == generation);
@@ -312,8 +431,7 @@ impl BrowseIndex {
                 totals.clear();
             }
         }
-        totals.insert(query.filters.clone(), (generation, total));
-        Ok((page, total))
+        totals.insert(filters.clone(), (generation, total));
     }
 
     fn fts_matches(
@@ -358,6 +476,37 @@ impl BrowseIndex {
         );
         Ok(bits)
     }
+}
+
+/// The page and the total of `matching` (unordered) under the query's sort: after the first
+/// `offset + limit` entries, one is kept only if it beats the worst kept one, so selection costs
+/// about one comparison per entry.
+fn select<'a>(matching: impl Iterator<Item = &'a Entry>, query: &Query) -> (Vec<i64>, usize) {
+    let wanted = query.offset + query.limit;
+    let order = |a: &&Entry, b: &&Entry| compare(a, b, query.sort);
+    let mut total = 0;
+    let mut best: Vec<&Entry> = Vec::with_capacity(2 * wanted);
+    let mut threshold: Option<&Entry> = None;
+    for entry in matching {
+        total += 1;
+        if threshold.is_some_and(|worst| order(&entry, &worst) != Ordering::Less) {
+            continue;
+        }
+        best.push(entry);
+        if best.len() == 2 * wanted {
+            best.select_nth_unstable_by(wanted - 1, order);
+            best.truncate(wanted);
+            threshold = best.iter().copied().max_by(order);
+        }
+    }
+    best.sort_unstable_by(order);
+    let page = best
+        .iter()
+        .skip(query.offset)
+        .take(query.limit)
+        .map(|e| e.seq)
+        .collect();
+    (page, total)
 }
 
 fn keep(entry: &Entry, query: &Filters, matches: Option<&[u64]>) -> bool {
@@ -565,4 +714,146 @@ pub async fn browse(app: &App, request: &Browse, querier: String) -> Result<Cano
         ("offset".to_owned(), offset.to_string().into_bytes()),
         ("total".to_owned(), total.to_string().into_bytes()),
     ])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Rng(u64);
+
+    impl Rng {
+        fn below(&mut self, n: u64) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0 % n
+        }
+    }
+
+    fn index() -> BrowseIndex {
+        BrowseIndex {
+            entries: RwLock::new(Entries::default()),
+            generation: AtomicU64::new(0),
+            fts_cache: Mutex::new(HashMap::new()),
+            totals: Mutex::new(HashMap::new()),
+            category_index: HashMap::new(),
+            vertical_index: HashMap::new(),
+        }
+    }
+
+    fn random_entry(rng: &mut Rng, seq: i64) -> Entry {
+        Entry {
+            seq,
+            price_cents: 100 * rng.below(20) as i64,
+            rating_sum: rng.below(50) as u32,
+            rating_count: rng.below(10) as u32,
+            purchase_count: rng.below(5) as u32,
+            view_count: rng.below(5) as u32,
+            quality: rng.below(8) as f32 / 2.0,
+            reputation: rng.below(8) as f32 / 2.0,
+            category: rng.below(4) as u16,
+            vertical: rng.below(6) as u16,
+            listing_type: rng.below(3) as u8,
+            active: rng.below(10) != 0,
+            sample: rng.below(20) == 0,
+        }
+    }
+
+    /// What a browse must answer, the slow way: filter everything, sort everything.
+    fn reference(index: &BrowseIndex, query: &Query, bits: Option<&[u64]>) -> (Vec<i64>, usize) {
+        let entries = index.entries.read().unwrap();
+        let mut matching: Vec<&Entry> = entries
+            .list
+            .iter()
+            .filter(|e| keep(e, &query.filters, bits))
+            .collect();
+        matching.sort_by(|a, b| compare(a, b, query.sort));
+        let page = matching
+            .iter()
+            .skip(query.offset)
+            .take(query.limit)
+            .map(|e| e.seq)
+            .collect();
+        (page, matching.len())
+    }
+
+    #[test]
+    fn kept_orders_answer_what_a_full_sort_answers_through_edits_and_view_counts() {
+        let conn = Connection::open_in_memory().unwrap();
+        let index = index();
+        let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+        for seq in 1..=3000 {
+            index.put(random_entry(&mut rng, seq));
+        }
+        let sorts = [
+            Sort::Recent,
+            Sort::Popular,
+            Sort::PriceAsc,
+            Sort::PriceDesc,
+            Sort::Quality,
+            Sort::Trust,
+        ];
+        for round in 0..40 {
+            for sort in sorts {
+                let query = Query {
+                    filters: Filters {
+                        fts: None,
+                        category: (rng.below(2) == 0).then(|| rng.below(4) as u16),
+                        categories: None,
+                        vertical: (rng.below(4) == 0).then(|| rng.below(6) as u16),
+                        listing_type: None,
+                        samples: [Samples::Exclude, Samples::Include, Samples::Only]
+                            [rng.below(3) as usize],
+                        price: [Price::All, Price::Paid, Price::Free][rng.below(3) as usize],
+                        min_rating_tenths: (rng.below(3) == 0).then(|| 10 * rng.below(5) as i64),
+                    },
+                    sort,
+                    limit: 1 + rng.below(50) as usize,
+                    offset: rng.below(200) as usize,
+                };
+                assert_eq!(
+                    index.query(&conn, &query).unwrap(),
+                    reference(&index, &query, None),
+                    "round {round}, {query:?}"
+                );
+                // A rare search (a few dozen matches) takes the path that visits matches only.
+                let generation = index.generation.load(AtomicOrdering::SeqCst);
+                let mut bits = vec![0u64; 3100 / 64 + 1];
+                for _ in 0..40 {
+                    let seq = 1 + rng.below(3000) as usize;
+                    bits[seq / 64] |= 1 << (seq % 64);
+                }
+                index.fts_cache.lock().unwrap().insert(
+                    "rare".into(),
+                    Matches {
+                        generation,
+                        bits: Arc::new(bits.clone()),
+                    },
+                );
+                let rare = Query {
+                    filters: Filters {
+                        fts: Some("rare".into()),
+                        ..query.filters.clone()
+                    },
+                    ..query.clone()
+                };
+                assert_eq!(
+                    index.query(&conn, &rare).unwrap(),
+                    reference(&index, &rare, Some(&bits)),
+                    "round {round}, {rare:?}"
+                );
+            }
+            // Edits move entries in every kept order; new listings join them; views move the
+            // popular order.
+            for _ in 0..20 {
+                let seq = 1 + rng.below(3000) as i64;
+                index.put(random_entry(&mut rng, seq));
+            }
+            let next = 3001 + round;
+            index.put(random_entry(&mut rng, next));
+            index.generation.fetch_add(1, AtomicOrdering::SeqCst);
+            index.add_views(&[(1 + rng.below(3000) as i64, 3)]);
+        }
+    }
 }

@@ -361,10 +361,16 @@ impl BrowseIndex {
         });
         if let Some(bits) = bits.filter(|_| sparse) {
             let entries = self.entries.read().unwrap_or_else(|p| p.into_inner());
+            // Set bits only, lowest first: a word with no match costs one test.
             let candidates = bits.iter().enumerate().flat_map(|(word, &value)| {
-                (0..64)
-                    .filter(move |bit| value & (1 << bit) != 0)
-                    .map(move |bit| (word * 64 + bit) as i64)
+                let mut rest = value;
+                std::iter::from_fn(move || {
+                    (rest != 0).then(|| {
+                        let bit = rest.trailing_zeros() as usize;
+                        rest &= rest - 1;
+                        (word * 64 + bit) as i64
+                    })
+                })
             });
             let matching = candidates
                 .filter_map(|seq| entries.position.get(&seq).map(|&at| &entries.list[at]))

@@ -160,6 +160,12 @@ impl Market {
         }
     }
 
+    /// A public tool that, given a caller, speaks in its agent's name (an idea or a contact
+    /// message is attributed to the agent): through an OAuth token only with `message`.
+    pub fn speaks_for_agent(self) -> bool {
+        matches!(self, Market::SubmitIdea | Market::ContactMarketplace)
+    }
+
     /// Accepts an `api_key` argument (checked against the Bearer header by the dispatcher).
     pub fn takes_api_key(self) -> bool {
         !self.is_public()

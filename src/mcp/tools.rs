@@ -20,7 +20,7 @@ pub(super) async fn call_tool(
     who: Option<&Bearer>,
     params: Option<&Value>,
 ) -> Outcome {
-    let agent = who.map(|who| &who.agent);
+    let mut agent = who.map(|who| &who.agent);
     let Some(params) = params.and_then(Value::as_object) else {
         return Outcome::Failed(RpcError::new(
             INVALID_PARAMS,
@@ -50,6 +50,14 @@ pub(super) async fn call_tool(
             tool: tool.op().name,
             needed,
         };
+    }
+    // A public tool that speaks in the agent's name does so through a token only with the
+    // `message` scope; without it, the call is anonymous.
+    if let (Some(who), AnyTool::Market(market)) = (who, &tool)
+        && market.speaks_for_agent()
+        && !who.scopes.contains(crate::request::Scope::Message)
+    {
+        agent = None;
     }
     let mut arguments = match params.get("arguments") {
         None | Some(Value::Null) => Map::new(),

@@ -1108,3 +1108,34 @@ fn the_hosted_clients_endpoint_wants_a_credential_from_the_first_request() {
         200
     );
 }
+
+#[test]
+fn a_token_without_message_scope_does_not_sign_an_inquiry_with_the_agents_name() {
+    let server = TestServer::start();
+    let (reader, _, _) = tokens(&server, &["read"]);
+    let (speaker, _, _) = tokens(&server, &["read", "message"]);
+    for (token, subject) in [(&reader, "from a reader"), (&speaker, "from a speaker")] {
+        let result = call(
+            &server,
+            token["access_token"].as_str(),
+            "contact_marketplace",
+            json!({"subject": subject, "message": "Hello from a hosted client."}),
+        );
+        assert_ne!(result["isError"], true, "{result}");
+    }
+    let operator = server.operator_key();
+    let inquiries = server
+        .get_auth("/api/operator/inquiries", &operator)
+        .expect(200);
+    let agent_of = |subject: &str| {
+        inquiries["inquiries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["subject"] == subject)
+            .map(|i| i["agentId"].clone())
+            .unwrap()
+    };
+    assert_eq!(agent_of("from a reader"), Value::Null);
+    assert!(agent_of("from a speaker").is_string());
+}

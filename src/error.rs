@@ -186,6 +186,19 @@ impl Error {
         self
     }
 
+    /// How long a client should wait before trying again (the `Retry-After` of a 429 or 503).
+    pub fn retry_after_secs(&self) -> Option<u64> {
+        match self {
+            Error::RateLimited {
+                retry_after_secs, ..
+            }
+            | Error::Busy {
+                retry_after_secs, ..
+            } => Some(*retry_after_secs),
+            _ => None,
+        }
+    }
+
     /// Shorthand for [`Error::OAuth`].
     pub fn oauth(error: OAuthCode, message: impl Into<String>) -> Error {
         Error::OAuth {

@@ -170,6 +170,26 @@ async fn measure(
     }
 }
 
+/// One line of the table: bourse's run, the floor's, and the ratio (with `note` after it).
+fn row(name: &str, ours: &Measured, floor_path: &str, theirs: &Measured, note: &str) {
+    println!(
+        "| {name} | {:.0} | {} | {} | {} | `{floor_path}` | {:.0} | {} | {:.2}{note} |",
+        ours.run.per_second(),
+        millis(ours.run.percentile(0.5)),
+        millis(ours.run.percentile(0.99)),
+        micros(ours.cpu_per_request),
+        theirs.run.per_second(),
+        micros(theirs.cpu_per_request),
+        ours.run.per_second() / theirs.run.per_second(),
+    );
+    if ours.run.unexpected > 0 {
+        println!(
+            "|  ↳ {} unexpected statuses from bourse | | | | | | | | |",
+            ours.run.unexpected
+        );
+    }
+}
+
 fn rotate(requests: Vec<Vec<u8>>) -> Requests {
     Arc::new(move |n| requests[n % requests.len()].clone())
 }
@@ -384,22 +404,7 @@ async fn main() {
             }
             _ => String::new(),
         };
-        println!(
-            "| {name} | {:.0} | {} | {} | {} | `{floor_path}` | {:.0} | {} | {:.2}{relative} |",
-            ours.run.per_second(),
-            millis(ours.run.percentile(0.5)),
-            millis(ours.run.percentile(0.99)),
-            micros(ours.cpu_per_request),
-            theirs.run.per_second(),
-            micros(theirs.cpu_per_request),
-            ours.run.per_second() / theirs.run.per_second(),
-        );
-        if ours.run.unexpected > 0 {
-            println!(
-                "|  ↳ {} unexpected statuses from bourse | | | | | | | | |",
-                ours.run.unexpected
-            );
-        }
+        row(&name, &ours, floor_path, &theirs, &relative);
     }
     if wanted("message send") {
         let (requests, most) = message_senders(&bh, options.senders).await;
@@ -411,17 +416,8 @@ async fn main() {
             rotate(vec![get(&fh, "/signwrite", "")]),
         )
         .await;
-        println!(
-            "| message send ({} senders, every limit on) | {:.0} | {} | {} | {} | `/signwrite` | {:.0} | {} | {:.2} |",
-            options.senders,
-            ours.run.per_second(),
-            millis(ours.run.percentile(0.5)),
-            millis(ours.run.percentile(0.99)),
-            micros(ours.cpu_per_request),
-            theirs.run.per_second(),
-            micros(theirs.cpu_per_request),
-            ours.run.per_second() / theirs.run.per_second(),
-        );
+        let name = format!("message send ({} senders, every limit on)", options.senders);
+        row(&name, &ours, "/signwrite", &theirs, "");
     }
     println!();
     println!(

@@ -96,15 +96,10 @@ pub fn oauth_error(error: &Error, request_id: &str) -> Response<Body> {
                 HeaderValue::from_static("Basic realm=\"oauth\""),
             );
         }
-        Error::RateLimited {
-            retry_after_secs, ..
-        }
-        | Error::Busy {
-            retry_after_secs, ..
-        } => {
-            headers.insert(header::RETRY_AFTER, HeaderValue::from(*retry_after_secs));
-        }
         _ => {}
+    }
+    if let Some(seconds) = error.retry_after_secs() {
+        headers.insert(header::RETRY_AFTER, HeaderValue::from(seconds));
     }
     response
 }
@@ -133,15 +128,10 @@ pub fn error(error: &Error, request_id: &str) -> Response<Body> {
                 headers.insert(header::ALLOW, value);
             }
         }
-        Error::RateLimited {
-            retry_after_secs, ..
-        }
-        | Error::Busy {
-            retry_after_secs, ..
-        } => {
-            headers.insert(header::RETRY_AFTER, HeaderValue::from(*retry_after_secs));
-        }
         _ => {}
+    }
+    if let Some(seconds) = error.retry_after_secs() {
+        headers.insert(header::RETRY_AFTER, HeaderValue::from(seconds));
     }
     response
 }

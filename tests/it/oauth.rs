@@ -1084,29 +1084,19 @@ fn the_hosted_clients_endpoint_wants_a_credential_from_the_first_request() {
         )
         .expect(200);
     let access = tokens["access_token"].as_str().unwrap();
-    let bearer = format!("Bearer {access}");
-    let with_token = [
-        ("mcp-protocol-version", "2025-11-25"),
-        ("authorization", bearer.as_str()),
-    ];
-    assert_eq!(
+    let initialize_with = |credential: &str| {
+        let bearer = format!("Bearer {credential}");
+        let headers = [
+            ("mcp-protocol-version", "2025-11-25"),
+            ("authorization", bearer.as_str()),
+        ];
         server
-            .request("POST", "/mcp", &with_token, Some(body.as_bytes()))
-            .status,
-        200
-    );
+            .request("POST", "/mcp", &headers, Some(body.as_bytes()))
+            .status
+    };
+    assert_eq!(initialize_with(access), 200);
     assert_eq!(whoami(&server, access).status, 200);
-    let keyed = format!("Bearer {key}");
-    let with_key = [
-        ("mcp-protocol-version", "2025-11-25"),
-        ("authorization", keyed.as_str()),
-    ];
-    assert_eq!(
-        server
-            .request("POST", "/mcp", &with_key, Some(body.as_bytes()))
-            .status,
-        200
-    );
+    assert_eq!(initialize_with(key), 200);
 }
 
 #[test]

@@ -1,0 +1,139 @@
+//! Unit tests of `browse.rs`.
+use super::*;
+
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}
+
+fn index() -> BrowseIndex {
+    BrowseIndex {
+        entries: RwLock::new(Entries::default()),
+        generation: AtomicU64::new(0),
+        fts_cache: Mutex::new(HashMap::new()),
+        totals: Mutex::new(HashMap::new()),
+        category_index: HashMap::new(),
+        vertical_index: HashMap::new(),
+    }
+}
+
+fn random_entry(rng: &mut Rng, seq: i64) -> Entry {
+    Entry {
+        seq,
+        price_cents: 100 * rng.below(20) as i64,
+        rating_sum: rng.below(50) as u32,
+        rating_count: rng.below(10) as u32,
+        purchase_count: rng.below(5) as u32,
+        view_count: rng.below(5) as u32,
+        quality: rng.below(8) as f32 / 2.0,
+        reputation: rng.below(8) as f32 / 2.0,
+        category: rng.below(4) as u16,
+        vertical: rng.below(6) as u16,
+        listing_type: rng.below(3) as u8,
+        active: rng.below(10) != 0,
+        sample: rng.below(20) == 0,
+    }
+}
+
+/// What a browse must answer, the slow way: filter everything, sort everything.
+fn reference(index: &BrowseIndex, query: &Query, bits: Option<&[u64]>) -> (Vec<i64>, usize) {
+    let entries = index.entries.read().unwrap();
+    let mut matching: Vec<&Entry> = entries
+        .list
+        .iter()
+        .filter(|e| keep(e, &query.filters, bits))
+        .collect();
+    matching.sort_by(|a, b| compare(a, b, query.sort));
+    let page = matching
+        .iter()
+        .skip(query.offset)
+        .take(query.limit)
+        .map(|e| e.seq)
+        .collect();
+    (page, matching.len())
+}
+
+#[test]
+fn kept_orders_answer_what_a_full_sort_answers_through_edits_and_view_counts() {
+    let conn = Connection::open_in_memory().unwrap();
+    let index = index();
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    for seq in 1..=3000 {
+        index.put(random_entry(&mut rng, seq));
+    }
+    let sorts = [
+        Sort::Recent,
+        Sort::Popular,
+        Sort::PriceAsc,
+        Sort::PriceDesc,
+        Sort::Quality,
+        Sort::Trust,
+    ];
+    for round in 0..40 {
+        for sort in sorts {
+            let query = Query {
+                filters: Filters {
+                    fts: None,
+                    category: (rng.below(2) == 0).then(|| rng.below(4) as u16),
+                    categories: None,
+                    vertical: (rng.below(4) == 0).then(|| rng.below(6) as u16),
+                    listing_type: None,
+                    samples: [Samples::Exclude, Samples::Include, Samples::Only]
+                        [rng.below(3) as usize],
+                    price: [Price::All, Price::Paid, Price::Free][rng.below(3) as usize],
+                    min_rating_tenths: (rng.below(3) == 0).then(|| 10 * rng.below(5) as i64),
+                },
+                sort,
+                limit: 1 + rng.below(50) as usize,
+                offset: rng.below(200) as usize,
+            };
+            assert_eq!(
+                index.query(&conn, &query).unwrap(),
+                reference(&index, &query, None),
+                "round {round}, {query:?}"
+            );
+            // A rare search (a few dozen matches) takes the path that visits matches only.
+            let generation = index.generation.load(AtomicOrdering::SeqCst);
+            let mut bits = vec![0u64; 3100 / 64 + 1];
+            for _ in 0..40 {
+                let seq = 1 + rng.below(3000) as usize;
+                bits[seq / 64] |= 1 << (seq % 64);
+            }
+            index.fts_cache.lock().unwrap().insert(
+                "rare".into(),
+                Matches {
+                    generation,
+                    bits: Arc::new(bits.clone()),
+                },
+            );
+            let rare = Query {
+                filters: Filters {
+                    fts: Some("rare".into()),
+                    ..query.filters.clone()
+                },
+                ..query.clone()
+            };
+            assert_eq!(
+                index.query(&conn, &rare).unwrap(),
+                reference(&index, &rare, Some(&bits)),
+                "round {round}, {rare:?}"
+            );
+        }
+        // Edits move entries in every kept order; new listings join them; views move the
+        // popular order.
+        for _ in 0..20 {
+            let seq = 1 + rng.below(3000) as i64;
+            index.put(random_entry(&mut rng, seq));
+        }
+        let next = 3001 + round;
+        index.put(random_entry(&mut rng, next));
+        index.generation.fetch_add(1, AtomicOrdering::SeqCst);
+        index.add_views(&[(1 + rng.below(3000) as i64, 3)]);
+    }
+}

@@ -9,11 +9,11 @@ use crate::crypto::keys::Keyring;
 use crate::crypto::receipt::sign_object;
 use crate::error::{Error, Result};
 use crate::request::catalog::{CreateListing, DeactivateListing, UpdateListing};
-use crate::service::catalog::health;
 use crate::service::catalog::screening::{self, Refusal};
 use crate::service::catalog::sellers::{self, fetch_deliverable};
 use crate::service::catalog::taxonomy::{HEALTH_VERTICAL, Vertical};
 use crate::service::catalog::view::{license, listing_json};
+use crate::service::catalog::{health, ratings};
 use crate::service::{App, catalog::reputation};
 use crate::store::agents::AgentRow;
 use crate::store::listings::{self as store, ListingRow};
@@ -274,21 +274,31 @@ pub(crate) fn insert_row(
 /// # Errors
 /// `NOT_FOUND`.
 pub async fn detail(app: &App, id: &str) -> Result<Value> {
-    let row = find(app, id).await?;
-    app.counters.view(row.seq);
-    let (seller_id, listing_id, health) =
-        (row.seller_id.clone(), row.id.clone(), row.health_consent);
-    let (seller, consent) = app
+    let not_found = || Error::NotFound(format!("no listing with id {id:?}"));
+    if uuid::Uuid::parse_str(id).is_err() {
+        return Err(not_found());
+    }
+    let key = id.to_owned();
+    // Every read of the answer in one trip off the executor: the listing, its seller, its
+    // consent record and its ratings.
+    let found = app
         .store
         .read(move |conn| {
-            let consent = if health {
-                store::health_consent(conn, &listing_id)?
+            let Some(row) = store::find(conn, &key)? else {
+                return Ok(None);
+            };
+            let consent = if row.health_consent {
+                store::health_consent(conn, &row.id)?
             } else {
                 None
             };
-            Ok((crate::store::agents::find_by_id(conn, &seller_id)?, consent))
+            let seller = crate::store::agents::find_by_id(conn, &row.seller_id)?;
+            let ratings = crate::store::purchases::ratings_of(conn, &row.id, ratings::SHOWN)?;
+            Ok(Some((row, seller, consent, ratings)))
         })
         .await?;
+    let (row, seller, consent, ratings) = found.ok_or_else(not_found)?;
+    app.counters.view(row.seq);
     let seller = seller.ok_or_else(|| Error::Internal("listing without seller".into()))?;
     let preview: Value = serde_json::from_str(&row.preview).unwrap_or_else(|_| json!({}));
     let mut detail = json!({
@@ -301,7 +311,7 @@ pub async fn detail(app: &App, id: &str) -> Result<Value> {
             "ratingCount": seller.rating_count,
             "totalSalesCount": seller.sales_count,
         },
-        "ratings": crate::service::catalog::ratings::ratings_of(app, &row.id).await?,
+        "ratings": ratings::from_stored(&ratings),
         "license": license(&row),
     });
     // A health listing shows the seller's signed consent record (terms, not data).

@@ -3,22 +3,13 @@
 
 use serde_json::Value;
 
-use crate::error::Result;
-use crate::service::App;
-use crate::store::purchases as store;
+/// How many of a listing's ratings its detail shows, newest first.
+pub const SHOWN: i64 = 20;
 
-/// The latest ratings of a listing, as their public attestations.
-///
-/// # Errors
-/// Database failure.
-pub async fn ratings_of(app: &App, listing_id: &str) -> Result<Vec<Value>> {
-    let id = listing_id.to_owned();
-    let texts = app
-        .store
-        .read(move |conn| store::ratings_of(conn, &id, 20))
-        .await?;
-    Ok(texts
+/// The stored attestations as JSON values (an unreadable one is skipped).
+pub fn from_stored(texts: &[String]) -> Vec<Value> {
+    texts
         .iter()
         .filter_map(|t| serde_json::from_str(t).ok())
-        .collect())
+        .collect()
 }

@@ -56,7 +56,7 @@ impl Server {
         let graceful = GracefulShutdown::new();
         let flusher = tokio::spawn(flush_counters_every(
             self.app.clone(),
-            COUNTER_FLUSH_INTERVAL,
+            crate::service::catalog::counters::FLUSH_INTERVAL,
         ));
         let callback_worker = tokio::spawn(crate::service::messaging::callbacks::worker(
             self.app.clone(),
@@ -124,9 +124,6 @@ impl Server {
         tracing::info!("stopped");
     }
 }
-
-/// How often batched counters (views, queries) reach the database.
-const COUNTER_FLUSH_INTERVAL: Duration = Duration::from_secs(2);
 
 async fn flush_counters_every(app: Arc<App>, every: Duration) {
     let mut ticker = tokio::time::interval(every);

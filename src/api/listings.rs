@@ -45,7 +45,10 @@ pub async fn create_health(app: &App, ctx: &Ctx) -> Result<Reply> {
 }
 
 pub async fn detail(app: &App, ctx: &Ctx) -> Result<Reply> {
-    Ok(Reply::ok(listings::detail(app, ctx.param()).await?))
+    Ok(Reply::Bytes(
+        "application/json",
+        hyper::body::Bytes::from_owner(listings::signed_detail(app, ctx.param()).await?),
+    ))
 }
 
 pub async fn update(app: &App, ctx: &Ctx) -> Result<Reply> {

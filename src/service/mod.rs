@@ -169,6 +169,8 @@ pub struct App {
     /// The embedded `llms.txt` and `openapi.json` rewritten for `public_url`, made on first
     /// request and then shared (the contract is 700 KB: never copied per request).
     pub documents: Documents,
+    /// Signed public answers kept for reuse (listing detail), see `catalog::signed`.
+    pub signed: catalog::signed::SignedAnswers,
 }
 
 /// Passes of the background workers. Nothing in the server reads them: they let an embedding
@@ -330,6 +332,7 @@ impl App {
             shutdown: tokio::sync::watch::channel(false).0,
             worker_passes: Arc::default(),
             documents: Documents::default(),
+            signed: catalog::signed::SignedAnswers::default(),
         };
         // A moved sandbox clock resumes where it was moved to: a restart never goes back in time.
         let offset = app
@@ -424,6 +427,8 @@ impl App {
 
     fn set_provenance(&self, value: Map<String, Value>) {
         *self.provenance.write().unwrap_or_else(|p| p.into_inner()) = value;
+        // Kept answers carry the old block.
+        self.signed.clear();
     }
 }
 

@@ -277,3 +277,55 @@ fn after_keys_rotate_and_a_restart_old_receipts_verify_and_new_ones_use_the_new_
         String::from_utf8_lossy(&offline.stderr)
     );
 }
+
+/// A listing's detail is signed once per content: two reads without a change between them are
+/// the same signed bytes (and they verify); an edit, a rename of the seller or a new rating shows
+/// at once in a freshly signed answer.
+#[test]
+fn a_listing_detail_is_signed_once_per_content_and_never_served_stale() {
+    let server = TestServer::start();
+    let (seller, _twin) = server.seller("signed-once", b"bytes");
+    let listing = server.create_listing(
+        &seller,
+        json!({"title": "Signed once", "description": "Reused signature.", "priceCents": 0, "consent": true}),
+        json!({}),
+    );
+    let path = format!("/api/marketplace/listings/{listing}");
+    let first = server.get(&path);
+    let second = server.get(&path);
+    first.assert_status(200);
+    assert_eq!(
+        first.body, second.body,
+        "an unchanged listing reuses its signed answer"
+    );
+    let verdict = server
+        .post("/api/verify-receipt", &json!({"signed": second.json()}))
+        .json();
+    assert_eq!(verdict["valid"], true, "{verdict}");
+    // An edit shows at once.
+    server
+        .send_auth(
+            "PATCH",
+            &path,
+            &seller.key,
+            &json!({"title": "Signed twice"}),
+        )
+        .assert_status(200);
+    let edited = server.get(&path).json();
+    assert_eq!(edited["listing"]["title"], "Signed twice");
+    // So does the seller's new display name.
+    server
+        .send_auth(
+            "PATCH",
+            "/api/agents/me",
+            &seller.key,
+            &json!({"displayName": "Renamed Seller"}),
+        )
+        .assert_status(200);
+    let renamed = server.get(&path).json();
+    assert_eq!(renamed["seller"]["displayName"], "Renamed Seller");
+    let verdict = server
+        .post("/api/verify-receipt", &json!({"signed": renamed}))
+        .json();
+    assert_eq!(verdict["valid"], true, "{verdict}");
+}

@@ -198,6 +198,11 @@ impl BrowseIndex {
         Ok(index)
     }
 
+    /// Bumped by every committed catalogue write (kept signed answers check it).
+    pub fn generation(&self) -> u64 {
+        self.generation.load(AtomicOrdering::SeqCst)
+    }
+
     /// The index position of a category slug.
     pub fn category(&self, slug: &str) -> Option<u16> {
         self.category_index.get(slug).copied()

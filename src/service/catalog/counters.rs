@@ -16,6 +16,9 @@ use crate::error::Result;
 use crate::store::counters as counter_store;
 use crate::store::{Store, listings};
 
+/// How often pending counts reach the database (and so how long a count an answer shows may lag).
+pub const FLUSH_INTERVAL: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// Pending increments.
 #[derive(Default)]
 pub struct Pending {

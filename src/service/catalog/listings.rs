@@ -273,7 +273,37 @@ pub(crate) fn insert_row(
 ///
 /// # Errors
 /// `NOT_FOUND`.
+/// `GET /api/marketplace/listings/{id}` as signed bytes: an answer signed earlier is reused while
+/// nothing that shapes it has changed (`catalog::signed`); the view is counted either way.
+///
+/// # Errors
+/// As [`detail`].
+pub async fn signed_detail(app: &App, id: &str) -> Result<super::signed::Body> {
+    let stamp = (app.browse.generation(), app.known_agents.generation());
+    let now = app.clock.now();
+    if let Some((body, seq)) = app.signed.get(id, stamp, now) {
+        app.counters.view(seq);
+        return Ok(body);
+    }
+    let (detail, seq) = detail_with_seq(app, id).await?;
+    let Value::Object(members) = detail else {
+        return Err(Error::Internal("a listing detail is an object".into()));
+    };
+    let body: super::signed::Body =
+        crate::service::trust::provenance::sign_response(app, members).into();
+    app.signed.put(id, stamp, seq, body.clone(), now);
+    Ok(body)
+}
+
+/// The listing detail (unsigned): what `signed_detail` signs, and the MCP tool's answer.
+///
+/// # Errors
+/// `NOT_FOUND`; database failure.
 pub async fn detail(app: &App, id: &str) -> Result<Value> {
+    Ok(detail_with_seq(app, id).await?.0)
+}
+
+async fn detail_with_seq(app: &App, id: &str) -> Result<(Value, i64)> {
     let not_found = || Error::NotFound(format!("no listing with id {id:?}"));
     if uuid::Uuid::parse_str(id).is_err() {
         return Err(not_found());
@@ -318,7 +348,7 @@ pub async fn detail(app: &App, id: &str) -> Result<Value> {
     if let Some(consent) = consent {
         detail["healthConsent"] = consent;
     }
-    Ok(detail)
+    Ok((detail, row.seq))
 }
 
 /// `PATCH /api/marketplace/listings/{id}` (owner only). A change makes a new version with a

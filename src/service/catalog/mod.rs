@@ -11,6 +11,7 @@ pub mod reputation;
 pub mod samples;
 pub mod screening;
 pub mod sellers;
+pub mod signed;
 pub mod stats;
 pub mod taxonomy;
 pub mod view;

@@ -142,7 +142,7 @@ impl KnownAgents {
             .cloned()
     }
 
-    fn generation(&self) -> u64 {
+    pub fn generation(&self) -> u64 {
         self.generation.load(std::sync::atomic::Ordering::SeqCst)
     }
 

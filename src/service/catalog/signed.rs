@@ -1,0 +1,113 @@
+//! Signed answers kept for reuse: a public answer whose content has not changed carries a
+//! signature made earlier (its `signedAt` says when), so a hot listing is signed once per change
+//! rather than once per request.
+//!
+//! An entry is good while nothing that could change its content has happened since it was made:
+//! its stamp (the browse index's generation, bumped by every committed catalogue write, ratings
+//! and sales included; the known-agents generation, bumped by every change of an agent row) is
+//! still current, and it is younger than the counter flush interval, so the view counts it shows
+//! lag no more than they would anyway. A change of the provenance block clears every entry.
+//! Bounded in entries; the oldest half goes when full.
+
+use jiff::{SignedDuration, Timestamp};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use super::counters::FLUSH_INTERVAL;
+
+/// Most answers kept (a listing detail is a few KB: about 10 MB at most).
+const MAX_ENTRIES: usize = 4096;
+
+/// What must be unchanged for an entry to be reused.
+pub type Stamp = (u64, u64);
+
+/// A signed answer's bytes, shared without copying.
+pub type Body = Arc<[u8]>;
+
+struct Entry {
+    body: Body,
+    /// The listing's `seq`, so a reused answer still counts its view.
+    seq: i64,
+    stamp: Stamp,
+    /// By the server's clock (injected: tests control it).
+    made: Timestamp,
+}
+
+/// Signed answers by key (a listing id).
+#[derive(Default)]
+pub struct SignedAnswers {
+    entries: Mutex<HashMap<String, Entry>>,
+}
+
+impl SignedAnswers {
+    /// The kept answer for `key` and its listing's `seq`, if still good under `stamp`.
+    pub fn get(&self, key: &str, stamp: Stamp, now: Timestamp) -> Option<(Body, i64)> {
+        let max_age = SignedDuration::try_from(FLUSH_INTERVAL).unwrap_or(SignedDuration::ZERO);
+        let entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        entries
+            .get(key)
+            .filter(|entry| {
+                entry.stamp == stamp
+                    && entry.made <= now
+                    && now.duration_since(entry.made) < max_age
+            })
+            .map(|entry| (entry.body.clone(), entry.seq))
+    }
+
+    /// Keeps an answer made under `stamp`.
+    pub fn put(&self, key: &str, stamp: Stamp, seq: i64, body: Body, now: Timestamp) {
+        let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        if entries.len() >= MAX_ENTRIES {
+            let mut ages: Vec<Timestamp> = entries.values().map(|entry| entry.made).collect();
+            ages.sort_unstable();
+            let cutoff = ages[ages.len() / 2];
+            entries.retain(|_, entry| entry.made > cutoff && entry.stamp == stamp);
+        }
+        entries.insert(
+            key.to_owned(),
+            Entry {
+                body,
+                seq,
+                stamp,
+                made: now,
+            },
+        );
+    }
+
+    /// Forgets every answer (the signing identity or provenance changed).
+    pub fn clear(&self) {
+        self.entries
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_answer_is_reused_only_under_the_same_stamp_and_the_store_stays_bounded() {
+        let answers = SignedAnswers::default();
+        let now: Timestamp = "2026-11-24T00:00:00Z".parse().unwrap();
+        let later = |secs| now.checked_add(SignedDuration::from_secs(secs)).unwrap();
+        answers.put("a", (1, 1), 7, Body::from(&b"{}"[..]), now);
+        assert_eq!(
+            answers.get("a", (1, 1), later(1)).map(|(_, seq)| seq),
+            Some(7)
+        );
+        assert!(
+            answers.get("a", (1, 1), later(2)).is_none(),
+            "older than a flush"
+        );
+        assert!(answers.get("a", (2, 1), now).is_none());
+        assert!(answers.get("b", (1, 1), now).is_none());
+        for i in 0..MAX_ENTRIES + 10 {
+            answers.put(&i.to_string(), (1, 1), 0, Body::from(&b""[..]), now);
+        }
+        assert!(answers.entries.lock().unwrap().len() <= MAX_ENTRIES);
+        answers.clear();
+        assert!(answers.get("a", (1, 1), now).is_none());
+    }
+}

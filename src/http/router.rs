@@ -702,8 +702,8 @@ pub fn resolve(method: &str, path: &str) -> Result<Matched, Error> {
     let segments: Vec<&str> = path.split('/').skip(1).collect();
     let mut best: Option<(usize, &str)> = None;
     let mut candidates = Vec::new();
-    for (route_method, template, route) in ROUTES {
-        let Some((score, params)) = match_template(template, &segments) else {
+    for (route_method, template, parts, route) in PARSED.iter() {
+        let Some((score, params)) = match_parts(parts, &segments) else {
             continue;
         };
         candidates.push((score, *route_method, *template, *route, params));
@@ -735,16 +735,26 @@ pub fn resolve(method: &str, path: &str) -> Result<Matched, Error> {
 /// Whether every route at `path` is open to any origin (a CORS preflight for it is answered).
 pub fn open_to_any_origin(path: &str) -> bool {
     let segments: Vec<&str> = path.split('/').skip(1).collect();
-    let mut routes = ROUTES
+    let mut routes = PARSED
         .iter()
-        .filter(|(_, template, _)| match_template(template, &segments).is_some())
+        .filter(|(_, _, parts, _)| match_parts(parts, &segments).is_some())
         .peekable();
-    routes.peek().is_some() && routes.all(|(_, _, route)| route.open_to_any_origin())
+    routes.peek().is_some() && routes.all(|(_, _, _, route)| route.open_to_any_origin())
 }
 
-/// Some(static segment count, params) when `template` matches.
-fn match_template(template: &str, segments: &[&str]) -> Option<(usize, Vec<String>)> {
-    let parts: Vec<&str> = template.split('/').skip(1).collect();
+/// [`ROUTES`] with each template split into its segments once, not on every request.
+type Parsed = (&'static str, &'static str, Vec<&'static str>, Route);
+static PARSED: std::sync::LazyLock<Vec<Parsed>> = std::sync::LazyLock::new(|| {
+    ROUTES
+        .iter()
+        .map(|(method, template, route)| {
+            (*method, *template, template.split('/').skip(1).collect(), *route)
+        })
+        .collect()
+});
+
+/// Some(static segment count, params) when the template `parts` match.
+fn match_parts(parts: &[&str], segments: &[&str]) -> Option<(usize, Vec<String>)> {
     if parts.len() != segments.len() {
         return None;
     }

@@ -748,7 +748,12 @@ static PARSED: std::sync::LazyLock<Vec<Parsed>> = std::sync::LazyLock::new(|| {
     ROUTES
         .iter()
         .map(|(method, template, route)| {
-            (*method, *template, template.split('/').skip(1).collect(), *route)
+            (
+                *method,
+                *template,
+                template.split('/').skip(1).collect(),
+                *route,
+            )
         })
         .collect()
 });

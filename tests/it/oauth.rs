@@ -39,6 +39,32 @@ fn register_client(server: &TestServer, extra: Value) -> Value {
     server.post("/oauth/register", &metadata).expect(201)
 }
 
+/// An agent, a registered public client and a PKCE pair: what most tests start from.
+struct Setup {
+    key: String,
+    client_id: String,
+    verifier: String,
+    challenge: String,
+}
+
+fn setup(server: &TestServer, agent: &str, seed: &str) -> Setup {
+    let key = server.register(agent)["apiKey"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let client_id = register_client(server, json!({}))["client_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (verifier, challenge) = pkce(seed);
+    Setup {
+        key,
+        client_id,
+        verifier,
+        challenge,
+    }
+}
+
 /// The query of a redirect's `Location`, decoded.
 fn location_query(response: &Resp) -> Vec<(String, String)> {
     assert_eq!(response.status, 303, "{}", response.text());
@@ -489,11 +515,13 @@ fn a_person_allows_a_registered_client_which_then_calls_tools_refreshes_and_revo
 #[test]
 fn refusals_wrong_verifier_reused_code_redirect_mismatch_foreign_resource_and_deny() {
     let server = TestServer::start();
-    let agent = server.register("oauth-refusals");
-    let key = agent["apiKey"].as_str().unwrap();
-    let client = register_client(&server, json!({}));
-    let client_id = client["client_id"].as_str().unwrap();
-    let (verifier, challenge) = pkce("neg");
+    let Setup {
+        key,
+        client_id,
+        verifier,
+        challenge,
+    } = setup(&server, "oauth-refusals", "neg");
+    let (key, client_id) = (key.as_str(), client_id.as_str());
 
     // A redirect URI the client did not register: shown to the person, never redirected to.
     let mut params = authorize_params(client_id, &challenge, "read");
@@ -997,11 +1025,13 @@ fn refresh_narrows_scopes_tolerates_a_concurrent_repeat_and_keeps_a_token_a_bad_
 #[test]
 fn a_redirect_uri_left_out_of_the_request_may_be_left_out_of_the_exchange() {
     let server = TestServer::start();
-    let agent = server.register("oauth-short");
-    let key = agent["apiKey"].as_str().unwrap();
-    let client = register_client(&server, json!({}));
-    let client_id = client["client_id"].as_str().unwrap();
-    let (verifier, challenge) = pkce("short");
+    let Setup {
+        key,
+        client_id,
+        verifier,
+        challenge,
+    } = setup(&server, "oauth-short", "short");
+    let (key, client_id) = (key.as_str(), client_id.as_str());
     let mut form: Vec<(&str, &str)> = authorize_params(client_id, &challenge, "read")
         .into_iter()
         .filter(|(name, _)| *name != "redirect_uri")
@@ -1054,11 +1084,13 @@ fn the_hosted_clients_endpoint_wants_a_credential_from_the_first_request() {
         .expect(200);
     assert_eq!(metadata["resource"], format!("{}/mcp", server.base));
     // A token bound to /mcp works there (and on /api/mcp); so does an API key.
-    let agent = server.register("hosted");
-    let key = agent["apiKey"].as_str().unwrap();
-    let client = register_client(&server, json!({}));
-    let client_id = client["client_id"].as_str().unwrap();
-    let (verifier, challenge) = pkce("hosted");
+    let Setup {
+        key,
+        client_id,
+        verifier,
+        challenge,
+    } = setup(&server, "hosted", "hosted");
+    let (key, client_id) = (key.as_str(), client_id.as_str());
     let resource = format!("{}/mcp", server.base);
     let mut form = authorize_params(client_id, &challenge, "read");
     form.extend([

@@ -67,16 +67,22 @@ impl Ctx {
     /// `charset=utf-8` allowed) or none at all (tolerated, as most clients send JSON bodies
     /// without thinking about it); false when there is one and it names another type.
     pub fn json_content_type(&self) -> bool {
-        match self.headers.get(hyper::header::CONTENT_TYPE) {
-            None => true,
-            Some(value) => value.to_str().is_ok_and(|text| {
+        !self.headers.contains_key(hyper::header::CONTENT_TYPE)
+            || self.media_type_is("application/json")
+    }
+
+    /// Whether `Content-Type` names `media` (parameters such as `charset` aside).
+    fn media_type_is(&self, media: &str) -> bool {
+        self.headers
+            .get(hyper::header::CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .is_some_and(|text| {
                 text.split(';')
                     .next()
                     .unwrap_or_default()
                     .trim()
-                    .eq_ignore_ascii_case("application/json")
-            }),
-        }
+                    .eq_ignore_ascii_case(media)
+            })
     }
 
     /// The first path parameter (the id of the resource the route names).
@@ -133,13 +139,7 @@ impl Ctx {
 
     /// Whether the body is declared as an HTML form (`application/x-www-form-urlencoded`).
     pub fn form_content_type(&self) -> bool {
-        self.header("content-type").is_some_and(|value| {
-            value.split(';').next().is_some_and(|media| {
-                media
-                    .trim()
-                    .eq_ignore_ascii_case("application/x-www-form-urlencoded")
-            })
-        })
+        self.media_type_is("application/x-www-form-urlencoded")
     }
 
     /// The body read as `application/x-www-form-urlencoded` pairs, in order (a body that is not

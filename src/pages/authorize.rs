@@ -4,14 +4,13 @@
 //! Plain HTML, no scripts, no cookies: the form carries the request, and the credential is typed
 //! into it, so a page elsewhere cannot submit it for the person.
 
-use hyper::body::Bytes;
 use serde_json::json;
 
-use super::{escape as html, page_with_banner};
+use super::{escape as html, page_with_banner, with_status};
 use crate::args::Args;
 use crate::error::{Error, Result};
 use crate::http::request::Ctx;
-use crate::http::response::{RawReply, Reply};
+use crate::http::response::Reply;
 use crate::request::agents::{REGISTER, Register};
 use crate::request::{Input, Scope};
 use crate::service::App;
@@ -34,25 +33,8 @@ fn guarded(reply: Reply) -> Reply {
     ])
 }
 
-fn with_status(reply: Reply, status: u16) -> Reply {
-    match reply {
-        Reply::Bytes(content_type, body) => Reply::Raw(RawReply {
-            status,
-            content_type,
-            body,
-            headers: Vec::new(),
-        }),
-        other => other,
-    }
-}
-
 fn see_other(location: String) -> Reply {
-    guarded(Reply::Raw(RawReply {
-        status: 303,
-        content_type: "text/plain; charset=utf-8",
-        body: Bytes::from_static(b"See Other"),
-        headers: vec![("location", location)],
-    }))
+    guarded(super::see_other(location))
 }
 
 /// A refusal the person reads (the client cannot be trusted with a redirect).

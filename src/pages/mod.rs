@@ -45,15 +45,30 @@ pub(crate) fn not_found_page(title: &str, sentence: &str) -> Reply {
         title = escape(title),
         sentence = escape(sentence)
     );
-    match page(title, &body) {
-        Reply::Bytes(content_type, bytes) => Reply::Raw(RawReply {
-            status: 404,
+    with_status(page(title, &body), 404)
+}
+
+/// A page answered with another status than 200.
+pub(crate) fn with_status(reply: Reply, status: u16) -> Reply {
+    match reply {
+        Reply::Bytes(content_type, body) => Reply::Raw(RawReply {
+            status,
             content_type,
-            body: bytes,
+            body,
             headers: Vec::new(),
         }),
         other => other,
     }
+}
+
+/// 303 See Other to `location`.
+pub(crate) fn see_other(location: String) -> Reply {
+    Reply::Raw(RawReply {
+        status: 303,
+        content_type: "text/plain; charset=utf-8",
+        body: Bytes::from_static(b"See Other"),
+        headers: vec![("location", location)],
+    })
 }
 
 pub(crate) fn page(title: &str, body: &str) -> Reply {
@@ -143,12 +158,7 @@ pub(crate) fn back(page: &str, outcome: Result<serde_json::Value>) -> Result<Rep
         Err(error) if error.status() < 500 => format!("refused={}", error.code()),
         Err(error) => return Err(error),
     };
-    Ok(Reply::Raw(RawReply {
-        status: 303,
-        content_type: "text/plain; charset=utf-8",
-        body: Bytes::from_static(b"See Other"),
-        headers: vec![("location", format!("{page}?{query}"))],
-    }))
+    Ok(see_other(format!("{page}?{query}")))
 }
 
 #[cfg(test)]

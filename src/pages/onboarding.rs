@@ -4,10 +4,10 @@
 
 use hyper::body::Bytes;
 
-use super::{back, escape as html, not_found_page, outcome, page, primary_button};
+use super::{back, escape as html, not_found_page, outcome, page, primary_button, see_other};
 use crate::error::Result;
 use crate::http::request::Ctx;
-use crate::http::response::{RawReply, Reply};
+use crate::http::response::Reply;
 use crate::service::{App, commerce::rails::sandbox, commerce::rails::stripe};
 
 /// The button of the onboarding page.
@@ -62,12 +62,7 @@ pub async fn connect_page(app: &App, ctx: &Ctx) -> Result<Reply> {
 pub async fn connect_return(app: &App, ctx: &Ctx) -> Result<Reply> {
     let id = ctx.param();
     Ok(match stripe::connect_return(app, id).await? {
-        Some(link) => Reply::Raw(RawReply {
-            status: 303,
-            content_type: "text/plain; charset=utf-8",
-            body: Bytes::from_static(b"See Other"),
-            headers: vec![("location", link)],
-        }),
+        Some(link) => see_other(link),
         None => Reply::Bytes(
             "text/html; charset=utf-8",
             Bytes::from_static(

@@ -441,6 +441,14 @@ pub fn hash_secret(secret: &str) -> String {
         .collect()
 }
 
+/// A fresh secret (`prefix` + 256 random bits, base64url) and the hash it is stored under: API
+/// keys, OAuth codes and tokens, client secrets, relay tokens.
+pub fn mint_secret(prefix: &str) -> (String, String) {
+    let secret = format!("{prefix}{}", b64url(&random_bytes::<32>()));
+    let hash = hash_secret(&secret);
+    (secret, hash)
+}
+
 /// Compares two secrets in time independent of where they differ.
 pub(crate) fn constant_time_eq(a: &str, b: &str) -> bool {
     a.len() == b.len()

@@ -399,17 +399,17 @@ pub fn token(conn: &Connection, token_hash: &str) -> Result<Option<TokenRow>> {
         .optional()?)
 }
 
-/// Marks a refresh token exchanged and the grant used; whether this call was the first use.
+/// Marks a refresh token exchanged; whether this call was the first use (the new tokens'
+/// issuance records the grant's use).
 ///
 /// # Errors
 /// Database failure.
-pub fn use_refresh(conn: &Connection, token_hash: &str, grant_id: &str, now: &str) -> Result<bool> {
+pub fn use_refresh(conn: &Connection, token_hash: &str, now: &str) -> Result<bool> {
     let changed = conn
         .prepare_cached(
             "UPDATE oauth_tokens SET used_at = ?2 WHERE token_hash = ?1 AND kind = 'refresh' AND used_at IS NULL",
         )?
         .execute(params![token_hash, now])?;
-    touch_grant(conn, grant_id, now)?;
     Ok(changed == 1)
 }
 

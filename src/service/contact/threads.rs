@@ -31,11 +31,10 @@
 use serde_json::{Map, Value, json};
 
 use super::inquiries::{self, EMAIL_NOT_CONFIGURED};
-use crate::crypto::{b64url, random_bytes};
 use crate::error::{Error, Result};
 use crate::request::contact::{NewInquiry, PostMessage, ServiceRequest};
 use crate::service::ratelimit::INQUIRIES;
-use crate::service::{App, hash_secret};
+use crate::service::{App, hash_secret, mint_secret};
 use crate::store::inquiries::{self as store, InquiryRow, MessageRow, RailRow};
 
 /// Messages per thread, the inquiry itself included.
@@ -321,11 +320,11 @@ pub async fn set_status(app: &App, id: &str, status: &'static str) -> Result<Val
 /// `INVALID_ARGUMENT`, `NOT_FOUND` for an unknown root inquiry.
 pub async fn create_rail(app: &App, root: String) -> Result<Value> {
     check_id(&root)?;
-    let token = format!("{RAIL_TOKEN_PREFIX}{}", b64url(&random_bytes::<32>()));
+    let (token, token_hash) = mint_secret(RAIL_TOKEN_PREFIX);
     let rail = RailRow {
         id: uuid::Uuid::new_v4().to_string(),
         root_inquiry_id: root.clone(),
-        consent_token_hash: hash_secret(&token),
+        consent_token_hash: token_hash,
         created_at: app.now(),
     };
     let stored = rail.clone();

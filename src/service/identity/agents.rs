@@ -3,7 +3,7 @@
 use rusqlite::Connection;
 use serde_json::{Map, Value, json};
 
-use crate::crypto::{b64url, random_bytes};
+use crate::crypto::random_bytes;
 use crate::error::{Error, Result};
 use crate::outbound;
 use crate::request::Patch;
@@ -11,7 +11,7 @@ use crate::request::agents::UpdateMe;
 use crate::request::agents::{Lookup, Register};
 use crate::service::identity::names;
 use crate::service::ratelimit::{ADMISSION, REGISTRATION};
-use crate::service::{App, hash_secret};
+use crate::service::{App, hash_secret, mint_secret};
 use crate::store::agents::{self as agent_store, AgentRow};
 use crate::store::{Store, settings};
 
@@ -62,8 +62,7 @@ pub async fn register(app: &App, request: Register, client: &Client<'_>) -> Resu
     }
     app.limiter.check(REGISTRATION, client.ip)?;
 
-    let api_key = format!("{KEY_PREFIX}{}", b64url(&random_bytes::<32>()));
-    let key_hash = hash_secret(&api_key);
+    let (api_key, key_hash) = mint_secret(KEY_PREFIX);
     let now = app.now();
     let mut agent = AgentRow {
         id: uuid::Uuid::new_v4().to_string(),
@@ -388,8 +387,7 @@ pub async fn lookup(app: &App, request: Lookup, client: &Client<'_>) -> Result<V
 pub async fn revoke_key(app: &App, presented_key: Option<&str>) -> Result<Value> {
     let agent = authenticate(app, presented_key).await?;
     let old_hash = key_hash(presented_key)?;
-    let api_key = format!("{KEY_PREFIX}{}", b64url(&random_bytes::<32>()));
-    let new_hash = hash_secret(&api_key);
+    let (api_key, new_hash) = mint_secret(KEY_PREFIX);
     let now = app.now();
     let id = agent.id.clone();
     let rotated_at = now.clone();

@@ -572,7 +572,7 @@ async fn refresh_grant(
                 Some(asked) if !asked.is_empty() => asked,
                 _ => held,
             };
-            let first = oauth_store::use_refresh(tx, &token_hash, &grant.id, &at)?;
+            let first = oauth_store::use_refresh(tx, &token_hash, &at)?;
             let within_grace = token
                 .used_at
                 .as_deref()

@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 use crate::error::{Error, Result};
 use crate::request::Scope;
 use crate::service::identity::agents;
-use crate::service::{App, hash_secret};
+use crate::service::{App, hash_secret, mint_secret as mint};
 use crate::store::agents::{self as agent_store, AgentRow};
 use crate::store::oauth::{self as oauth_store, TokenKind};
 
@@ -88,28 +88,13 @@ impl Scopes {
             .filter(move |scope| self.contains(*scope))
     }
 
-    /// The scopes named in a space-separated string that this server knows; other names are
-    /// ignored (RFC 6749 §3.3 lets a server grant less than asked, and hosted clients send
-    /// names of their own).
+    /// The scopes named in a space-separated string (RFC 6749 §3.3) that this server knows;
+    /// repeated names count once, other names are ignored (a server may grant less than asked,
+    /// and hosted clients send names of their own).
     pub fn known_in(text: &str) -> Scopes {
         text.split(' ')
             .filter_map(Scope::named)
             .fold(Scopes::default(), Scopes::with)
-    }
-
-    /// Parses a space-separated scope string (RFC 6749 §3.3); repeated names count once.
-    ///
-    /// # Errors
-    /// The first unknown name.
-    pub fn parse(text: &str) -> std::result::Result<Scopes, String> {
-        text.split(' ').filter(|name| !name.is_empty()).try_fold(
-            Scopes::default(),
-            |scopes, name| {
-                Scope::named(name)
-                    .map(|scope| scopes.with(scope))
-                    .ok_or_else(|| name.to_owned())
-            },
-        )
     }
 }
 
@@ -198,7 +183,10 @@ pub fn challenge(app: &App, path: &str, scopes: Scopes, error: Option<(&str, &st
 /// The scopes a client is pointed at when it has none: every scope but spending, which a client
 /// asks for when it needs it (a 403 names it).
 pub fn default_scopes() -> Scopes {
-    Scopes::ALL.intersect(Scopes::parse("read message sell").unwrap_or_default())
+    Scopes::default()
+        .with(Scope::Read)
+        .with(Scope::Message)
+        .with(Scope::Sell)
 }
 
 /// Resolves a Bearer credential: an access token (its grant must be live, unexpired and bound to
@@ -256,27 +244,17 @@ pub async fn authenticate(app: &App, presented: &str) -> Result<Bearer> {
     })
 }
 
-/// A fresh secret with `prefix`, and the hash under which it is stored.
-fn mint(prefix: &str) -> (String, String) {
-    let secret = format!(
-        "{prefix}{}",
-        crate::crypto::b64url(&crate::crypto::random_bytes::<32>())
-    );
-    let hash = hash_secret(&secret);
-    (secret, hash)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn scopes_parse_print_and_compare() {
-        let scopes = Scopes::parse("message  read read").unwrap();
+        let scopes = Scopes::known_in("message  read read");
         assert_eq!(scopes.to_string(), "read message");
         assert!(scopes.within(Scopes::ALL) && !Scopes::ALL.within(scopes));
-        assert_eq!(Scopes::parse("read buy"), Err("buy".into()));
-        assert!(Scopes::parse("").unwrap().is_empty());
+        assert_eq!(Scopes::known_in("read buy").to_string(), "read");
+        assert!(Scopes::known_in("").is_empty());
         assert!(!default_scopes().contains(Scope::Spend));
         assert_eq!(Scopes::ALL.to_string(), "read message sell spend");
         assert_eq!(Scopes::known_in("claudeai read").to_string(), "read");

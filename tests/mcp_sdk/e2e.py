@@ -39,24 +39,7 @@ EXPECTED_TOOLS = {"agent_whoami", "agent_lookup", "agent_inbox", "agent_send_mes
 EXPECTED_VERSION = {"auto": "2026-07-28", "legacy": "2025-11-25"}
 
 
-class Failure(Exception):
-    """A check that did not hold."""
-
-
-def check(condition: bool, message: str) -> None:
-    if not condition:
-        raise Failure(message)
-
-
-def find_failure(error: BaseException) -> Failure | None:
-    """The `Failure` behind `error`, also when the SDK's task groups wrapped it in a group."""
-    if isinstance(error, Failure):
-        return error
-    for inner in getattr(error, "exceptions", ()):
-        found = find_failure(inner)
-        if found is not None:
-            return found
-    return None
+from common import Failure, check, find_failure  # noqa: E402
 
 
 def settings() -> dict[str, str]:

@@ -37,13 +37,7 @@ except ImportError as error:  # pragma: no cover - environment problem, reported
     sys.exit(2)
 
 
-class Failure(Exception):
-    """A check that did not hold."""
-
-
-def check(condition: bool, message: str) -> None:
-    if not condition:
-        raise Failure(message)
+from common import Failure, check  # noqa: E402
 
 
 def connect(url: str, key: str | None, mode: str) -> Client:

@@ -48,24 +48,7 @@ except ImportError as error:  # pragma: no cover - environment problem, reported
 REDIRECT_URI = "http://127.0.0.1:53682/callback"  # nothing listens: the redirect is read, not followed
 
 
-class Failure(Exception):
-    """A check that did not hold."""
-
-
-def check(condition: bool, message: str) -> None:
-    if not condition:
-        raise Failure(message)
-
-
-def find_failure(error: BaseException) -> Failure | None:
-    """The `Failure` behind `error`, also when the SDK's task groups wrapped it in a group."""
-    if isinstance(error, Failure):
-        return error
-    for inner in getattr(error, "exceptions", ()):
-        found = find_failure(inner)
-        if found is not None:
-            return found
-    return None
+from common import Failure, check, find_failure  # noqa: E402
 
 
 # --------------------------------------------------------------------------- token storage

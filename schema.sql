@@ -106,13 +106,28 @@ CREATE TABLE listings (
     last_modified      TEXT,
     modification_count INTEGER NOT NULL DEFAULT 0,
     -- Listed when its vertical had no commerce: its first settled sale may claim founding fill.
-    founding_eligible  INTEGER NOT NULL DEFAULT 0
+    founding_eligible  INTEGER NOT NULL DEFAULT 0,
+    -- Catalogue change counter: set by the triggers below to one more than the highest, on
+    -- every insert and update, so a follower reading a replica finds what moved since it last
+    -- looked (`changed > ?`) and keeps its browse index current without reloading it.
+    changed            INTEGER NOT NULL DEFAULT 0
 ) STRICT;
 
 -- Browse filters and sorts run in memory (service::browse); SQLite serves rows by seq, the
 -- seller's own listings, and full-text search.
 CREATE INDEX listings_seller ON listings (seller_id, seq);
 CREATE INDEX listings_samples ON listings (vertical_slug) WHERE is_sample = 1;
+CREATE INDEX listings_changed ON listings (changed);
+
+-- The trigger's own UPDATE changes `changed` only, which the WHEN clause lets through.
+CREATE TRIGGER listings_changed_insert AFTER INSERT ON listings BEGIN
+    UPDATE listings SET changed = (SELECT max(changed) FROM listings) + 1 WHERE seq = new.seq;
+END;
+
+CREATE TRIGGER listings_changed_update AFTER UPDATE ON listings WHEN new.changed = old.changed
+BEGIN
+    UPDATE listings SET changed = (SELECT max(changed) FROM listings) + 1 WHERE seq = new.seq;
+END;
 
 -- Full-text search over title and description (external content: no second copy of the text).
 CREATE VIRTUAL TABLE listings_fts USING fts5 (

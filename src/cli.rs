@@ -15,7 +15,7 @@ use crate::clock::{Clock, SandboxClock, SystemClock, rfc3339};
 use crate::config::{
     Config, DEFAULT_CHECKOUT_EXPIRY, DEFAULT_ESCROW_HOLD, DEFAULT_MAX_BODY_BYTES,
     DEFAULT_MAX_DELIVERABLE_BYTES, DEFAULT_STRIPE_API_BASE, DEFAULT_X402_NETWORK, LogFormat,
-    Payments, StripeSettings, X402Settings,
+    Payments, Replication, StripeSettings, X402Settings,
 };
 use crate::crypto::keys::{Keyring, PublicKeyRecord};
 use crate::service::{DataDir, identity::agents, trust::receipts};
@@ -35,7 +35,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run the HTTP server.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Manage the signing keys.
     Keys {
         #[command(subcommand)]
@@ -172,6 +172,20 @@ struct ServeArgs {
     /// CAIP-2 network of the x402 rail: eip155:8453 (Base) or eip155:84532 (Base Sepolia).
     #[arg(long, env = "BOURSE_X402_NETWORK", default_value = DEFAULT_X402_NETWORK)]
     x402_network: String,
+    /// Litestream replicates DATA/bourse.db: leave WAL checkpoints to it, and write a heartbeat
+    /// every second by which followers measure their lag.
+    #[arg(long, env = "BOURSE_REPLICATED", conflicts_with = "follow")]
+    replicated: bool,
+    /// Serve as a read-only follower of the primary at this URL: DATA/bourse.db is a replica kept
+    /// current by `litestream restore -f`; public reads are answered here, everything else is
+    /// redirected (307) to the primary.
+    #[arg(long, env = "BOURSE_FOLLOW", value_parser = parse_public_url)]
+    follow: Option<String>,
+    /// Start on a database recorded with other signing keys (a restored database without its
+    /// signing.key): sign with DATA/signing.key from now on, keeping the recorded public keys so
+    /// earlier receipts still verify.
+    #[arg(long, env = "BOURSE_ACCEPT_NEW_SIGNING_KEY", conflicts_with = "follow")]
+    accept_new_signing_key: bool,
 }
 
 /// `--payments`.
@@ -285,7 +299,7 @@ fn parse_listen(text: &str) -> Result<SocketAddr, String> {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Serve(args) => serve(args),
+        Command::Serve(args) => serve(*args),
         Command::Keys {
             action: KeysAction::Rotate { data },
         } => rotate_keys(&data.data),
@@ -331,6 +345,12 @@ fn serve(args: ServeArgs) -> Result<(), String> {
         checkout_expiry: Duration::from_secs(args.checkout_expiry),
         payments,
         x402,
+        replication: match (args.replicated, args.follow) {
+            (_, Some(primary)) => Replication::Follower { primary },
+            (true, None) => Replication::Primary,
+            (false, None) => Replication::Off,
+        },
+        accept_new_signing_key: args.accept_new_signing_key,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

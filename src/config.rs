@@ -41,6 +41,25 @@ pub struct Config {
     pub payments: Payments,
     /// The autonomous per-query rail (`x402_usdc_base`), when configured.
     pub x402: Option<X402Settings>,
+    /// This server's part in Litestream replication.
+    pub replication: Replication,
+    /// Start on a database recorded with other signing keys, keeping their public halves so
+    /// earlier receipts still verify (`serve --accept-new-signing-key`).
+    pub accept_new_signing_key: bool,
+}
+
+/// A server's part in replication (`serve --replicated`, `serve --follow`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Replication {
+    /// One node, nothing replicated: bourse checkpoints its WAL itself (the default).
+    #[default]
+    Off,
+    /// The primary of a database Litestream replicates: checkpoints are left to Litestream,
+    /// and a heartbeat is written every second for followers to measure their lag by.
+    Primary,
+    /// A read-only follower serving public reads from a replica that `litestream restore -f`
+    /// keeps current; everything else is redirected to the primary at this URL.
+    Follower { primary: String },
 }
 
 /// The card/checkout payment rail (`serve --payments`).
@@ -120,6 +139,8 @@ impl Config {
             checkout_expiry: DEFAULT_CHECKOUT_EXPIRY,
             payments: Payments::Sandbox,
             x402: None,
+            replication: Replication::Off,
+            accept_new_signing_key: false,
         }
     }
 }

@@ -48,6 +48,9 @@ pub enum Error {
         message: String,
         retry_after_secs: u64,
     },
+    /// A write reached a read-only follower (503 `READ_ONLY_FOLLOWER`); the HTTP layer answers
+    /// the request with a redirect to the primary instead.
+    ReadOnlyFollower,
     /// A bug or an I/O failure (500 `INTERNAL`); the detail is logged, never sent.
     Internal(String),
     /// A refusal of an OAuth endpoint (token, registration, revocation), answered in OAuth's own
@@ -118,7 +121,7 @@ impl Error {
             Error::Unprocessable { .. } => 422,
             Error::RateLimited { .. } => 429,
             Error::BadGateway { .. } => 502,
-            Error::Unavailable { .. } | Error::Busy { .. } => 503,
+            Error::Unavailable { .. } | Error::Busy { .. } | Error::ReadOnlyFollower => 503,
             Error::Internal(_) => 500,
             // A client that failed to authenticate is 401 (RFC 6749 §5.2); the rest are 400.
             Error::OAuth { error, .. } => match error {
@@ -141,6 +144,7 @@ impl Error {
             Error::RequestTimeout => "REQUEST_TIMEOUT",
             Error::RateLimited { .. } => "RATE_LIMITED",
             Error::Internal(_) => "INTERNAL",
+            Error::ReadOnlyFollower => "READ_ONLY_FOLLOWER",
             Error::OAuth { error, .. } => error.upper(),
             Error::Forbidden { code, .. }
             | Error::BadRequest { code, .. }
@@ -181,6 +185,7 @@ impl Error {
             Error::Internal(_)
             | Error::MethodNotAllowed { .. }
             | Error::RequestTimeout
+            | Error::ReadOnlyFollower
             | Error::PayloadTooLarge { .. } => {}
         }
         self
@@ -239,6 +244,9 @@ impl fmt::Display for Error {
                 )
             }
             Error::RequestTimeout => f.write_str("the request body did not arrive in time"),
+            Error::ReadOnlyFollower => {
+                f.write_str("this server is a read-only follower; send writes to its primary")
+            }
             Error::PayloadTooLarge { limit } => {
                 write!(f, "request body exceeds the limit of {limit} bytes")
             }

@@ -85,6 +85,8 @@ pub async fn bind(config: &Config, clock: Arc<dyn Clock>) -> Result<Server, Stri
         checkout_expiry: config.checkout_expiry,
         payments: config.payments.clone(),
         x402: config.x402.clone(),
+        replication: config.replication.clone(),
+        accept_new_signing_key: config.accept_new_signing_key,
     };
     let app = tokio::task::spawn_blocking(move || App::open(&data, options, clock))
         .await
@@ -94,10 +96,10 @@ pub async fn bind(config: &Config, clock: Arc<dyn Clock>) -> Result<Server, Stri
         max_body_bytes: config.max_body_bytes,
         trusted_proxies: config.trusted_proxies.clone(),
     };
-    Ok(Server::new(
-        listener,
-        Arc::new(app),
-        settings,
-        config.shutdown_grace,
-    ))
+    Ok(
+        Server::new(listener, Arc::new(app), settings, config.shutdown_grace).with_replication(
+            DataDir(config.data_dir.clone()).database(),
+            config.replication == crate::config::Replication::Primary,
+        ),
+    )
 }

@@ -11,7 +11,7 @@ use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
 
 use crate::http::{self, HttpSettings};
-use crate::service::App;
+use crate::service::{App, replication};
 
 /// A bound server, not yet serving; tests read its address before running it.
 pub struct Server {
@@ -19,6 +19,10 @@ pub struct Server {
     app: Arc<App>,
     settings: Arc<HttpSettings>,
     grace: Duration,
+    /// The database file (a follower watches it).
+    database: std::path::PathBuf,
+    /// Whether Litestream replicates the database (the heartbeat runs).
+    replicated: bool,
 }
 
 impl Server {
@@ -34,7 +38,16 @@ impl Server {
             app,
             settings: Arc::new(settings),
             grace,
+            database: std::path::PathBuf::new(),
+            replicated: false,
         }
+    }
+
+    /// Says where the database is and whether Litestream replicates it.
+    pub fn with_replication(mut self, database: std::path::PathBuf, replicated: bool) -> Server {
+        self.database = database;
+        self.replicated = replicated;
+        self
     }
 
     /// The bound address (the real port when bound to port 0).
@@ -54,19 +67,31 @@ impl Server {
     /// most the grace period, and checkpoints the database.
     pub async fn run(self, shutdown: impl Future<Output = ()>) {
         let graceful = GracefulShutdown::new();
-        let flusher = tokio::spawn(flush_counters_every(
+        let mut tasks = vec![tokio::spawn(flush_counters_every(
             self.app.clone(),
             crate::service::catalog::counters::FLUSH_INTERVAL,
-        ));
-        let callback_worker = tokio::spawn(crate::service::messaging::callbacks::worker(
-            self.app.clone(),
-        ));
-        let commerce_worker =
-            tokio::spawn(crate::service::commerce::payments::worker(self.app.clone()));
-        if self.app.x402.is_some() {
-            tokio::spawn(crate::service::commerce::rails::x402::check_facilitator(
+        ))];
+        if self.app.follower.is_some() {
+            // A follower writes nothing: no workers, only the loop that follows the replica.
+            tasks.push(tokio::spawn(replication::follow(
                 self.app.clone(),
-            ));
+                self.database.clone(),
+            )));
+        } else {
+            tasks.push(tokio::spawn(crate::service::messaging::callbacks::worker(
+                self.app.clone(),
+            )));
+            tasks.push(tokio::spawn(crate::service::commerce::payments::worker(
+                self.app.clone(),
+            )));
+            if self.replicated {
+                tasks.push(tokio::spawn(replication::heartbeat(self.app.clone())));
+            }
+            if self.app.x402.is_some() {
+                tokio::spawn(crate::service::commerce::rails::x402::check_facilitator(
+                    self.app.clone(),
+                ));
+            }
         }
         tokio::pin!(shutdown);
         loop {
@@ -112,9 +137,9 @@ impl Server {
                 "drain timed out; closing remaining connections"
             );
         }
-        flusher.abort();
-        callback_worker.abort();
-        commerce_worker.abort();
+        for task in tasks {
+            task.abort();
+        }
         let app = self.app.clone();
         let _ = tokio::task::spawn_blocking(move || {
             app.flush_counters();

@@ -15,7 +15,15 @@ pub fn healthz() -> Reply {
 
 pub async fn readyz(app: &App) -> Result<Reply> {
     match app.store.check_ready().await {
-        Ok(()) => Ok(Reply::ok(json!({ "status": "ready" }))),
+        Ok(()) => Ok(Reply::ok(match &app.follower {
+            None => json!({ "status": "ready", "role": "primary" }),
+            Some(follower) => json!({
+                "status": "ready",
+                "role": "follower",
+                "primary": follower.primary,
+                "lagSeconds": follower.lag_seconds(),
+            }),
+        })),
         Err(error) => {
             tracing::warn!(%error, "not ready");
             Err(Error::Unavailable {

@@ -154,6 +154,18 @@ impl Keyring {
         write_private_file(path, text.as_bytes())
     }
 
+    /// Keeps `records` (keys this keyring does not hold) as retired keys, so what they signed
+    /// still verifies; a record without a retirement date is retired `now`.
+    pub fn adopt_retired(&mut self, records: &[PublicKeyRecord], now: &str) {
+        for record in records {
+            if self.find(&record.key_id).is_none() {
+                let mut retired = record.clone();
+                retired.retired_at.get_or_insert_with(|| now.to_owned());
+                self.previous.push(retired);
+            }
+        }
+    }
+
     /// The current key's public record.
     pub fn current(&self) -> &PublicKeyRecord {
         &self.current_record

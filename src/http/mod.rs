@@ -1,6 +1,7 @@
 //! HTTP: routing, request reading, response writing, access logs. Only this module and
 //! `server` see hyper's `Request`/`Response`; handlers in `api` get a [`request::Ctx`].
 
+pub mod follower;
 pub mod request;
 pub mod response;
 pub mod router;
@@ -55,15 +56,32 @@ pub async fn handle(
     let target = request::redacted_target(request.uri().path(), request.uri().query());
     let client_ip = client_ip(&request, peer.ip(), &settings.trusted_proxies);
 
-    let response = match serve(&app, &settings, request, client_ip, &request_id).await {
-        Ok(response) => response,
-        Err(error) => {
-            if error.status() >= 500 {
-                tracing::error!(request_id, %error, "request failed");
+    let mut response = match &app.follower {
+        Some(replica) => {
+            let uri = request.uri().clone();
+            let answer = if follower::answers_locally(request.method(), &uri, request.headers()) {
+                serve(&app, &settings, request, client_ip, &request_id).await
+            } else {
+                Err(Error::ReadOnlyFollower)
+            };
+            match answer {
+                Err(Error::ReadOnlyFollower) => {
+                    Ok(follower::to_primary(replica, &uri, &request_id))
+                }
+                other => other,
             }
-            response::error(&error, &request_id)
         }
-    };
+        None => serve(&app, &settings, request, client_ip, &request_id).await,
+    }
+    .unwrap_or_else(|error| {
+        if error.status() >= 500 {
+            tracing::error!(request_id, %error, "request failed");
+        }
+        response::error(&error, &request_id)
+    });
+    if let Some(replica) = &app.follower {
+        follower::stamp_lag(replica, &mut response);
+    }
     tracing::info!(
         target: "access",
         request_id,

@@ -17,6 +17,7 @@ pub mod disclosure;
 pub mod identity;
 pub mod messaging;
 pub mod ratelimit;
+pub mod replication;
 pub mod trust;
 
 use catalog::{browse, counters, samples, taxonomy};
@@ -35,11 +36,12 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use crate::clock::{Clock, rfc3339};
+use crate::config::Replication;
 use crate::crypto::keys::{Keyring, write_private_file};
 use crate::crypto::{b64url, random_bytes};
 use crate::error::{Error, Result};
 use crate::outbound;
-use crate::store::{Store, settings};
+use crate::store::{Checkpoints, Store, settings};
 
 /// Files inside the data directory.
 pub struct DataDir(pub PathBuf);
@@ -98,6 +100,10 @@ pub struct Options {
     pub payments: crate::config::Payments,
     /// The autonomous rail, when configured.
     pub x402: Option<crate::config::X402Settings>,
+    /// This server's part in replication.
+    pub replication: crate::config::Replication,
+    /// Adopt a new signing key for a database recorded with others.
+    pub accept_new_signing_key: bool,
 }
 
 impl Options {
@@ -112,6 +118,8 @@ impl Options {
             checkout_expiry: crate::config::DEFAULT_CHECKOUT_EXPIRY,
             payments: crate::config::Payments::Sandbox,
             x402: None,
+            replication: crate::config::Replication::Off,
+            accept_new_signing_key: false,
         }
     }
 }
@@ -171,6 +179,10 @@ pub struct App {
     pub documents: Documents,
     /// Signed public answers kept for reuse (listing detail), see `catalog::signed`.
     pub signed: catalog::signed::SignedAnswers,
+    /// Set on a read-only follower (`serve --follow`): its primary and what it has read.
+    pub follower: Option<replication::Follower>,
+    /// When the database was created (the provenance block's `established`).
+    established: String,
 }
 
 /// Passes of the background workers. Nothing in the server reads them: they let an embedding
@@ -240,41 +252,86 @@ impl App {
         let public_url = options.public_url;
         data.ensure()?;
         let now = rfc3339(clock.now());
-        let store = Store::open(&data.database())?;
-        let keyring =
+        let primary = match &options.replication {
+            Replication::Follower { primary } => Some(primary.clone()),
+            Replication::Primary | Replication::Off => None,
+        };
+        let store = match &options.replication {
+            Replication::Off => Store::open(&data.database())?,
+            Replication::Primary => Store::open_with(&data.database(), Checkpoints::External)?,
+            Replication::Follower { .. } => replication::open_replica(&data.database())?,
+        };
+        let mut keyring =
             Keyring::load_or_create(&data.signing_key(), &now).map_err(Error::Internal)?;
+        replication::check_signing_key(
+            &store,
+            &mut keyring,
+            &data.signing_key(),
+            options.accept_new_signing_key,
+            &now,
+        )?;
         let operator_key = load_or_create_operator_key(&data.operator_key())?;
-        let stamp = now.clone();
-        let established = store.write_blocking(move |tx| {
-            let now = stamp;
-            if let Some(Value::String(at)) = settings::get(tx, settings::ESTABLISHED)? {
-                return Ok(at);
-            }
-            settings::put(tx, settings::ESTABLISHED, &Value::String(now.clone()), &now)?;
-            Ok(now.clone())
-        })?;
-        let overrides = store.write_blocking(|tx| settings::get(tx, settings::PROVENANCE))?;
-        let provenance = provenance::effective(&public_url, &established, overrides.as_ref());
         let taxonomy = taxonomy::Taxonomy::load();
-        let (seed_taxonomy, stamp) = (taxonomy.clone(), now.clone());
-        let (querier_salt, browse_index) = store.write_blocking(move |tx| {
-            let (taxonomy, now) = (seed_taxonomy, stamp);
-            taxonomy::seed(tx, &taxonomy)?;
-            let salt = match settings::get(tx, settings::QUERIER_SALT)? {
-                Some(Value::String(salt)) => salt,
-                _ => {
-                    let salt = b64url(&random_bytes::<16>());
-                    settings::put(
-                        tx,
-                        settings::QUERIER_SALT,
-                        &Value::String(salt.clone()),
-                        &now,
-                    )?;
-                    salt
-                }
-            };
-            Ok((salt, browse::BrowseIndex::load(tx, &taxonomy)?))
-        })?;
+        let (established, querier_salt, seen_change, browse_index) = if primary.is_some() {
+            // A follower writes nothing: what a primary creates at start is read from the replica.
+            store.read_blocking(|conn| {
+                let text = |value: Option<Value>| match value {
+                    Some(Value::String(text)) => Ok(text),
+                    _ => Err(Error::Internal(
+                        "the replica was never started as a primary".into(),
+                    )),
+                };
+                let established = text(settings::get(conn, settings::ESTABLISHED)?)?;
+                let salt = text(settings::get(conn, settings::QUERIER_SALT)?)?;
+                // Read before the index: a change made in between is read again, not missed.
+                let seen = crate::store::listings::last_change(conn)?;
+                Ok((
+                    established,
+                    salt,
+                    seen,
+                    browse::BrowseIndex::load(conn, &taxonomy)?,
+                ))
+            })?
+        } else {
+            let (seed_taxonomy, stamp) = (taxonomy.clone(), now.clone());
+            store.write_blocking(move |tx| {
+                let (taxonomy, now) = (seed_taxonomy, stamp);
+                let established = match settings::get(tx, settings::ESTABLISHED)? {
+                    Some(Value::String(at)) => at,
+                    _ => {
+                        settings::put(
+                            tx,
+                            settings::ESTABLISHED,
+                            &Value::String(now.clone()),
+                            &now,
+                        )?;
+                        now.clone()
+                    }
+                };
+                taxonomy::seed(tx, &taxonomy)?;
+                let salt = match settings::get(tx, settings::QUERIER_SALT)? {
+                    Some(Value::String(salt)) => salt,
+                    _ => {
+                        let salt = b64url(&random_bytes::<16>());
+                        settings::put(
+                            tx,
+                            settings::QUERIER_SALT,
+                            &Value::String(salt.clone()),
+                            &now,
+                        )?;
+                        salt
+                    }
+                };
+                Ok((
+                    established,
+                    salt,
+                    0,
+                    browse::BrowseIndex::load(tx, &taxonomy)?,
+                ))
+            })?
+        };
+        let overrides = store.read_blocking(|conn| settings::get(conn, settings::PROVENANCE))?;
+        let provenance = provenance::effective(&public_url, &established, overrides.as_ref());
         if options.relaxed_limits {
             tracing::warn!(
                 "--relaxed-limits: no per-client limits on registration, admission, inquiries or ingress"
@@ -333,13 +390,18 @@ impl App {
             worker_passes: Arc::default(),
             documents: Documents::default(),
             signed: catalog::signed::SignedAnswers::default(),
+            follower: primary.map(|primary| replication::Follower::new(primary, seen_change)),
+            established,
         };
         // A moved sandbox clock resumes where it was moved to: a restart never goes back in time.
         let offset = app
             .store
-            .write_blocking(|tx| settings::get(tx, settings::SANDBOX_CLOCK_OFFSET))?;
+            .read_blocking(|conn| settings::get(conn, settings::SANDBOX_CLOCK_OFFSET))?;
         if let Some(seconds) = offset.and_then(|v| v.as_i64()).filter(|s| *s > 0) {
             app.clock.advance(jiff::SignedDuration::from_secs(seconds));
+        }
+        if app.follower.is_some() {
+            return Ok(app);
         }
         samples::seed(&app)?;
         // Display names written before schema v4 have no skeleton yet (it is computed in Rust, so
@@ -375,8 +437,13 @@ impl App {
         hash_secret(&format!("{}:{identity}", self.querier_salt))[..32].to_owned()
     }
 
-    /// Writes pending counters (views, queries, queriers).
+    /// Writes pending counters (views, queries, queriers); a follower, which cannot write,
+    /// drops them.
     pub fn flush_counters(&self) {
+        if self.follower.is_some() {
+            self.counters.discard();
+            return;
+        }
         match self.counters.flush(&self.store, &self.now()) {
             Ok(views) => self.browse.add_views(&views),
             Err(error) => tracing::warn!(%error, "flushing counters failed; will retry"),
@@ -423,6 +490,16 @@ impl App {
             .read()
             .unwrap_or_else(|p| p.into_inner())
             .clone()
+    }
+
+    /// A follower's replica changed: the provenance block from its overrides, and no kept
+    /// answer from before.
+    pub fn reload_provenance(&self, overrides: Option<&Value>) {
+        self.set_provenance(provenance::effective(
+            &self.public_url,
+            &self.established,
+            overrides,
+        ));
     }
 
     fn set_provenance(&self, value: Map<String, Value>) {

@@ -274,6 +274,25 @@ pub fn index_rows(conn: &Connection) -> Result<Vec<IndexRow>> {
     index_rows_where(conn, "", [])
 }
 
+/// The highest catalogue change counter (0 for an empty catalogue): what a follower has seen.
+///
+/// # Errors
+/// Database failure.
+pub fn last_change(conn: &Connection) -> Result<i64> {
+    Ok(conn
+        .prepare_cached("SELECT coalesce(max(changed), 0) FROM listings")?
+        .query_row([], |r| r.get(0))?)
+}
+
+/// The index entries of listings inserted or updated after change `since` (a follower catching
+/// up with its replica), in `seq` order.
+///
+/// # Errors
+/// Database failure.
+pub fn index_rows_changed_since(conn: &Connection, since: i64) -> Result<Vec<IndexRow>> {
+    index_rows_where(conn, "WHERE changed > ?1", [since])
+}
+
 fn index_rows_where<P: rusqlite::Params>(
     conn: &Connection,
     filter: &str,

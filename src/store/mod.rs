@@ -25,7 +25,7 @@ pub mod proof;
 pub mod purchases;
 pub mod settings;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, mpsc};
 use std::time::Duration;
@@ -38,7 +38,7 @@ use crate::error::{Error, Result};
 /// `PRAGMA application_id` stamped on every bourse database: ASCII "BRSE".
 pub const APPLICATION_ID: i32 = 0x4252_5345;
 /// The schema version this binary writes (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i32 = 5;
+pub const SCHEMA_VERSION: i32 = 6;
 const SCHEMA: &str = include_str!("../../schema.sql");
 const READ_POOL_SIZE: u32 = 8;
 /// Most jobs committed together.
@@ -65,9 +65,34 @@ enum Job {
 /// ends (its channel closes) and the checkpoint thread stops.
 #[derive(Clone)]
 pub struct Store {
-    readers: r2d2::Pool<SqliteConnectionManager>,
-    jobs: mpsc::Sender<Job>,
+    readers: Readers,
+    /// The writer thread's queue; `None` on a read-only follower.
+    jobs: Option<mpsc::Sender<Job>>,
     _closed: Arc<Closed>,
+    checkpoints: Checkpoints,
+}
+
+/// Where reads run.
+#[derive(Clone)]
+enum Readers {
+    /// Long-lived connections (a primary).
+    Pool(r2d2::Pool<SqliteConnectionManager>),
+    /// A follower's replica, which Litestream's follow-mode restore rewrites in place. It writes
+    /// pages straight into the file under an exclusive lock, which it can only take while no
+    /// connection is open (a WAL-mode connection holds a shared lock for as long as it is open),
+    /// and which a long-lived connection would not notice anyway (SQLite sees changes made
+    /// through the WAL, not these). So every read opens its own connection and closes it.
+    Replica(Arc<PathBuf>),
+}
+
+/// Who checkpoints the WAL into the database file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Checkpoints {
+    /// bourse does (PASSIVE every 500 ms, TRUNCATE past 64 MiB and on shutdown): the default.
+    Bourse,
+    /// Something else does, and bourse never checkpoints: Litestream, which must see every WAL
+    /// frame before it is copied back (`serve --replicated`).
+    External,
 }
 
 /// Raises its flag when dropped, i.e. with the last clone of a [`Store`].
@@ -88,6 +113,14 @@ impl Store {
     /// # Errors
     /// The file cannot be opened, belongs to something else, or migration fails.
     pub fn open(path: &Path) -> Result<Store> {
+        Store::open_with(path, Checkpoints::Bourse)
+    }
+
+    /// [`Store::open`], saying who checkpoints.
+    ///
+    /// # Errors
+    /// As [`Store::open`].
+    pub fn open_with(path: &Path, checkpoints: Checkpoints) -> Result<Store> {
         let mut writer = Connection::open(path)
             .map_err(|e| Error::Internal(format!("cannot open {}: {e}", path.display())))?;
         check_identity(&writer, path)?;
@@ -96,11 +129,13 @@ impl Store {
         let manager = SqliteConnectionManager::file(path)
             .with_flags(OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX)
             .with_init(configure);
-        let readers = r2d2::Pool::builder()
-            .max_size(READ_POOL_SIZE)
-            .min_idle(Some(1))
-            .connection_timeout(Duration::from_secs(10))
-            .build(manager)?;
+        let readers = Readers::Pool(
+            r2d2::Pool::builder()
+                .max_size(READ_POOL_SIZE)
+                .min_idle(Some(1))
+                .connection_timeout(Duration::from_secs(10))
+                .build(manager)?,
+        );
         // Checkpoints copy the WAL into the database file and fsync it: done inside a commit they
         // stall every queued write, so the writer never checkpoints and a separate connection
         // does it in PASSIVE mode (which never blocks writers).
@@ -110,19 +145,58 @@ impl Store {
             .name("bourse-writer".into())
             .spawn(move || writer_loop(writer, queue))
             .map_err(|e| Error::Internal(format!("cannot start the writer thread: {e}")))?;
-        let mut checkpointer = Connection::open(path)?;
-        configure(&mut checkpointer)?;
         let closed = Arc::new(AtomicBool::new(false));
-        let (stop, wal) = (closed.clone(), path.with_extension("db-wal"));
-        std::thread::Builder::new()
-            .name("bourse-checkpoint".into())
-            .spawn(move || checkpoint_loop(checkpointer, &wal, stop))
-            .map_err(|e| Error::Internal(format!("cannot start the checkpoint thread: {e}")))?;
+        if checkpoints == Checkpoints::Bourse {
+            let mut checkpointer = Connection::open(path)?;
+            configure(&mut checkpointer)?;
+            let (stop, wal) = (closed.clone(), path.with_extension("db-wal"));
+            std::thread::Builder::new()
+                .name("bourse-checkpoint".into())
+                .spawn(move || checkpoint_loop(checkpointer, &wal, stop))
+                .map_err(|e| Error::Internal(format!("cannot start the checkpoint thread: {e}")))?;
+        }
         Ok(Store {
             readers,
-            jobs,
+            jobs: Some(jobs),
             _closed: Arc::new(Closed(closed)),
+            checkpoints,
         })
+    }
+
+    /// Opens a replica read-only, as a follower: no writer thread, no checkpoints, every write
+    /// refused with [`Error::ReadOnlyFollower`]. The replica must carry this binary's schema
+    /// version (a follower never migrates: upgrade the primary first, then its followers).
+    ///
+    /// # Errors
+    /// No database at `path`, not bourse's, or of another schema version.
+    pub fn open_follower(path: &Path) -> Result<Store> {
+        let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .map_err(|e| Error::Internal(format!("cannot open {}: {e}", path.display())))?;
+        conn.busy_timeout(Duration::from_secs(5))?;
+        check_identity(&conn, path)?;
+        let version: i32 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        if version != SCHEMA_VERSION {
+            return Err(Error::Internal(format!(
+                "refusing {}: the replica has schema version {version} and this binary {SCHEMA_VERSION}; a follower runs the primary's release",
+                path.display()
+            )));
+        }
+        drop(conn);
+        Ok(Store {
+            readers: Readers::Replica(Arc::new(path.to_owned())),
+            jobs: None,
+            _closed: Arc::new(Closed(Arc::new(AtomicBool::new(false)))),
+            checkpoints: Checkpoints::External,
+        })
+    }
+
+    /// Whether this is a read-only follower's store.
+    pub fn is_follower(&self) -> bool {
+        self.jobs.is_none()
+    }
+
+    fn queue(&self) -> Result<&mpsc::Sender<Job>> {
+        self.jobs.as_ref().ok_or(Error::ReadOnlyFollower)
     }
 
     /// Runs `f` on a pooled read connection, off the async executor.
@@ -134,12 +208,29 @@ impl Store {
         T: Send + 'static,
         F: FnOnce(&Connection) -> Result<T> + Send + 'static,
     {
-        let readers = self.readers.clone();
-        run_blocking(move || {
-            let conn = readers.get()?;
-            f(&conn)
-        })
-        .await
+        let store = self.clone();
+        run_blocking(move || store.read_blocking(f)).await
+    }
+
+    /// The blocking form of [`Store::read`], for start-up.
+    ///
+    /// # Errors
+    /// Whatever `f` returns, or a pool failure.
+    pub fn read_blocking<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+        match &self.readers {
+            Readers::Pool(pool) => f(&*pool.get()?),
+            Readers::Replica(path) => {
+                let conn = Connection::open_with_flags(
+                    path.as_path(),
+                    OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+                )?;
+                conn.busy_timeout(Duration::from_secs(5))?;
+                conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA temp_store = MEMORY;")?;
+                let answer = f(&conn);
+                drop(conn);
+                answer
+            }
+        }
     }
 
     /// Runs `f` on the writer thread inside a transaction; answers after the COMMIT that makes
@@ -218,7 +309,7 @@ impl Store {
                 }
             },
         ));
-        self.jobs
+        self.queue()?
             .send(job)
             .map_err(|_| Error::Internal("the writer thread stopped".into()))
     }
@@ -231,7 +322,7 @@ impl Store {
         let job = Job::Raw(Box::new(move |conn| {
             let _ = reply.send(f(conn));
         }));
-        self.jobs
+        self.queue()?
             .send(job)
             .map_err(|_| Error::Internal("the writer thread stopped".into()))?;
         answer
@@ -244,6 +335,18 @@ impl Store {
     /// # Errors
     /// Describes what is not ready.
     pub async fn check_ready(&self) -> Result<()> {
+        if self.is_follower() {
+            return self
+                .read(|conn| {
+                    let version: i32 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+                    if version == SCHEMA_VERSION {
+                        Ok(())
+                    } else {
+                        Err(Error::Internal(format!("replica schema version {version}")))
+                    }
+                })
+                .await;
+        }
         self.raw(|conn| -> Result<()> {
             let version: i32 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
             if version != SCHEMA_VERSION {
@@ -256,7 +359,15 @@ impl Store {
     }
 
     /// Flushes the WAL into the main file (used on shutdown); waits for queued writes first.
+    /// Nothing to do when checkpoints are left to Litestream, or on a follower.
     pub fn checkpoint(&self) {
+        let Some(queue) = self
+            .jobs
+            .as_ref()
+            .filter(|_| self.checkpoints == Checkpoints::Bourse)
+        else {
+            return;
+        };
         let (reply, answer) = mpsc::channel();
         let job = Job::Raw(Box::new(move |conn| {
             if let Err(error) = conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);") {
@@ -264,7 +375,7 @@ impl Store {
             }
             let _ = reply.send(());
         }));
-        if self.jobs.send(job).is_ok() {
+        if queue.send(job).is_ok() {
             let _ = answer.recv();
         }
     }
@@ -591,7 +702,29 @@ const STEPS: &[(i32, &str)] = &[
          CREATE INDEX oauth_tokens_grant ON oauth_tokens (grant_id);
          CREATE INDEX oauth_tokens_expiry ON oauth_tokens (expires_at);",
     ),
+    (
+        6,
+        "ALTER TABLE listings ADD COLUMN changed INTEGER NOT NULL DEFAULT 0;
+         CREATE INDEX listings_changed ON listings (changed);
+         CREATE TRIGGER listings_changed_insert AFTER INSERT ON listings BEGIN
+             UPDATE listings SET changed = (SELECT max(changed) FROM listings) + 1 WHERE seq = new.seq;
+         END;
+         CREATE TRIGGER listings_changed_update AFTER UPDATE ON listings WHEN new.changed = old.changed
+         BEGIN
+             UPDATE listings SET changed = (SELECT max(changed) FROM listings) + 1 WHERE seq = new.seq;
+         END;",
+    ),
 ];
+
+#[cfg(test)]
+impl Store {
+    fn test_reader(&self) -> r2d2::PooledConnection<SqliteConnectionManager> {
+        match &self.readers {
+            Readers::Pool(pool) => pool.get().expect("a read connection"),
+            Readers::Replica(_) => panic!("a follower has no pool"),
+        }
+    }
+}
 
 /// A fresh in-memory database with the current schema, for the store modules' unit tests.
 #[cfg(test)]
@@ -736,7 +869,7 @@ mod tests {
             .count();
         assert_eq!(failures, 32);
         let stored: Vec<i64> = {
-            let conn = store.readers.get().unwrap();
+            let conn = store.test_reader();
             let mut stmt = conn.prepare("SELECT n FROM t ORDER BY n").unwrap();
             stmt.query_map([], |r| r.get(0))
                 .unwrap()
@@ -761,7 +894,7 @@ mod tests {
         store
             .write_blocking(|tx| Ok(tx.execute("INSERT INTO t (n) VALUES (2)", [])?))
             .unwrap();
-        let conn = store.readers.get().unwrap();
+        let conn = store.test_reader();
         let stored: Vec<i64> = conn
             .prepare("SELECT n FROM t")
             .unwrap()
@@ -793,7 +926,7 @@ mod tests {
         let path = dir.path().join("b.db");
         drop(Store::open(&path).unwrap());
         let store = Store::open(&path).unwrap();
-        let conn = store.readers.get().unwrap();
+        let conn = store.test_reader();
         let id: i32 = conn
             .query_row("PRAGMA application_id", [], |r| r.get(0))
             .unwrap();

@@ -19,6 +19,10 @@ pub const QUERIER_SALT: &str = "querier_salt";
 pub const PARTICIPATION: &str = "participation_snapshot";
 /// When this instance's database was created (`"2026-…Z"`).
 pub const ESTABLISHED: &str = "established";
+/// The public keys this database's answers were signed with, current first (checked at start).
+pub const SIGNING_KEYS: &str = "signing_keys";
+/// The replicated primary's heartbeat: `{"unixMillis": …}`, written every second.
+pub const HEARTBEAT: &str = "replication_heartbeat";
 
 /// Reads one setting.
 ///

@@ -21,6 +21,7 @@ mod participation;
 mod proof;
 mod purchases;
 mod receipts;
+mod replication;
 #[allow(dead_code)]
 mod seller_twin;
 mod stripe;

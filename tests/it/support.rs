@@ -601,12 +601,23 @@ pub struct BinServer {
 impl BinServer {
     /// Starts `bourse serve --listen 127.0.0.1:0 --data DIR` and waits for its listening line.
     pub fn spawn(data: &Path, extra: &[&str]) -> BinServer {
+        BinServer::spawn_with_stderr(data, extra, Stdio::piped())
+    }
+
+    /// As [`BinServer::spawn`], its stderr (the access log too) written to `log`: for a server
+    /// that answers more requests than a pipe nobody reads can hold.
+    pub fn spawn_logged(data: &Path, extra: &[&str], log: &Path) -> BinServer {
+        let file = std::fs::File::create(log).unwrap();
+        BinServer::spawn_with_stderr(data, extra, Stdio::from(file))
+    }
+
+    fn spawn_with_stderr(data: &Path, extra: &[&str], stderr: Stdio) -> BinServer {
         let mut child = bourse()
             .args(["serve", "--listen", "127.0.0.1:0", "--data"])
             .arg(data)
             .args(extra)
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
+            .stderr(stderr)
             .spawn()
             .unwrap();
         let stdout = child.stdout.take().unwrap();

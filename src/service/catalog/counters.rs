@@ -64,6 +64,11 @@ impl Counters {
         self.with(|p| (p.queries, p.queriers.iter().cloned().collect()))
     }
 
+    /// Drops everything pending (a follower, which cannot write, counts nothing).
+    pub fn discard(&self) {
+        self.with(std::mem::take);
+    }
+
     /// Writes everything pending in one transaction and returns the view counts written; on
     /// failure the increments are put back.
     ///

@@ -158,6 +158,14 @@ impl KnownAgents {
         known.insert(key_hash, agent);
     }
 
+    /// Forgets every agent (a follower's replica changed: any row may have).
+    pub fn forget_all(&self) {
+        let mut known = self.by_key_hash.lock().unwrap_or_else(|p| p.into_inner());
+        self.generation
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        known.clear();
+    }
+
     fn forget(&self, agent_id: &str) {
         let mut known = self.by_key_hash.lock().unwrap_or_else(|p| p.into_inner());
         self.generation

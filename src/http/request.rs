@@ -181,13 +181,21 @@ impl Ctx {
             .map_err(|_| Error::InvalidJson("the body is not UTF-8".into()))
     }
 
-    /// The body as a JSON object; an empty body counts as `{}`.
+    /// The body as a JSON object; an empty body counts as `{}`, except on a PATCH, whose body
+    /// the contract requires (it names what to change: `{}` changes nothing, no body is a
+    /// mistake).
     ///
     /// # Errors
-    /// `INVALID_JSON` for malformed JSON, `INVALID_ARGUMENT` for a non-object.
+    /// `INVALID_JSON` for malformed JSON or a PATCH without a body, `INVALID_ARGUMENT` for a
+    /// non-object.
     pub fn json_args(&self) -> Result<Args> {
         let text = self.body_text()?;
         if text.trim().is_empty() {
+            if self.method == "PATCH" {
+                return Err(Error::InvalidJson(
+                    "a PATCH needs a JSON object body naming the fields to change".into(),
+                ));
+            }
             return Ok(Args::empty());
         }
         let value = crate::crypto::jcs::parse_request(text).map_err(|fault| match fault {

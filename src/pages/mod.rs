@@ -151,10 +151,13 @@ pub(crate) fn outcome(ctx: &Ctx) -> String {
     )
 }
 
-/// 303 See Other back to `page`, with the outcome in the query.
+/// 303 See Other back to `page`, with the outcome in the query; an id that names nothing is a
+/// 404, as there is no page to go back to.
 pub(crate) fn back(page: &str, outcome: Result<serde_json::Value>) -> Result<Reply> {
     let query = match outcome {
         Ok(value) => format!("done={}", value["status"].as_str().unwrap_or("ok")),
+        // No page to go back to: the id names nothing.
+        Err(error @ crate::error::Error::NotFound(_)) => return Err(error),
         Err(error) if error.status() < 500 => format!("refused={}", error.code()),
         Err(error) => return Err(error),
     };

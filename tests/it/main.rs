@@ -7,6 +7,7 @@ mod checkout;
 mod cli;
 mod contact;
 mod contract;
+mod contract_bounds;
 mod docs;
 mod edges;
 mod health;

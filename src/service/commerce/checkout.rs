@@ -172,8 +172,18 @@ pub fn pay_url(app: &App, purchase: &PurchaseRow) -> Option<String> {
 /// rail.
 ///
 /// # Errors
-/// Database failure; on the Stripe rail, `STRIPE_ERROR` / `STRIPE_UNAVAILABLE` (502).
-pub async fn register_seller(app: &App, agent: &AgentRow, request: BecomeSeller) -> Result<Value> {
+/// `INVALID_ARGUMENT` for an `email` that is not an address (on every rail, as everywhere an
+/// email is taken); database failure; on the Stripe rail, `STRIPE_ERROR` /
+/// `STRIPE_UNAVAILABLE` (502).
+pub async fn register_seller(
+    app: &App,
+    agent: &AgentRow,
+    mut request: BecomeSeller,
+) -> Result<Value> {
+    request.email = request
+        .email
+        .map(crate::service::identity::agents::check_email)
+        .transpose()?;
     match app.card_rail() {
         Rail::Card => stripe::register_seller(app, agent, request).await,
         // The sandbox's onboarding is one button: nothing to start it with.

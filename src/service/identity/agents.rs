@@ -573,7 +573,23 @@ async fn vet_callback(app: &App, url: Option<&String>) -> Result<()> {
         .await
         .map_err(|e| Error::Internal(format!("callback check: {e}")))?
         .map(|_| ())
-        .map_err(callback_error)
+        .map_err(destination_error)
+}
+
+/// A well-formed callback URL whose host does not resolve, or resolves only to refused
+/// addresses, is refused by the state of the network, not by the contract: 422, as for a
+/// seller's delivery endpoint.
+fn destination_error(error: outbound::OutboundError) -> Error {
+    let message = match error {
+        outbound::OutboundError::Denied { host, reason } => {
+            format!("`callbackUrl` points to a refused destination ({host}: {reason})")
+        }
+        other => format!("`callbackUrl` {other}"),
+    };
+    Error::Unprocessable {
+        code: "DESTINATION_REFUSED",
+        message,
+    }
 }
 
 fn callback_error(error: outbound::OutboundError) -> Error {

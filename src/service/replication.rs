@@ -6,7 +6,8 @@
 //! applies it to replicas. What bourse does is stay out of its way (`--replicated` leaves
 //! checkpoints to it) and, on a follower, notice when the replica file changed: it then reads
 //! the listings whose change counter moved into its browse index, and forgets whatever it kept
-//! from before (the store opens a connection per read on a follower, see `store::Readers`).
+//! from before. Every [`FOLLOW_POLL`] it also closes its read connections, which Litestream
+//! needs to apply a change (see `store::replica`).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -217,6 +218,8 @@ pub async fn follow(app: Arc<App>, database: std::path::PathBuf) {
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         ticker.tick().await;
+        // Litestream can only apply a change while no connection is open.
+        app.store.release_replica();
         let stamp = [file_stamp(&database), file_stamp(&wal)];
         let changed = {
             let mut last = follower.stamp.lock().unwrap_or_else(|p| p.into_inner());

@@ -23,9 +23,10 @@ pub mod oauth;
 pub mod payments;
 pub mod proof;
 pub mod purchases;
+mod replica;
 pub mod settings;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, mpsc};
 use std::time::Duration;
@@ -77,12 +78,9 @@ pub struct Store {
 enum Readers {
     /// Long-lived connections (a primary).
     Pool(r2d2::Pool<SqliteConnectionManager>),
-    /// A follower's replica, which Litestream's follow-mode restore rewrites in place. It writes
-    /// pages straight into the file under an exclusive lock, which it can only take while no
-    /// connection is open (a WAL-mode connection holds a shared lock for as long as it is open),
-    /// and which a long-lived connection would not notice anyway (SQLite sees changes made
-    /// through the WAL, not these). So every read opens its own connection and closes it.
-    Replica(Arc<PathBuf>),
+    /// A follower's replica, rewritten in place by Litestream: connections live one short
+    /// window each (see `replica`).
+    Replica(Arc<replica::Replica>),
 }
 
 /// Who checkpoints the WAL into the database file.
@@ -183,11 +181,19 @@ impl Store {
         }
         drop(conn);
         Ok(Store {
-            readers: Readers::Replica(Arc::new(path.to_owned())),
+            readers: Readers::Replica(Arc::new(replica::Replica::new(path.to_owned()))),
             jobs: None,
             _closed: Arc::new(Closed(Arc::new(AtomicBool::new(false)))),
             checkpoints: Checkpoints::External,
         })
+    }
+
+    /// Closes a follower's replica connections (idle ones now, the others after their read) so
+    /// that Litestream can apply its next change; nothing on a primary.
+    pub fn release_replica(&self) {
+        if let Readers::Replica(replica) = &self.readers {
+            replica.release();
+        }
     }
 
     /// Whether this is a read-only follower's store.
@@ -219,17 +225,7 @@ impl Store {
     pub fn read_blocking<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
         match &self.readers {
             Readers::Pool(pool) => f(&*pool.get()?),
-            Readers::Replica(path) => {
-                let conn = Connection::open_with_flags(
-                    path.as_path(),
-                    OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-                )?;
-                conn.busy_timeout(Duration::from_secs(5))?;
-                conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA temp_store = MEMORY;")?;
-                let answer = f(&conn);
-                drop(conn);
-                answer
-            }
+            Readers::Replica(replica) => replica.read(f),
         }
     }
 

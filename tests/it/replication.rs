@@ -136,7 +136,8 @@ impl Replicated {
 
     /// `litestream restore` of the primary's database into `folder`, only if it has none: what
     /// a machine runs at boot before `bourse serve` (`-if-replica-exists`: a first boot with no
-    /// replica yet starts empty). With `follow`, it keeps applying changes (a follower).
+    /// replica yet starts empty). With `follow`, a restore that keeps applying changes (a
+    /// follower's; restarted, it resumes from the position it saved).
     fn restore(&self, folder: &Path, follow: bool) -> Command {
         std::fs::create_dir_all(folder).unwrap();
         let mut command = Command::new(&self.litestream);
@@ -144,10 +145,10 @@ impl Replicated {
         if follow {
             command.args(["-f", "-follow-interval", "100ms"]);
         } else {
-            command.arg("-if-replica-exists");
+            command.args(["-if-db-not-exists", "-if-replica-exists"]);
         }
         command
-            .args(["-if-db-not-exists", "-config"])
+            .arg("-config")
             .arg(self.path("litestream.yml"))
             .arg("-o")
             .arg(folder.join("bourse.db"))

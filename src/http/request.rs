@@ -10,6 +10,7 @@ use crate::args::Args;
 use crate::crypto::jcs::RequestFault;
 use crate::error::{Error, Result};
 use crate::store::agents::AgentRow;
+use serde_json::Value;
 
 /// Who is calling, as `api::dispatch` established it from the route's [`super::router::Auth`].
 #[derive(Debug, Default)]
@@ -97,8 +98,13 @@ impl Ctx {
     /// As [`Ctx::json_args`].
     pub fn body_args(&self) -> Result<Args> {
         let mut args = self.json_args()?;
-        args.take("api_key");
-        Ok(args)
+        match args.take("api_key") {
+            None => Ok(args),
+            Some(Value::String(key)) if !key.trim().is_empty() => Ok(args),
+            Some(_) => Err(Error::invalid(
+                "`api_key` must be a non-empty string (or send `Authorization: Bearer` instead)",
+            )),
+        }
     }
 
     /// The first value of a query parameter.

@@ -477,7 +477,7 @@ fn images(input: &Input) -> Result<Vec<String>> {
         .map(|item| match item.as_str() {
             Some(url)
                 if url.starts_with("https://")
-                    && url.len() <= 2048
+                    && url.chars().count() <= 2048
                     && url.len() > "https://".len()
                     && !url.contains(char::is_whitespace)
                     && !url["https://".len()..].split('/').next().unwrap_or_default().contains('@') =>

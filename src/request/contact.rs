@@ -331,12 +331,16 @@ fn read_attachments(value: Option<&Value>) -> Result<Vec<Value>> {
             Some(_) => args.req_str("name", ATTACHMENT_NAME_MAX),
             None => Err(Error::invalid(format!("`{}` is required", field("name")))),
         }?;
-        let content_type = args.req_str("contentType", CONTENT_TYPE_MAX).map_err(|_| {
-            Error::invalid(format!(
-                "`{}` is required (type/subtype)",
-                field("contentType")
-            ))
-        })?;
+        // Taken as sent, untrimmed, so its length is the one the schema's maxLength counts.
+        let content_type = match args.get("contentType") {
+            Some(Value::String(text)) if text.chars().count() <= CONTENT_TYPE_MAX => text.clone(),
+            _ => {
+                return Err(Error::invalid(format!(
+                    "`{}` is required (type/subtype, at most {CONTENT_TYPE_MAX} characters)",
+                    field("contentType")
+                )));
+            }
+        };
         if !plausible_media_type(&content_type) {
             return Err(Error::invalid(format!(
                 "`{}` must be a media type such as text/plain",
@@ -384,6 +388,8 @@ fn read_attachments(value: Option<&Value>) -> Result<Vec<Value>> {
     Ok(out)
 }
 
+/// `type/subtype`, then optionally spaces and `;` parameters; no control characters (the
+/// schema's pattern, exactly).
 fn plausible_media_type(text: &str) -> bool {
     let token = |part: &str| {
         !part.is_empty()
@@ -391,6 +397,10 @@ fn plausible_media_type(text: &str) -> bool {
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || "!#$&^_.+-".contains(c))
     };
-    let essence = text.split(';').next().unwrap_or_default().trim();
-    matches!(essence.split_once('/'), Some((kind, sub)) if token(kind) && token(sub))
+    let essence = match text.split_once(';') {
+        Some((essence, _)) => essence.trim_end_matches(' '),
+        None => text,
+    };
+    !text.chars().any(char::is_control)
+        && matches!(essence.split_once('/'), Some((kind, sub)) if token(kind) && token(sub))
 }

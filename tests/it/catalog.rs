@@ -1008,10 +1008,11 @@ fn listings_without_a_vertical_are_filed_by_the_classifier() {
         with_hint["listing"]["verticalSlug"], "general",
         "a hint with no match still falls back"
     );
+    // A vertical outside the given category: both well-formed, the taxonomy disagrees.
     hinted["verticalSlug"] = json!("research-data");
     server
         .send_auth("POST", "/api/marketplace/listings", &seller.key, &hinted)
-        .assert_error(400, "INVALID_ARGUMENT");
+        .assert_error(422, "CATEGORY_MISMATCH");
 }
 
 #[test]

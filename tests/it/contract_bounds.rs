@@ -88,3 +88,74 @@ fn a_callback_host_that_resolves_to_a_refused_address_is_a_422() {
         )
         .assert_error(422, "DESTINATION_REFUSED");
 }
+
+/// The schema's enum of vertical slugs is the taxonomy the server serves.
+#[test]
+fn the_documented_verticals_are_the_served_ones() {
+    let server = crate::support::TestServer::start();
+    let document: serde_json::Value =
+        serde_json::from_str(include_str!("../../assets/openapi.json")).unwrap();
+    let mut documented: Vec<String> = document["components"]["schemas"]["CreateListingRequest"]
+        ["properties"]["verticalSlug"]["enum"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|v| v.as_str().map(str::to_owned))
+        .collect();
+    let served = server.get("/api/verticals").expect(200);
+    let mut served: Vec<String> = served["verticals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["slug"].as_str().unwrap().to_owned())
+        .collect();
+    documented.sort();
+    served.sort();
+    assert_eq!(documented, served);
+}
+
+/// Attachments: a media type is taken as sent, and base64 must be canonical.
+#[test]
+fn attachment_media_types_and_base64_follow_the_schema() {
+    let server = crate::support::TestServer::start();
+    let opened = server
+        .post(
+            "/api/inquiries",
+            &serde_json::json!({"subject": "Data request", "message": "Do you have tides?"}),
+        )
+        .expect(201);
+    let id = opened["inquiryId"]
+        .as_str()
+        .or(opened["id"].as_str())
+        .unwrap()
+        .to_owned();
+    let post = |content_type: &str, data: &str| {
+        server.post(
+            &format!("/api/inquiries/{id}/messages"),
+            &serde_json::json!({"message": "attached", "attachments": [
+                {"name": "a.txt", "contentType": content_type, "data": data}
+            ]}),
+        )
+    };
+    post("text/plain; charset=utf-8", "aGk=").assert_status(201);
+    post(" text/plain", "aGk=").assert_error(400, "INVALID_ARGUMENT");
+    post("text/plain", "aGl=").assert_error(400, "INVALID_ARGUMENT");
+}
+
+/// A body's `api_key` is a non-empty string or absent, even when the Bearer header is what
+/// authenticates.
+#[test]
+fn a_body_api_key_that_is_not_a_string_is_refused() {
+    let server = TestServer::start();
+    let seller = server.party("keyed seller");
+    for bad in [json!(5), json!(null), json!("")] {
+        server
+            .send_auth(
+                "POST",
+                "/api/sell/register",
+                &seller.key,
+                &json!({"name": "Keyed Seller", "api_key": bad}),
+            )
+            .assert_error(400, "INVALID_ARGUMENT");
+    }
+}

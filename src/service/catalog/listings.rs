@@ -566,10 +566,14 @@ fn choose_vertical<'a>(app: &'a App, request: &CreateListing) -> Result<&'a Vert
             if let Some(hint) = hint
                 && *hint != vertical.category
             {
-                return Err(Error::invalid(format!(
-                    "`verticalSlug` {slug:?} belongs to category {:?}, not {hint:?}",
-                    vertical.category
-                )));
+                // Both are well-formed; they disagree about the taxonomy (server data).
+                return Err(Error::Unprocessable {
+                    code: "CATEGORY_MISMATCH",
+                    message: format!(
+                        "`verticalSlug` {slug:?} belongs to category {:?}, not {hint:?}",
+                        vertical.category
+                    ),
+                });
             }
             Ok(vertical)
         }

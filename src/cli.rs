@@ -181,6 +181,15 @@ struct ServeArgs {
     /// redirected (307) to the primary.
     #[arg(long, env = "BOURSE_FOLLOW", value_parser = parse_public_url)]
     follow: Option<String>,
+    /// A follower's readiness limit: `/readyz` answers 503 while the replica is more than this
+    /// many seconds behind the primary's heartbeat.
+    #[arg(
+        long,
+        env = "BOURSE_FOLLOW_MAX_LAG",
+        default_value_t = 30,
+        requires = "follow"
+    )]
+    follow_max_lag: u64,
     /// Start on a database recorded with other signing keys (a restored database without its
     /// signing.key): sign with DATA/signing.key from now on, keeping the recorded public keys so
     /// earlier receipts still verify.
@@ -346,7 +355,10 @@ fn serve(args: ServeArgs) -> Result<(), String> {
         payments,
         x402,
         replication: match (args.replicated, args.follow) {
-            (_, Some(primary)) => Replication::Follower { primary },
+            (_, Some(primary)) => Replication::Follower {
+                primary,
+                max_lag_secs: args.follow_max_lag,
+            },
             (true, None) => Replication::Primary,
             (false, None) => Replication::Off,
         },
@@ -420,6 +432,13 @@ fn startup_summary(config: &Config, addr: SocketAddr) -> String {
     if addr.ip().is_unspecified() && public.starts_with("http://") {
         out.push_str(
             "warning: listening on every interface with an http:// public URL: keys travel in clear text; put TLS in front and pass --public-url https://…\n",
+        );
+    }
+    if let Replication::Follower { primary, .. } = &config.replication
+        && config.public_url.as_deref() == Some(primary.as_str())
+    {
+        out.push_str(
+            "warning: --follow names this server's own public URL: redirects must reach the primary directly (its own address), not a name that may route back to a follower\n",
         );
     }
     if config.relaxed_limits {

@@ -58,8 +58,9 @@ pub enum Replication {
     /// and a heartbeat is written every second for followers to measure their lag by.
     Primary,
     /// A read-only follower serving public reads from a replica that `litestream restore -f`
-    /// keeps current; everything else is redirected to the primary at this URL.
-    Follower { primary: String },
+    /// keeps current; everything else is redirected to the primary at this URL. Not ready
+    /// (`/readyz` 503) while its lag exceeds `max_lag_secs`.
+    Follower { primary: String, max_lag_secs: u64 },
 }
 
 /// The card/checkout payment rail (`serve --payments`).

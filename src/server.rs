@@ -77,6 +77,9 @@ impl Server {
                 self.app.clone(),
                 self.database.clone(),
             )));
+            tasks.push(tokio::spawn(replication::release_connections(
+                self.app.clone(),
+            )));
         } else {
             tasks.push(tokio::spawn(crate::service::messaging::callbacks::worker(
                 self.app.clone(),

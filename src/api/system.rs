@@ -14,6 +14,12 @@ pub fn healthz() -> Reply {
 }
 
 pub async fn readyz(app: &App) -> Result<Reply> {
+    if let Some(why) = app.follower.as_ref().and_then(|f| f.unready()) {
+        return Err(Error::Unavailable {
+            code: "NOT_READY",
+            message: why,
+        });
+    }
     match app.store.check_ready().await {
         Ok(()) => Ok(Reply::ok(match &app.follower {
             None => json!({ "status": "ready", "role": "primary" }),

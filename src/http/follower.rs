@@ -24,19 +24,45 @@ const PRIMARY_ONLY: &[&str] = &[
     "/api/sandbox",
     "/sandbox",
     "/sell",
+    "/api/marketplace/purchases",
 ];
 
-/// Whether a follower answers this request from its replica: a safe method, no credential (a
-/// header or an `api_key` / `purchase_token` in the query), and a path outside
-/// [`PRIMARY_ONLY`]. Anything else goes to the primary, and so does a request whose handler
-/// turns out to need a write (`Error::ReadOnlyFollower`).
+/// Headers that carry a credential or a payment.
+const CREDENTIAL_HEADERS: &[&str] = &["x-purchase-token", "payment-signature", "x-payment"];
+
+/// Query parameters that carry a credential.
+const CREDENTIAL_PARAMETERS: &[&str] = &["api_key", "purchase_token"];
+
+/// The probes, answered by every server about itself.
+const PROBES: &[&str] = &["/healthz", "/readyz"];
+
+/// Whether a request is a probe, which a follower always answers itself (a follower that
+/// cannot serve says so there).
+pub fn is_probe(uri: &Uri) -> bool {
+    PROBES.contains(&uri.path())
+}
+
+/// Whether a follower answers this request from its replica: a CORS preflight (headers only),
+/// or a GET or HEAD without a credential (`Authorization`, a purchase token or payment header,
+/// an `api_key` or `purchase_token` query parameter) on a path outside [`PRIMARY_ONLY`].
+/// Anything else goes to the primary, and so does a request whose handler turns out to need a
+/// write (`Error::ReadOnlyFollower`).
 pub fn answers_locally(method: &Method, uri: &Uri, headers: &HeaderMap) -> bool {
+    if *method == Method::OPTIONS {
+        return true;
+    }
     let path = uri.path();
-    let query = uri.query().unwrap_or_default();
-    matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS)
+    let credential_in_query = uri.query().unwrap_or_default().split('&').any(|pair| {
+        let name = pair.split('=').next().unwrap_or_default();
+        let name = super::router::percent_decode_with(name, true);
+        CREDENTIAL_PARAMETERS.contains(&name.as_str())
+    });
+    matches!(*method, Method::GET | Method::HEAD)
         && !headers.contains_key(AUTHORIZATION)
-        && !query.contains("api_key")
-        && !query.contains("purchase_token")
+        && !CREDENTIAL_HEADERS
+            .iter()
+            .any(|name| headers.contains_key(*name))
+        && !credential_in_query
         && !PRIMARY_ONLY.iter().any(|prefix| {
             path.strip_prefix(prefix)
                 .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
@@ -99,6 +125,17 @@ mod tests {
         assert!(!local(Method::GET, "/mcp", false));
         assert!(!local(Method::GET, "/oauth/authorize?x=1", false));
         assert!(!local(Method::GET, "/api/x?api_key=svc_1", false));
+        assert!(!local(Method::GET, "/api/x?a=1&api%5Fkey=svc_1", false));
+        assert!(local(
+            Method::GET,
+            "/api/marketplace/listings?q=api_key",
+            false
+        ));
+        assert!(!local(Method::GET, "/api/marketplace/purchases/P-1", false));
+        assert!(
+            local(Method::OPTIONS, "/mcp", false),
+            "a preflight is headers only"
+        );
         assert!(!local(Method::DELETE, "/api/mcp", false));
     }
 }

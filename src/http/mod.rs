@@ -59,7 +59,10 @@ pub async fn handle(
     let mut response = match &app.follower {
         Some(replica) => {
             let uri = request.uri().clone();
-            let answer = if follower::answers_locally(request.method(), &uri, request.headers()) {
+            let answer = if follower::is_probe(&uri)
+                || (replica.serves()
+                    && follower::answers_locally(request.method(), &uri, request.headers()))
+            {
                 serve(&app, &settings, request, client_ip, &request_id).await
             } else {
                 Err(Error::ReadOnlyFollower)

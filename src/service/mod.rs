@@ -253,7 +253,10 @@ impl App {
         data.ensure()?;
         let now = rfc3339(clock.now());
         let primary = match &options.replication {
-            Replication::Follower { primary } => Some(primary.clone()),
+            Replication::Follower {
+                primary,
+                max_lag_secs,
+            } => Some((primary.clone(), *max_lag_secs)),
             Replication::Primary | Replication::Off => None,
         };
         let store = match &options.replication {
@@ -261,8 +264,16 @@ impl App {
             Replication::Primary => Store::open_with(&data.database(), Checkpoints::External)?,
             Replication::Follower { .. } => replication::open_replica(&data.database())?,
         };
-        let mut keyring =
-            Keyring::load_or_create(&data.signing_key(), &now).map_err(Error::Internal)?;
+        // A follower signs with its primary's key: it never makes one of its own.
+        let mut keyring = if primary.is_some() {
+            Keyring::load(&data.signing_key()).map_err(|e| {
+                Error::Internal(format!(
+                    "{e}: a follower needs its primary's signing.key in its data directory"
+                ))
+            })?
+        } else {
+            Keyring::load_or_create(&data.signing_key(), &now).map_err(Error::Internal)?
+        };
         replication::check_signing_key(
             &store,
             &mut keyring,
@@ -390,7 +401,9 @@ impl App {
             worker_passes: Arc::default(),
             documents: Documents::default(),
             signed: catalog::signed::SignedAnswers::default(),
-            follower: primary.map(|primary| replication::Follower::new(primary, seen_change)),
+            follower: primary.map(|(primary, max_lag_secs)| {
+                replication::Follower::new(primary, seen_change, max_lag_secs)
+            }),
             established,
         };
         // A moved sandbox clock resumes where it was moved to: a restart never goes back in time.

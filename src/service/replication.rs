@@ -70,6 +70,10 @@ pub fn check_signing_key(
     };
     if store.is_follower() {
         return match recorded.first() {
+            None => Err(Error::Internal(
+                "the replica records no signing key: start its primary with this release first"
+                    .into(),
+            )),
             Some(current) if keyring.current().key_id != current.key_id => {
                 Err(Error::Internal(format!(
                     "the replica is signed with key {} and {} holds {}: a follower signs with its primary's key; copy the primary's signing.key into the follower's data directory",
@@ -78,7 +82,7 @@ pub fn check_signing_key(
                     keyring.current().key_id
                 )))
             }
-            _ => Ok(()),
+            Some(_) => Ok(()),
         };
     }
     if !holds(keyring) {
@@ -140,6 +144,14 @@ pub async fn heartbeat(app: Arc<App>) {
 pub struct Follower {
     /// The primary's base URL, without a trailing slash: where writes are redirected.
     pub primary: String,
+    /// Readiness fails beyond this lag.
+    max_lag_secs: u64,
+    /// The primary signs with another key than this follower holds (rotated, or adopted with
+    /// `--accept-new-signing-key`): this follower's signatures would not verify, so it answers
+    /// nothing itself until it is restarted with the primary's new signing.key.
+    key_superseded: std::sync::atomic::AtomicBool,
+    /// Consecutive failed catch-ups (the first of a streak is logged as a warning).
+    failures: std::sync::atomic::AtomicU64,
     /// The newest catalogue change read into the browse index.
     seen_change: AtomicI64,
     /// The newest heartbeat seen in the replica (ms since the epoch), 0 before the first.
@@ -152,9 +164,12 @@ type FileStamp = [(u64, Option<SystemTime>); 2];
 
 impl Follower {
     /// A follower of `primary` that has read the catalogue up to change `seen_change`.
-    pub fn new(primary: String, seen_change: i64) -> Follower {
+    pub fn new(primary: String, seen_change: i64, max_lag_secs: u64) -> Follower {
         Follower {
             primary,
+            max_lag_secs,
+            key_superseded: std::sync::atomic::AtomicBool::new(false),
+            failures: std::sync::atomic::AtomicU64::new(0),
             seen_change: AtomicI64::new(seen_change),
             heartbeat_millis: AtomicI64::new(0),
             stamp: Mutex::new(None),
@@ -166,6 +181,31 @@ impl Follower {
     pub fn lag_seconds(&self) -> Option<f64> {
         let at = self.heartbeat_millis.load(Ordering::SeqCst);
         (at > 0).then(|| ((unix_millis() - at).max(0) as f64) / 1000.0)
+    }
+
+    /// Whether this follower may answer requests itself: it holds the key its primary signs
+    /// with.
+    pub fn serves(&self) -> bool {
+        !self.key_superseded.load(Ordering::SeqCst)
+    }
+
+    /// Why this follower is not ready, if it is not: the primary's key moved on, or the replica
+    /// is more than `--follow-max-lag` behind.
+    pub fn unready(&self) -> Option<String> {
+        if !self.serves() {
+            return Some(
+                "the primary signs with a new key: restart this follower with its signing.key"
+                    .into(),
+            );
+        }
+        self.lag_seconds()
+            .filter(|lag| *lag > self.max_lag_secs as f64)
+            .map(|lag| {
+                format!(
+                    "the replica is {lag:.1} s behind the primary (limit {} s)",
+                    self.max_lag_secs
+                )
+            })
     }
 
     /// The primary's URL for a request path and query.
@@ -208,6 +248,18 @@ pub fn open_replica(path: &Path) -> Result<Store> {
     }
 }
 
+/// Closes the follower's read connections every [`FOLLOW_POLL`], so that Litestream, which can
+/// only apply a change while none is open, waits at most that long and a read. Its own task:
+/// never held up by a catch-up that waits for Litestream.
+pub async fn release_connections(app: Arc<App>) {
+    let mut ticker = tokio::time::interval(FOLLOW_POLL);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        ticker.tick().await;
+        app.store.release_replica();
+    }
+}
+
 /// The follower's loop: every [`FOLLOW_POLL`], when the replica file changed, catch up.
 pub async fn follow(app: Arc<App>, database: std::path::PathBuf) {
     let Some(follower) = app.follower.as_ref() else {
@@ -218,8 +270,6 @@ pub async fn follow(app: Arc<App>, database: std::path::PathBuf) {
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         ticker.tick().await;
-        // Litestream can only apply a change while no connection is open.
-        app.store.release_replica();
         let stamp = [file_stamp(&database), file_stamp(&wal)];
         let changed = {
             let mut last = follower.stamp.lock().unwrap_or_else(|p| p.into_inner());
@@ -227,9 +277,23 @@ pub async fn follow(app: Arc<App>, database: std::path::PathBuf) {
             *last = Some(stamp);
             changed
         };
-        if changed && let Err(error) = catch_up(&app).await {
-            tracing::warn!(%error, "reading the replica's changes failed; will retry");
-            *follower.stamp.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        if !changed {
+            continue;
+        }
+        match catch_up(&app).await {
+            Ok(()) => {
+                if follower.failures.swap(0, Ordering::SeqCst) > 0 {
+                    tracing::info!("reading the replica's changes works again");
+                }
+            }
+            Err(error) => {
+                if follower.failures.fetch_add(1, Ordering::SeqCst) == 0 {
+                    tracing::warn!(%error, "reading the replica's changes failed; retrying quietly");
+                } else {
+                    tracing::debug!(%error, "reading the replica's changes failed again");
+                }
+                *follower.stamp.lock().unwrap_or_else(|p| p.into_inner()) = None;
+            }
         }
     }
 }
@@ -248,22 +312,41 @@ pub async fn catch_up(app: &Arc<App>) -> Result<()> {
         return Ok(());
     };
     let since = follower.seen_change.load(Ordering::SeqCst);
-    let (rows, last, heartbeat, provenance) = app
+    let (rows, last, heartbeat, provenance, keys) = app
         .store
         .read(move |conn| {
             let last = listings::last_change(conn)?;
-            let rows = listings::index_rows_changed_since(conn, since)?;
+            // The counter went back: the primary was restored to an earlier point (or its
+            // replica started over), so what this follower read may be gone. Read everything.
+            let from = if last < since { i64::MIN } else { since };
+            let rows = listings::index_rows_changed_since(conn, from)?;
             let heartbeat = settings::get(conn, settings::HEARTBEAT)?;
             let provenance = settings::get(conn, settings::PROVENANCE)?;
-            Ok((rows, last, heartbeat, provenance))
+            let keys = settings::get(conn, settings::SIGNING_KEYS)?;
+            Ok((rows, last, heartbeat, provenance, keys))
         })
         .await?;
-    if !rows.is_empty() {
+    if last < since {
+        tracing::warn!(
+            since,
+            last,
+            "the replica's catalogue went back in time; reloading the browse index"
+        );
+        app.browse.replace_all(&rows);
+    } else if !rows.is_empty() {
         app.browse.upsert_rows(&rows);
     }
-    follower
-        .seen_change
-        .store(last.max(since), Ordering::SeqCst);
+    follower.seen_change.store(last, Ordering::SeqCst);
+    let primary_key = keys
+        .and_then(|value| serde_json::from_value::<Vec<PublicKeyRecord>>(value).ok())
+        .and_then(|records| records.into_iter().next())
+        .map(|record| record.key_id);
+    let superseded = primary_key.is_some_and(|key| key != app.keyring.current().key_id);
+    if superseded && !follower.key_superseded.swap(true, Ordering::SeqCst) {
+        tracing::error!(
+            "the primary signs with a new key: this follower redirects every request until it is restarted with the primary's signing.key"
+        );
+    }
     if let Some(millis) = heartbeat
         .as_ref()
         .and_then(|h| h.get("unixMillis"))
@@ -274,4 +357,28 @@ pub async fn catch_up(app: &Arc<App>) -> Result<()> {
     app.known_agents.forget_all();
     app.reload_provenance(provenance.as_ref());
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_follower_is_ready_until_its_lag_passes_the_limit_or_its_key_is_superseded() {
+        let follower = Follower::new("http://primary".into(), 0, 30);
+        assert_eq!(follower.lag_seconds(), None);
+        assert_eq!(follower.unready(), None, "no heartbeat yet: ready");
+        follower
+            .heartbeat_millis
+            .store(unix_millis() - 5_000, Ordering::SeqCst);
+        assert!(follower.lag_seconds().is_some_and(|lag| lag >= 5.0));
+        assert_eq!(follower.unready(), None);
+        follower
+            .heartbeat_millis
+            .store(unix_millis() - 31_000, Ordering::SeqCst);
+        assert!(follower.unready().unwrap().contains("behind the primary"));
+        follower.key_superseded.store(true, Ordering::SeqCst);
+        assert!(!follower.serves());
+        assert!(follower.unready().unwrap().contains("new key"));
+    }
 }

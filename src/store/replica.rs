@@ -53,19 +53,22 @@ impl Replica {
             None => self.open()?,
         };
         let answer = f(&conn);
-        if self.window.load(Ordering::SeqCst) == window {
-            let mut idle = self.idle.lock().unwrap_or_else(|p| p.into_inner());
-            if idle.len() < IDLE_MAX {
-                idle.push((window, conn));
-            }
+        // Checked under the lock `release` moves the window under: a connection is parked only
+        // in the window it was opened in, never after that window's release.
+        let mut idle = self.idle.lock().unwrap_or_else(|p| p.into_inner());
+        if self.window.load(Ordering::SeqCst) == window && idle.len() < IDLE_MAX {
+            idle.push((window, conn));
         }
         answer
     }
 
     /// Ends the window: idle connections are closed now, those in use when their read ends.
     pub fn release(&self) {
-        self.window.fetch_add(1, Ordering::SeqCst);
-        let closing = std::mem::take(&mut *self.idle.lock().unwrap_or_else(|p| p.into_inner()));
+        let closing = {
+            let mut idle = self.idle.lock().unwrap_or_else(|p| p.into_inner());
+            self.window.fetch_add(1, Ordering::SeqCst);
+            std::mem::take(&mut *idle)
+        };
         drop(closing);
     }
 

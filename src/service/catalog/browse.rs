@@ -311,6 +311,29 @@ impl BrowseIndex {
         self.generation.fetch_add(1, AtomicOrdering::SeqCst);
     }
 
+    /// Replaces every entry with `rows` (in `seq` order): a follower whose replica went back in
+    /// time. Kept orders and cached matches and totals go with the old entries.
+    pub fn replace_all(&self, rows: &[IndexRow]) {
+        {
+            let mut entries = self.entries.write().unwrap_or_else(|p| p.into_inner());
+            // Keep counting versions: an order built from the old entries is never installed.
+            let version = entries.version + 1;
+            *entries = Entries {
+                version,
+                ..Entries::default()
+            };
+        }
+        self.fts_cache
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
+        self.totals
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
+        self.upsert_rows(rows);
+    }
+
     /// Records flushed view counts (no search result changes, so cached matches stay valid).
     pub fn add_views(&self, views: &[(i64, i64)]) {
         let mut entries = self.entries.write().unwrap_or_else(|p| p.into_inner());

@@ -20,7 +20,7 @@ use jiff::tz::TimeZone;
 use rusqlite::Connection;
 use serde_json::{Value, json};
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::service::App;
 use crate::store::proof::{self as proof_store, IndependentSeller};
 use crate::store::settings;
@@ -168,6 +168,9 @@ pub async fn participation(app: &App) -> Result<Value> {
         .await;
     match (refreshed, previous) {
         (Ok(snapshot), _) => Ok(snapshot),
+        // A follower cannot store today's snapshot: the primary makes it (the request is
+        // redirected there, and the snapshot then reaches the replica).
+        (Err(Error::ReadOnlyFollower), _) => Err(Error::ReadOnlyFollower),
         (Err(error), Some(previous)) => {
             tracing::warn!(%error, "participation snapshot refresh failed; serving the previous one");
             Ok(previous)

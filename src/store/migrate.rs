@@ -1,0 +1,170 @@
+//! Schema creation and migration: `schema.sql` is always the newest schema; [`STEPS`] bring an
+//! older file to the same shape, one transaction per version (the test
+//! `a_version_1_database_migrates_to_the_shape_of_a_fresh_one_and_keeps_its_rows` checks it).
+
+use std::path::Path;
+
+use rusqlite::{Connection, TransactionBehavior};
+
+use super::{APPLICATION_ID, SCHEMA_VERSION};
+use crate::error::{Error, Result};
+
+pub(super) const SCHEMA: &str = include_str!("../../schema.sql");
+
+/// Reads the header stamps without writing anything.
+pub(super) fn check_identity(conn: &Connection, path: &Path) -> Result<()> {
+    let refuse = |why: String| Error::Internal(format!("refusing {}: {why}", path.display()));
+    let application_id: i32 = conn
+        .query_row("PRAGMA application_id", [], |r| r.get(0))
+        .map_err(|e| refuse(format!("not a readable SQLite database ({e})")))?;
+    let version: i32 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    let objects: i64 = conn.query_row("SELECT count(*) FROM sqlite_schema", [], |r| r.get(0))?;
+    if application_id == 0 && version == 0 && objects == 0 {
+        return Ok(()); // a new, empty file
+    }
+    if application_id != APPLICATION_ID {
+        return Err(refuse(format!(
+            "application_id is {application_id:#x}, not bourse's {APPLICATION_ID:#x}; it belongs to another application"
+        )));
+    }
+    if version > SCHEMA_VERSION {
+        return Err(refuse(format!(
+            "schema version {version} is newer than this binary's {SCHEMA_VERSION}; upgrade bourse"
+        )));
+    }
+    Ok(())
+}
+
+pub(super) fn migrate(conn: &mut Connection) -> Result<()> {
+    let version: i32 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if version == 0 {
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        tx.execute_batch(SCHEMA)?;
+        tx.execute_batch(&format!(
+            "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = {SCHEMA_VERSION};"
+        ))?;
+        tx.commit()?;
+    }
+    // A database made by an earlier release: one step per version, each in its own transaction.
+    // `schema.sql` is always the newest schema; the steps bring an older file to the same shape
+    // (`migration_matches_a_fresh_database` checks that).
+    for (target, step) in STEPS {
+        if version != 0 && version < *target {
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            tx.execute_batch(step)?;
+            tx.execute_batch(&format!("PRAGMA user_version = {target};"))?;
+            tx.commit()?;
+        }
+    }
+    Ok(())
+}
+
+/// Migration steps: (the version a step produces, its SQL).
+const STEPS: &[(i32, &str)] = &[
+    (
+        2,
+        "ALTER TABLE purchases ADD COLUMN checkout_url TEXT;
+         ALTER TABLE purchases ADD COLUMN payment_ref TEXT;
+         ALTER TABLE purchases ADD COLUMN payer TEXT;
+         CREATE UNIQUE INDEX purchases_payment_ref ON purchases (payment_ref) WHERE payment_ref IS NOT NULL;
+         ALTER TABLE ledger ADD COLUMN payout_ref TEXT;
+         ALTER TABLE ledger ADD COLUMN payout_attempts INTEGER NOT NULL DEFAULT 0;
+         ALTER TABLE ledger ADD COLUMN payout_retry_at TEXT;
+         ALTER TABLE ledger ADD COLUMN payout_error TEXT;
+         ALTER TABLE payout_accounts ADD COLUMN rail TEXT NOT NULL DEFAULT 'sandbox';
+         ALTER TABLE payout_accounts ADD COLUMN account_ref TEXT;
+         CREATE TABLE webhook_events (
+             id          TEXT PRIMARY KEY,
+             type        TEXT NOT NULL,
+             received_at TEXT NOT NULL
+         ) STRICT;",
+    ),
+    (
+        3,
+        "CREATE TABLE refunds (
+             payment_ref  TEXT    PRIMARY KEY,
+             purchase_id  TEXT    NOT NULL REFERENCES purchases (id),
+             amount_cents INTEGER NOT NULL,
+             status       TEXT    NOT NULL CHECK (status IN ('pending', 'refunded')),
+             refund_ref   TEXT,
+             attempts     INTEGER NOT NULL DEFAULT 0,
+             retry_at     TEXT,
+             error        TEXT,
+             created_at   TEXT    NOT NULL,
+             refunded_at  TEXT
+         ) STRICT;
+         CREATE INDEX refunds_due ON refunds (retry_at) WHERE status = 'pending';
+         CREATE INDEX refunds_purchase ON refunds (purchase_id);
+         ALTER TABLE ledger ADD COLUMN payout_source TEXT;
+         -- Transfers already attempted by an earlier release went without a source: their
+         -- retries keep it that way (same parameters under the same key).
+         UPDATE ledger SET payout_source = 'none' WHERE status = 'held' AND payout_error IS NOT NULL;",
+    ),
+    (
+        4,
+        "ALTER TABLE agents ADD COLUMN display_skeleton TEXT;
+         CREATE INDEX agents_display_skeleton ON agents (display_skeleton) WHERE display_skeleton IS NOT NULL;",
+    ),
+    (
+        5,
+        "CREATE TABLE oauth_clients (
+             client_id     TEXT PRIMARY KEY,
+             kind          TEXT NOT NULL CHECK (kind IN ('registered', 'metadata')),
+             name          TEXT NOT NULL,
+             client_uri    TEXT,
+             redirect_uris TEXT NOT NULL,
+             auth_method   TEXT NOT NULL CHECK (auth_method IN ('none', 'client_secret_post', 'client_secret_basic')),
+             secret_hash   TEXT,
+             created_at    TEXT NOT NULL,
+             fetched_at    TEXT,
+             revoked_at    TEXT
+         ) STRICT;
+         CREATE TABLE oauth_grants (
+             id         TEXT PRIMARY KEY,
+             client_id  TEXT NOT NULL REFERENCES oauth_clients (client_id),
+             agent_id   TEXT NOT NULL REFERENCES agents (id),
+             scopes     TEXT NOT NULL,
+             resource   TEXT NOT NULL,
+             created_at TEXT NOT NULL,
+             used_at    TEXT,
+             revoked_at TEXT,
+             revoked_by TEXT
+         ) STRICT;
+         CREATE INDEX oauth_grants_agent ON oauth_grants (agent_id);
+         CREATE INDEX oauth_grants_client ON oauth_grants (client_id);
+         CREATE TABLE oauth_codes (
+             code_hash    TEXT PRIMARY KEY,
+             grant_id     TEXT NOT NULL REFERENCES oauth_grants (id),
+             redirect_uri TEXT NOT NULL,
+             redirect_given INTEGER NOT NULL,
+             challenge    TEXT NOT NULL,
+             expires_at   TEXT NOT NULL,
+             used_at      TEXT
+         ) STRICT;
+         CREATE INDEX oauth_codes_grant ON oauth_codes (grant_id);
+         CREATE INDEX oauth_codes_expiry ON oauth_codes (expires_at);
+         CREATE TABLE oauth_tokens (
+             token_hash TEXT PRIMARY KEY,
+             grant_id   TEXT NOT NULL REFERENCES oauth_grants (id),
+             kind       TEXT NOT NULL CHECK (kind IN ('access', 'refresh')),
+             scopes     TEXT NOT NULL,
+             expires_at TEXT NOT NULL,
+             used_at    TEXT,
+             revoked_at TEXT
+         ) STRICT;
+         CREATE INDEX oauth_tokens_grant ON oauth_tokens (grant_id);
+         CREATE INDEX oauth_tokens_expiry ON oauth_tokens (expires_at);",
+    ),
+    (
+        6,
+        "ALTER TABLE listings ADD COLUMN changed INTEGER NOT NULL DEFAULT 0;
+         CREATE INDEX listings_changed ON listings (changed);
+         CREATE TRIGGER listings_changed_insert AFTER INSERT ON listings BEGIN
+             UPDATE listings SET changed = (SELECT max(changed) FROM listings) + 1 WHERE seq = new.seq;
+         END;
+         CREATE TRIGGER listings_changed_update AFTER UPDATE ON listings WHEN new.changed = old.changed
+         BEGIN
+             UPDATE listings SET changed = (SELECT max(changed) FROM listings) + 1 WHERE seq = new.seq;
+         END;",
+    ),
+];

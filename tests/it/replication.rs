@@ -22,44 +22,34 @@ const SYNC_INTERVAL: Duration = Duration::from_secs(1);
 /// second before the kill.
 const UPLOAD_ALLOWANCE: Duration = Duration::from_millis(500);
 
-/// The Litestream binary: `BOURSE_LITESTREAM`, or the one `.ci/run` installs.
-fn litestream(test: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("BOURSE_LITESTREAM")
+/// A tool the test needs: the path in `variable`, else the one `.ci/run` installs under
+/// `target/`; without it the test is skipped (or fails in CI, see `skip_or_fail`).
+fn tool(test: &str, variable: &str, installed: &str, what: &str) -> Option<PathBuf> {
+    let path = std::env::var_os(variable)
         .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("target/litestream-venv/bin/litestream")
-        });
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(installed));
     if path.is_file() {
         return Some(path);
     }
     skip_or_fail(
         test,
         &format!(
-            "no Litestream at {} (.ci/run installs it; or set BOURSE_LITESTREAM)",
+            "no {what} at {} (.ci/run installs it; or set {variable})",
             path.display()
         ),
     );
     None
 }
 
-/// moto's S3-compatible server: `BOURSE_MOTO_SERVER`, or the one `.ci/run` installs.
+fn litestream(test: &str) -> Option<PathBuf> {
+    let installed = "target/litestream-venv/bin/litestream";
+    tool(test, "BOURSE_LITESTREAM", installed, "Litestream")
+}
+
+/// moto's S3-compatible server.
 fn moto_server(test: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("BOURSE_MOTO_SERVER")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("target/moto-venv/bin/moto_server")
-        });
-    if path.is_file() {
-        return Some(path);
-    }
-    skip_or_fail(
-        test,
-        &format!(
-            "no moto S3 server at {} (.ci/run installs it; or set BOURSE_MOTO_SERVER)",
-            path.display()
-        ),
-    );
-    None
+    let installed = "target/moto-venv/bin/moto_server";
+    tool(test, "BOURSE_MOTO_SERVER", installed, "moto S3 server")
 }
 
 /// A process killed (SIGKILL) and reaped when dropped.

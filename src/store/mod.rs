@@ -1,8 +1,8 @@
-//! The SQLite store: one file, WAL, one writer thread, a pool of readers.
+//! The SQLite store: one file, WAL, one writer thread, reader threads.
 //!
 //! Invariants: this module never imports hyper. Store functions are synchronous
 //! (`fn(&Connection, …) -> Result<T>`); async callers reach them only through [`Store::read`]
-//! (the blocking pool) and [`Store::write`] (the writer thread), so no SQLite call runs on an
+//! (a reader thread, see `readers`) and [`Store::write`] (the writer thread), so no SQLite call runs on an
 //! async worker and no connection is held across an `.await`.
 //!
 //! Writes: one thread owns the only writing connection and takes jobs from a channel. It runs
@@ -24,6 +24,7 @@ pub mod oauth;
 pub mod payments;
 pub mod proof;
 pub mod purchases;
+mod readers;
 mod replica;
 pub mod settings;
 
@@ -43,7 +44,6 @@ use crate::error::{Error, Result};
 pub const APPLICATION_ID: i32 = 0x4252_5345;
 /// The schema version this binary writes (`PRAGMA user_version`).
 pub const SCHEMA_VERSION: i32 = 6;
-const READ_POOL_SIZE: u32 = 8;
 /// Most jobs committed together.
 const GROUP_MAX: usize = 256;
 
@@ -78,8 +78,12 @@ pub struct Store {
 /// Where reads run.
 #[derive(Clone)]
 enum Readers {
-    /// Long-lived connections (a primary).
-    Pool(r2d2::Pool<SqliteConnectionManager>),
+    /// A primary: reader threads owning their connections (`readers`), plus a small pool for
+    /// blocking reads at start-up and in the CLI.
+    Primary {
+        threads: readers::Readers,
+        pool: r2d2::Pool<SqliteConnectionManager>,
+    },
     /// A follower's replica, rewritten in place by Litestream: connections live one short
     /// window each (see `replica`).
     Replica(Arc<replica::Replica>),
@@ -129,13 +133,15 @@ impl Store {
         let manager = SqliteConnectionManager::file(path)
             .with_flags(OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX)
             .with_init(configure);
-        let readers = Readers::Pool(
-            r2d2::Pool::builder()
-                .max_size(READ_POOL_SIZE)
-                .min_idle(Some(1))
-                .connection_timeout(Duration::from_secs(10))
-                .build(manager)?,
-        );
+        let pool = r2d2::Pool::builder()
+            .max_size(readers::THREADS as u32 + 2)
+            .min_idle(Some(1))
+            .connection_timeout(Duration::from_secs(10))
+            .build(manager)?;
+        let readers = Readers::Primary {
+            threads: readers::Readers::start(&pool)?,
+            pool,
+        };
         // Checkpoints copy the WAL into the database file and fsync it: done inside a commit they
         // stall every queued write, so the writer never checkpoints and a separate connection
         // does it in PASSIVE mode (which never blocks writers).
@@ -207,17 +213,23 @@ impl Store {
         self.jobs.as_ref().ok_or(Error::ReadOnlyFollower)
     }
 
-    /// Runs `f` on a pooled read connection, off the async executor.
+    /// Runs `f` on a read connection, off the async executor: one hop to a reader thread (a
+    /// follower's reads run on the blocking pool).
     ///
     /// # Errors
-    /// Whatever `f` returns, or a pool failure.
+    /// Whatever `f` returns, or a connection failure.
     pub async fn read<T, F>(&self, f: F) -> Result<T>
     where
         T: Send + 'static,
         F: FnOnce(&Connection) -> Result<T> + Send + 'static,
     {
-        let store = self.clone();
-        run_blocking(move || store.read_blocking(f)).await
+        match &self.readers {
+            Readers::Primary { threads, .. } => threads.read(f).await,
+            Readers::Replica(replica) => {
+                let replica = replica.clone();
+                run_blocking(move || replica.read(f)).await
+            }
+        }
     }
 
     /// The blocking form of [`Store::read`], for start-up.
@@ -226,7 +238,7 @@ impl Store {
     /// Whatever `f` returns, or a pool failure.
     pub fn read_blocking<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
         match &self.readers {
-            Readers::Pool(pool) => f(&*pool.get()?),
+            Readers::Primary { pool, .. } => f(&*pool.get()?),
             Readers::Replica(replica) => replica.read(f),
         }
     }
@@ -560,7 +572,7 @@ fn configure(conn: &mut Connection) -> rusqlite::Result<()> {
 impl Store {
     fn test_reader(&self) -> r2d2::PooledConnection<SqliteConnectionManager> {
         match &self.readers {
-            Readers::Pool(pool) => pool.get().expect("a read connection"),
+            Readers::Primary { pool, .. } => pool.get().expect("a read connection"),
             Readers::Replica(_) => panic!("a follower has no pool"),
         }
     }

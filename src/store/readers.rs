@@ -1,0 +1,132 @@
+//! The primary's readers: a fixed set of threads, each owning one connection for its whole life.
+//!
+//! A read is one hop off the async executor: the caller sends a closure down a channel and
+//! awaits its answer; whichever reader thread is free runs it on its own connection. No pool is
+//! checked out per read (no lock hand-off between many blocking threads and few connections) and
+//! tokio's blocking pool does not grow under load. Reads in flight are bounded: past
+//! [`IN_FLIGHT`], callers wait (asynchronously) before sending, so a burst queues in the
+//! executor instead of in memory without limit.
+
+use std::sync::{Arc, Mutex, mpsc};
+
+use r2d2_sqlite::SqliteConnectionManager;
+use rusqlite::Connection;
+
+use crate::error::{Error, Result};
+
+/// Reader threads (and connections).
+pub const THREADS: usize = 8;
+
+/// Most reads sent and not yet answered.
+const IN_FLIGHT: usize = 256;
+
+type ReadJob = Box<dyn FnOnce(&Connection) + Send>;
+
+/// Handle to the reader threads; they end when the last handle is dropped.
+#[derive(Clone)]
+pub struct Readers {
+    jobs: mpsc::Sender<ReadJob>,
+    in_flight: Arc<tokio::sync::Semaphore>,
+}
+
+impl Readers {
+    /// Starts [`THREADS`] threads, each holding one connection of `pool` (the pool opens and
+    /// configures them) until the readers are dropped.
+    ///
+    /// # Errors
+    /// A connection cannot be opened or a thread started.
+    pub fn start(pool: &r2d2::Pool<SqliteConnectionManager>) -> Result<Readers> {
+        let (jobs, queue) = mpsc::channel::<ReadJob>();
+        let queue = Arc::new(Mutex::new(queue));
+        for n in 0..THREADS {
+            let conn = pool.get()?;
+            let queue = queue.clone();
+            std::thread::Builder::new()
+                .name(format!("bourse-reader-{n}"))
+                .spawn(move || {
+                    loop {
+                        // The lock is held only while waiting for the next job.
+                        let job = queue.lock().unwrap_or_else(|p| p.into_inner()).recv();
+                        let Ok(job) = job else {
+                            return; // every handle dropped
+                        };
+                        // A panicking read answers its caller with an error (its reply is
+                        // dropped) and the thread goes on.
+                        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                            job(&conn);
+                        }));
+                    }
+                })
+                .map_err(|e| Error::Internal(format!("cannot start a reader thread: {e}")))?;
+        }
+        Ok(Readers {
+            jobs,
+            in_flight: Arc::new(tokio::sync::Semaphore::new(IN_FLIGHT)),
+        })
+    }
+
+    /// Runs `f` on a reader thread's connection and answers what it returns.
+    ///
+    /// # Errors
+    /// Whatever `f` returns, or `Internal` when it panicked.
+    pub async fn read<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> Result<T> + Send + 'static,
+    {
+        let _permit = self
+            .in_flight
+            .acquire()
+            .await
+            .map_err(|_| Error::Internal("the readers stopped".into()))?;
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        self.send(Box::new(move |conn| {
+            let _ = reply.send(f(conn));
+        }))?;
+        answer
+            .await
+            .map_err(|_| Error::Internal("a read failed without an answer (it panicked)".into()))?
+    }
+
+    fn send(&self, job: ReadJob) -> Result<()> {
+        self.jobs
+            .send(job)
+            .map_err(|_| Error::Internal("the readers stopped".into()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_panicking_read_answers_an_error_and_the_readers_go_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let manager = SqliteConnectionManager::file(dir.path().join("r.db"));
+        let pool = r2d2::Pool::builder()
+            .max_size(THREADS as u32)
+            .build(manager)
+            .unwrap();
+        let readers = Readers::start(&pool).unwrap();
+        for _ in 0..THREADS * 2 {
+            let failed = readers
+                .read(|_| -> Result<()> { panic!("a bug in a read") })
+                .await;
+            assert!(matches!(failed, Err(Error::Internal(_))));
+        }
+        // Far more reads than threads, all at once: each is answered.
+        let reads = (0..IN_FLIGHT * 2).map(|n| {
+            let readers = readers.clone();
+            tokio::spawn(async move {
+                readers
+                    .read(move |conn| {
+                        Ok(conn.query_row("SELECT ?1", [n as i64], |r| r.get::<_, i64>(0))?)
+                    })
+                    .await
+            })
+        });
+        for (n, read) in reads.enumerate() {
+            assert_eq!(read.await.unwrap().unwrap(), n as i64);
+        }
+    }
+}

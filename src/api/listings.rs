@@ -21,8 +21,10 @@ pub async fn browse(app: &App, ctx: &Ctx) -> Result<Reply> {
         None => None,
     };
     let querier = browse::querier(app, agent.as_ref(), &ctx.client_ip.to_string());
-    let members = browse::browse(app, &request, querier).await?;
-    Ok(Reply::Canonical(200, members))
+    Ok(Reply::Bytes(
+        "application/json",
+        hyper::body::Bytes::from_owner(browse::signed_browse(app, &request, querier).await?),
+    ))
 }
 
 pub async fn create(app: &App, ctx: &Ctx) -> Result<Reply> {

@@ -329,3 +329,31 @@ fn a_listing_detail_is_signed_once_per_content_and_never_served_stale() {
         .json();
     assert_eq!(verdict["valid"], true, "{verdict}");
 }
+
+/// A browse page is signed once per content too: the same query twice is the same signed bytes;
+/// a new listing shows at once; each page verifies.
+#[test]
+fn a_browse_page_is_signed_once_per_content_and_never_served_stale() {
+    let server = TestServer::start();
+    let (seller, _twin) = server.seller("browse-once", b"bytes");
+    let listing = |title: &str| json!({"title": title, "description": "Reused page signature.", "priceCents": 0, "consent": true});
+    server.create_listing(&seller, listing("Tidal gauges north"), json!({}));
+    let path = "/api/marketplace/listings?q=tidal&limit=10";
+    let first = server.get(path);
+    let second = server.get(path);
+    first.assert_status(200);
+    assert_eq!(
+        first.body, second.body,
+        "an unchanged page reuses its signed answer"
+    );
+    assert_eq!(first.json()["total"], 1);
+    let other = server.get("/api/marketplace/listings?q=tidal&limit=9");
+    assert_ne!(other.body, first.body, "another query is another page");
+    server.create_listing(&seller, listing("Tidal gauges south"), json!({}));
+    let third = server.get(path).json();
+    assert_eq!(third["total"], 2, "a new listing shows at once: {third}");
+    let verdict = server
+        .post("/api/verify-receipt", &json!({"signed": third}))
+        .json();
+    assert_eq!(verdict["valid"], true, "{verdict}");
+}

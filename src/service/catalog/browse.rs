@@ -717,6 +717,37 @@ pub fn fts_query(text: &str) -> Option<String> {
 pub async fn browse(app: &App, request: &Browse, querier: String) -> Result<CanonicalMembers> {
     let query = browse_query(app, request)?;
     app.counters.query(querier);
+    page(app, query).await
+}
+
+/// `GET /api/marketplace/listings` as signed bytes: a page signed earlier is reused while
+/// nothing that shapes it has changed (`catalog::signed`, keyed by the whole query); the query
+/// is counted either way.
+///
+/// # Errors
+/// As [`browse`].
+pub async fn signed_browse(
+    app: &App,
+    request: &Browse,
+    querier: String,
+) -> Result<super::signed::Body> {
+    let query = browse_query(app, request)?;
+    app.counters.query(querier);
+    let key = format!("browse {query:?}");
+    let stamp = (app.browse.generation(), app.known_agents.generation());
+    let now = app.clock.now();
+    if let Some((body, _)) = app.signed.get(&key, stamp, now) {
+        return Ok(body);
+    }
+    let members = page(app, query).await?;
+    let body: super::signed::Body =
+        crate::service::trust::provenance::sign_members(app, members).into();
+    app.signed.put(&key, stamp, -1, body.clone(), now);
+    Ok(body)
+}
+
+/// The page `query` asks for, as canonical members (unsigned).
+async fn page(app: &App, query: Query) -> Result<CanonicalMembers> {
     let index = app.browse.clone();
     let (limit, offset) = (query.limit, query.offset);
     let (rows, total) = app

@@ -1,13 +1,14 @@
 //! Signed answers kept for reuse: a public answer whose content has not changed carries a
-//! signature made earlier (its `signedAt` says when), so a hot listing is signed once per change
-//! rather than once per request.
+//! signature made earlier (its `signedAt` says when), so a hot listing, or a browse page many
+//! agents ask for, is signed once per change rather than once per request.
 //!
 //! An entry is good while nothing that could change its content has happened since it was made:
 //! its stamp (the browse index's generation, bumped by every committed catalogue write, ratings
 //! and sales included; the known-agents generation, bumped by every change of an agent row) is
 //! still current, and it is younger than the counter flush interval, so the view counts it shows
 //! lag no more than they would anyway. A change of the provenance block clears every entry.
-//! Bounded in entries; the oldest half goes when full.
+//! Bounded in entries and in bytes (a browse page is tens of KB); the oldest half goes when
+//! either is full.
 
 use jiff::{SignedDuration, Timestamp};
 use std::collections::HashMap;
@@ -15,8 +16,11 @@ use std::sync::{Arc, Mutex};
 
 use super::counters::FLUSH_INTERVAL;
 
-/// Most answers kept (a listing detail is a few KB: about 10 MB at most).
+/// Most answers kept.
 const MAX_ENTRIES: usize = 4096;
+
+/// Most bytes of answers kept (about 4,000 listing details, or 500 browse pages of 50).
+const MAX_BYTES: usize = 32 << 20;
 
 /// What must be unchanged for an entry to be reused.
 pub type Stamp = (u64, u64);
@@ -33,10 +37,16 @@ struct Entry {
     made: Timestamp,
 }
 
-/// Signed answers by key (a listing id).
+/// Signed answers by key (a listing id, a browse query).
 #[derive(Default)]
 pub struct SignedAnswers {
-    entries: Mutex<HashMap<String, Entry>>,
+    entries: Mutex<Entries>,
+}
+
+#[derive(Default)]
+struct Entries {
+    map: HashMap<String, Entry>,
+    bytes: usize,
 }
 
 impl SignedAnswers {
@@ -45,6 +55,7 @@ impl SignedAnswers {
         let max_age = SignedDuration::try_from(FLUSH_INTERVAL).unwrap_or(SignedDuration::ZERO);
         let entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
         entries
+            .map
             .get(key)
             .filter(|entry| {
                 entry.stamp == stamp
@@ -56,14 +67,20 @@ impl SignedAnswers {
 
     /// Keeps an answer made under `stamp`.
     pub fn put(&self, key: &str, stamp: Stamp, seq: i64, body: Body, now: Timestamp) {
+        if body.len() > MAX_BYTES / 8 {
+            return; // too large to be worth a place
+        }
         let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
-        if entries.len() >= MAX_ENTRIES {
-            let mut ages: Vec<Timestamp> = entries.values().map(|entry| entry.made).collect();
+        let Entries { map, bytes } = &mut *entries;
+        if map.len() >= MAX_ENTRIES || *bytes + body.len() > MAX_BYTES {
+            let mut ages: Vec<Timestamp> = map.values().map(|entry| entry.made).collect();
             ages.sort_unstable();
             let cutoff = ages[ages.len() / 2];
-            entries.retain(|_, entry| entry.made > cutoff && entry.stamp == stamp);
+            map.retain(|_, entry| entry.made > cutoff && entry.stamp == stamp);
+            *bytes = map.values().map(|entry| entry.body.len()).sum();
         }
-        entries.insert(
+        *bytes += body.len();
+        if let Some(replaced) = map.insert(
             key.to_owned(),
             Entry {
                 body,
@@ -71,15 +88,14 @@ impl SignedAnswers {
                 stamp,
                 made: now,
             },
-        );
+        ) {
+            *bytes -= replaced.body.len();
+        }
     }
 
     /// Forgets every answer (the signing identity or provenance changed).
     pub fn clear(&self) {
-        self.entries
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clear();
+        *self.entries.lock().unwrap_or_else(|p| p.into_inner()) = Entries::default();
     }
 }
 
@@ -106,7 +122,19 @@ mod tests {
         for i in 0..MAX_ENTRIES + 10 {
             answers.put(&i.to_string(), (1, 1), 0, Body::from(&b""[..]), now);
         }
-        assert!(answers.entries.lock().unwrap().len() <= MAX_ENTRIES);
+        assert!(answers.entries.lock().unwrap().map.len() <= MAX_ENTRIES);
+        // Large answers are bounded by bytes too.
+        let page = Body::from(vec![b' '; 64 << 10]);
+        for i in 0..2 * MAX_BYTES / page.len() {
+            answers.put(&format!("page {i}"), (1, 1), -1, page.clone(), now);
+        }
+        let entries = answers.entries.lock().unwrap();
+        assert!(entries.bytes <= MAX_BYTES);
+        assert_eq!(
+            entries.bytes,
+            entries.map.values().map(|e| e.body.len()).sum::<usize>()
+        );
+        drop(entries);
         answers.clear();
         assert!(answers.get("a", (1, 1), now).is_none());
     }

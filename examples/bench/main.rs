@@ -371,6 +371,21 @@ async fn main() {
             None,
         ));
     }
+    // Every page a new one: the same shape as `q=rare`, a different word each request, so no
+    // signed page is reused (the cost of a cold page, signature included).
+    let uncached_host = bh.clone();
+    workloads.push((
+        "browse uncached (new rare word each request)".into(),
+        Arc::new(move |n: usize| {
+            get(
+                &uncached_host,
+                &format!("/api/marketplace/listings?limit=50&q=tok{}", n % 20_000),
+                "",
+            )
+        }),
+        "/json",
+        None,
+    ));
     workloads.push((
         "browse mix".into(),
         rotate(

@@ -533,6 +533,35 @@ fn a_follower_serves_what_the_primary_wrote_and_sends_writes_to_the_primary() {
         String::from_utf8_lossy(&verified.stdout)
     );
 
+    // The other public reads are answered from the replica too: history, statistics, proofs,
+    // documents, pages. The day's participation snapshot is made by the primary (a follower
+    // cannot store it) and then served by the follower from its replica.
+    primary.get("/api/proof/participation").expect(200);
+    for path in [
+        format!("/api/marketplace/listings/{second}/history"),
+        "/api/stats".to_owned(),
+        "/api/marketplace/stats".to_owned(),
+        "/api/proof/demand".to_owned(),
+        "/api/fees".to_owned(),
+        "/api/verticals".to_owned(),
+        "/api/signing-key".to_owned(),
+        "/llms.txt".to_owned(),
+        "/openapi.json".to_owned(),
+        "/".to_owned(),
+    ] {
+        let answer = reads.request_unredirected("GET", &path, &[], None);
+        assert_eq!(answer.status, 200, "{path}: {}", answer.text());
+    }
+    wait_until(
+        "the follower serves the day's participation and disclosures",
+        Duration::from_secs(10),
+        || {
+            ["/api/proof/participation", "/disclosures"]
+                .iter()
+                .all(|path| reads.request_unredirected("GET", path, &[], None).status == 200)
+        },
+    );
+
     // Readiness names the role, the primary and the lag.
     let ready = reads.get("/readyz").expect(200);
     assert_eq!(ready["role"], json!("follower"));

@@ -157,6 +157,10 @@ struct Matches {
 /// Most distinct search expressions (and filter sets) whose results are kept at once.
 const CACHE_MAX: usize = 512;
 
+/// Most bytes of kept search bitsets (one is `seq`/8 bytes: 125 KB at a million listings, so
+/// about 128 searches there, all 512 below 250,000 listings).
+const FTS_CACHE_BYTES: usize = 16 << 20;
+
 /// The index. Cheap to share behind an `Arc`.
 pub struct BrowseIndex {
     entries: RwLock<Entries>,
@@ -495,9 +499,12 @@ impl BrowseIndex {
         }
         let bits = Arc::new(bits);
         let mut cache = self.fts_cache.lock().unwrap_or_else(|p| p.into_inner());
-        if cache.len() >= CACHE_MAX {
+        let bytes = |cache: &HashMap<String, Matches>| -> usize {
+            cache.values().map(|m| m.bits.len() * 8).sum::<usize>() + bits.len() * 8
+        };
+        if cache.len() >= CACHE_MAX || bytes(&cache) > FTS_CACHE_BYTES {
             cache.retain(|_, m| m.generation == generation);
-            if cache.len() >= CACHE_MAX {
+            if cache.len() >= CACHE_MAX || bytes(&cache) > FTS_CACHE_BYTES {
                 cache.clear();
             }
         }

@@ -22,11 +22,12 @@ pub use crate::args::Patch;
 use crate::args::{Args, int_in_range, parse_integral};
 use crate::error::{Error, Result};
 
-/// Text for people on one line: no control characters (C0, DEL, C1), as the reader refuses.
-pub const SINGLE_LINE: &str = "^[^\\u0000-\\u001F\\u007F-\\u009F]*$";
-/// Text for people on several lines: line breaks and tabs allowed, other control characters
-/// refused (descriptions, comments, inquiry and service-request messages).
-pub const PARAGRAPH: &str = "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F-\\u009F]*$";
+/// Text for people on one line: at least one character that is not a space (the reader trims)
+/// and no control characters (C0, DEL, C1), as the reader refuses.
+pub const SINGLE_LINE: &str = "^[^\\u0000-\\u001F\\u007F-\\u009F]*[^\\s\\u0000-\\u001F\\u007F-\\u009F][^\\u0000-\\u001F\\u007F-\\u009F]*$";
+/// Text for people on several lines: not blank, line breaks and tabs allowed, other control
+/// characters refused (descriptions, comments, inquiry and service-request messages).
+pub const PARAGRAPH: &str = "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F-\\u009F]*[^\\s\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F-\\u009F][^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F-\\u009F]*$";
 
 /// Where a request came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

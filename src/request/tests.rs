@@ -230,3 +230,19 @@ fn the_unknown_argument_hint_survives_respelling() {
         "{respelled}"
     );
 }
+
+#[test]
+fn text_patterns_refuse_blank_and_control_text_as_the_reader_does() {
+    for (pattern, allowed_break) in [(SINGLE_LINE, false), (PARAGRAPH, true)] {
+        let schema = serde_json::json!({"type": "string", "pattern": pattern});
+        let validator = jsonschema::validator_for(&schema).expect("the pattern compiles");
+        assert!(validator.is_valid(&serde_json::json!(" Tides, 2026 ")));
+        assert!(validator.is_valid(&serde_json::json!("é")));
+        assert!(!validator.is_valid(&serde_json::json!("   ")), "blank");
+        assert!(!validator.is_valid(&serde_json::json!("a\u{0}b")), "NUL");
+        assert_eq!(
+            validator.is_valid(&serde_json::json!("line one\nline two")),
+            allowed_break
+        );
+    }
+}

@@ -306,10 +306,15 @@ impl Op {
         let mut properties = Map::new();
         let mut required = Vec::new();
         for field in self.on(Face::Mcp) {
-            properties.insert(field.mcp.to_owned(), field.schema());
+            let mut schema = field.schema();
             if field.is_required(Face::Mcp) {
                 required.push(Value::from(field.mcp));
+            } else {
+                // An optional argument sent as null counts as absent (`Input::present`): the
+                // schema says so, as the REST schemas do.
+                nullable(&mut schema);
             }
+            properties.insert(field.mcp.to_owned(), schema);
         }
         for (name, schema) in extra {
             properties.insert((*name).to_owned(), schema.clone());
@@ -721,3 +726,15 @@ pub const ID_MAX: usize = 64;
 
 #[cfg(test)]
 mod tests;
+
+/// Lets `schema` also accept `null` (an optional argument's "absent").
+fn nullable(schema: &mut Value) {
+    if let Some(Value::String(kind)) = schema.get("type").cloned() {
+        schema["type"] = json!([kind, "null"]);
+    }
+    if let Some(Value::Array(values)) = schema.get_mut("enum")
+        && !values.contains(&Value::Null)
+    {
+        values.push(Value::Null);
+    }
+}

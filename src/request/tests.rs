@@ -246,3 +246,23 @@ fn text_patterns_refuse_blank_and_control_text_as_the_reader_does() {
         );
     }
 }
+
+#[test]
+fn optional_tool_arguments_accept_null_as_their_readers_do() {
+    let schema = crate::request::catalog::BROWSE.input_schema(&[]);
+    let properties = schema["properties"].as_object().unwrap();
+    let required: Vec<&str> = schema["required"]
+        .as_array()
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let validator = jsonschema::validator_for(&schema).expect("the inputSchema compiles");
+    for (name, property) in properties {
+        if required.contains(&name.as_str()) {
+            continue;
+        }
+        assert!(
+            validator.is_valid(&json!({ name.clone(): null })),
+            "{name}: {property}"
+        );
+    }
+}

@@ -566,6 +566,24 @@ impl Route {
         matches!(self.auth(), Auth::Public | Auth::Capability)
     }
 
+    /// Whether a signed answer of this public read may be reused while nothing was committed
+    /// since it was made (`catalog::signed`): reads without side effects (no counter, no rate
+    /// limit, no lazy write) whose content is the database's and the query's. Listing detail
+    /// and browse keep theirs in their services (they count views and queries).
+    pub fn reuses_signed_answer(self) -> bool {
+        matches!(
+            self,
+            Route::PlatformStats
+                | Route::MarketplaceStats
+                | Route::ListVerticals
+                | Route::Meta
+                | Route::Fees
+                | Route::DemandLedger
+                | Route::IngressDescribe
+                | Route::ListAgents
+        )
+    }
+
     /// Whether browsers may read the answers from any origin (CORS `*`): the OAuth documents and
     /// endpoints, which browser-based MCP clients call, and which involve no cookies.
     pub fn open_to_any_origin(self) -> bool {

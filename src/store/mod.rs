@@ -29,7 +29,7 @@ mod replica;
 pub mod settings;
 
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, mpsc};
 use std::time::Duration;
 
@@ -71,6 +71,8 @@ pub struct Store {
     readers: Readers,
     /// The writer thread's queue; `None` on a read-only follower.
     jobs: Option<mpsc::Sender<Job>>,
+    /// Transactions committed since start (see [`Store::commits`]).
+    commits: Arc<AtomicU64>,
     _closed: Arc<Closed>,
     checkpoints: Checkpoints,
 }
@@ -147,9 +149,13 @@ impl Store {
         // does it in PASSIVE mode (which never blocks writers).
         writer.execute_batch("PRAGMA wal_autocheckpoint = 0;")?;
         let (jobs, queue) = mpsc::channel();
+        let commits = Arc::new(AtomicU64::new(0));
         std::thread::Builder::new()
             .name("bourse-writer".into())
-            .spawn(move || writer_loop(writer, queue))
+            .spawn({
+                let commits = commits.clone();
+                move || writer_loop(writer, queue, &commits)
+            })
             .map_err(|e| Error::Internal(format!("cannot start the writer thread: {e}")))?;
         let closed = Arc::new(AtomicBool::new(false));
         if checkpoints == Checkpoints::Bourse {
@@ -164,6 +170,7 @@ impl Store {
         Ok(Store {
             readers,
             jobs: Some(jobs),
+            commits,
             _closed: Arc::new(Closed(closed)),
             checkpoints,
         })
@@ -191,6 +198,7 @@ impl Store {
         Ok(Store {
             readers: Readers::Replica(Arc::new(replica::Replica::new(path.to_owned()))),
             jobs: None,
+            commits: Arc::new(AtomicU64::new(0)),
             _closed: Arc::new(Closed(Arc::new(AtomicBool::new(false)))),
             checkpoints: Checkpoints::External,
         })
@@ -202,6 +210,13 @@ impl Store {
         if let Readers::Replica(replica) = &self.readers {
             replica.release();
         }
+    }
+
+    /// How many transactions this store has committed since it was opened: any answer read
+    /// under one count is current while the count stands (a follower's stays 0; its replica's
+    /// changes are tracked by the follower itself).
+    pub fn commits(&self) -> u64 {
+        self.commits.load(Ordering::SeqCst)
     }
 
     /// Whether this is a read-only follower's store.
@@ -496,7 +511,7 @@ fn checkpoint_loop(conn: Connection, wal: &Path, closed: Arc<AtomicBool>) {
 
 /// The writer thread: takes whatever jobs are queued (up to [`GROUP_MAX`]), runs them in one
 /// transaction, commits once, then tells every caller. Ends when every `Store` is dropped.
-fn writer_loop(mut conn: Connection, queue: mpsc::Receiver<Job>) {
+fn writer_loop(mut conn: Connection, queue: mpsc::Receiver<Job>, commits: &AtomicU64) {
     let mut pending: Option<Job> = None;
     loop {
         let first = match pending.take() {
@@ -530,6 +545,10 @@ fn writer_loop(mut conn: Connection, queue: mpsc::Receiver<Job>) {
                     .filter_map(|job| run_guarded(job, &tx))
                     .collect();
                 let committed = tx.commit().map_err(|e| format!("database commit: {e}"));
+                if committed.is_ok() {
+                    // Before any caller hears of it: an answer read after a write sees the bump.
+                    commits.fetch_add(1, Ordering::SeqCst);
+                }
                 completions
                     .into_iter()
                     .for_each(|complete| complete(committed.clone()));

@@ -357,3 +357,36 @@ fn a_browse_page_is_signed_once_per_content_and_never_served_stale() {
         .json();
     assert_eq!(verdict["valid"], true, "{verdict}");
 }
+
+/// Public statistics, fees and the demand ledger are signed once per content too: the same
+/// read twice is the same signed bytes; any committed write shows at once.
+#[test]
+fn public_reads_reuse_their_signed_answer_until_a_write() {
+    let server = TestServer::start();
+    for path in [
+        "/api/stats",
+        "/api/fees",
+        "/api/proof/demand?limit=5",
+        "/api/agents",
+    ] {
+        let first = server.get(path);
+        first.assert_status(200);
+        assert_eq!(
+            first.body,
+            server.get(path).body,
+            "{path}: an unchanged answer is reused"
+        );
+    }
+    let before = server.get("/api/agents").json();
+    server.register("a newcomer");
+    let after = server.get("/api/agents").json();
+    assert_eq!(
+        after["total"].as_i64().unwrap(),
+        before["total"].as_i64().unwrap() + 1,
+        "a registration shows at once"
+    );
+    let verdict = server
+        .post("/api/verify-receipt", &json!({"signed": after}))
+        .json();
+    assert_eq!(verdict["valid"], true, "{verdict}");
+}

@@ -31,18 +31,31 @@ pub struct Pending {
 #[derive(Default)]
 pub struct Counters {
     pending: Mutex<Pending>,
+    /// Bumped by every view and query: answers that show live counts are kept under it.
+    version: std::sync::atomic::AtomicU64,
 }
 
 /// The counters row holding the total number of queries.
 pub const QUERIES: &str = "queries";
 
 impl Counters {
+    /// Moves with every view and query counted.
+    pub fn version(&self) -> u64 {
+        self.version.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    fn bump(&self) {
+        self.version
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+
     fn with<T>(&self, f: impl FnOnce(&mut Pending) -> T) -> T {
         f(&mut self.pending.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
     /// One view of a listing.
     pub fn view(&self, seq: i64) {
+        self.bump();
         self.with(|p| *p.views.entry(seq).or_default() += 1);
     }
 
@@ -53,6 +66,7 @@ impl Counters {
 
     /// One catalogue query by `querier` (a salted hash).
     pub fn query(&self, querier: String) {
+        self.bump();
         self.with(|p| {
             p.queries += 1;
             p.queriers.insert(querier);

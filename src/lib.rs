@@ -96,10 +96,10 @@ pub async fn bind(config: &Config, clock: Arc<dyn Clock>) -> Result<Server, Stri
         max_body_bytes: config.max_body_bytes,
         trusted_proxies: config.trusted_proxies.clone(),
     };
-    Ok(
-        Server::new(listener, Arc::new(app), settings, config.shutdown_grace).with_replication(
-            DataDir(config.data_dir.clone()).database(),
-            config.replication == crate::config::Replication::Primary,
-        ),
-    )
+    Ok(Server::new(
+        listener,
+        Arc::new(app),
+        settings,
+        config.shutdown_grace,
+    ))
 }

@@ -19,10 +19,6 @@ pub struct Server {
     app: Arc<App>,
     settings: Arc<HttpSettings>,
     grace: Duration,
-    /// The database file (a follower watches it).
-    database: std::path::PathBuf,
-    /// Whether Litestream replicates the database (the heartbeat runs).
-    replicated: bool,
 }
 
 impl Server {
@@ -38,16 +34,7 @@ impl Server {
             app,
             settings: Arc::new(settings),
             grace,
-            database: std::path::PathBuf::new(),
-            replicated: false,
         }
-    }
-
-    /// Says where the database is and whether Litestream replicates it.
-    pub fn with_replication(mut self, database: std::path::PathBuf, replicated: bool) -> Server {
-        self.database = database;
-        self.replicated = replicated;
-        self
     }
 
     /// The bound address (the real port when bound to port 0).
@@ -73,10 +60,7 @@ impl Server {
         ))];
         if self.app.follower.is_some() {
             // A follower writes nothing: no workers, only the loop that follows the replica.
-            tasks.push(tokio::spawn(replication::follow(
-                self.app.clone(),
-                self.database.clone(),
-            )));
+            tasks.push(tokio::spawn(replication::follow(self.app.clone())));
             tasks.push(tokio::spawn(replication::release_connections(
                 self.app.clone(),
             )));
@@ -87,7 +71,7 @@ impl Server {
             tasks.push(tokio::spawn(crate::service::commerce::payments::worker(
                 self.app.clone(),
             )));
-            if self.replicated {
+            if self.app.store.replicated() {
                 tasks.push(tokio::spawn(replication::heartbeat(self.app.clone())));
             }
             if self.app.x402.is_some() {

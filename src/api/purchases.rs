@@ -46,11 +46,8 @@ pub async fn purchase(app: &App, ctx: &Ctx) -> Result<Reply> {
 /// The agent key (Bearer, else the body's `api_key`, removed from the body) and the body, for
 /// the purchase, whose key is optional.
 fn key_and_args(ctx: &Ctx) -> Result<(Option<String>, Args)> {
-    let body_key = ctx.json_args()?.take_str("api_key");
-    Ok((
-        ctx.bearer().map(str::to_owned).or(body_key),
-        ctx.body_args()?,
-    ))
+    let (body_key, args) = ctx.body_key_and_args()?;
+    Ok((ctx.bearer().map(str::to_owned).or(body_key), args))
 }
 
 /// The spec takes the buyer key as the `api_key` query parameter here; Bearer works too. An

@@ -213,10 +213,7 @@ async fn serve_matched(
     // A public read whose signed answer is kept: reused while nothing was committed since.
     let kept = (route.reuses_signed_answer() && ctx.method == "GET").then(|| {
         let key = format!("{} {:?}", ctx.path, ctx.query);
-        // Commits, catalogue changes and live counts (the statistics show unflushed ones).
-        let live =
-            app.browse.generation().wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ app.counters.version();
-        let stamp = (app.store.commits(), live);
+        let stamp = crate::service::catalog::signed::database_stamp(app);
         (key, stamp, app.clock.now())
     });
     if let Some((key, stamp, now)) = &kept

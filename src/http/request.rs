@@ -91,20 +91,28 @@ impl Ctx {
         self.params.first().map_or("", String::as_str)
     }
 
-    /// The JSON body without its `api_key` member (a marketplace body may carry the key, which
-    /// dispatch has already read).
+    /// The JSON body's `api_key` (a marketplace body may carry the key) and the body without
+    /// it, from one parse. The key, when sent, is a non-empty string.
     ///
     /// # Errors
-    /// As [`Ctx::json_args`].
-    pub fn body_args(&self) -> Result<Args> {
+    /// As [`Ctx::json_args`]; `INVALID_ARGUMENT` for an `api_key` that is not a non-empty string.
+    pub fn body_key_and_args(&self) -> Result<(Option<String>, Args)> {
         let mut args = self.json_args()?;
         match args.take("api_key") {
-            None => Ok(args),
-            Some(Value::String(key)) if !key.trim().is_empty() => Ok(args),
+            None => Ok((None, args)),
+            Some(Value::String(key)) if !key.trim().is_empty() => Ok((Some(key), args)),
             Some(_) => Err(Error::invalid(
                 "`api_key` must be a non-empty string (or send `Authorization: Bearer` instead)",
             )),
         }
+    }
+
+    /// The JSON body without its `api_key` member (which dispatch has already read).
+    ///
+    /// # Errors
+    /// As [`Ctx::body_key_and_args`].
+    pub fn body_args(&self) -> Result<Args> {
+        Ok(self.body_key_and_args()?.1)
     }
 
     /// The first value of a query parameter.

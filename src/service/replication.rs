@@ -261,10 +261,11 @@ pub async fn release_connections(app: Arc<App>) {
 }
 
 /// The follower's loop: every [`FOLLOW_POLL`], when the replica file changed, catch up.
-pub async fn follow(app: Arc<App>, database: std::path::PathBuf) {
-    let Some(follower) = app.follower.as_ref() else {
+pub async fn follow(app: Arc<App>) {
+    let (Some(follower), Some(database)) = (app.follower.as_ref(), app.store.replica_file()) else {
         return;
     };
+    let database = database.to_owned();
     let wal = database.with_extension("db-wal");
     let mut ticker = tokio::time::interval(FOLLOW_POLL);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);

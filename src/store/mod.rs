@@ -219,6 +219,19 @@ impl Store {
         self.commits.load(Ordering::SeqCst)
     }
 
+    /// A follower's replica file (which it watches for Litestream's changes).
+    pub fn replica_file(&self) -> Option<&Path> {
+        match &self.readers {
+            Readers::Replica(replica) => Some(replica.path()),
+            Readers::Primary { .. } => None,
+        }
+    }
+
+    /// Whether a primary leaves checkpoints to Litestream (`serve --replicated`).
+    pub fn replicated(&self) -> bool {
+        !self.is_follower() && self.checkpoints == Checkpoints::External
+    }
+
     /// Whether this is a read-only follower's store.
     pub fn is_follower(&self) -> bool {
         self.jobs.is_none()

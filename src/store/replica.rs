@@ -72,6 +72,11 @@ impl Replica {
         drop(closing);
     }
 
+    /// The replica file.
+    pub fn path(&self) -> &std::path::Path {
+        &self.path
+    }
+
     fn open(&self) -> Result<Connection> {
         let conn = Connection::open_with_flags(
             &self.path,

@@ -741,7 +741,7 @@ pub async fn signed_browse(
     let query = browse_query(app, request)?;
     app.counters.query(querier);
     let key = format!("browse {query:?}");
-    let stamp = (app.browse.generation(), app.known_agents.generation());
+    let stamp = super::signed::catalogue_stamp(app);
     let now = app.clock.now();
     if let Some((body, _)) = app.signed.get(&key, stamp, now) {
         return Ok(body);

@@ -279,7 +279,7 @@ pub(crate) fn insert_row(
 /// # Errors
 /// As [`detail`].
 pub async fn signed_detail(app: &App, id: &str) -> Result<super::signed::Body> {
-    let stamp = (app.browse.generation(), app.known_agents.generation());
+    let stamp = super::signed::catalogue_stamp(app);
     let now = app.clock.now();
     if let Some((body, seq)) = app.signed.get(id, stamp, now) {
         app.counters.view(seq);

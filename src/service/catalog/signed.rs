@@ -15,6 +15,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use super::counters::FLUSH_INTERVAL;
+use crate::service::App;
 
 /// Most answers kept.
 const MAX_ENTRIES: usize = 4096;
@@ -23,7 +24,23 @@ const MAX_ENTRIES: usize = 4096;
 const MAX_BYTES: usize = 32 << 20;
 
 /// What must be unchanged for an entry to be reused.
-pub type Stamp = (u64, u64);
+pub type Stamp = [u64; 3];
+
+/// The stamp of catalogue answers (listing detail, browse pages): the catalogue's generation and
+/// the known agents' (the sellers they show). The view counts they show are bounded by age.
+pub fn catalogue_stamp(app: &App) -> Stamp {
+    [app.browse.generation(), app.known_agents.generation(), 0]
+}
+
+/// The stamp of the other public reads (statistics, fees, the demand ledger…): every commit,
+/// every catalogue change and every counted view or query (the statistics show unflushed ones).
+pub fn database_stamp(app: &App) -> Stamp {
+    [
+        app.store.commits(),
+        app.browse.generation(),
+        app.counters.version(),
+    ]
+}
 
 /// A signed answer's bytes, shared without copying.
 pub type Body = Arc<[u8]>;
@@ -108,25 +125,25 @@ mod tests {
         let answers = SignedAnswers::default();
         let now: Timestamp = "2026-11-24T00:00:00Z".parse().unwrap();
         let later = |secs| now.checked_add(SignedDuration::from_secs(secs)).unwrap();
-        answers.put("a", (1, 1), 7, Body::from(&b"{}"[..]), now);
+        answers.put("a", [1, 1, 0], 7, Body::from(&b"{}"[..]), now);
         assert_eq!(
-            answers.get("a", (1, 1), later(1)).map(|(_, seq)| seq),
+            answers.get("a", [1, 1, 0], later(1)).map(|(_, seq)| seq),
             Some(7)
         );
         assert!(
-            answers.get("a", (1, 1), later(2)).is_none(),
+            answers.get("a", [1, 1, 0], later(2)).is_none(),
             "older than a flush"
         );
-        assert!(answers.get("a", (2, 1), now).is_none());
-        assert!(answers.get("b", (1, 1), now).is_none());
+        assert!(answers.get("a", [2, 1, 0], now).is_none());
+        assert!(answers.get("b", [1, 1, 0], now).is_none());
         for i in 0..MAX_ENTRIES + 10 {
-            answers.put(&i.to_string(), (1, 1), 0, Body::from(&b""[..]), now);
+            answers.put(&i.to_string(), [1, 1, 0], 0, Body::from(&b""[..]), now);
         }
         assert!(answers.entries.lock().unwrap().map.len() <= MAX_ENTRIES);
         // Large answers are bounded by bytes too.
         let page = Body::from(vec![b' '; 64 << 10]);
         for i in 0..2 * MAX_BYTES / page.len() {
-            answers.put(&format!("page {i}"), (1, 1), -1, page.clone(), now);
+            answers.put(&format!("page {i}"), [1, 1, 0], -1, page.clone(), now);
         }
         let entries = answers.entries.lock().unwrap();
         assert!(entries.bytes <= MAX_BYTES);
@@ -136,6 +153,6 @@ mod tests {
         );
         drop(entries);
         answers.clear();
-        assert!(answers.get("a", (1, 1), now).is_none());
+        assert!(answers.get("a", [1, 1, 0], now).is_none());
     }
 }

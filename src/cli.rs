@@ -638,7 +638,13 @@ fn key_source(args: &VerifyArgs) -> Result<KeySource, String> {
         .as_deref()
         .ok_or("say which key verifies: --public-key, --data or --url")?;
     let url = format!("{}/api/signing-key", base.trim_end_matches('/'));
-    let document: Value = ureq::get(&url)
+    let agent = crate::outbound::configured_agent(
+        ureq::Agent::config_builder()
+            .timeout_global(Some(std::time::Duration::from_secs(10)))
+            .build(),
+    );
+    let document: Value = agent
+        .get(&url)
         .call()
         .map_err(|e| format!("cannot fetch {url}: {e}"))?
         .body_mut()

@@ -200,10 +200,11 @@ impl Keys {
     /// The request fails, or the answer is not a signing-key document.
     pub fn fetch(bourse_base_url: &str) -> Result<Keys, String> {
         let url = format!("{}/api/signing-key", bourse_base_url.trim_end_matches('/'));
-        let agent: ureq::Agent = ureq::Agent::config_builder()
-            .timeout_global(Some(Duration::from_secs(10)))
-            .build()
-            .into();
+        let agent = crate::outbound::configured_agent(
+            ureq::Agent::config_builder()
+                .timeout_global(Some(Duration::from_secs(10)))
+                .build(),
+        );
         let text = agent
             .get(&url)
             .call()

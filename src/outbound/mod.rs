@@ -8,8 +8,11 @@
 //!   public item, and [`OutboundError`].
 //! - `policy`: which addresses and URLs are allowed: [`Policy`], the address denylist
 //!   ([`denied_reason`]) and the URL rules ([`check_url`]). Pure: no I/O.
+//! - `dns`: name lookup without the C library (`/etc/hosts`, then the name servers of
+//!   `/etc/resolv.conf`), deadline-bounded; the static binary has no NSS modules to call.
 //! - `resolver`: name resolution, once, and pinning: the `VettingResolver` ureq dials through,
-//!   the deadline-bounded lookup, and [`check_destination`] (the URL rules plus a lookup now).
+//!   [`check_destination`] (the URL rules plus a lookup now), and the unvetted resolver behind
+//!   [`configured_agent`] for services the operator configures.
 //! - `client`: the request/response client: [`Client`], [`Timeouts`], [`Response`], the body
 //!   cap, and the mapping of ureq's errors to [`OutboundError`].
 //!
@@ -41,6 +44,7 @@
 //! pooled: every call resolves, vets and dials afresh.
 
 mod client;
+mod dns;
 mod policy;
 mod resolver;
 
@@ -50,6 +54,17 @@ use std::fmt;
 pub use client::{Client, Response, Timeouts};
 pub use policy::{Policy, check_url, denied_reason};
 pub use resolver::check_destination;
+
+/// A ureq agent for services the operator configures (Stripe, an x402 facilitator, the bourse
+/// `verify --url` asks): `config` as given, names resolved without the C library (the binary is
+/// static), and no address vetting. User-supplied URLs go through [`Client`] instead.
+pub fn configured_agent(config: ureq::config::Config) -> ureq::Agent {
+    ureq::Agent::with_parts(
+        config,
+        ureq::unversioned::transport::DefaultConnector::new(),
+        resolver::ConfiguredResolver,
+    )
+}
 
 /// Why an outbound request failed.
 #[derive(Debug)]

@@ -1,14 +1,12 @@
 //! Name resolution, once per request, and pinning: the `VettingResolver` that ureq asks for the
 //! addresses it will dial (it resolves once, keeps only the addresses [`denied_reason`] allows,
-//! and ureq dials exactly those), the deadline-bounded lookup behind it, and
-//! [`check_destination`], which vets a URL's name as it resolves now.
+//! and ureq dials exactly those), [`check_destination`], which vets a URL's name as it resolves
+//! now, and the `ConfiguredResolver` for services the operator names. Both resolvers look names
+//! up with [`super::dns`], never through the C library.
 
 use std::error::Error as StdError;
 use std::fmt;
-use std::io;
-use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
-use std::sync::mpsc;
-use std::thread;
+use std::net::SocketAddr;
 use std::time::Duration;
 
 use ureq::config::Config;
@@ -17,6 +15,7 @@ use ureq::unversioned::resolver::{ResolvedSocketAddrs, Resolver};
 use ureq::unversioned::transport::NextTimeout;
 
 use super::OutboundError;
+use super::dns::{LookupError, lookup};
 use super::policy::{Policy, check_url, denied_reason};
 
 /// [`check_url`], then where a host name resolves now: refused when every address it resolves
@@ -30,20 +29,9 @@ pub fn check_destination(url: &str, policy: Policy) -> Result<String, OutboundEr
     let uri: Uri = normalized
         .parse()
         .map_err(|_| OutboundError::InvalidUrl("is not a valid URL".into()))?;
-    let Some(host) = uri.host() else {
+    let Some((host, port)) = target(&uri) else {
         return Ok(normalized);
     };
-    let host = host
-        .strip_prefix('[')
-        .and_then(|h| h.strip_suffix(']'))
-        .unwrap_or(host);
-    let port = uri
-        .port_u16()
-        .unwrap_or(if uri.scheme_str() == Some("http") {
-            80
-        } else {
-            443
-        });
     if let Ok(addresses) = lookup(host, port, Some(Duration::from_secs(3)))
         && let Some(first) = addresses.first()
         && addresses
@@ -91,28 +79,7 @@ impl Resolver for VettingResolver {
         _config: &Config,
         timeout: NextTimeout,
     ) -> Result<ResolvedSocketAddrs, ureq::Error> {
-        let host = uri.host().ok_or(ureq::Error::HostNotFound)?;
-        let host = host
-            .strip_prefix('[')
-            .and_then(|h| h.strip_suffix(']'))
-            .unwrap_or(host);
-        let port = match uri.port_u16() {
-            Some(p) => p,
-            None if uri.scheme_str() == Some("http") => 80,
-            None => 443,
-        };
-        let deadline = if timeout.after.is_not_happening() {
-            None
-        } else {
-            Some(*timeout.after)
-        };
-        let candidates = match lookup(host, port, deadline) {
-            Ok(addrs) => addrs,
-            Err(LookupError::Timeout) => return Err(ureq::Error::Timeout(timeout.reason)),
-            Err(LookupError::Failed(msg)) => {
-                return Err(ureq::Error::Other(Box::new(ResolveFailure::Dns(msg))));
-            }
-        };
+        let (host, candidates) = lookup_for_ureq(uri, &timeout)?;
 
         let mut vetted = self.empty();
         let mut first_denial = None;
@@ -150,48 +117,57 @@ impl Resolver for VettingResolver {
     }
 }
 
-enum LookupError {
-    Timeout,
-    Failed(String),
+/// The resolver for services the operator names (Stripe, an x402 facilitator, the bourse a
+/// command verifies against): the same lookup, without vetting, as those addresses are settings,
+/// not user input (a sandbox may well point them at loopback).
+#[derive(Debug)]
+pub(super) struct ConfiguredResolver;
+
+impl Resolver for ConfiguredResolver {
+    fn resolve(
+        &self,
+        uri: &Uri,
+        _config: &Config,
+        timeout: NextTimeout,
+    ) -> Result<ResolvedSocketAddrs, ureq::Error> {
+        let (_, candidates) = lookup_for_ureq(uri, &timeout)?;
+        let mut addresses = self.empty();
+        // At most 16 addresses fit; extra ones are dropped like ureq's own resolver does.
+        for addr in candidates {
+            let _ = addresses.try_push(addr);
+        }
+        Ok(addresses)
+    }
 }
 
-/// Resolves `host:port`, giving up after `deadline`. `ToSocketAddrs` has no deadline of its own,
-/// so the lookup runs on a helper thread; on timeout the thread is abandoned and ends when the
-/// system resolver gives up.
-fn lookup(
-    host: &str,
-    port: u16,
-    deadline: Option<Duration>,
-) -> Result<Vec<SocketAddr>, LookupError> {
-    if let Ok(ip) = host.parse::<IpAddr>() {
-        return Ok(vec![SocketAddr::new(ip, port)]);
-    }
-    let failed = |e: io::Error| {
-        tracing::debug!(host, error = %e, "outbound name lookup failed");
-        LookupError::Failed(format!("{host} did not resolve"))
+/// The host (without IPv6 brackets) and port a URI names; the scheme's port by default.
+fn target(uri: &Uri) -> Option<(&str, u16)> {
+    let host = uri.host()?;
+    let host = host
+        .strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .unwrap_or(host);
+    let port = match uri.port_u16() {
+        Some(p) => p,
+        None if uri.scheme_str() == Some("http") => 80,
+        None => 443,
     };
-    let Some(deadline) = deadline else {
-        return (host, port)
-            .to_socket_addrs()
-            .map(Iterator::collect)
-            .map_err(failed);
-    };
-    let (tx, rx) = mpsc::sync_channel(1);
-    let owned = host.to_owned();
-    thread::Builder::new()
-        .name("outbound-dns".to_owned())
-        .spawn(move || {
-            let result = (owned.as_str(), port)
-                .to_socket_addrs()
-                .map(Iterator::collect::<Vec<_>>);
-            let _ = tx.send(result);
-        })
-        .map_err(failed)?;
-    match rx.recv_timeout(deadline) {
-        Ok(result) => result.map_err(failed),
-        Err(mpsc::RecvTimeoutError::Timeout) => Err(LookupError::Timeout),
-        Err(mpsc::RecvTimeoutError::Disconnected) => {
-            Err(LookupError::Failed(format!("{host} did not resolve")))
+    Some((host, port))
+}
+
+/// Looks up the URI's host within ureq's deadline, failures as ureq errors (a lookup failure
+/// travels as [`ResolveFailure::Dns`]).
+fn lookup_for_ureq<'u>(
+    uri: &'u Uri,
+    timeout: &NextTimeout,
+) -> Result<(&'u str, Vec<SocketAddr>), ureq::Error> {
+    let (host, port) = target(uri).ok_or(ureq::Error::HostNotFound)?;
+    let deadline = (!timeout.after.is_not_happening()).then_some(*timeout.after);
+    match lookup(host, port, deadline) {
+        Ok(addrs) => Ok((host, addrs)),
+        Err(LookupError::Timeout) => Err(ureq::Error::Timeout(timeout.reason)),
+        Err(LookupError::Failed(msg)) => {
+            Err(ureq::Error::Other(Box::new(ResolveFailure::Dns(msg))))
         }
     }
 }

@@ -25,6 +25,7 @@ mod receipts;
 mod replication;
 #[allow(dead_code)]
 mod seller_twin;
+mod static_binary;
 mod stripe;
 mod support;
 mod x402;

@@ -591,6 +591,22 @@ pub fn bourse() -> Command {
     Command::new(env!("CARGO_BIN_EXE_bourse"))
 }
 
+/// The release binary users run: `BOURSE_RELEASE_BIN` (`.ci/run` sets it to
+/// `target/release/bourse` after building it), else the binary under test, said in the output.
+pub fn release_binary() -> PathBuf {
+    match std::env::var_os("BOURSE_RELEASE_BIN") {
+        Some(path) => PathBuf::from(path),
+        None => {
+            use std::io::Write;
+            let _ = writeln!(
+                std::io::stderr(),
+                "note: BOURSE_RELEASE_BIN is not set; testing the binary under test instead"
+            );
+            PathBuf::from(env!("CARGO_BIN_EXE_bourse"))
+        }
+    }
+}
+
 /// The real binary serving on port 0; killed on drop.
 pub struct BinServer {
     pub child: Child,
@@ -612,14 +628,19 @@ impl BinServer {
     }
 
     fn spawn_with_stderr(data: &Path, extra: &[&str], stderr: Stdio) -> BinServer {
-        let mut child = bourse()
+        let mut command = bourse();
+        command
             .args(["serve", "--listen", "127.0.0.1:0", "--data"])
             .arg(data)
             .args(extra)
-            .stdout(Stdio::piped())
-            .stderr(stderr)
-            .spawn()
-            .unwrap();
+            .stderr(stderr);
+        BinServer::start(command)
+    }
+
+    /// Runs `command` (a `bourse serve` however it is wrapped: it must exec the server so that
+    /// killing the child stops it) and waits for its listening line.
+    pub fn start(mut command: Command) -> BinServer {
+        let mut child = command.stdout(Stdio::piped()).spawn().unwrap();
         let stdout = child.stdout.take().unwrap();
         let mut line = String::new();
         BufReader::new(stdout).read_line(&mut line).unwrap();

@@ -100,7 +100,7 @@ impl Client {
             .user_agent("bourse/1.0")
             .build();
         Client {
-            agent: config.new_agent(),
+            agent: crate::outbound::configured_agent(config),
             settings,
         }
     }

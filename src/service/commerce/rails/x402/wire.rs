@@ -338,13 +338,14 @@ pub(crate) fn get_json(url: &str) -> std::result::Result<(u16, Option<Value>), S
 }
 
 fn facilitator_agent() -> ureq::Agent {
-    ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .max_redirects(0)
-        .timeout_connect(Some(CONNECT_TIMEOUT))
-        .timeout_global(Some(TOTAL_TIMEOUT))
-        .build()
-        .into()
+    crate::outbound::configured_agent(
+        ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .max_redirects(0)
+            .timeout_connect(Some(CONNECT_TIMEOUT))
+            .timeout_global(Some(TOTAL_TIMEOUT))
+            .build(),
+    )
 }
 
 fn read_json(

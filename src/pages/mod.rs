@@ -1,7 +1,8 @@
 //! Server-rendered HTML pages: the sandbox checkout and payout onboarding, the page Stripe sends
 //! a seller back to, and `/disclosures`. Plain HTML without scripts: each button posts a form to
 //! a page route that calls the same service function as the JSON twin and answers 303 back to
-//! the page, which shows the outcome; so a browser needs no JavaScript and CI needs no browser.
+//! the page, which shows the outcome; so a browser needs no JavaScript, and the page tests need
+//! no browser (`tests/it/pages_browser.rs` also renders every page state in Chromium).
 
 pub mod authorize;
 pub mod checkout;

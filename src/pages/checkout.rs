@@ -35,7 +35,7 @@ pub async fn checkout_page(app: &App, ctx: &Ctx) -> Result<Reply> {
         "open" => (
             format!(
                 "Waiting for payment. This checkout is open until {}.",
-                html(expires)
+                until(expires)
             ),
             format!(
                 "{}{}",
@@ -65,20 +65,40 @@ pub async fn checkout_page(app: &App, ctx: &Ctx) -> Result<Reply> {
         ),
         _ => ("This checkout is closed.".to_owned(), String::new()),
     };
+    // The scripted twins of the buttons, while there are buttons.
+    let scripts = if actions.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " Scripts: <code>POST /api/sandbox/checkout/{}/pay</code> or <code>…/cancel</code>.",
+            html(session)
+        )
+    };
     let body = format!(
-        "<h1>Checkout</h1><p><strong id=\"title\">{title}</strong><br>\
+        "<h1>Checkout</h1><div class=\"card\"><p><strong id=\"title\">{title}</strong><br>\
          <span class=\"meta\">sold by <span id=\"seller\">{seller}</span></span></p>\
-         <p>Amount: <strong id=\"amount\">{amount}</strong></p>\
-         <p id=\"state\" data-state=\"{state}\">{sentence}</p>{outcome}{actions}\
-         <p class=\"meta\">Status: <span id=\"status\">{status}</span>. \
-         Scripts: <code>POST /api/sandbox/checkout/{session}/pay</code> or <code>…/cancel</code>.</p>",
+         <p>Amount: <strong id=\"amount\">{amount}</strong></p></div>\
+         <p id=\"state\" class=\"state {state}\" data-state=\"{state}\">{sentence}</p>{outcome}{actions}\
+         <p class=\"meta\">Status: <span id=\"status\">{status}</span>.{scripts}</p>",
         title = html(view["title"].as_str().unwrap_or("")),
         seller = html(view["sellerCode"].as_str().unwrap_or("")),
         status = html(status),
         outcome = outcome(ctx),
-        session = html(session),
     );
     Ok(page("bourse sandbox checkout", &body))
+}
+
+/// When an open checkout closes, as a person reads it (`21 Nov 2026, 04:30 UTC`), the exact
+/// instant in the `<time>` element; a value that does not parse is shown as it is.
+fn until(expires: &str) -> String {
+    match expires.parse::<jiff::Timestamp>() {
+        Ok(at) => format!(
+            "<time datetime=\"{}\" style=\"white-space:nowrap\">{}</time>",
+            html(expires),
+            at.strftime("%-d %b %Y, %H:%M UTC")
+        ),
+        Err(_) => html(expires),
+    }
 }
 
 /// The Pay button of the checkout page.
@@ -97,4 +117,18 @@ pub async fn cancel_form(app: &App, ctx: &Ctx) -> Result<Reply> {
         &format!("/sandbox/checkout/{session}"),
         sandbox::cancel(app, session).await,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::until;
+
+    #[test]
+    fn the_closing_time_reads_as_a_date_and_keeps_the_instant() {
+        assert_eq!(
+            until("2026-11-21T04:30:00.000Z"),
+            "<time datetime=\"2026-11-21T04:30:00.000Z\" style=\"white-space:nowrap\">21 Nov 2026, 04:30 UTC</time>"
+        );
+        assert_eq!(until("soon<"), "soon&lt;");
+    }
 }

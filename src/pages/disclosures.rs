@@ -4,20 +4,30 @@
 use hyper::body::Bytes;
 use serde_json::Value;
 
-use super::{dollars, escape as html};
+use super::{count, dollars, escape as html};
 use crate::error::Result;
 use crate::http::response::Reply;
 use crate::service::{
     App, catalog::view, commerce::fees, disclosure::meta as service, disclosure::participation,
 };
 
-/// The participation series as an inline SVG line chart (no external assets).
+/// The participation series as an inline SVG line chart (no external assets), drawn to fit a
+/// phone's width too: every day a point, values written on the points when there are few (else
+/// on the last), the first and last days under the axis (a single day once, under its point).
 fn chart(series: &[(String, i64)]) -> String {
     let (width, height, pad) = (600.0_f64, 220.0_f64, 36.0_f64);
+    let svg = |label: &str, inner: String| {
+        format!(
+            "<svg role=\"img\" aria-label=\"{label}\" width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" style=\"max-width:100%;height:auto\">{inner}</svg>"
+        )
+    };
     if series.is_empty() {
-        return format!(
-            "<svg role=\"img\" aria-label=\"No independent sellers yet\" width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\"><text x=\"{pad}\" y=\"{}\">No independent sellers yet.</text></svg>",
-            height / 2.0
+        return svg(
+            "No independent sellers yet",
+            format!(
+                "<text x=\"{pad}\" y=\"{}\">No independent sellers yet.</text>",
+                height / 2.0
+            ),
         );
     }
     let max = series.iter().map(|(_, n)| *n).max().unwrap_or(1).max(1) as f64;
@@ -43,41 +53,60 @@ fn chart(series: &[(String, i64)]) -> String {
             format!("{x:.1},{y:.1}")
         })
         .collect();
-    // Every point is drawn; values are written on each when there are few, else on the last.
+    let line = if series.len() > 1 {
+        format!(
+            "<polyline fill=\"none\" stroke=\"#1f6feb\" stroke-width=\"2\" points=\"{}\"/>",
+            points.join(" ")
+        )
+    } else {
+        String::new()
+    };
     let labelled = series.len() <= 12;
     let marks: String = series
         .iter()
         .enumerate()
         .map(|(i, (day, n))| {
             let (x, y) = at(i, *n);
+            let value = count(*n);
             let label = if labelled || i + 1 == series.len() {
                 format!(
-                    "<text x=\"{x:.1}\" y=\"{:.1}\" font-size=\"12\" text-anchor=\"middle\">{n}</text>",
+                    "<text x=\"{x:.1}\" y=\"{:.1}\" font-size=\"12\" text-anchor=\"middle\">{value}</text>",
                     y - 8.0
                 )
             } else {
                 String::new()
             };
             format!(
-                "<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"3.5\" fill=\"#1f6feb\"><title>{}: {n}</title></circle>{label}",
+                "<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"3.5\" fill=\"#1f6feb\"><title>{}: {value}</title></circle>{label}",
                 html(day)
             )
         })
         .collect();
-    let (first, last) = (&series[0], &series[series.len() - 1]);
-    format!(
-        "<svg role=\"img\" aria-label=\"Cumulative independent sellers\" width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\">\
-         <line x1=\"{pad}\" y1=\"{b}\" x2=\"{r}\" y2=\"{b}\" stroke=\"#888\"/><line x1=\"{pad}\" y1=\"{pad}\" x2=\"{pad}\" y2=\"{b}\" stroke=\"#888\"/>\
-         <polyline fill=\"none\" stroke=\"#1f6feb\" stroke-width=\"2\" points=\"{points}\"/>{marks}\
-         <text x=\"{pad}\" y=\"{t}\" font-size=\"12\">{d0}</text><text x=\"{r}\" y=\"{t}\" font-size=\"12\" text-anchor=\"end\">{d1}</text>\
-         <text x=\"4\" y=\"{pad}\" font-size=\"12\">{max}</text></svg>",
-        b = height - pad,
-        r = width - pad,
-        t = height - pad / 3.0,
-        points = points.join(" "),
-        d0 = html(&first.0),
-        d1 = html(&last.0),
-        max = max as i64,
+    let t = height - pad / 3.0;
+    let days = match series {
+        [(day, _)] => format!(
+            "<text x=\"{x:.1}\" y=\"{t}\" font-size=\"12\" text-anchor=\"middle\">{}</text>",
+            html(day),
+            x = width / 2.0
+        ),
+        [(first, _), .., (last, _)] => format!(
+            "<text x=\"{pad}\" y=\"{t}\" font-size=\"12\">{}</text><text x=\"{r}\" y=\"{t}\" font-size=\"12\" text-anchor=\"end\">{}</text>",
+            html(first),
+            html(last),
+            r = width - pad
+        ),
+        [] => String::new(),
+    };
+    svg(
+        "Cumulative independent sellers",
+        format!(
+            "<line x1=\"{pad}\" y1=\"{b}\" x2=\"{r}\" y2=\"{b}\" stroke=\"#888\"/><line x1=\"{pad}\" y1=\"{pad}\" x2=\"{pad}\" y2=\"{b}\" stroke=\"#888\"/>\
+             {line}{marks}{days}<text x=\"{a}\" y=\"{pad}\" font-size=\"12\" text-anchor=\"end\">{max}</text>",
+            b = height - pad,
+            r = width - pad,
+            a = pad - 4.0,
+            max = count(max as i64),
+        ),
     )
 }
 
@@ -137,4 +166,59 @@ pub async fn disclosures(app: &App) -> Result<Reply> {
         chart = chart(&series),
     );
     Ok(Reply::Bytes("text/html; charset=utf-8", Bytes::from(page)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::chart;
+
+    fn day(date: &str, n: i64) -> (String, i64) {
+        (date.to_owned(), n)
+    }
+
+    #[test]
+    fn a_single_day_is_a_labelled_point_with_its_date_once() {
+        let svg = chart(&[day("2026-11-21", 1)]);
+        assert_eq!(svg.matches("<circle").count(), 1, "{svg}");
+        assert!(svg.contains("<title>2026-11-21: 1</title>"), "{svg}");
+        assert!(svg.contains(">1</text>"), "the value is written: {svg}");
+        assert_eq!(svg.matches(">2026-11-21</text>").count(), 1, "{svg}");
+        assert!(
+            !svg.contains("<polyline"),
+            "no line through one point: {svg}"
+        );
+        assert!(svg.contains("max-width:100%"), "fits a phone: {svg}");
+    }
+
+    #[test]
+    fn values_have_thousands_separators_and_every_day_is_a_point() {
+        let svg = chart(&[day("2026-11-21", 999), day("2026-11-22", 12_345)]);
+        assert_eq!(svg.matches("<circle").count(), 2, "{svg}");
+        assert!(svg.contains("<title>2026-11-22: 12,345</title>"), "{svg}");
+        assert!(svg.contains(">12,345</text>"), "{svg}");
+        assert!(svg.contains(">999</text>"), "{svg}");
+        assert!(svg.contains("<polyline"), "{svg}");
+        assert!(
+            svg.contains(">2026-11-21</text>") && svg.contains(">2026-11-22</text>"),
+            "{svg}"
+        );
+        let many: Vec<_> = (1..=30)
+            .map(|d| day(&format!("2026-12-{d:02}"), d * 100))
+            .collect();
+        let svg = chart(&many);
+        assert_eq!(svg.matches("<circle").count(), 30, "{svg}");
+        assert!(
+            svg.contains(">3,000</text>"),
+            "the last value is written: {svg}"
+        );
+        assert!(
+            !svg.contains(">2,900</text>"),
+            "not every value when crowded: {svg}"
+        );
+    }
+
+    #[test]
+    fn no_sellers_yet_is_said() {
+        assert!(chart(&[]).contains("No independent sellers yet."));
+    }
 }

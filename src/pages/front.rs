@@ -4,7 +4,7 @@
 use hyper::body::Bytes;
 use serde_json::{Value, json};
 
-use super::escape as html;
+use super::{count, escape as html};
 use crate::error::Result;
 use crate::http::request::Ctx;
 use crate::http::response::Reply;
@@ -82,7 +82,7 @@ pub async fn front(app: &App, ctx: &Ctx) -> Result<Reply> {
     let page = format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
          <title>bourse</title><style>body{{font-family:system-ui,sans-serif;max-width:46rem;margin:2rem auto;padding:0 1rem;line-height:1.5;color:#1b1f24}}\
-         .counts{{display:flex;gap:2rem}}.counts strong{{display:block;font-size:1.6rem}}</style></head><body>\
+         .counts{{display:flex;gap:2rem}}code{{overflow-wrap:anywhere}}.counts strong{{display:block;font-size:1.6rem}}</style></head><body>\
          <h1>bourse</h1><p>A marketplace for software agents: they register, list and buy data and digital goods, rate, and message each other with signed receipts. \
          Every public answer is signed and can be checked offline.</p>\
          <div class=\"counts\"><div><strong id=\"agents\">{agents}</strong>agents</div><div><strong id=\"listings\">{listings}</strong>listings</div>\
@@ -90,9 +90,9 @@ pub async fn front(app: &App, ctx: &Ctx) -> Result<Reply> {
          <h2>Start here</h2><ul>{items}</ul>\
          <p>Payments on this instance: {rail}.</p>\
          <p><small>Programs: ask this page with <code>Accept: application/json</code> for the same links as JSON.</small></p></body></html>",
-        agents = counts["totalAgents"],
-        listings = counts["totalListings"],
-        verticals = counts["totalVerticals"],
+        agents = count(counts["totalAgents"].as_i64().unwrap_or(0)),
+        listings = count(counts["totalListings"].as_i64().unwrap_or(0)),
+        verticals = count(counts["totalVerticals"].as_i64().unwrap_or(0)),
         rail = html(rail),
     );
     Ok(Reply::Bytes("text/html; charset=utf-8", Bytes::from(page)))

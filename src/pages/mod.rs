@@ -1,7 +1,8 @@
 //! Server-rendered HTML pages: the sandbox checkout and payout onboarding, the page Stripe sends
 //! a seller back to, and `/disclosures`. Plain HTML without scripts: each button posts a form to
 //! a page route that calls the same service function as the JSON twin and answers 303 back to
-//! the page, which shows the outcome; so a browser needs no JavaScript and CI needs no browser.
+//! the page, which shows the outcome; so a browser needs no JavaScript, and the page tests need
+//! no browser (`tests/it/pages_browser.rs` also renders every page state in Chromium).
 
 pub mod authorize;
 pub mod checkout;
@@ -23,25 +24,35 @@ pub fn escape(text: &str) -> String {
         .replace('"', "&quot;")
 }
 
-/// Integer cents as dollars, e.g. `$100.00`.
+/// Integer cents as dollars, e.g. `$1,100.00`.
 pub fn dollars(cents: i64) -> String {
     let sign = if cents < 0 { "-" } else { "" };
     let cents = cents.unsigned_abs();
-    let whole = (cents / 100).to_string();
-    let mut grouped = String::with_capacity(whole.len() + whole.len() / 3);
-    for (i, digit) in whole.chars().enumerate() {
-        if i > 0 && (whole.len() - i).is_multiple_of(3) {
+    format!("{sign}${}.{:02}", thousands(cents / 100), cents % 100)
+}
+
+/// A count with thousands separators, e.g. `12,345`.
+pub fn count(n: i64) -> String {
+    let sign = if n < 0 { "-" } else { "" };
+    format!("{sign}{}", thousands(n.unsigned_abs()))
+}
+
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut grouped = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             grouped.push(',');
         }
         grouped.push(digit);
     }
-    format!("{sign}${grouped}.{:02}", cents % 100)
+    grouped
 }
 
 /// A page's answer for a capability that names nothing (404, HTML, like the page itself).
 pub(crate) fn not_found_page(title: &str, sentence: &str) -> Reply {
     let body = format!(
-        "<h1>{title}</h1><p id=\"status\" data-status=\"unknown\">{sentence}</p>",
+        "<h1>{title}</h1><p id=\"status\" class=\"state unknown\" data-status=\"unknown\">{sentence}</p>",
         title = escape(title),
         sentence = escape(sentence)
     );
@@ -90,7 +101,10 @@ pub(crate) fn page_with_banner(title: &str, banner: &str, body: &str) -> Reply {
          .meta{{color:#57606a;font-size:.9rem}}\
          fieldset{{border:1px solid #d0d7de;border-radius:.4rem;margin:1rem 0}}label{{display:block;margin:.4rem 0}}\
          input[type=text],input[type=password]{{font-size:1rem;padding:.4rem;width:100%;box-sizing:border-box}}\
-         .warn{{color:#9a6700}}</style></head>\
+         .warn{{color:#9a6700}}code{{overflow-wrap:anywhere}}\
+         .card{{border:1px solid #d0d7de;border-radius:.5rem;padding:.2rem 1rem;margin:1rem 0}}#amount{{font-size:1.25rem}}\
+         .state{{padding:.6rem .8rem;border-radius:.4rem;border-left:4px solid #8c959f;background:#f6f8fa}}\
+         .state.open,.state.pending{{border-left-color:#0969da}}.state.paid,.state.complete{{border-left-color:#1a7f37;background:#dafbe1}}</style></head>\
          <body><p>{banner}</p>{body}</body></html>",
         title = escape(title)
     );
@@ -175,5 +189,9 @@ mod tests {
         assert_eq!(dollars(100), "$1.00");
         assert_eq!(dollars(12_345_678_901), "$123,456,789.01");
         assert_eq!(dollars(-250), "-$2.50");
+        assert_eq!(count(999), "999");
+        assert_eq!(count(1_000), "1,000");
+        assert_eq!(count(1_234_567), "1,234,567");
+        assert_eq!(count(-4_000), "-4,000");
     }
 }

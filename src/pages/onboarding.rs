@@ -49,12 +49,19 @@ pub async fn connect_page(app: &App, ctx: &Ctx) -> Result<Reply> {
             ),
         )
     };
+    // The scripted twin of the button, while there is one.
+    let scripts = if complete {
+        String::new()
+    } else {
+        format!(
+            " Scripts: <code>POST /api/sandbox/connect/{}/complete</code>.",
+            html(id)
+        )
+    };
     let body = format!(
-        "<h1>Connect payouts</h1><p id=\"state\" data-state=\"{state}\">{sentence}</p>{outcome}{action}\
-         <p class=\"meta\">Status: <span id=\"status\">{status}</span>. Scripts: <code>POST /api/sandbox/connect/{id}/complete</code>.</p>",
+        "<h1>Connect payouts</h1><p id=\"state\" class=\"state {state}\" data-state=\"{state}\">{sentence}</p>{outcome}{action}\
+         <p class=\"meta\">Status: <span id=\"status\">{state}</span>.{scripts}</p>",
         outcome = outcome(ctx),
-        status = if complete { "complete" } else { "pending" },
-        id = html(id)
     );
     Ok(page("bourse sandbox onboarding", &body))
 }

@@ -18,6 +18,7 @@ mod mcp_market;
 mod messages;
 mod meta;
 mod oauth;
+mod pages_browser;
 mod participation;
 mod proof;
 mod purchases;

@@ -170,7 +170,7 @@ fn the_disclosures_page_renders_the_fee_table_and_the_participation_chart() {
         "60 days",
         "escrow",
         "<svg",
-        "<polyline",
+        "aria-label=\"Cumulative independent sellers\"",
         "<circle",
         "gift and game codes",
     ] {

@@ -74,8 +74,9 @@ pub fn wait_until<O: Outcome>(
     }
 }
 
-/// Whether a missing optional tool (the official MCP SDK) fails a test instead of skipping
-/// it: when `CI` is set (CI runs `.ci/run` with `CI=true`) or `BOURSE_REQUIRE_SDK=1`.
+/// Whether a missing optional tool (the official MCP SDK, Chromium for the page screenshots)
+/// fails a test instead of skipping it: when `CI` is set (CI runs `.ci/run` with `CI=true`) or
+/// `BOURSE_REQUIRE_SDK=1`.
 pub fn optional_tools_required() -> bool {
     let set =
         |name: &str| std::env::var(name).is_ok_and(|v| !v.is_empty() && v != "0" && v != "false");

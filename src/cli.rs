@@ -60,6 +60,16 @@ enum Command {
         #[command(subcommand)]
         action: FeesAction,
     },
+    /// Ask a running server whether it is up (`/healthz`) or ready (`/readyz`): exit 0 when it
+    /// answers 200, 1 otherwise. For container health checks, where no curl exists.
+    Health {
+        /// The server's base URL.
+        #[arg(long, env = "BOURSE_HEALTH_URL", default_value = "http://127.0.0.1:8080", value_parser = parse_public_url)]
+        url: String,
+        /// Ask `/readyz` (the database answers; a follower within its lag) instead of `/healthz`.
+        #[arg(long)]
+        ready: bool,
+    },
 }
 
 #[derive(Subcommand)]
@@ -326,6 +336,7 @@ pub fn main() -> ExitCode {
                     data,
                 },
         } => announce_fees(&data.data, &effective_from, &schedule, note),
+        Command::Health { url, ready } => health(&url, ready),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -333,6 +344,27 @@ pub fn main() -> ExitCode {
             eprintln!("bourse: {message}");
             ExitCode::FAILURE
         }
+    }
+}
+
+fn health(base: &str, ready: bool) -> Result<(), String> {
+    let url = format!("{base}/{}", if ready { "readyz" } else { "healthz" });
+    let agent = crate::outbound::configured_agent(
+        ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .max_redirects(0)
+            .timeout_global(Some(std::time::Duration::from_secs(5)))
+            .build(),
+    );
+    let status = agent
+        .get(&url)
+        .call()
+        .map_err(|e| format!("{url}: {e}"))?
+        .status();
+    if status == 200 {
+        Ok(())
+    } else {
+        Err(format!("{url} answered {status}"))
     }
 }
 

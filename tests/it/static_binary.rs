@@ -5,6 +5,7 @@
 //! `/etc/hosts` knows.
 
 use std::fs;
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Command;
 
@@ -30,36 +31,42 @@ fn has_interpreter(elf: &[u8]) -> bool {
     })
 }
 
-/// `chroot ROOT CMD…` as root; otherwise in a new user namespace (`unshare --map-root-user
-/// --root ROOT`) when the kernel allows one. `None` when neither can run here.
-fn confined(root: &Path) -> Option<Command> {
-    let probe = |command: &mut Command| command.output().is_ok_and(|out| out.status.success());
+/// How to run a command inside `root`: `chroot --userspec=65532:65532 ROOT` as root (the user
+/// the container image runs as); otherwise a new user namespace (`unshare --map-root-user
+/// --root ROOT`) where the kernel allows one. `None` when neither works here.
+fn confinement(root: &Path) -> Option<Vec<String>> {
+    let root = root.to_str().unwrap().to_owned();
     let as_root = Command::new("id")
         .arg("-u")
         .output()
         .is_ok_and(|out| out.stdout.starts_with(b"0\n"));
-    if as_root
-        && probe(
-            Command::new("chroot")
-                .arg(root)
-                .args(["/bin/bourse", "--version"]),
-        )
-    {
-        let mut command = Command::new("chroot");
-        command.arg(root);
-        return Some(command);
-    }
-    let unshare = |command: &mut Command| {
-        command.args(["--map-root-user", "--root"]).arg(root);
+    let chroot = vec![
+        "chroot".into(),
+        "--userspec=65532:65532".into(),
+        root.clone(),
+    ];
+    let unshare = vec![
+        "unshare".into(),
+        "--map-root-user".into(),
+        "--root".into(),
+        root,
+    ];
+    let candidates = if as_root {
+        vec![chroot, unshare]
+    } else {
+        vec![unshare]
     };
-    let mut trial = Command::new("unshare");
-    unshare(&mut trial);
-    if probe(trial.args(["/bin/bourse", "--version"])) {
-        let mut command = Command::new("unshare");
-        unshare(&mut command);
-        return Some(command);
-    }
-    None
+    candidates.into_iter().find(|prefix| {
+        confined(prefix, &["/bin/bourse", "--version"])
+            .output()
+            .is_ok_and(|out| out.status.success())
+    })
+}
+
+fn confined(prefix: &[String], args: &[&str]) -> Command {
+    let mut command = Command::new(&prefix[0]);
+    command.args(&prefix[1..]).args(args);
+    command
 }
 
 #[test]
@@ -84,6 +91,7 @@ fn static_binary_runs_in_an_empty_root() {
     );
 
     let root = TempDir::new().unwrap();
+    fs::set_permissions(root.path(), fs::Permissions::from_mode(0o755)).unwrap();
     for dir in ["bin", "etc", "data"] {
         fs::create_dir(root.path().join(dir)).unwrap();
     }
@@ -99,7 +107,12 @@ fn static_binary_runs_in_an_empty_root() {
         "nameserver 127.0.0.1\n",
     )
     .unwrap();
-    let Some(mut command) = confined(root.path()) else {
+    // The data dir belongs to the unprivileged user the server runs as (as in the image).
+    let _ = Command::new("chown")
+        .args(["65532:65532"])
+        .arg(root.path().join("data"))
+        .status();
+    let Some(prefix) = confinement(root.path()) else {
         skip_or_fail(
             TEST,
             "neither chroot (as root) nor an unprivileged user namespace is available",
@@ -121,18 +134,45 @@ fn static_binary_runs_in_an_empty_root() {
         "the root holds nothing else"
     );
 
-    command.args([
-        "/bin/bourse",
-        "serve",
-        "--data",
-        "/data",
-        "--listen",
-        "127.0.0.1:0",
-        "--allow-loopback-outbound",
-    ]);
-    let server = BinServer::start(command);
+    let server = BinServer::start(confined(
+        &prefix,
+        &[
+            "/bin/bourse",
+            "serve",
+            "--data",
+            "/data",
+            "--listen",
+            "127.0.0.1:0",
+            "--allow-loopback-outbound",
+        ],
+    ));
     let client = &server.client;
     client.get("/healthz").expect(200);
+    // The container image's health check, from inside the root.
+    for probe in [
+        vec!["--url", &client.base],
+        vec!["--ready", "--url", &client.base],
+    ] {
+        let health = confined(&prefix, &[&["/bin/bourse", "health"], &probe[..]].concat())
+            .output()
+            .unwrap();
+        assert!(
+            health.status.success(),
+            "bourse health {probe:?}: {}",
+            String::from_utf8_lossy(&health.stderr)
+        );
+    }
+    let down = confined(
+        &prefix,
+        &["/bin/bourse", "health", "--url", "http://127.0.0.1:9"],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(
+        down.status.code(),
+        Some(1),
+        "a server that is not there is not healthy"
+    );
     let agent = client.register("static-seller");
     let key = agent["apiKey"].as_str().unwrap();
 

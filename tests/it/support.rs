@@ -595,7 +595,7 @@ pub fn bourse() -> Command {
 /// The release binary users run: `BOURSE_RELEASE_BIN` (`.ci/run` sets it to
 /// `target/release/bourse` after building it), else the binary under test, said in the output.
 pub fn release_binary() -> PathBuf {
-    match std::env::var_os("BOURSE_RELEASE_BIN") {
+    match std::env::var_os("BOURSE_RELEASE_BIN").filter(|path| !path.is_empty()) {
         Some(path) => PathBuf::from(path),
         None => {
             use std::io::Write;

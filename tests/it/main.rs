@@ -21,6 +21,7 @@ mod oauth;
 mod participation;
 mod proof;
 mod purchases;
+mod readme;
 mod receipts;
 mod replication;
 #[allow(dead_code)]

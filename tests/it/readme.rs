@@ -7,6 +7,8 @@
 //! `target/release/bourse`), else the one cargo built for these tests. The two examples the
 //! tests need (`seller_endpoint`, `roundtrip`) are built once with the tests' own cargo and
 //! profile (`cargo build --example … --message-format=json`, which names the executables).
+//! Without bash, curl or python3 (what the walkthrough needs) it says SKIPPED, and fails
+//! under `CI` or `BOURSE_REQUIRE_SDK=1`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -16,7 +18,7 @@ use std::time::{Duration, Instant};
 use rusqlite::Connection;
 use serde_json::Value;
 
-use crate::support::{BinServer, wait_until};
+use crate::support::{BinServer, skip_or_fail, wait_until};
 
 /// The line before each block the test runs.
 const MARKER: &str = "<!-- walkthrough -->";
@@ -247,6 +249,22 @@ fn the_walkthrough_marks_only_its_own_blocks_and_names_no_placeholder() {
 
 #[test]
 fn the_readme_walkthrough_runs_as_written() {
+    // What the walkthrough says it needs besides bourse (bash runs it).
+    for tool in ["bash", "curl", "python3"] {
+        let found = Command::new(tool)
+            .arg("--version")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !found {
+            skip_or_fail(
+                "readme::the_readme_walkthrough_runs_as_written",
+                &format!("the walkthrough needs {tool}, which is not on PATH"),
+            );
+            return;
+        }
+    }
     let readme =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
     // On a failure, the script stops the jobs it started in the background and reaps them.

@@ -24,7 +24,7 @@
 //! - anything else → 401 (bad or missing signature) or 400 (malformed, stale, unknown type)
 //!   with `{"error": "..."}`.
 //!
-//! One line per request goes to stderr. Stop it with Ctrl-C.
+//! One line per request goes to stderr. Stop it with Ctrl-C or SIGTERM (it then exits 0).
 //!
 //! In production, run it behind a TLS terminator (a reverse proxy with a certificate): bourse
 //! only dials `https://` delivery URLs, unless the bourse server runs with
@@ -182,6 +182,7 @@ fn main() -> ExitCode {
 }
 
 async fn serve(state: Arc<State>) -> std::io::Result<()> {
+    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     let listener = TcpListener::bind(state.options.listen).await?;
     let addr = listener.local_addr()?;
     let mut stdout = std::io::stdout().lock();
@@ -199,6 +200,7 @@ async fn serve(state: Arc<State>) -> std::io::Result<()> {
                 }
             },
             _ = tokio::signal::ctrl_c() => return Ok(()),
+            _ = terminate.recv() => return Ok(()),
         };
         let state = state.clone();
         let service = service_fn(move |request| handle(state.clone(), request, peer));

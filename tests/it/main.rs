@@ -22,6 +22,7 @@ mod pages_browser;
 mod participation;
 mod proof;
 mod purchases;
+mod readme;
 mod receipts;
 mod replication;
 #[allow(dead_code)]

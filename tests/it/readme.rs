@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use rusqlite::Connection;
 use serde_json::Value;
 
-use crate::support::{BinServer, skip_or_fail, wait_until};
+use crate::support::{BinServer, release_binary, skip_or_fail, wait_until};
 
 /// The line before each block the test runs.
 const MARKER: &str = "<!-- walkthrough -->";
@@ -43,30 +43,6 @@ fn walkthrough_blocks(readme: &str) -> Vec<String> {
         blocks.push(block.join("\n"));
     }
     blocks
-}
-
-/// The binary under test, and a note saying which it is.
-fn bourse_under_test() -> PathBuf {
-    match std::env::var_os("BOURSE_RELEASE_BIN") {
-        Some(path) => {
-            let path = PathBuf::from(path);
-            assert!(
-                path.is_file(),
-                "BOURSE_RELEASE_BIN={} is not a file",
-                path.display()
-            );
-            eprintln!("note: testing BOURSE_RELEASE_BIN={}", path.display());
-            std::fs::canonicalize(path).unwrap()
-        }
-        None => {
-            let path = PathBuf::from(env!("CARGO_BIN_EXE_bourse"));
-            eprintln!(
-                "note: testing {} (set BOURSE_RELEASE_BIN to test another build)",
-                path.display()
-            );
-            path
-        }
-    }
 }
 
 /// The executables of the examples these tests run, built once per test run with this test's
@@ -272,7 +248,7 @@ fn the_readme_walkthrough_runs_as_written() {
         "set -euo pipefail\ntrap 'kill $(jobs -p) 2>/dev/null || true; wait' EXIT\n{}\n",
         walkthrough_blocks(&readme).join("\n")
     );
-    let bourse = bourse_under_test();
+    let bourse = release_binary();
     let seller_endpoint = &examples().seller_endpoint;
     let dir = tempfile::tempdir().unwrap();
     let (bin, work, tmp) = (
@@ -368,7 +344,7 @@ fn the_roundtrip_example_plays_against_its_own_server_and_a_running_one() {
     };
 
     let mut own = Command::new(roundtrip);
-    own.arg("--bourse").arg(bourse_under_test());
+    own.arg("--bourse").arg(release_binary());
     let (status, stdout, stderr) = run_bounded(own, dir.path(), "roundtrip");
     assert!(status.success(), "{status}\n{stdout}\n{stderr}");
     assert!(stdout.starts_with("started "), "{stdout}");

@@ -593,17 +593,26 @@ pub fn bourse() -> Command {
 }
 
 /// The release binary users run: `BOURSE_RELEASE_BIN` (`.ci/run` sets it to
-/// `target/release/bourse` after building it), else the binary under test, said in the output.
+/// `target/release/bourse` after building it), else the binary under test; the output says which.
 pub fn release_binary() -> PathBuf {
     match std::env::var_os("BOURSE_RELEASE_BIN").filter(|path| !path.is_empty()) {
-        Some(path) => PathBuf::from(path),
-        None => {
-            use std::io::Write;
-            let _ = writeln!(
-                std::io::stderr(),
-                "note: BOURSE_RELEASE_BIN is not set; testing the binary under test instead"
+        Some(path) => {
+            let path = PathBuf::from(path);
+            assert!(
+                path.is_file(),
+                "BOURSE_RELEASE_BIN={} is not a file",
+                path.display()
             );
-            PathBuf::from(env!("CARGO_BIN_EXE_bourse"))
+            eprintln!("note: testing BOURSE_RELEASE_BIN={}", path.display());
+            std::fs::canonicalize(path).unwrap()
+        }
+        None => {
+            let path = PathBuf::from(env!("CARGO_BIN_EXE_bourse"));
+            eprintln!(
+                "note: testing {} (set BOURSE_RELEASE_BIN to test another build)",
+                path.display()
+            );
+            path
         }
     }
 }

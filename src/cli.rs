@@ -379,6 +379,7 @@ fn serve(args: ServeArgs) -> Result<(), String> {
         trusted_proxies: args.trusted_proxy,
         shutdown_grace: Duration::from_secs(args.shutdown_grace),
         max_body_bytes: args.max_body_bytes,
+        read_timeout: crate::config::DEFAULT_READ_TIMEOUT,
         allow_loopback_outbound: args.allow_loopback_outbound,
         relaxed_limits: args.relaxed_limits,
         max_deliverable_bytes: args.max_deliverable_bytes,

@@ -27,6 +27,8 @@ pub struct Config {
     pub shutdown_grace: Duration,
     /// Largest accepted request body in bytes.
     pub max_body_bytes: usize,
+    /// Longest wait for a request head, and again for its body: 408 `REQUEST_TIMEOUT` beyond.
+    pub read_timeout: Duration,
     /// Permit `http://` and loopback destinations for outbound calls (local sandboxes, CI).
     pub allow_loopback_outbound: bool,
     /// No per-client limits (registration, admission, inquiries, ingress): local sandboxes, CI.
@@ -133,6 +135,7 @@ impl Config {
             trusted_proxies: Vec::new(),
             shutdown_grace: Duration::from_secs(10),
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            read_timeout: DEFAULT_READ_TIMEOUT,
             allow_loopback_outbound: true,
             relaxed_limits: false,
             max_deliverable_bytes: DEFAULT_MAX_DELIVERABLE_BYTES,
@@ -145,6 +148,9 @@ impl Config {
         }
     }
 }
+
+/// 30 s for a request head, and 30 s for its body: a client that trickles one holds no task long.
+pub const DEFAULT_READ_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// 1 MiB: generous for JSON metadata, small enough to refuse abuse cheaply.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 1 << 20;

@@ -29,8 +29,11 @@ pub enum Error {
     UnsupportedMediaType(String),
     /// The body exceeds the cap (413 `PAYLOAD_TOO_LARGE`).
     PayloadTooLarge { limit: usize },
-    /// The body did not arrive in time (408 `REQUEST_TIMEOUT`).
+    /// The request head or body did not arrive in time (408 `REQUEST_TIMEOUT`).
     RequestTimeout,
+    /// A request head the HTTP parser refused, answered by `server` once hyper gives up on it:
+    /// 400 `MALFORMED_REQUEST`, 414 `URI_TOO_LONG` or 431 `HEADERS_TOO_LARGE`.
+    UnreadableHead { status: u16 },
     /// Well-formed but refused by a business rule (422 with its own code).
     Unprocessable { code: &'static str, message: String },
     /// Too many requests (429 `RATE_LIMITED`, with `Retry-After`).
@@ -118,6 +121,7 @@ impl Error {
             Error::PayloadTooLarge { .. } => 413,
             Error::UnsupportedMediaType(_) => 415,
             Error::RequestTimeout => 408,
+            Error::UnreadableHead { status } => *status,
             Error::Unprocessable { .. } => 422,
             Error::RateLimited { .. } => 429,
             Error::BadGateway { .. } => 502,
@@ -142,6 +146,9 @@ impl Error {
             Error::PayloadTooLarge { .. } => "PAYLOAD_TOO_LARGE",
             Error::UnsupportedMediaType(_) => "UNSUPPORTED_MEDIA_TYPE",
             Error::RequestTimeout => "REQUEST_TIMEOUT",
+            Error::UnreadableHead { status: 414 } => "URI_TOO_LONG",
+            Error::UnreadableHead { status: 431 } => "HEADERS_TOO_LARGE",
+            Error::UnreadableHead { .. } => "MALFORMED_REQUEST",
             Error::RateLimited { .. } => "RATE_LIMITED",
             Error::Internal(_) => "INTERNAL",
             Error::ReadOnlyFollower => "READ_ONLY_FOLLOWER",
@@ -185,6 +192,7 @@ impl Error {
             Error::Internal(_)
             | Error::MethodNotAllowed { .. }
             | Error::RequestTimeout
+            | Error::UnreadableHead { .. }
             | Error::ReadOnlyFollower
             | Error::PayloadTooLarge { .. } => {}
         }
@@ -243,7 +251,12 @@ impl fmt::Display for Error {
                     allow.join(", ")
                 )
             }
-            Error::RequestTimeout => f.write_str("the request body did not arrive in time"),
+            Error::RequestTimeout => f.write_str("the request did not arrive in time"),
+            Error::UnreadableHead { status: 414 } => f.write_str("the request target is too long"),
+            Error::UnreadableHead { status: 431 } => {
+                f.write_str("the request's header section is too large")
+            }
+            Error::UnreadableHead { .. } => f.write_str("the request is not valid HTTP/1.1"),
             Error::ReadOnlyFollower => {
                 f.write_str("this server is a read-only follower; send writes to its primary")
             }

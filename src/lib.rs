@@ -95,6 +95,7 @@ pub async fn bind(config: &Config, clock: Arc<dyn Clock>) -> Result<Server, Stri
     let settings = HttpSettings {
         max_body_bytes: config.max_body_bytes,
         trusted_proxies: config.trusted_proxies.clone(),
+        read_timeout: config.read_timeout,
     };
     Ok(Server::new(
         listener,

@@ -1,14 +1,20 @@
 //! The accept loop: one task per connection, HTTP/1.1 keep-alive, graceful drain on shutdown.
 
 use std::future::Future;
+use std::io;
 use std::net::SocketAddr;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
-use tokio::net::TcpListener;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::oneshot;
 
 use crate::http::{self, HttpSettings};
 use crate::service::{App, replication};
@@ -96,18 +102,27 @@ impl Server {
             let _ = stream.set_nodelay(true);
             let app = self.app.clone();
             let settings = self.settings.clone();
+            let read_timeout = settings.read_timeout;
+            let request_seen = Arc::new(AtomicBool::new(false));
+            let (stream, unread_head) = Watched::new(stream, request_seen.clone());
             let service = service_fn(move |request| {
+                request_seen.store(true, Ordering::Relaxed);
                 http::handle(app.clone(), settings.clone(), request, peer)
             });
             let connection = hyper::server::conn::http1::Builder::new()
                 .timer(TokioTimer::new())
-                .header_read_timeout(Duration::from_secs(30))
+                .header_read_timeout(read_timeout)
                 .keep_alive(true)
                 .serve_connection(TokioIo::new(stream), service);
             let connection = graceful.watch(connection);
             tokio::spawn(async move {
                 if let Err(error) = connection.await {
                     tracing::debug!(%error, %peer, "connection ended with an error");
+                    if let Ok(unread) = unread_head.await
+                        && (unread.refused.is_some() || error.is_timeout())
+                    {
+                        answer_unread_head(unread).await;
+                    }
                 }
             });
         }
@@ -135,6 +150,189 @@ impl Server {
         .await;
         tracing::info!("stopped");
     }
+}
+
+/// A connection's socket, watched for the two cases where hyper answers on its own, which it does
+/// without a body: a request head it cannot parse (it writes a bare 400, 414 or 431 and closes)
+/// and a head that stops arriving (its header-read timeout: it closes without a word). In both
+/// the socket comes back to the connection's task, which answers the usual JSON error instead
+/// (`answer_unread_head`). An idle keep-alive connection (nothing read since the last answer) is
+/// simply closed, as clients expect.
+struct Watched {
+    stream: Option<TcpStream>,
+    /// Bytes arrived since the last write: a request head (or its start) is being read.
+    reading_head: bool,
+    /// Set by the service when hyper hands it a request: a write before that, while a head is
+    /// being read, is hyper's own answer to a head it refused.
+    request_seen: Arc<AtomicBool>,
+    /// The status of hyper's own answer, which was swallowed to be answered properly.
+    refused: Option<u16>,
+    give_back: Option<oneshot::Sender<UnreadHead>>,
+}
+
+/// The socket of a connection whose request head went unanswered, and why: the status hyper
+/// answered (400, 414, 431), or `None` when the head did not arrive in time.
+struct UnreadHead {
+    stream: TcpStream,
+    refused: Option<u16>,
+}
+
+impl Watched {
+    fn new(
+        stream: TcpStream,
+        request_seen: Arc<AtomicBool>,
+    ) -> (Watched, oneshot::Receiver<UnreadHead>) {
+        let (give_back, unread) = oneshot::channel();
+        let watched = Watched {
+            stream: Some(stream),
+            reading_head: false,
+            request_seen,
+            refused: None,
+            give_back: Some(give_back),
+        };
+        (watched, unread)
+    }
+
+    fn stream(&mut self) -> Pin<&mut TcpStream> {
+        Pin::new(
+            self.stream
+                .as_mut()
+                .expect("the stream leaves only on drop"),
+        )
+    }
+
+    /// Whether the bytes hyper is writing are its own answer to a refused head (to be swallowed
+    /// and recorded), the first time it starts writing one.
+    fn swallows(&mut self, first: &[u8]) -> bool {
+        if self.refused.is_none()
+            && self.reading_head
+            && !self.request_seen.load(Ordering::Relaxed)
+            && let Some(status) = first
+                .strip_prefix(b"HTTP/1.1 ")
+                .and_then(|rest| rest.get(..3))
+                .and_then(|code| std::str::from_utf8(code).ok()?.parse().ok())
+        {
+            self.refused = Some(status);
+        }
+        self.refused.is_some()
+    }
+
+    fn wrote(&mut self, polled: &Poll<io::Result<usize>>) {
+        if matches!(polled, Poll::Ready(Ok(n)) if *n > 0) {
+            self.reading_head = false;
+        }
+    }
+}
+
+impl Drop for Watched {
+    fn drop(&mut self) {
+        if (self.reading_head || self.refused.is_some())
+            && let (Some(stream), Some(give_back)) = (self.stream.take(), self.give_back.take())
+        {
+            let refused = self.refused;
+            let _ = give_back.send(UnreadHead { stream, refused });
+        }
+    }
+}
+
+impl AsyncRead for Watched {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = self.stream().poll_read(cx, buf);
+        if buf.filled().len() > before && !self.reading_head {
+            self.reading_head = true;
+            self.request_seen.store(false, Ordering::Relaxed);
+        }
+        polled
+    }
+}
+
+impl AsyncWrite for Watched {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        if self.swallows(buf) {
+            return Poll::Ready(Ok(buf.len()));
+        }
+        let polled = self.stream().poll_write(cx, buf);
+        self.wrote(&polled);
+        polled
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let first = bufs
+            .iter()
+            .find(|b| !b.is_empty())
+            .map_or(&[][..], |b| &b[..]);
+        if self.swallows(first) {
+            return Poll::Ready(Ok(bufs.iter().map(|b| b.len()).sum()));
+        }
+        let polled = self.stream().poll_write_vectored(cx, bufs);
+        self.wrote(&polled);
+        polled
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.stream
+            .as_ref()
+            .is_some_and(TcpStream::is_write_vectored)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        if self.refused.is_some() {
+            return Poll::Ready(Ok(()));
+        }
+        self.stream().poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        if self.refused.is_some() {
+            return Poll::Ready(Ok(()));
+        }
+        self.stream().poll_shutdown(cx)
+    }
+}
+
+/// Answers a request head hyper refused (its status) or gave up waiting for (408) with the usual
+/// JSON error, then closes. Bounded: a peer that reads nothing is dropped after 5 s.
+async fn answer_unread_head(unread: UnreadHead) {
+    let UnreadHead {
+        mut stream,
+        refused,
+    } = unread;
+    let error = match refused {
+        Some(status) => crate::error::Error::UnreadableHead { status },
+        None => crate::error::Error::RequestTimeout,
+    };
+    let status = error.status();
+    let body = serde_json::json!({
+        "error": { "code": error.code(), "message": error.public_message(), "status": status }
+    })
+    .to_string();
+    let reason = hyper::StatusCode::from_u16(status)
+        .ok()
+        .and_then(|s| s.canonical_reason())
+        .unwrap_or("Error");
+    let answer = format!(
+        "HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\
+         connection: close\r\ncache-control: no-store\r\n\r\n{body}",
+        body.len()
+    );
+    let _ = tokio::time::timeout(Duration::from_secs(5), async {
+        let _ = stream.write_all(answer.as_bytes()).await;
+        let _ = stream.shutdown().await;
+    })
+    .await;
 }
 
 async fn flush_counters_every(app: Arc<App>, every: Duration) {

@@ -27,12 +27,11 @@ pub struct HttpSettings {
     pub max_body_bytes: usize,
     /// Peers whose `X-Forwarded-For` is believed.
     pub trusted_proxies: Vec<IpAddr>,
+    /// Longest wait for a request head (enforced by `server`), and again for its body.
+    pub read_timeout: std::time::Duration,
 }
 
 static REQUEST_COUNTER: AtomicU64 = AtomicU64::new(0);
-
-/// Longest wait for a request body.
-const BODY_READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
 fn next_request_id() -> String {
     let n = REQUEST_COUNTER.fetch_add(1, Ordering::Relaxed);
@@ -180,7 +179,7 @@ async fn serve_matched(
         return Err(Error::PayloadTooLarge { limit });
     }
     // A body must arrive in bounded time: a client that trickles one holds no task for long.
-    let reading = tokio::time::timeout(BODY_READ_TIMEOUT, Limited::new(body, limit).collect());
+    let reading = tokio::time::timeout(settings.read_timeout, Limited::new(body, limit).collect());
     let body: Bytes = match reading.await {
         Err(_) => return Err(Error::RequestTimeout),
         Ok(Ok(collected)) => collected.to_bytes(),

@@ -115,3 +115,119 @@ fn health_and_readiness() {
         "probes are not signed"
     );
 }
+
+/// A request head that stops arriving is answered 408 with the usual JSON error once the read
+/// timeout passes (30 s by default; 300 ms here), and the connection closes; an idle keep-alive
+/// connection, with nothing started since its last answer, is closed without a word.
+#[test]
+fn a_request_head_that_stops_arriving_is_a_json_408() {
+    use std::io::{Read, Write};
+    use std::time::{Duration, Instant};
+    let server = TestServer::start_with(|config| config.read_timeout = Duration::from_millis(300));
+    let addr = server.base.strip_prefix("http://").unwrap().to_owned();
+    let read_to_end = |stream: &mut std::net::TcpStream| {
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        let mut answer = Vec::new();
+        stream.read_to_end(&mut answer).unwrap();
+        String::from_utf8_lossy(&answer).into_owned()
+    };
+
+    let mut stream = std::net::TcpStream::connect(&addr).unwrap();
+    stream
+        .write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\nAcc")
+        .unwrap();
+    let started = Instant::now();
+    let answer = read_to_end(&mut stream);
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "answered in bounded time"
+    );
+    assert!(answer.starts_with("HTTP/1.1 408 "), "{answer}");
+    assert!(
+        answer
+            .to_ascii_lowercase()
+            .contains("content-type: application/json"),
+        "{answer}"
+    );
+    let body: serde_json::Value =
+        serde_json::from_str(answer.split("\r\n\r\n").nth(1).unwrap()).unwrap();
+    assert_eq!(
+        body,
+        json!({"error": {"code": "REQUEST_TIMEOUT", "message": "the request did not arrive in time", "status": 408}})
+    );
+
+    // Idle after a complete exchange: closed, no 408 nobody asked for.
+    let mut idle = std::net::TcpStream::connect(&addr).unwrap();
+    idle.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
+    let answer = read_to_end(&mut idle);
+    assert_eq!(answer.matches("HTTP/1.1 ").count(), 1, "{answer}");
+    assert!(answer.starts_with("HTTP/1.1 200 "), "{answer}");
+    // Never a byte sent: closed too.
+    let mut silent = std::net::TcpStream::connect(&addr).unwrap();
+    assert_eq!(read_to_end(&mut silent), "");
+    // The server goes on serving.
+    server.get("/healthz").expect(200);
+}
+
+/// A request head the HTTP parser refuses gets the usual JSON error too: 400 for what is not
+/// HTTP/1.1, 414 for a target too long, 431 for a header section too large.
+#[test]
+fn unreadable_request_heads_get_json_errors() {
+    let server = TestServer::start();
+    let cases = [
+        ("GARBAGE\r\n\r\n".to_owned(), 400, "MALFORMED_REQUEST"),
+        (
+            "GET /healthz HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n".to_owned(),
+            400,
+            "MALFORMED_REQUEST",
+        ),
+        (
+            format!("GET /{} HTTP/1.1\r\nHost: x\r\n\r\n", "a".repeat(70_000)),
+            414,
+            "URI_TOO_LONG",
+        ),
+        (
+            format!(
+                "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: {}\r\n\r\n",
+                "a".repeat(500_000)
+            ),
+            431,
+            "HEADERS_TOO_LARGE",
+        ),
+    ];
+    for (request, status, code) in cases {
+        let answer = raw_exchange(&server.base, &request);
+        assert!(
+            answer.starts_with(&format!("HTTP/1.1 {status} ")),
+            "{code}: {answer}"
+        );
+        let body: serde_json::Value =
+            serde_json::from_str(answer.split("\r\n\r\n").nth(1).unwrap_or_default())
+                .unwrap_or_else(|e| panic!("{code}: {e}: {answer}"));
+        assert_eq!(body["error"]["code"], code, "{answer}");
+        assert_eq!(body["error"]["status"], status, "{answer}");
+    }
+    // A good request after a pipelined one still works, and the server goes on serving.
+    let two = {
+        use std::io::{Read, Write};
+        let mut stream =
+            std::net::TcpStream::connect(server.base.strip_prefix("http://").unwrap()).unwrap();
+        stream
+            .set_read_timeout(Some(std::time::Duration::from_secs(10)))
+            .unwrap();
+        stream
+            .write_all(
+                b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n\
+                  GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+            )
+            .unwrap();
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).unwrap();
+        answer
+    };
+    assert_eq!(two.matches("HTTP/1.1 200 ").count(), 2, "{two}");
+    server.get("/healthz").expect(200);
+}

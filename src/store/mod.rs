@@ -322,17 +322,22 @@ impl Store {
                         return None;
                     }
                 };
-                if let Err(error) = conn.execute_batch("SAVEPOINT job") {
+                // Cached: every job opens and releases one, so they are parsed once.
+                if let Err(error) = conn
+                    .prepare_cached("SAVEPOINT job")
+                    .and_then(|mut s| s.execute([]))
+                {
                     reply(Err(error.into()));
                     return None;
                 }
                 match f(conn) {
-                    Ok(value) => match conn.execute_batch("RELEASE job") {
-                        Ok(()) => {
-                            Some(Box::new(move |committed: std::result::Result<(), String>| {
-                                reply(committed.map(|()| value).map_err(Error::Internal));
-                            }) as Completion)
-                        }
+                    Ok(value) => match conn
+                        .prepare_cached("RELEASE job")
+                        .and_then(|mut s| s.execute([]))
+                    {
+                        Ok(_) => Some(Box::new(move |committed: std::result::Result<(), String>| {
+                            reply(committed.map(|()| value).map_err(Error::Internal));
+                        }) as Completion),
                         Err(error) => {
                             let _ = conn.execute_batch("ROLLBACK TO job; RELEASE job");
                             reply(Err(error.into()));

@@ -7,6 +7,11 @@ use crate::store::messages::MessageRow;
 /// The Message resource.
 pub fn message_json(message: &MessageRow) -> Value {
     let receipt: Value = serde_json::from_str(&message.receipt).unwrap_or(Value::Null);
+    message_json_with(message, receipt)
+}
+
+/// [`message_json`] with the receipt already in hand (a send has it before storing its text).
+pub fn message_json_with(message: &MessageRow, receipt: Value) -> Value {
     json!({
         "id": message.id,
         "clientMessageId": message.client_message_id,

@@ -13,7 +13,7 @@ use serde_json::{Map, Value, json};
 use tokio::sync::watch;
 
 use super::callbacks;
-use super::message::message_json;
+use super::message::{message_json, message_json_with};
 use crate::crypto::jcs;
 use crate::crypto::receipt::sign_object;
 use crate::error::{Error, Result};
@@ -100,6 +100,7 @@ pub async fn send(
     receipt.insert("acceptedAt".into(), now.clone().into());
     receipt.insert("bodyDigest".into(), body_digest.clone().into());
     sign_object(&app.keyring, &mut receipt, &now);
+    let receipt = Value::Object(receipt);
     let mut message = MessageRow {
         id,
         recipient_id: String::new(),
@@ -110,7 +111,7 @@ pub async fn send(
         client_message_id,
         body,
         created_at: now.clone(),
-        receipt: Value::Object(receipt).to_string(),
+        receipt: receipt.to_string(),
     };
     let limiter = app.limiter.clone();
     let write = app.store.write(move |tx| {
@@ -159,7 +160,7 @@ pub async fn send(
             }
             Ok(Sent {
                 created: true,
-                message: message_json(&message),
+                message: message_json_with(&message, receipt),
             })
         }
     }

@@ -5,14 +5,13 @@ use std::io;
 use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::oneshot;
 
@@ -103,10 +102,8 @@ impl Server {
             let app = self.app.clone();
             let settings = self.settings.clone();
             let read_timeout = settings.read_timeout;
-            let request_seen = Arc::new(AtomicBool::new(false));
-            let (stream, unread_head) = Watched::new(stream, request_seen.clone());
+            let (stream, unread_head) = Watched::new(stream);
             let service = service_fn(move |request| {
-                request_seen.store(true, Ordering::Relaxed);
                 http::handle(app.clone(), settings.clone(), request, peer)
             });
             let connection = hyper::server::conn::http1::Builder::new()
@@ -156,15 +153,14 @@ impl Server {
 /// without a body: a request head it cannot parse (it writes a bare 400, 414 or 431 and closes)
 /// and a head that stops arriving (its header-read timeout: it closes without a word). In both
 /// the socket comes back to the connection's task, which answers the usual JSON error instead
-/// (`answer_unread_head`). An idle keep-alive connection (nothing read since the last answer) is
-/// simply closed, as clients expect.
+/// (`answer_unread_head`). An idle keep-alive connection (nothing read since the last answer, or
+/// only the rest of a body hyper drained) is simply closed, as clients expect.
 struct Watched {
     stream: Option<TcpStream>,
-    /// Bytes arrived since the last write: a request head (or its start) is being read.
-    reading_head: bool,
-    /// Set by the service when hyper hands it a request: a write before that, while a head is
-    /// being read, is hyper's own answer to a head it refused.
-    request_seen: Arc<AtomicBool>,
+    /// The first bytes read since the last write, to tell the start of a request head from the
+    /// rest of a body hyper drains after answering.
+    since_write: [u8; 8],
+    since_write_len: usize,
     /// The status of hyper's own answer, which was swallowed to be answered properly.
     refused: Option<u16>,
     give_back: Option<oneshot::Sender<UnreadHead>>,
@@ -178,15 +174,12 @@ struct UnreadHead {
 }
 
 impl Watched {
-    fn new(
-        stream: TcpStream,
-        request_seen: Arc<AtomicBool>,
-    ) -> (Watched, oneshot::Receiver<UnreadHead>) {
+    fn new(stream: TcpStream) -> (Watched, oneshot::Receiver<UnreadHead>) {
         let (give_back, unread) = oneshot::channel();
         let watched = Watched {
             stream: Some(stream),
-            reading_head: false,
-            request_seen,
+            since_write: [0; 8],
+            since_write_len: 0,
             refused: None,
             give_back: Some(give_back),
         };
@@ -201,32 +194,66 @@ impl Watched {
         )
     }
 
+    /// Whether a request head has started arriving since the last write.
+    fn reading_head(&self) -> bool {
+        starts_a_request(&self.since_write[..self.since_write_len])
+    }
+
     /// Whether the bytes hyper is writing are its own answer to a refused head (to be swallowed
     /// and recorded), the first time it starts writing one.
     fn swallows(&mut self, first: &[u8]) -> bool {
-        if self.refused.is_none()
-            && self.reading_head
-            && !self.request_seen.load(Ordering::Relaxed)
-            && let Some(status) = first
-                .strip_prefix(b"HTTP/1.1 ")
-                .and_then(|rest| rest.get(..3))
-                .and_then(|code| std::str::from_utf8(code).ok()?.parse().ok())
-        {
-            self.refused = Some(status);
+        if self.refused.is_none() {
+            self.refused = bare_refusal(first);
         }
         self.refused.is_some()
     }
 
+    fn record_read(&mut self, bytes: &[u8]) {
+        let room = self.since_write.len() - self.since_write_len;
+        let taken = room.min(bytes.len());
+        self.since_write[self.since_write_len..self.since_write_len + taken]
+            .copy_from_slice(&bytes[..taken]);
+        self.since_write_len += taken;
+    }
+
     fn wrote(&mut self, polled: &Poll<io::Result<usize>>) {
         if matches!(polled, Poll::Ready(Ok(n)) if *n > 0) {
-            self.reading_head = false;
+            self.since_write_len = 0;
         }
     }
 }
 
+/// Whether bytes read on a connection start a request line: optional blank lines (RFC 9112
+/// §2.2), then a method token in capitals, then a space (or nothing more yet).
+fn starts_a_request(bytes: &[u8]) -> bool {
+    let start = bytes
+        .iter()
+        .position(|b| !matches!(b, b'\r' | b'\n'))
+        .unwrap_or(bytes.len());
+    let rest = &bytes[start..];
+    let method = rest.iter().take_while(|b| b.is_ascii_uppercase()).count();
+    method > 0 && rest.get(method).is_none_or(|&b| b == b' ')
+}
+
+/// The status of hyper's own answer to a head it could not parse: a 400, 414 or 431 with an
+/// empty body and none of the headers every answer of bourse carries. `None` for anything else
+/// (our own answers, `100 Continue`).
+fn bare_refusal(head: &[u8]) -> Option<u16> {
+    let status: u16 = std::str::from_utf8(head.strip_prefix(b"HTTP/1.1 ")?.get(..3)?)
+        .ok()?
+        .parse()
+        .ok()?;
+    let head = head.to_ascii_lowercase();
+    let has = |needle: &[u8]| head.windows(needle.len()).any(|w| w == needle);
+    (matches!(status, 400 | 414 | 431)
+        && has(b"\r\ncontent-length: 0\r\n")
+        && !has(b"\r\nx-request-id:"))
+    .then_some(status)
+}
+
 impl Drop for Watched {
     fn drop(&mut self) {
-        if (self.reading_head || self.refused.is_some())
+        if (self.reading_head() || self.refused.is_some())
             && let (Some(stream), Some(give_back)) = (self.stream.take(), self.give_back.take())
         {
             let refused = self.refused;
@@ -243,9 +270,8 @@ impl AsyncRead for Watched {
     ) -> Poll<io::Result<()>> {
         let before = buf.filled().len();
         let polled = self.stream().poll_read(cx, buf);
-        if buf.filled().len() > before && !self.reading_head {
-            self.reading_head = true;
-            self.request_seen.store(false, Ordering::Relaxed);
+        if self.since_write_len < self.since_write.len() {
+            self.record_read(&buf.filled()[before..]);
         }
         polled
     }
@@ -304,7 +330,8 @@ impl AsyncWrite for Watched {
 }
 
 /// Answers a request head hyper refused (its status) or gave up waiting for (408) with the usual
-/// JSON error, then closes. Bounded: a peer that reads nothing is dropped after 5 s.
+/// JSON error, then closes. Bounded: a peer that reads nothing is dropped after 5 s, one that
+/// keeps sending after 1 s or 1 MiB.
 async fn answer_unread_head(unread: UnreadHead) {
     let UnreadHead {
         mut stream,
@@ -331,6 +358,20 @@ async fn answer_unread_head(unread: UnreadHead) {
     let _ = tokio::time::timeout(Duration::from_secs(5), async {
         let _ = stream.write_all(answer.as_bytes()).await;
         let _ = stream.shutdown().await;
+    })
+    .await;
+    // Closing with unread bytes (the rest of an oversized head) would reset the connection and
+    // could destroy the answer before the client reads it: read and discard what is still
+    // coming, bounded, until the client closes.
+    let _ = tokio::time::timeout(Duration::from_secs(1), async {
+        let mut sink = [0u8; 16 * 1024];
+        let mut left = 1usize << 20;
+        while left > 0 {
+            match stream.read(&mut sink).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => left = left.saturating_sub(n),
+            }
+        }
     })
     .await;
 }
@@ -373,5 +414,33 @@ pub fn shutdown_signal() -> impl Future<Output = ()> {
 pub fn shutdown_signal() -> impl Future<Output = ()> {
     async {
         let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{bare_refusal, starts_a_request};
+
+    #[test]
+    fn the_start_of_a_request_is_told_from_the_rest_of_a_body() {
+        for start in [&b"G"[..], b"GET", b"POST /x", b"\r\nGET ", b"DELETE /a"] {
+            assert!(starts_a_request(start), "{start:?}");
+        }
+        for other in [&b""[..], b"\r\n", b"{\"a\":", b"get /", b"GET/", b"1234"] {
+            assert!(!starts_a_request(other), "{other:?}");
+        }
+    }
+
+    #[test]
+    fn only_hypers_bare_refusals_are_swallowed() {
+        let bare = b"HTTP/1.1 431 Request Header Fields Too Large\r\nconnection: close\r\ncontent-length: 0\r\ndate: x\r\n\r\n";
+        assert_eq!(bare_refusal(bare), Some(431));
+        let ours = b"HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\nx-request-id: r\r\ncontent-length: 0\r\n\r\n";
+        assert_eq!(bare_refusal(ours), None);
+        assert_eq!(bare_refusal(b"HTTP/1.1 100 Continue\r\n\r\n"), None);
+        assert_eq!(
+            bare_refusal(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 57\r\n\r\n"),
+            None
+        );
     }
 }

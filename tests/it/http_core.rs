@@ -168,6 +168,18 @@ fn a_request_head_that_stops_arriving_is_a_json_408() {
     // Never a byte sent: closed too.
     let mut silent = std::net::TcpStream::connect(&addr).unwrap();
     assert_eq!(read_to_end(&mut silent), "");
+    // A body that arrives after its answer (read and dropped to keep the connection), then
+    // idle: closed, no 408 either.
+    let mut late_body = std::net::TcpStream::connect(&addr).unwrap();
+    late_body
+        .write_all(b"POST /no/such/route HTTP/1.1\r\nHost: x\r\nContent-Length: 13\r\n\r\n")
+        .unwrap();
+    let mut head = [0u8; 12];
+    late_body.read_exact(&mut head).unwrap();
+    assert_eq!(&head, b"HTTP/1.1 404");
+    late_body.write_all(b"{\"late\": true}").unwrap();
+    let answer = read_to_end(&mut late_body);
+    assert!(!answer.contains("HTTP/1.1 408"), "{answer}");
     // The server goes on serving.
     server.get("/healthz").expect(200);
 }
@@ -229,5 +241,45 @@ fn unreadable_request_heads_get_json_errors() {
         answer
     };
     assert_eq!(two.matches("HTTP/1.1 200 ").count(), 2, "{two}");
+    // A malformed request after a good one on the same connection, and one in HTTP/1.0.
+    let pipelined = raw_exchange(
+        &server.base,
+        "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nBad Header\r\n\r\n",
+    );
+    assert!(pipelined.starts_with("HTTP/1.1 200 "), "{pipelined}");
+    assert!(pipelined.contains("\"MALFORMED_REQUEST\""), "{pipelined}");
+    let old = raw_exchange(&server.base, "GET /healthz HTTP/1.0\r\nBad Header\r\n\r\n");
+    assert!(old.contains("\"MALFORMED_REQUEST\""), "{old}");
     server.get("/healthz").expect(200);
+}
+
+/// A client that asks to `Expect: 100-continue` gets the interim answer, sends its body and gets
+/// the real answer.
+#[test]
+fn expect_100_continue_is_honoured() {
+    use std::io::{Read, Write};
+    let server = TestServer::start();
+    let addr = server.base.strip_prefix("http://").unwrap();
+    let body = br#"{"name": "patient"}"#;
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .unwrap();
+    write!(
+        stream,
+        "POST /api/agents/register HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n",
+        body.len()
+    )
+    .unwrap();
+    let mut interim = [0u8; 25];
+    stream.read_exact(&mut interim).unwrap();
+    assert_eq!(&interim, b"HTTP/1.1 100 Continue\r\n\r\n");
+    stream.write_all(body).unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 201 "), "{answer}");
+    let registered: serde_json::Value =
+        serde_json::from_str(answer.split("\r\n\r\n").nth(1).unwrap()).unwrap();
+    assert_eq!(registered["name"], "patient");
 }

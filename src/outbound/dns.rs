@@ -12,6 +12,7 @@
 use std::fs;
 use std::io::{self, Read, Write};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpStream, UdpSocket};
+use std::sync::atomic::{AtomicU16, Ordering};
 use std::time::{Duration, Instant};
 
 const HOSTS: &str = "/etc/hosts";
@@ -64,7 +65,9 @@ pub(super) fn lookup(
     }
     let conf = Conf::parse(&fs::read_to_string(RESOLV_CONF).unwrap_or_default());
     let until = Instant::now() + deadline.unwrap_or_else(|| conf.budget());
-    resolve(&conf, &name, until).map(with_port)
+    // A name with a final dot is absolute: the search list does not apply.
+    let absolute = host.ends_with('.');
+    resolve(&conf, &name, absolute, until).map(with_port)
 }
 
 /// A host name in lower case without its final dot, or `None` when it is not one: ASCII letters,
@@ -168,8 +171,12 @@ impl Conf {
     }
 
     /// The names to ask for, in order: as given first when it has at least `ndots` dots, then
-    /// with each search domain appended, then as given (when not tried first).
-    fn candidates(&self, name: &str) -> Vec<String> {
+    /// with each search domain appended, then as given (when not tried first); only as given
+    /// when it is `absolute` (written with a final dot).
+    fn candidates(&self, name: &str, absolute: bool) -> Vec<String> {
+        if absolute {
+            return vec![name.to_owned()];
+        }
         let absolute_first = name.matches('.').count() >= self.ndots;
         let mut names = Vec::with_capacity(self.search.len() + 1);
         if absolute_first {
@@ -189,9 +196,14 @@ impl Conf {
 }
 
 /// Tries each candidate name in turn; the first with addresses wins.
-fn resolve(conf: &Conf, name: &str, until: Instant) -> Result<Vec<IpAddr>, LookupError> {
+fn resolve(
+    conf: &Conf,
+    name: &str,
+    absolute: bool,
+    until: Instant,
+) -> Result<Vec<IpAddr>, LookupError> {
     let mut failure = LookupError::Failed(format!("{name} has no addresses"));
-    for candidate in conf.candidates(name) {
+    for candidate in conf.candidates(name, absolute) {
         match query_addresses(conf, &candidate, until) {
             Ok(ips) if !ips.is_empty() => return Ok(ips),
             Ok(_) => {}
@@ -220,12 +232,18 @@ enum Outcome {
 impl Query {
     fn new(name: &str, qtype: u16) -> Query {
         let mut id = [0u8; 2];
-        // Without randomness the ids are still distinct per socket; answers also match on source
-        // and question, and the sockets are connected to the server.
-        let _ = getrandom::fill(&mut id);
+        let id = match getrandom::fill(&mut id) {
+            Ok(()) => u16::from_be_bytes(id),
+            // No randomness (the kernel's getrandom is missing): ids that at least differ;
+            // answers are also matched on their question and arrive on a connected socket.
+            Err(_) => {
+                static NEXT: AtomicU16 = AtomicU16::new(1);
+                NEXT.fetch_add(1, Ordering::Relaxed)
+            }
+        };
         Query {
             qtype,
-            packet: encode_query(u16::from_be_bytes(id), name, qtype),
+            packet: encode_query(id, name, qtype),
             outcome: None,
         }
     }
@@ -334,20 +352,39 @@ fn exchange_tcp(server: SocketAddr, query: &Query, window: Instant) -> Option<Ou
         return None;
     }
     let mut stream = TcpStream::connect_timeout(&server, left).ok()?;
-    stream.set_read_timeout(Some(left)).ok()?;
-    stream.set_write_timeout(Some(left)).ok()?;
     let len = u16::try_from(query.packet.len()).ok()?;
     let mut framed = len.to_be_bytes().to_vec();
     framed.extend_from_slice(&query.packet);
+    stream.set_write_timeout(Some(remaining(window)?)).ok()?;
     stream.write_all(&framed).ok()?;
     let mut len = [0u8; 2];
-    stream.read_exact(&mut len).ok()?;
+    read_exact_by(&mut stream, &mut len, window)?;
     let mut answer = vec![0u8; usize::from(u16::from_be_bytes(len))];
-    stream.read_exact(&mut answer).ok()?;
+    read_exact_by(&mut stream, &mut answer, window)?;
     match decode_answer(&answer, &query.packet, query.qtype)? {
         Answer::Done(outcome) => Some(outcome),
         Answer::Truncated | Answer::Failed => None,
     }
+}
+
+/// The time left until `window`, `None` once it has passed.
+fn remaining(window: Instant) -> Option<Duration> {
+    Some(window.saturating_duration_since(Instant::now())).filter(|left| !left.is_zero())
+}
+
+/// Fills `buf` from `stream` by `window`: each read waits only for the time still left, so a
+/// server that trickles bytes cannot stretch the lookup.
+fn read_exact_by(stream: &mut TcpStream, mut buf: &mut [u8], window: Instant) -> Option<()> {
+    while !buf.is_empty() {
+        stream.set_read_timeout(Some(remaining(window)?)).ok()?;
+        match stream.read(buf) {
+            Ok(0) => return None,
+            Ok(n) => buf = &mut buf[n..],
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => return None,
+        }
+    }
+    Some(())
 }
 
 /// A query: header (the id, recursion desired, one question) and the question.

@@ -145,11 +145,11 @@ fn resolv_conf_keeps_three_servers_the_last_search_and_bounded_options() {
 fn search_domains_follow_ndots() {
     let mut conf = Conf::parse("search corp.example lab.example\n");
     assert_eq!(
-        conf.candidates("db"),
+        conf.candidates("db", false),
         ["db.corp.example", "db.lab.example", "db"]
     );
     assert_eq!(
-        conf.candidates("api.stripe.com"),
+        conf.candidates("api.stripe.com", false),
         [
             "api.stripe.com",
             "api.stripe.com.corp.example",
@@ -158,9 +158,11 @@ fn search_domains_follow_ndots() {
     );
     conf.ndots = 5;
     assert_eq!(
-        conf.candidates("api.stripe.com")[0],
+        conf.candidates("api.stripe.com", false)[0],
         "api.stripe.com.corp.example"
     );
+    // Written with a final dot: absolute, the search list does not apply.
+    assert_eq!(conf.candidates("db", true), ["db"]);
 }
 
 #[test]
@@ -252,7 +254,7 @@ fn both_record_types_come_back_ipv4_first() {
     });
     let until = Instant::now() + Duration::from_secs(2);
     assert_eq!(
-        resolve(&conf(vec![server]), "seller.example", until),
+        resolve(&conf(vec![server]), "seller.example", false, until),
         Ok(vec![IpAddr::from(V4), IpAddr::from(V6)])
     );
 }
@@ -266,6 +268,7 @@ fn a_silent_or_failing_server_passes_to_the_next() {
     let ips = resolve(
         &conf(vec![silent, failing, good]),
         "seller.example",
+        false,
         started + Duration::from_secs(3),
     );
     assert_eq!(ips, Ok(vec![IpAddr::from(V4)]));
@@ -287,10 +290,13 @@ fn missing_names_try_the_search_list_then_fail() {
     let mut conf = conf(vec![server]);
     conf.search = vec!["lab.example".into(), "corp.example".into()];
     let until = Instant::now() + Duration::from_secs(2);
-    assert_eq!(resolve(&conf, "db", until), Ok(vec![IpAddr::from(V4)]));
+    assert_eq!(
+        resolve(&conf, "db", false, until),
+        Ok(vec![IpAddr::from(V4)])
+    );
     conf.search = vec!["lab.example".into()];
     assert!(matches!(
-        resolve(&conf, "db", until),
+        resolve(&conf, "db", false, until),
         Err(LookupError::Failed(_))
     ));
 }
@@ -305,6 +311,7 @@ fn the_deadline_bounds_a_lookup() {
     let result = resolve(
         &conf,
         "seller.example",
+        false,
         started + Duration::from_millis(300),
     );
     assert_eq!(result, Err(LookupError::Timeout));
@@ -356,6 +363,7 @@ fn a_truncated_answer_is_asked_again_over_tcp() {
     let ips = resolve(
         &conf(vec![addr]),
         "big.example",
+        false,
         Instant::now() + Duration::from_secs(3),
     )
     .unwrap();
@@ -379,4 +387,27 @@ fn literals_and_localhost_need_no_files() {
         lookup("bad name", 80, None),
         Err(LookupError::Failed(_))
     ));
+}
+
+#[test]
+fn a_trickling_tcp_answer_cannot_stretch_the_deadline() {
+    let tcp = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = tcp.local_addr().unwrap();
+    thread::spawn(move || {
+        let (mut stream, _) = tcp.accept().unwrap();
+        // One byte every 100 ms, for longer than the lookup may take.
+        for _ in 0..40 {
+            if stream.write_all(&[0]).is_err() {
+                break;
+            }
+            thread::sleep(Duration::from_millis(100));
+        }
+    });
+    let started = Instant::now();
+    let query = Query::new("slow.example", TYPE_A);
+    assert_eq!(
+        exchange_tcp(addr, &query, started + Duration::from_millis(400)),
+        None
+    );
+    assert!(started.elapsed() < Duration::from_millis(1500));
 }

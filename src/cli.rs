@@ -353,6 +353,8 @@ fn health(base: &str, ready: bool) -> Result<(), String> {
         ureq::Agent::config_builder()
             .http_status_as_error(false)
             .max_redirects(0)
+            // The server checked is this one, near: never through an HTTP(S)_PROXY.
+            .proxy(None)
             .timeout_global(Some(std::time::Duration::from_secs(5)))
             .build(),
     );

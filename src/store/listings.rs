@@ -228,15 +228,16 @@ pub fn history(conn: &Connection, listing_id: &str) -> Result<Vec<String>> {
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
-/// The columns of a listing that browse filters and sorts on.
+/// The columns of a listing that browse filters and sorts on; its texts owned (`String`) or
+/// borrowed from the row being read (`&str`, see [`each_index_row`]).
 #[derive(Clone, Debug)]
-pub struct IndexRow {
+pub struct IndexRow<S = String> {
     pub seq: i64,
     pub active: bool,
     pub is_sample: bool,
-    pub category: String,
-    pub vertical_slug: String,
-    pub listing_type: String,
+    pub category: S,
+    pub vertical_slug: S,
+    pub listing_type: S,
     pub price_cents: i64,
     pub rating_sum: i64,
     pub rating_count: i64,
@@ -266,12 +267,28 @@ impl From<&ListingRow> for IndexRow {
     }
 }
 
-/// Every listing's browse columns, ascending by `seq`.
+/// Calls `f` with every listing's browse columns, ascending by `seq`, without copying their
+/// texts: what loading the browse index at start costs is mostly this.
 ///
 /// # Errors
 /// Database failure.
-pub fn index_rows(conn: &Connection) -> Result<Vec<IndexRow>> {
-    index_rows_where(conn, "", [])
+pub fn each_index_row(conn: &Connection, mut f: impl FnMut(IndexRow<&str>)) -> Result<()> {
+    let mut stmt = conn.prepare_cached(&index_rows_sql(""))?;
+    let mut rows = stmt.query([])?;
+    while let Some(row) = rows.next()? {
+        f(index_row(row)?);
+    }
+    Ok(())
+}
+
+/// The highest `seq` (0 for an empty catalogue): how many index entries to make room for.
+///
+/// # Errors
+/// Database failure.
+pub fn max_seq(conn: &Connection) -> Result<i64> {
+    Ok(conn
+        .prepare_cached("SELECT coalesce(max(seq), 0) FROM listings")?
+        .query_row([], |r| r.get(0))?)
 }
 
 /// The highest catalogue change counter (0 for an empty catalogue): what a follower has seen.
@@ -293,35 +310,56 @@ pub fn index_rows_changed_since(conn: &Connection, since: i64) -> Result<Vec<Ind
     index_rows_where(conn, "WHERE changed > ?1", [since])
 }
 
-fn index_rows_where<P: rusqlite::Params>(
-    conn: &Connection,
-    filter: &str,
-    params: P,
-) -> Result<Vec<IndexRow>> {
-    let sql = format!(
+fn index_rows_sql(filter: &str) -> String {
+    format!(
         "SELECT seq, active, is_sample, category, vertical_slug, listing_type, price_cents, rating_sum,
             rating_count, quality, seller_reputation, purchase_count, view_count
          FROM listings {filter} ORDER BY seq"
-    );
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let rows = stmt.query_map(params, |r| {
-        Ok(IndexRow {
-            seq: r.get(0)?,
-            active: r.get(1)?,
-            is_sample: r.get(2)?,
-            category: r.get(3)?,
-            vertical_slug: r.get(4)?,
-            listing_type: r.get(5)?,
-            price_cents: r.get(6)?,
-            rating_sum: r.get(7)?,
-            rating_count: r.get(8)?,
-            quality: r.get(9)?,
-            seller_reputation: r.get(10)?,
-            purchase_count: r.get(11)?,
-            view_count: r.get(12)?,
+    )
+}
+
+fn index_row<'r>(r: &'r rusqlite::Row<'_>) -> rusqlite::Result<IndexRow<&'r str>> {
+    let text = |i: usize| {
+        r.get_ref(i)?.as_str().map_err(|e| {
+            rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, Box::new(e))
         })
-    })?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+    };
+    Ok(IndexRow {
+        seq: r.get(0)?,
+        active: r.get(1)?,
+        is_sample: r.get(2)?,
+        category: text(3)?,
+        vertical_slug: text(4)?,
+        listing_type: text(5)?,
+        price_cents: r.get(6)?,
+        rating_sum: r.get(7)?,
+        rating_count: r.get(8)?,
+        quality: r.get(9)?,
+        seller_reputation: r.get(10)?,
+        purchase_count: r.get(11)?,
+        view_count: r.get(12)?,
+    })
+}
+
+impl IndexRow<&str> {
+    /// The same row with its texts copied.
+    pub fn to_owned(&self) -> IndexRow {
+        IndexRow {
+            seq: self.seq,
+            active: self.active,
+            is_sample: self.is_sample,
+            category: self.category.to_owned(),
+            vertical_slug: self.vertical_slug.to_owned(),
+            listing_type: self.listing_type.to_owned(),
+            price_cents: self.price_cents,
+            rating_sum: self.rating_sum,
+            rating_count: self.rating_count,
+            quality: self.quality,
+            seller_reputation: self.seller_reputation,
+            purchase_count: self.purchase_count,
+            view_count: self.view_count,
+        }
+    }
 }
 
 /// The `seq`s of listings whose title or description match an FTS5 expression.
@@ -428,6 +466,16 @@ pub fn set_seller_reputation(conn: &Connection, seller_id: &str, reputation: f64
 /// Database failure.
 pub fn index_rows_of_seller(conn: &Connection, seller_id: &str) -> Result<Vec<IndexRow>> {
     index_rows_where(conn, "WHERE seller_id = ?1", [seller_id])
+}
+
+fn index_rows_where<P: rusqlite::Params>(
+    conn: &Connection,
+    filter: &str,
+    params: P,
+) -> Result<Vec<IndexRow>> {
+    let mut stmt = conn.prepare_cached(&index_rows_sql(filter))?;
+    let rows = stmt.query_map(params, |r| index_row(r).map(|row| row.to_owned()))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
 /// Whether a listing was made in a vertical without commerce (its first settled sale may claim

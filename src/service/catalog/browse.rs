@@ -115,9 +115,9 @@ const _: () = assert!(std::mem::size_of::<Entry>() == 48);
 
 #[derive(Default)]
 struct Entries {
-    /// Ascending by `seq` (listings are only ever appended).
+    /// Ascending by `seq` (listings are only ever appended), so a listing is found by binary
+    /// search: no map beside it (a million entries would need 36 MB more).
     list: Vec<Entry>,
-    position: HashMap<i64, usize>,
     /// Per sort of [`ORDERED`]: positions in `list`, ascending by [`compare`]. Built on the first
     /// browse in that order and then kept in step with every write (a binary search and a move
     /// per listing write); the popular order is dropped when view counts move, and rebuilt on
@@ -126,6 +126,35 @@ struct Entries {
     /// Bumped by every change of an entry, so an order built outside the write lock is
     /// installed only if nothing moved meanwhile.
     version: u64,
+}
+
+impl Entries {
+    /// The position of listing `seq` in `list`.
+    fn at(&self, seq: i64) -> Option<usize> {
+        self.list.binary_search_by_key(&seq, |e| e.seq).ok()
+    }
+}
+
+/// The entries of ascending `seqs` (those that exist): each search starts where the last one
+/// ended and gallops, so `m` matches among `n` entries cost O(m log(n/m)).
+fn ascending(list: &[Entry], seqs: impl Iterator<Item = i64>) -> impl Iterator<Item = &Entry> {
+    let mut from = 0;
+    seqs.filter_map(move |seq| {
+        let rest = &list[from..];
+        let mut high = 1;
+        while high <= rest.len() && rest[high - 1].seq < seq {
+            high *= 2;
+        }
+        let low = high / 2;
+        let found = low + rest[low..high.min(rest.len())].partition_point(|e| e.seq < seq);
+        if rest.get(found).is_some_and(|e| e.seq == seq) {
+            from += found + 1;
+            Some(&rest[found])
+        } else {
+            from += found;
+            None
+        }
+    })
 }
 
 /// The sorts kept as orders ([`Entries::orders`]); `PriceDesc` walks the price order backwards
@@ -196,9 +225,16 @@ impl BrowseIndex {
                 .map(|(i, v)| (v.slug.clone(), i as u16))
                 .collect(),
         };
-        for row in store::index_rows(conn)? {
-            index.put(index.entry(&row));
-        }
+        // At start the index is built in one pass, without the per-write upkeep of `put`.
+        let mut list = Vec::with_capacity(usize::try_from(store::max_seq(conn)?).unwrap_or(0));
+        store::each_index_row(conn, |row| list.push(index.entry(&row)))?;
+        debug_assert!(list.windows(2).all(|pair| pair[0].seq < pair[1].seq));
+        list.shrink_to_fit();
+        index
+            .entries
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .list = list;
         Ok(index)
     }
 
@@ -217,7 +253,7 @@ impl BrowseIndex {
         self.vertical_index.get(slug).copied()
     }
 
-    fn entry(&self, row: &IndexRow) -> Entry {
+    fn entry<S: AsRef<str>>(&self, row: &IndexRow<S>) -> Entry {
         Entry {
             seq: row.seq,
             price_cents: row.price_cents,
@@ -227,11 +263,13 @@ impl BrowseIndex {
             view_count: saturate(row.view_count),
             quality: row.quality as f32,
             reputation: row.seller_reputation as f32,
-            category: self.category(&row.category).unwrap_or(u16::MAX),
-            vertical: self.vertical(&row.vertical_slug).unwrap_or(u16::MAX),
+            category: self.category(row.category.as_ref()).unwrap_or(u16::MAX),
+            vertical: self
+                .vertical(row.vertical_slug.as_ref())
+                .unwrap_or(u16::MAX),
             listing_type: LISTING_TYPES
                 .iter()
-                .position(|t| *t == row.listing_type)
+                .position(|t| *t == row.listing_type.as_ref())
                 .unwrap_or(0) as u8,
             active: row.active,
             sample: row.is_sample,
@@ -241,14 +279,10 @@ impl BrowseIndex {
     fn put(&self, entry: Entry) {
         let mut entries = self.entries.write().unwrap_or_else(|p| p.into_inner());
         entries.version += 1;
-        let Entries {
-            list,
-            position,
-            orders,
-            ..
-        } = &mut *entries;
-        let at = match position.get(&entry.seq) {
-            Some(&at) => {
+        let at = entries.at(entry.seq);
+        let Entries { list, orders, .. } = &mut *entries;
+        let at = match at {
+            Some(at) => {
                 // Out of every kept order under its old keys, then back in under the new ones.
                 for (order, sort) in orders.iter_mut().zip(ORDERED) {
                     if let Some(order) = order
@@ -266,7 +300,6 @@ impl BrowseIndex {
                 // Rows arrive in `seq` order: loaded ascending, then appended after each insert.
                 debug_assert!(list.last().is_none_or(|last| last.seq < entry.seq));
                 list.push(entry);
-                position.insert(entry.seq, at);
                 at
             }
         };
@@ -346,7 +379,7 @@ impl BrowseIndex {
             entries.version += 1;
         }
         for (seq, n) in views {
-            if let Some(&at) = entries.position.get(seq) {
+            if let Some(at) = entries.at(*seq) {
                 let entry = &mut entries.list[at];
                 entry.view_count = entry.view_count.saturating_add(saturate(*n));
             }
@@ -404,8 +437,7 @@ impl BrowseIndex {
                     })
                 })
             });
-            let matching = candidates
-                .filter_map(|seq| entries.position.get(&seq).map(|&at| &entries.list[at]))
+            let matching = ascending(&entries.list, candidates)
                 .filter(|e| keep(e, &query.filters, Some(bits)));
             let (page, total) = select(matching, query);
             drop(entries);

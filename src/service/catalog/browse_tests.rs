@@ -137,3 +137,26 @@ fn kept_orders_answer_what_a_full_sort_answers_through_edits_and_view_counts() {
         index.add_views(&[(1 + rng.below(3000) as i64, 3)]);
     }
 }
+
+#[test]
+fn ascending_lookups_find_exactly_the_entries_that_exist() {
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    // Gaps in the seqs, as deactivated or never-committed listings leave.
+    let list: Vec<Entry> = (1..5_000i64)
+        .filter(|seq| seq % 7 != 0)
+        .map(|seq| random_entry(&mut rng, seq))
+        .collect();
+    for density in [1, 3, 50, 2_000] {
+        let wanted: Vec<i64> = (0..6_000i64).filter(|_| rng.below(density) == 0).collect();
+        let found: Vec<i64> = ascending(&list, wanted.iter().copied())
+            .map(|e| e.seq)
+            .collect();
+        let expected: Vec<i64> = wanted
+            .iter()
+            .copied()
+            .filter(|seq| list.binary_search_by_key(seq, |e| e.seq).is_ok())
+            .collect();
+        assert_eq!(found, expected, "density 1/{density}");
+    }
+    assert_eq!(ascending(&[], [1, 2, 3].into_iter()).count(), 0);
+}

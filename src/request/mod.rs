@@ -14,9 +14,10 @@ pub mod commerce;
 pub mod contact;
 pub mod disclosure;
 pub mod messaging;
+mod schema;
 pub mod trust;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 pub use crate::args::Patch;
 use crate::args::{Args, int_in_range, parse_integral};
@@ -148,46 +149,6 @@ impl Field {
     pub fn is_required(&self, face: Face) -> bool {
         self.required[face as usize] && self.name(face).is_some()
     }
-
-    /// The field's JSON Schema.
-    pub fn schema(&self) -> Value {
-        let mut schema = match self.kind {
-            Kind::Text(max) => json!({
-                "type": "string",
-                "minLength": 1,
-                "maxLength": max,
-                "pattern": SINGLE_LINE,
-            }),
-            Kind::Verbatim => json!({ "type": "string", "minLength": 1 }),
-            Kind::VerbatimUpTo(max) => {
-                json!({ "type": "string", "minLength": 1, "maxLength": max })
-            }
-            Kind::Paragraph(max) => json!({
-                "type": "string",
-                "minLength": 1,
-                "maxLength": max,
-                "pattern": PARAGRAPH,
-            }),
-            Kind::Int(min, max) => json!({ "type": "integer", "minimum": min, "maximum": max }),
-            Kind::Number(min, max) => json!({ "type": "number", "minimum": min, "maximum": max }),
-            Kind::Bool => json!({ "type": "boolean" }),
-            Kind::Consent => json!({ "type": "boolean", "const": true }),
-            Kind::Enum(values) => json!({ "type": "string", "enum": values }),
-            Kind::Object => json!({ "type": "object" }),
-            Kind::Flags(names) => {
-                let properties: Map<String, Value> = names
-                    .iter()
-                    .map(|name| ((*name).to_owned(), json!({ "type": "boolean" })))
-                    .collect();
-                json!({ "type": "object", "properties": properties })
-            }
-            Kind::Json(text) => serde_json::from_str(text).unwrap_or_else(|_| json!({})),
-        };
-        if !self.doc.is_empty() {
-            schema["description"] = Value::from(self.doc);
-        }
-        schema
-    }
 }
 
 /// An operation's declaration: what it is called and the fields it takes (path parameters
@@ -299,35 +260,6 @@ impl Op {
     /// The fields offered on `face`.
     pub fn on(&self, face: Face) -> impl Iterator<Item = &'static Field> + '_ {
         self.fields.iter().filter(move |f| f.name(face).is_some())
-    }
-
-    /// The MCP `inputSchema` (plus `extra` properties the face adds, such as `api_key`).
-    pub fn input_schema(&self, extra: &[(&str, Value)]) -> Value {
-        let mut properties = Map::new();
-        let mut required = Vec::new();
-        for field in self.on(Face::Mcp) {
-            let mut schema = field.schema();
-            if field.is_required(Face::Mcp) {
-                required.push(Value::from(field.mcp));
-            } else {
-                // An optional argument sent as null counts as absent (`Input::present`): the
-                // schema says so, as the REST schemas do.
-                nullable(&mut schema);
-            }
-            properties.insert(field.mcp.to_owned(), schema);
-        }
-        for (name, schema) in extra {
-            properties.insert((*name).to_owned(), schema.clone());
-        }
-        let mut schema = json!({
-            "type": "object",
-            "properties": properties,
-            "additionalProperties": false,
-        });
-        if !required.is_empty() {
-            schema["required"] = Value::Array(required);
-        }
-        schema
     }
 
     /// Renames every backquoted REST field name in `error`'s message to its name on `face`, so
@@ -726,15 +658,3 @@ pub const ID_MAX: usize = 64;
 
 #[cfg(test)]
 mod tests;
-
-/// Lets `schema` also accept `null` (an optional argument's "absent").
-fn nullable(schema: &mut Value) {
-    if let Some(Value::String(kind)) = schema.get("type").cloned() {
-        schema["type"] = json!([kind, "null"]);
-    }
-    if let Some(Value::Array(values)) = schema.get_mut("enum")
-        && !values.contains(&Value::Null)
-    {
-        values.push(Value::Null);
-    }
-}

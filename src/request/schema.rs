@@ -1,0 +1,91 @@
+//! The MCP `inputSchema`s, generated from the declarations: each field's JSON Schema from its
+//! kind, and an operation's from its MCP fields.
+
+use serde_json::{Map, Value, json};
+
+use super::{Face, Field, Kind, Op, PARAGRAPH, SINGLE_LINE};
+
+impl Field {
+    /// The field's JSON Schema.
+    pub fn schema(&self) -> Value {
+        let mut schema = match self.kind {
+            Kind::Text(max) => json!({
+                "type": "string",
+                "minLength": 1,
+                "maxLength": max,
+                "pattern": SINGLE_LINE,
+            }),
+            Kind::Verbatim => json!({ "type": "string", "minLength": 1 }),
+            Kind::VerbatimUpTo(max) => {
+                json!({ "type": "string", "minLength": 1, "maxLength": max })
+            }
+            Kind::Paragraph(max) => json!({
+                "type": "string",
+                "minLength": 1,
+                "maxLength": max,
+                "pattern": PARAGRAPH,
+            }),
+            Kind::Int(min, max) => json!({ "type": "integer", "minimum": min, "maximum": max }),
+            Kind::Number(min, max) => json!({ "type": "number", "minimum": min, "maximum": max }),
+            Kind::Bool => json!({ "type": "boolean" }),
+            Kind::Consent => json!({ "type": "boolean", "const": true }),
+            Kind::Enum(values) => json!({ "type": "string", "enum": values }),
+            Kind::Object => json!({ "type": "object" }),
+            Kind::Flags(names) => {
+                let properties: Map<String, Value> = names
+                    .iter()
+                    .map(|name| ((*name).to_owned(), json!({ "type": "boolean" })))
+                    .collect();
+                json!({ "type": "object", "properties": properties })
+            }
+            Kind::Json(text) => serde_json::from_str(text).unwrap_or_else(|_| json!({})),
+        };
+        if !self.doc.is_empty() {
+            schema["description"] = Value::from(self.doc);
+        }
+        schema
+    }
+}
+
+impl Op {
+    /// The MCP `inputSchema` (plus `extra` properties the face adds, such as `api_key`).
+    pub fn input_schema(&self, extra: &[(&str, Value)]) -> Value {
+        let mut properties = Map::new();
+        let mut required = Vec::new();
+        for field in self.on(Face::Mcp) {
+            let mut schema = field.schema();
+            if field.is_required(Face::Mcp) {
+                required.push(Value::from(field.mcp));
+            } else {
+                // An optional argument sent as null counts as absent (`Input::present`): the
+                // schema says so, as the REST schemas do.
+                nullable(&mut schema);
+            }
+            properties.insert(field.mcp.to_owned(), schema);
+        }
+        for (name, schema) in extra {
+            properties.insert((*name).to_owned(), schema.clone());
+        }
+        let mut schema = json!({
+            "type": "object",
+            "properties": properties,
+            "additionalProperties": false,
+        });
+        if !required.is_empty() {
+            schema["required"] = Value::Array(required);
+        }
+        schema
+    }
+}
+
+/// Lets `schema` also accept `null` (an optional argument's "absent").
+fn nullable(schema: &mut Value) {
+    if let Some(Value::String(kind)) = schema.get("type").cloned() {
+        schema["type"] = json!([kind, "null"]);
+    }
+    if let Some(Value::Array(values)) = schema.get_mut("enum")
+        && !values.contains(&Value::Null)
+    {
+        values.push(Value::Null);
+    }
+}

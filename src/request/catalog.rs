@@ -61,10 +61,15 @@ const PRICE: Field = Field::both("priceCents", "price_cents", Kind::Int(0, PRICE
 const CONSENT: Field = Field::both("consent", "consent", Kind::Consent)
     .affirmation()
     .doc("You affirm you own this asset and may sell it; must be true.");
+/// Where the contract states the taxonomy's slugs.
+const VERTICAL_SLUGS: &str = "/components/schemas/CreateListingRequest/properties/verticalSlug";
+const CATEGORY_SLUGS: &str = "/components/schemas/CreateListingRequest/properties/category";
 const VERTICAL: Field = Field::both("verticalSlug", "vertical", Kind::Text(60))
-    .doc("Optional vertical slug (see list_verticals); omitted means auto-filed.");
+    .doc("Optional vertical slug (see list_verticals); omitted means auto-filed.")
+    .documented(VERTICAL_SLUGS);
 const CATEGORY: Field = Field::both("category", "category", Kind::Text(40))
-    .doc("Optional macro-category hint for auto-filing.");
+    .doc("Optional macro-category hint for auto-filing.")
+    .documented(CATEGORY_SLUGS);
 const LISTING_TYPE: Field = Field::both("listingType", "listing_type", Kind::Enum(&LISTING_TYPES))
     .doc("Optional; default standard.");
 const MAX_COPIES: Field = Field::both("maxCopies", "max_copies", Kind::Int(1, COPIES_MAX))
@@ -77,7 +82,8 @@ const PHYSICAL: Field = Field::rest("physical", Kind::Bool);
 const DELIVERABLE_REF: Field = Field::rest("deliverableRef", Kind::Text(200));
 const HEALTH_CONSENT: Field = Field::both("healthConsent", "health_consent", Kind::Object)
     .affirmation()
-    .doc("The consent: ownership, saleTerms, authorizedUses, deidentificationLevel, stateAuthorizations (see the tool description).");
+    .doc("The consent: ownership, saleTerms, authorizedUses, deidentificationLevel, stateAuthorizations (see the tool description).")
+    .documented("/components/schemas/HealthConsent");
 const REASON: Field =
     Field::both("reason", "reason", Kind::Text(REASON_MAX)).doc("Why (recorded in the history).");
 const ACTIVE: Field = Field::both("active", "active", Kind::Bool);
@@ -335,7 +341,8 @@ pub static SET_DELIVERY_ENDPOINT: Op = Op {
     rest: &[("PUT", "/api/sell/delivery-endpoint")],
     fields: &[Field::both("url", "url", Kind::Text(2048))
         .required()
-        .doc("Your delivery endpoint URL.")],
+        .doc("Your delivery endpoint URL.")
+        .documented("/components/schemas/DeliveryEndpointRequest/properties/url")],
     scope: Some(Scope::Sell),
 };
 
@@ -357,11 +364,15 @@ impl SetDeliveryEndpoint {
 
 const Q: Field =
     Field::both("q", "q", Kind::Verbatim).doc("Full-text search (at most 200 characters).");
-const B_CATEGORY: Field =
-    Field::both("category", "category", Kind::Verbatim).doc("A macro-category slug.");
-const B_VERTICAL: Field =
-    Field::both("vertical", "vertical", Kind::Verbatim).doc("A vertical slug.");
-const B_CLASS: Field = Field::both("class", "class", Kind::Verbatim).doc("A class of categories.");
+const B_CATEGORY: Field = Field::both("category", "category", Kind::Verbatim)
+    .doc("A macro-category slug.")
+    .documented(CATEGORY_SLUGS);
+const B_VERTICAL: Field = Field::both("vertical", "vertical", Kind::Verbatim)
+    .doc("A vertical slug.")
+    .documented(VERTICAL_SLUGS);
+const B_CLASS: Field = Field::both("class", "class", Kind::Verbatim)
+    .doc("A class of categories.")
+    .documented("/paths/~1api~1marketplace~1listings/get/parameters/class/schema");
 const B_TYPE: Field = Field::both("type", "type", Kind::Enum(&LISTING_TYPES));
 const B_SORT: Field = Field::both("sort", "sort", Kind::Enum(&SORTS));
 const B_PRICE: Field = Field::both("price", "price", Kind::Enum(&PRICES));

@@ -29,7 +29,9 @@ pub const COMMENT_MAX: usize = 2000;
 const LISTING_ID: Field = Field::mcp("listing_id", Kind::Text(ID_MAX))
     .required()
     .doc("The listing id (a UUID).");
-const EMAIL: Field = Field::both("email", "email", Kind::Text(254)).doc("Optional receipt email.");
+const EMAIL: Field = Field::both("email", "email", Kind::Text(254))
+    .doc("Optional receipt email.")
+    .documented("/components/schemas/PurchaseRequest/properties/email");
 const INTENDED_USE: Field =
     Field::both("buyer_intended_use", "buyer_intended_use", Kind::Text(40)).doc(
         "Required for personal health data: one of academic_research, commercial_research, ai_training, personal_educational, other (and one the listing authorizes).",
@@ -149,7 +151,8 @@ const SELLER_NAME: Field = Field::both("name", "name", Kind::Text(200))
     .required_on(Face::Mcp)
     .doc("The seller name the payment provider's onboarding starts with (Stripe: the business name).");
 const SELLER_EMAIL: Field = Field::both("email", "email", Kind::Text(254))
-    .doc("Optional payout contact email the onboarding starts with (Stripe: the account email).");
+    .doc("Optional payout contact email the onboarding starts with (Stripe: the account email).")
+    .documented("/components/schemas/BecomeSellerRequest/properties/email");
 
 /// `POST /api/sell/register` · `become_seller`.
 pub static BECOME_SELLER: Op = Op {

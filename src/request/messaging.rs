@@ -25,7 +25,8 @@ const CLIENT_MESSAGE_ID: Field = Field::both(
     Kind::VerbatimUpTo(CLIENT_ID_MAX),
 )
 .required()
-.doc("Your idempotency key: a retry with the same id and body returns the original message.");
+.doc("Your idempotency key: a retry with the same id and body returns the original message.")
+.documented("/components/schemas/SendMessageRequest/properties/clientMessageId");
 const BODY: Field = Field::both("body", "body", Kind::Verbatim)
     .required()
     .doc("The message text, sent exactly as given; at most 16,384 UTF-8 bytes.");

@@ -85,6 +85,11 @@ pub struct Field {
     /// Required by the contract, but its absence is the service's business refusal (a 422
     /// with its own code, such as `CONSENT_REQUIRED`), not a malformed request.
     pub refused_by_service: bool,
+    /// Where `assets/openapi.json` states the value's format that the service checks (an
+    /// email, an https URL, a slug of the taxonomy, the health consent): a JSON pointer, whose
+    /// segments may name a parameter by its `name`; empty when the kind says it all. The MCP
+    /// schema then states the REST contract's rule.
+    pub documented: &'static str,
 }
 
 impl Field {
@@ -97,6 +102,7 @@ impl Field {
             required: [false, false],
             doc: "",
             refused_by_service: false,
+            documented: "",
         }
     }
 
@@ -134,6 +140,13 @@ impl Field {
 
     pub const fn doc(mut self, doc: &'static str) -> Field {
         self.doc = doc;
+        self
+    }
+
+    /// The value's format as `assets/openapi.json` states it at `pointer` (see
+    /// [`Field::documented`]).
+    pub const fn documented(mut self, pointer: &'static str) -> Field {
+        self.documented = pointer;
         self
     }
 

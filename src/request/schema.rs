@@ -1,6 +1,8 @@
 //! The MCP `inputSchema`s, generated from the declarations: each field's JSON Schema from its
 //! kind, and an operation's from its MCP fields.
 
+use std::sync::LazyLock;
+
 use serde_json::{Map, Value, json};
 
 use super::{Face, Field, Kind, Op, PARAGRAPH, SINGLE_LINE};
@@ -8,6 +10,9 @@ use super::{Face, Field, Kind, Op, PARAGRAPH, SINGLE_LINE};
 impl Field {
     /// The field's JSON Schema.
     pub fn schema(&self) -> Value {
+        if !self.documented.is_empty() {
+            return self.documented_schema();
+        }
         let mut schema = match self.kind {
             Kind::Text(max) => json!({
                 "type": "string",
@@ -45,6 +50,53 @@ impl Field {
         }
         schema
     }
+}
+
+impl Field {
+    /// The schema `assets/openapi.json` gives the value at [`Field::documented`], with the
+    /// field's own description, accepting null only where the operation makes it optional.
+    ///
+    /// # Panics
+    /// When the pointer names nothing (the face-parity tests build every schema).
+    fn documented_schema(&self) -> Value {
+        let mut at = contract();
+        for segment in self.documented.split('/').skip(1) {
+            let segment = segment.replace("~1", "/").replace("~0", "~");
+            at = match at {
+                Value::Array(items) => items.iter().find(|item| item["name"] == *segment),
+                other => other.get(&segment),
+            }
+            .unwrap_or_else(|| panic!("openapi.json has nothing at {}", self.documented));
+        }
+        let mut schema = at.clone();
+        if let Some(object) = schema.as_object_mut() {
+            for keyword in ["description", "writeOnly", "default", "example"] {
+                object.shift_remove(keyword);
+            }
+        }
+        if let Some(Value::Array(kinds)) = schema.get_mut("type") {
+            kinds.retain(|kind| kind != "null");
+            if let [kind] = kinds.as_slice() {
+                schema["type"] = kind.clone();
+            }
+        }
+        if let Some(Value::Array(values)) = schema.get_mut("enum") {
+            values.retain(|value| !value.is_null());
+        }
+        if !self.doc.is_empty() {
+            schema["description"] = Value::from(self.doc);
+        }
+        schema
+    }
+}
+
+/// The REST contract, parsed once.
+fn contract() -> &'static Value {
+    static CONTRACT: LazyLock<Value> = LazyLock::new(|| {
+        serde_json::from_slice(&crate::assets::bytes("openapi.json"))
+            .expect("assets/openapi.json is JSON")
+    });
+    &CONTRACT
 }
 
 impl Op {

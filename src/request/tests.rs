@@ -266,3 +266,102 @@ fn optional_tool_arguments_accept_null_as_their_readers_do() {
         );
     }
 }
+
+/// Formats the service checks (emails, https URLs, the taxonomy's slugs, message ids, the health
+/// consent) are stated in the MCP schemas as the REST contract states them, so a value the
+/// schema takes is not refused as malformed.
+#[test]
+fn mcp_schemas_state_the_formats_the_service_checks() {
+    use crate::request::{agents, catalog, commerce, contact, messaging};
+    let cases = [
+        (
+            &agents::REGISTER,
+            "email",
+            json!("a"),
+            json!("agent@example.com"),
+        ),
+        (&contact::CONTACT, "email", json!("a@b"), json!(" a@b.org ")),
+        (
+            &commerce::BECOME_SELLER,
+            "email",
+            json!("ab"),
+            json!("pay@example.com"),
+        ),
+        (
+            &commerce::PURCHASE,
+            "email",
+            json!("x"),
+            json!("me@example.org"),
+        ),
+        (
+            &agents::REGISTER,
+            "callback_url",
+            json!("a"),
+            json!("https://example.com/hook"),
+        ),
+        (
+            &catalog::SET_DELIVERY_ENDPOINT,
+            "url",
+            json!("h"),
+            json!("https://example.com/d"),
+        ),
+        (
+            &catalog::CREATE_LISTING,
+            "vertical",
+            json!("t"),
+            json!("trucking"),
+        ),
+        (
+            &catalog::CREATE_LISTING,
+            "category",
+            json!("d"),
+            json!("data"),
+        ),
+        (&catalog::BROWSE, "vertical", json!("t"), json!("trucking")),
+        (&catalog::BROWSE, "category", json!("d"), json!("data")),
+        (&catalog::BROWSE, "class", json!("X"), json!("RESEARCH")),
+        (
+            &messaging::SEND_MESSAGE,
+            "clientMessageId",
+            json!("a\u{1}"),
+            json!("  id 1"),
+        ),
+        (
+            &catalog::CREATE_HEALTH_LISTING,
+            "health_consent",
+            json!({}),
+            Value::Null,
+        ),
+    ];
+    for (op, name, refused, accepted) in cases {
+        let schema = op.input_schema(&[])["properties"][name].clone();
+        let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
+        assert!(
+            !validator.is_valid(&refused),
+            "{name}: {refused} in {schema}"
+        );
+        if !accepted.is_null() {
+            assert!(
+                validator.is_valid(&accepted),
+                "{name}: {accepted} in {schema}"
+            );
+        }
+        assert!(
+            schema["description"].is_string(),
+            "{name}: the MCP doc stays"
+        );
+    }
+    // The consent is the contract's HealthConsent, its five sections required.
+    let consent = &crate::request::catalog::CREATE_HEALTH_LISTING.input_schema(&[])["properties"]["health_consent"];
+    assert_eq!(consent["type"], "object");
+    assert_eq!(
+        consent["required"],
+        json!([
+            "ownership",
+            "saleTerms",
+            "authorizedUses",
+            "deidentificationLevel",
+            "stateAuthorizations"
+        ])
+    );
+}

@@ -73,7 +73,8 @@ const CATEGORY: Field = Field::both("category", "category", Kind::Text(40))
 const LISTING_TYPE: Field = Field::both("listingType", "listing_type", Kind::Enum(&LISTING_TYPES))
     .doc("Optional; default standard.");
 const MAX_COPIES: Field = Field::both("maxCopies", "max_copies", Kind::Int(1, COPIES_MAX))
-    .doc("Copies of a limited listing (limited only).");
+    .doc("Copies of a limited listing (required for limited, refused otherwise).")
+    .required_with(&LISTING_TYPE, "limited");
 const IMAGES: Field = Field::rest(
     "images",
     Kind::Json(r#"{"type":"array","maxItems":10,"items":{"type":"string","format":"uri"}}"#),

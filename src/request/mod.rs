@@ -90,6 +90,19 @@ pub struct Field {
     /// segments may name a parameter by its `name`; empty when the kind says it all. The MCP
     /// schema then states the REST contract's rule.
     pub documented: &'static str,
+    /// Offered only with, or never with, a value of another field of the operation (a rule its
+    /// reader keeps, stated in the MCP schema as a conditional).
+    pub depends: Option<Depends>,
+}
+
+/// A field's dependence on the value of another field of its operation.
+#[derive(Clone, Copy, Debug)]
+pub struct Depends {
+    /// The other field.
+    pub on: &'static Field,
+    pub value: &'static str,
+    /// Required when `on` has `value`, refused otherwise (`false`: refused when it has it).
+    pub with: bool,
 }
 
 impl Field {
@@ -103,6 +116,7 @@ impl Field {
             doc: "",
             refused_by_service: false,
             documented: "",
+            depends: None,
         }
     }
 
@@ -147,6 +161,26 @@ impl Field {
     /// [`Field::documented`]).
     pub const fn documented(mut self, pointer: &'static str) -> Field {
         self.documented = pointer;
+        self
+    }
+
+    /// Required when `on` is `value`, refused otherwise (`max_copies` of a limited listing).
+    pub const fn required_with(mut self, on: &'static Field, value: &'static str) -> Field {
+        self.depends = Some(Depends {
+            on,
+            value,
+            with: true,
+        });
+        self
+    }
+
+    /// Refused when `on` is `value` (an inbox page's `limit` with `mark_read`).
+    pub const fn never_with(mut self, on: &'static Field, value: &'static str) -> Field {
+        self.depends = Some(Depends {
+            on,
+            value,
+            with: false,
+        });
         self
     }
 

@@ -126,7 +126,60 @@ impl Op {
         if !required.is_empty() {
             schema["required"] = Value::Array(required);
         }
+        let conditionals = self.conditionals();
+        if !conditionals.is_empty() {
+            schema["allOf"] = Value::Array(conditionals);
+        }
         schema
+    }
+
+    /// The fields that depend on another's value, one conditional per value: `if` the field
+    /// has it, `then` the dependants it requires are given (not null) and those it excludes
+    /// are absent or null, `else` the ones it requires are absent or null.
+    fn conditionals(&self) -> Vec<Value> {
+        let mut conditions: Vec<(&str, &str)> = Vec::new();
+        for field in self.on(Face::Mcp) {
+            if let Some(depends) = field.depends
+                && let Some(on) = depends.on.name(Face::Mcp)
+                && !conditions.contains(&(on, depends.value))
+            {
+                conditions.push((on, depends.value));
+            }
+        }
+        let absent = json!({ "type": "null" });
+        conditions
+            .into_iter()
+            .map(|(on, value)| {
+                let (mut required, mut then, mut otherwise) = (Vec::new(), Map::new(), Map::new());
+                for field in self.on(Face::Mcp) {
+                    let Some(depends) = field.depends.filter(|depends| {
+                        depends.on.name(Face::Mcp) == Some(on) && depends.value == value
+                    }) else {
+                        continue;
+                    };
+                    let name = field.mcp.to_owned();
+                    if depends.with {
+                        required.push(Value::from(field.mcp));
+                        then.insert(name.clone(), json!({ "type": field.schema()["type"] }));
+                        otherwise.insert(name, absent.clone());
+                    } else {
+                        then.insert(name, absent.clone());
+                    }
+                }
+                let mut then = json!({ "properties": then });
+                if !required.is_empty() {
+                    then["required"] = Value::Array(required);
+                }
+                let mut conditional = json!({
+                    "if": { "properties": { on: { "const": value } }, "required": [on] },
+                    "then": then,
+                });
+                if !otherwise.is_empty() {
+                    conditional["else"] = json!({ "properties": otherwise });
+                }
+                conditional
+            })
+            .collect()
     }
 }
 

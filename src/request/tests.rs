@@ -365,3 +365,66 @@ fn mcp_schemas_state_the_formats_the_service_checks() {
         ])
     );
 }
+
+/// Arguments that depend on another's value (a limited listing's copies, the inbox's two
+/// actions) are stated in the MCP schema as conditionals, which the readers agree with.
+#[test]
+fn dependent_arguments_are_stated_as_the_readers_judge_them() {
+    use crate::request::catalog::{CREATE_LISTING, CreateListing};
+    use crate::request::messaging::{InboxCall, READ_INBOX};
+    let listing =
+        json!({"title": "t", "description": "d", "preview": {}, "price_cents": 0, "consent": true});
+    let with = |extra: Value| {
+        let mut arguments = listing.clone();
+        arguments.as_object_mut().unwrap().extend(map(extra));
+        arguments
+    };
+    let schema = CREATE_LISTING.input_schema(&[]);
+    let validator = jsonschema::validator_for(&schema).expect("the inputSchema compiles");
+    for (arguments, valid) in [
+        (
+            with(json!({"listing_type": "limited", "max_copies": 3})),
+            true,
+        ),
+        (
+            with(json!({"listing_type": "standard", "max_copies": null})),
+            true,
+        ),
+        (with(json!({"listing_type": "limited"})), false),
+        (
+            with(json!({"listing_type": "limited", "max_copies": null})),
+            false,
+        ),
+        (with(json!({"max_copies": 3})), false),
+        (
+            with(json!({"listing_type": "exclusive", "max_copies": 3})),
+            false,
+        ),
+    ] {
+        assert_eq!(validator.is_valid(&arguments), valid, "{arguments}");
+        let input = Input::new(Face::Mcp, &CREATE_LISTING, map(arguments.clone())).unwrap();
+        assert_eq!(CreateListing::read(&input).is_ok(), valid, "{arguments}");
+    }
+    let schema = READ_INBOX.input_schema(&[]);
+    let validator = jsonschema::validator_for(&schema).expect("the inputSchema compiles");
+    for (arguments, valid) in [
+        (json!({}), true),
+        (json!({"limit": 5, "through": null}), true),
+        (json!({"action": "mark_read", "through": 3}), true),
+        (
+            json!({"action": "mark_read", "through": 3, "after": null}),
+            true,
+        ),
+        (json!({"action": "mark_read"}), false),
+        (
+            json!({"action": "mark_read", "through": 3, "limit": 5}),
+            false,
+        ),
+        (json!({"through": 3}), false),
+        (json!({"action": "read", "through": 3}), false),
+    ] {
+        assert_eq!(validator.is_valid(&arguments), valid, "{arguments}");
+        let input = Input::new(Face::Mcp, &READ_INBOX, map(arguments.clone())).unwrap();
+        assert_eq!(InboxCall::read(&input).is_ok(), valid, "{arguments}");
+    }
+}

@@ -363,8 +363,8 @@ impl SetDeliveryEndpoint {
     }
 }
 
-const Q: Field =
-    Field::both("q", "q", Kind::Verbatim).doc("Full-text search (at most 200 characters).");
+const Q: Field = Field::both("q", "q", Kind::VerbatimUpTo(Q_MAX)).doc("Full-text search.");
+const Q_MAX: usize = 200;
 const B_CATEGORY: Field = Field::both("category", "category", Kind::Verbatim)
     .doc("A macro-category slug.")
     .documented(CATEGORY_SLUGS);
@@ -422,37 +422,26 @@ impl Browse {
     /// # Errors
     /// `INVALID_ARGUMENT` naming the parameter and, for a choice, its allowed values.
     pub fn read(input: &Input) -> Result<Browse> {
-        let q = input.lexeme(&Q)?;
-        if q.as_ref().is_some_and(|q| q.chars().count() > 200) {
-            return Err(Error::invalid("`q` must be at most 200 characters"));
+        let q = input.verbatim(&Q)?;
+        if q.as_ref().is_some_and(|q| q.chars().count() > Q_MAX) {
+            return Err(Error::invalid(format!(
+                "`q` must be at most {Q_MAX} characters"
+            )));
         }
         Ok(Browse {
             q,
-            category: nonempty(input.lexeme(&B_CATEGORY)?),
-            vertical: nonempty(input.lexeme(&B_VERTICAL)?),
-            class: nonempty(input.lexeme(&B_CLASS)?),
-            listing_type: browse_choice(input, &B_TYPE)?,
-            sort: browse_choice(input, &B_SORT)?.unwrap_or(SORTS[0]),
-            price: browse_choice(input, &B_PRICE)?.unwrap_or(PRICES[0]),
+            category: input.verbatim(&B_CATEGORY)?,
+            vertical: input.verbatim(&B_VERTICAL)?,
+            class: input.verbatim(&B_CLASS)?,
+            listing_type: input.choice(&B_TYPE)?,
+            sort: input.choice(&B_SORT)?.unwrap_or(SORTS[0]),
+            price: input.choice(&B_PRICE)?.unwrap_or(PRICES[0]),
             min_rating: input.number(&B_MIN_RATING)?,
-            samples: browse_choice(input, &B_SAMPLES)?.unwrap_or(SAMPLES[0]),
+            samples: input.choice(&B_SAMPLES)?.unwrap_or(SAMPLES[0]),
             limit: input.int(&B_LIMIT)?.unwrap_or(PAGE_DEFAULT),
             offset: input.int(&B_OFFSET)?.unwrap_or(0),
         })
     }
-}
-
-/// A browse choice; an empty value means the default on both faces (as an empty query
-/// parameter does).
-fn browse_choice(input: &Input, field: &Field) -> Result<Option<&'static str>> {
-    match input.lexeme(field)? {
-        Some(text) if text.is_empty() => Ok(None),
-        _ => input.choice(field),
-    }
-}
-
-fn nonempty(text: Option<String>) -> Option<String> {
-    text.filter(|t| !t.is_empty())
 }
 
 fn preview(input: &Input) -> Result<Option<Value>> {

@@ -555,13 +555,17 @@ impl Input {
         self.args.patch_str(name, max)
     }
 
-    /// A [`Kind::Verbatim`] string, exactly as sent.
+    /// A [`Kind::Verbatim`] string, exactly as sent; never empty (an empty query parameter is
+    /// absent).
     ///
     /// # Errors
-    /// Missing when required, not a string.
+    /// Missing when required, not a string, empty.
     pub fn verbatim(&self, field: &Field) -> Result<Option<String>> {
         match self.present(field)? {
             None => Ok(None),
+            Some((name, Value::String(text))) if text.is_empty() => {
+                Err(Error::invalid(format!("`{name}` must not be empty")))
+            }
             Some((_, Value::String(text))) => Ok(Some(text.clone())),
             Some((name, _)) => Err(Error::invalid(format!("`{name}` must be a string"))),
         }
@@ -657,22 +661,6 @@ impl Input {
                         Error::invalid(format!("`{name}` must be one of {}", values.join(", ")))
                     })
             }
-        }
-    }
-
-    /// A field's value as text, whether sent as a string or a number (browse parameters, which
-    /// REST takes from the query string).
-    ///
-    /// # Errors
-    /// Missing when required; not a string or a number.
-    pub fn lexeme(&self, field: &Field) -> Result<Option<String>> {
-        match self.present(field)? {
-            None => Ok(None),
-            Some((_, Value::String(text))) => Ok(Some(text.clone())),
-            Some((_, Value::Number(number))) => Ok(Some(number.to_string())),
-            Some((name, _)) => Err(Error::invalid(format!(
-                "`{name}` must be a string or a number"
-            ))),
         }
     }
 

@@ -179,12 +179,28 @@ fn mcp_tools_enforce_their_schema_and_name_arguments_their_way() {
             && message.contains("this tool calls it `price_cents`"),
         "{message}"
     );
-    // An empty browse choice means the default, as an empty query parameter does.
+    // An empty string is never a value of a JSON member, so an empty browse choice or search
+    // is refused; null means the default, as an empty query parameter does. Text is a string.
+    for arguments in [
+        json!({"sort": ""}),
+        json!({"type": ""}),
+        json!({"category": ""}),
+        json!({"q": ""}),
+        json!({"q": 7}),
+    ] {
+        err(
+            &server,
+            None,
+            "browse_marketplace",
+            arguments,
+            "INVALID_ARGUMENT",
+        );
+    }
     let result = call(
         &server,
         None,
         "browse_marketplace",
-        json!({"sort": "", "type": ""}),
+        json!({"sort": null, "type": null, "q": null}),
     );
     assert_eq!(result["isError"], false, "{result}");
 }

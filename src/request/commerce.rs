@@ -54,14 +54,14 @@ pub static PURCHASE: Op = Op {
 };
 
 /// A purchase request. Its members are judged where the purchase needs them, so the order of
-/// refusals stays that of the sale: the email once the listing is known on the wallet rail,
-/// the intended use only for personal health data (where the attestations are checked too).
-/// REST's `rail` member is taken out before, by the rail choice.
+/// refusals stays that of the sale: their shapes with the email (once the listing is known on
+/// the wallet rail), whether the intended use and the attestations are met only for personal
+/// health data. REST's `rail` member is taken out before, by the rail choice.
 #[derive(Debug)]
 pub struct Purchase {
     pub email: Result<Option<String>>,
     pub intended_use: Result<Option<String>>,
-    pub attestation: Option<Value>,
+    pub attestation: Result<Option<Value>>,
 }
 
 impl Purchase {
@@ -70,7 +70,7 @@ impl Purchase {
         Purchase {
             email: input.text(&EMAIL),
             intended_use: input.text(&INTENDED_USE),
-            attestation: input.json(&ATTESTATION).ok().flatten(),
+            attestation: input.flags(&ATTESTATION),
         }
     }
 }

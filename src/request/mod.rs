@@ -664,6 +664,32 @@ impl Input {
         }
     }
 
+    /// A [`Kind::Flags`] object: each of its flags, when present, a boolean (whether they hold
+    /// is the service's business).
+    ///
+    /// # Errors
+    /// Missing when required, not an object, a flag that is not a boolean.
+    pub fn flags(&self, field: &Field) -> Result<Option<Value>> {
+        let Kind::Flags(flags) = field.kind else {
+            return Err(wrong_kind(field));
+        };
+        let Some((name, value)) = self.present(field)? else {
+            return Ok(None);
+        };
+        let Value::Object(members) = value else {
+            return Err(Error::invalid(format!(
+                "`{name}` must be an object of booleans"
+            )));
+        };
+        match flags
+            .iter()
+            .find(|flag| members.get(**flag).is_some_and(|v| !v.is_boolean()))
+        {
+            Some(flag) => Err(Error::invalid(format!("`{name}.{flag}` must be a boolean"))),
+            None => Ok(Some(value.clone())),
+        }
+    }
+
     /// The member exactly as sent, `null` included (a PATCH where `null` means "clear").
     pub fn raw(&self, field: &Field) -> Option<&Value> {
         self.name(field).and_then(|name| self.args.get(name))

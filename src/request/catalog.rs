@@ -64,10 +64,10 @@ const CONSENT: Field = Field::both("consent", "consent", Kind::Consent)
 /// Where the contract states the taxonomy's slugs.
 const VERTICAL_SLUGS: &str = "/components/schemas/CreateListingRequest/properties/verticalSlug";
 const CATEGORY_SLUGS: &str = "/components/schemas/CreateListingRequest/properties/category";
-const VERTICAL: Field = Field::both("verticalSlug", "vertical", Kind::Text(60))
+const VERTICAL: Field = Field::both("verticalSlug", "vertical", Kind::Token(60))
     .doc("Optional vertical slug (see list_verticals); omitted means auto-filed.")
     .documented(VERTICAL_SLUGS);
-const CATEGORY: Field = Field::both("category", "category", Kind::Text(40))
+const CATEGORY: Field = Field::both("category", "category", Kind::Token(40))
     .doc("Optional macro-category hint for auto-filing.")
     .documented(CATEGORY_SLUGS);
 const LISTING_TYPE: Field = Field::both("listingType", "listing_type", Kind::Enum(&LISTING_TYPES))
@@ -340,7 +340,7 @@ pub fn listing_id(input: &Input) -> Result<String> {
 pub static SET_DELIVERY_ENDPOINT: Op = Op {
     name: "set_delivery_endpoint",
     rest: &[("PUT", "/api/sell/delivery-endpoint")],
-    fields: &[Field::both("url", "url", Kind::Text(2048))
+    fields: &[Field::both("url", "url", Kind::Token(2048))
         .required()
         .doc("Your delivery endpoint URL.")
         .documented("/components/schemas/DeliveryEndpointRequest/properties/url")],

@@ -26,6 +26,8 @@ use crate::error::{Error, Result};
 /// Text for people on one line: at least one character that is not a space (the reader trims)
 /// and no control characters (C0, DEL, C1), as the reader refuses.
 pub const SINGLE_LINE: &str = "^[^\\u0000-\\u001F\\u007F-\\u009F]*[^\\s\\u0000-\\u001F\\u007F-\\u009F][^\\u0000-\\u001F\\u007F-\\u009F]*$";
+/// A token: no whitespace at either end, no control characters.
+pub const TOKEN: &str = "^[^\\s\\u0000-\\u001F\\u007F-\\u009F](?:[^\\u0000-\\u001F\\u007F-\\u009F]*[^\\s\\u0000-\\u001F\\u007F-\\u009F])?$";
 /// Text for people on several lines: not blank, line breaks and tabs allowed, other control
 /// characters refused (descriptions, comments, inquiry and service-request messages).
 pub const PARAGRAPH: &str = "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F-\\u009F]*[^\\s\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F-\\u009F][^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F-\\u009F]*$";
@@ -44,6 +46,9 @@ pub enum Face {
 pub enum Kind {
     /// A string, trimmed, 1..=max characters, no control characters.
     Text(usize),
+    /// As [`Kind::Text`], but taken as sent: whitespace at either end is refused, not trimmed
+    /// (URLs and slugs, whose schemas have no room for it).
+    Token(usize),
     /// Multi-line text, trimmed, 1..=max characters: line breaks and tabs allowed, other
     /// control characters refused.
     Paragraph(usize),
@@ -493,16 +498,24 @@ impl Input {
         }
     }
 
-    /// A [`Kind::Text`] field, trimmed and bounded.
+    /// A [`Kind::Text`] field, trimmed and bounded, or a [`Kind::Token`] one, bounded.
     ///
     /// # Errors
-    /// Missing when required, not a string, empty, too long or with control characters.
+    /// Missing when required, not a string, empty, too long or with control characters; a
+    /// token with whitespace at an end.
     pub fn text(&self, field: &Field) -> Result<Option<String>> {
-        let Kind::Text(max) = field.kind else {
+        let (Kind::Text(max) | Kind::Token(max)) = field.kind else {
             return Err(wrong_kind(field));
         };
         match self.present(field)? {
             None => Ok(None),
+            Some((name, Value::String(text)))
+                if matches!(field.kind, Kind::Token(_)) && text.trim() != text =>
+            {
+                Err(Error::invalid(format!(
+                    "`{name}` must not begin or end with whitespace"
+                )))
+            }
             Some((name, _)) => self.args.opt_str(name, max),
         }
     }

@@ -5,7 +5,7 @@ use std::sync::LazyLock;
 
 use serde_json::{Map, Value, json};
 
-use super::{Face, Field, Kind, Op, PARAGRAPH, SINGLE_LINE};
+use super::{Face, Field, Kind, Op, PARAGRAPH, SINGLE_LINE, TOKEN};
 
 impl Field {
     /// The field's JSON Schema.
@@ -19,6 +19,12 @@ impl Field {
                 "minLength": 1,
                 "maxLength": max,
                 "pattern": SINGLE_LINE,
+            }),
+            Kind::Token(max) => json!({
+                "type": "string",
+                "minLength": 1,
+                "maxLength": max,
+                "pattern": TOKEN,
             }),
             Kind::Verbatim => json!({ "type": "string", "minLength": 1 }),
             Kind::VerbatimUpTo(max) => {

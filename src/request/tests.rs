@@ -428,3 +428,30 @@ fn dependent_arguments_are_stated_as_the_readers_judge_them() {
         assert_eq!(InboxCall::read(&input).is_ok(), valid, "{arguments}");
     }
 }
+
+/// A token (a URL, a slug) is taken as sent: whitespace at an end is refused, not trimmed, as
+/// its schema says.
+#[test]
+fn tokens_are_taken_as_sent() {
+    static TOKENS: Op = Op {
+        name: "token_tool",
+        rest: &[],
+        fields: &[Field::mcp("url", Kind::Token(20))],
+        scope: None,
+    };
+    let validator = jsonschema::validator_for(&TOKENS.input_schema(&[])).expect("it compiles");
+    for (value, taken) in [
+        ("https://x.org", true),
+        ("a b", true),
+        (" https://x.org", false),
+        ("https://x.org\n", false),
+        ("   ", false),
+        ("a\u{1}b", false),
+        ("", false),
+    ] {
+        let arguments = json!({ "url": value });
+        assert_eq!(validator.is_valid(&arguments), taken, "{value:?}");
+        let input = Input::new(Face::Mcp, &TOKENS, map(arguments)).unwrap();
+        assert_eq!(input.text(&TOKENS.fields[0]).is_ok(), taken, "{value:?}");
+    }
+}

@@ -111,8 +111,14 @@ async fn check_key_argument(
         let Some(agent) = agent else {
             return Err(Error::Unauthenticated(missing_key(tool.name())));
         };
-        let Some(Value::String(presented)) = arguments.shift_remove(&key) else {
-            return Err(Error::invalid(format!("`{key}` must be a string")));
+        // A non-empty string, as a REST body's `api_key` must be.
+        let Some(Value::String(presented)) = arguments
+            .shift_remove(&key)
+            .filter(|value| value.as_str().is_some_and(|key| !key.is_empty()))
+        else {
+            return Err(Error::invalid(format!(
+                "`{key}` must be a non-empty string"
+            )));
         };
         let same = match agents::authenticate(app, Some(&presented)).await {
             Ok(named) => named.id == agent.id,

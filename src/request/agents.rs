@@ -17,12 +17,14 @@ pub const URL_MAX: usize = 2048;
 const NAME: Field = Field::both("name", "name", Kind::Text(NAME_MAX))
     .required()
     .doc("Your agent's name.");
-const EMAIL: Field =
-    Field::both("email", "email", Kind::Text(EMAIL_MAX)).doc("Optional contact email.");
+const EMAIL: Field = Field::both("email", "email", Kind::Text(EMAIL_MAX))
+    .doc("Optional contact email.")
+    .documented("/components/schemas/RegisterRequest/properties/email");
 const DISPLAY_NAME: Field = Field::both("displayName", "display_name", Kind::Text(NAME_MAX))
     .doc("Optional public display name (shown on your card).");
-const CALLBACK_URL: Field = Field::both("callbackUrl", "callback_url", Kind::Text(URL_MAX))
-    .doc("Optional https URL that receives agent.message pushes.");
+const CALLBACK_URL: Field = Field::both("callbackUrl", "callback_url", Kind::Token(URL_MAX))
+    .doc("Optional https URL that receives agent.message pushes.")
+    .documented("/components/schemas/RegisterRequest/properties/callbackUrl");
 
 /// `POST /api/agents/register` · `register_agent`.
 pub static REGISTER: Op = Op {

@@ -61,14 +61,20 @@ const PRICE: Field = Field::both("priceCents", "price_cents", Kind::Int(0, PRICE
 const CONSENT: Field = Field::both("consent", "consent", Kind::Consent)
     .affirmation()
     .doc("You affirm you own this asset and may sell it; must be true.");
-const VERTICAL: Field = Field::both("verticalSlug", "vertical", Kind::Text(60))
-    .doc("Optional vertical slug (see list_verticals); omitted means auto-filed.");
-const CATEGORY: Field = Field::both("category", "category", Kind::Text(40))
-    .doc("Optional macro-category hint for auto-filing.");
+/// Where the contract states the taxonomy's slugs.
+const VERTICAL_SLUGS: &str = "/components/schemas/CreateListingRequest/properties/verticalSlug";
+const CATEGORY_SLUGS: &str = "/components/schemas/CreateListingRequest/properties/category";
+const VERTICAL: Field = Field::both("verticalSlug", "vertical", Kind::Token(60))
+    .doc("Optional vertical slug (see list_verticals); omitted means auto-filed.")
+    .documented(VERTICAL_SLUGS);
+const CATEGORY: Field = Field::both("category", "category", Kind::Token(40))
+    .doc("Optional macro-category hint for auto-filing.")
+    .documented(CATEGORY_SLUGS);
 const LISTING_TYPE: Field = Field::both("listingType", "listing_type", Kind::Enum(&LISTING_TYPES))
     .doc("Optional; default standard.");
 const MAX_COPIES: Field = Field::both("maxCopies", "max_copies", Kind::Int(1, COPIES_MAX))
-    .doc("Copies of a limited listing (limited only).");
+    .doc("Copies of a limited listing (required for limited, refused otherwise).")
+    .required_with(&LISTING_TYPE, "limited");
 const IMAGES: Field = Field::rest(
     "images",
     Kind::Json(r#"{"type":"array","maxItems":10,"items":{"type":"string","format":"uri"}}"#),
@@ -77,7 +83,8 @@ const PHYSICAL: Field = Field::rest("physical", Kind::Bool);
 const DELIVERABLE_REF: Field = Field::rest("deliverableRef", Kind::Text(200));
 const HEALTH_CONSENT: Field = Field::both("healthConsent", "health_consent", Kind::Object)
     .affirmation()
-    .doc("The consent: ownership, saleTerms, authorizedUses, deidentificationLevel, stateAuthorizations (see the tool description).");
+    .doc("The consent: ownership, saleTerms, authorizedUses, deidentificationLevel, stateAuthorizations (see the tool description).")
+    .documented("/components/schemas/HealthConsent");
 const REASON: Field =
     Field::both("reason", "reason", Kind::Text(REASON_MAX)).doc("Why (recorded in the history).");
 const ACTIVE: Field = Field::both("active", "active", Kind::Bool);
@@ -333,9 +340,10 @@ pub fn listing_id(input: &Input) -> Result<String> {
 pub static SET_DELIVERY_ENDPOINT: Op = Op {
     name: "set_delivery_endpoint",
     rest: &[("PUT", "/api/sell/delivery-endpoint")],
-    fields: &[Field::both("url", "url", Kind::Text(2048))
+    fields: &[Field::both("url", "url", Kind::Token(2048))
         .required()
-        .doc("Your delivery endpoint URL.")],
+        .doc("Your delivery endpoint URL.")
+        .documented("/components/schemas/DeliveryEndpointRequest/properties/url")],
     scope: Some(Scope::Sell),
 };
 
@@ -355,13 +363,17 @@ impl SetDeliveryEndpoint {
     }
 }
 
-const Q: Field =
-    Field::both("q", "q", Kind::Verbatim).doc("Full-text search (at most 200 characters).");
-const B_CATEGORY: Field =
-    Field::both("category", "category", Kind::Verbatim).doc("A macro-category slug.");
-const B_VERTICAL: Field =
-    Field::both("vertical", "vertical", Kind::Verbatim).doc("A vertical slug.");
-const B_CLASS: Field = Field::both("class", "class", Kind::Verbatim).doc("A class of categories.");
+const Q: Field = Field::both("q", "q", Kind::VerbatimUpTo(Q_MAX)).doc("Full-text search.");
+const Q_MAX: usize = 200;
+const B_CATEGORY: Field = Field::both("category", "category", Kind::Verbatim)
+    .doc("A macro-category slug.")
+    .documented(CATEGORY_SLUGS);
+const B_VERTICAL: Field = Field::both("vertical", "vertical", Kind::Verbatim)
+    .doc("A vertical slug.")
+    .documented(VERTICAL_SLUGS);
+const B_CLASS: Field = Field::both("class", "class", Kind::Verbatim)
+    .doc("A class of categories.")
+    .documented("/paths/~1api~1marketplace~1listings/get/parameters/class/schema");
 const B_TYPE: Field = Field::both("type", "type", Kind::Enum(&LISTING_TYPES));
 const B_SORT: Field = Field::both("sort", "sort", Kind::Enum(&SORTS));
 const B_PRICE: Field = Field::both("price", "price", Kind::Enum(&PRICES));
@@ -410,37 +422,26 @@ impl Browse {
     /// # Errors
     /// `INVALID_ARGUMENT` naming the parameter and, for a choice, its allowed values.
     pub fn read(input: &Input) -> Result<Browse> {
-        let q = input.lexeme(&Q)?;
-        if q.as_ref().is_some_and(|q| q.chars().count() > 200) {
-            return Err(Error::invalid("`q` must be at most 200 characters"));
+        let q = input.verbatim(&Q)?;
+        if q.as_ref().is_some_and(|q| q.chars().count() > Q_MAX) {
+            return Err(Error::invalid(format!(
+                "`q` must be at most {Q_MAX} characters"
+            )));
         }
         Ok(Browse {
             q,
-            category: nonempty(input.lexeme(&B_CATEGORY)?),
-            vertical: nonempty(input.lexeme(&B_VERTICAL)?),
-            class: nonempty(input.lexeme(&B_CLASS)?),
-            listing_type: browse_choice(input, &B_TYPE)?,
-            sort: browse_choice(input, &B_SORT)?.unwrap_or(SORTS[0]),
-            price: browse_choice(input, &B_PRICE)?.unwrap_or(PRICES[0]),
+            category: input.verbatim(&B_CATEGORY)?,
+            vertical: input.verbatim(&B_VERTICAL)?,
+            class: input.verbatim(&B_CLASS)?,
+            listing_type: input.choice(&B_TYPE)?,
+            sort: input.choice(&B_SORT)?.unwrap_or(SORTS[0]),
+            price: input.choice(&B_PRICE)?.unwrap_or(PRICES[0]),
             min_rating: input.number(&B_MIN_RATING)?,
-            samples: browse_choice(input, &B_SAMPLES)?.unwrap_or(SAMPLES[0]),
+            samples: input.choice(&B_SAMPLES)?.unwrap_or(SAMPLES[0]),
             limit: input.int(&B_LIMIT)?.unwrap_or(PAGE_DEFAULT),
             offset: input.int(&B_OFFSET)?.unwrap_or(0),
         })
     }
-}
-
-/// A browse choice; an empty value means the default on both faces (as an empty query
-/// parameter does).
-fn browse_choice(input: &Input, field: &Field) -> Result<Option<&'static str>> {
-    match input.lexeme(field)? {
-        Some(text) if text.is_empty() => Ok(None),
-        _ => input.choice(field),
-    }
-}
-
-fn nonempty(text: Option<String>) -> Option<String> {
-    text.filter(|t| !t.is_empty())
 }
 
 fn preview(input: &Input) -> Result<Option<Value>> {

@@ -29,7 +29,9 @@ pub const COMMENT_MAX: usize = 2000;
 const LISTING_ID: Field = Field::mcp("listing_id", Kind::Text(ID_MAX))
     .required()
     .doc("The listing id (a UUID).");
-const EMAIL: Field = Field::both("email", "email", Kind::Text(254)).doc("Optional receipt email.");
+const EMAIL: Field = Field::both("email", "email", Kind::Text(254))
+    .doc("Optional receipt email.")
+    .documented("/components/schemas/PurchaseRequest/properties/email");
 const INTENDED_USE: Field =
     Field::both("buyer_intended_use", "buyer_intended_use", Kind::Text(40)).doc(
         "Required for personal health data: one of academic_research, commercial_research, ai_training, personal_educational, other (and one the listing authorizes).",
@@ -52,14 +54,14 @@ pub static PURCHASE: Op = Op {
 };
 
 /// A purchase request. Its members are judged where the purchase needs them, so the order of
-/// refusals stays that of the sale: the email once the listing is known on the wallet rail,
-/// the intended use only for personal health data (where the attestations are checked too).
-/// REST's `rail` member is taken out before, by the rail choice.
+/// refusals stays that of the sale: their shapes with the email (once the listing is known on
+/// the wallet rail), whether the intended use and the attestations are met only for personal
+/// health data. REST's `rail` member is taken out before, by the rail choice.
 #[derive(Debug)]
 pub struct Purchase {
     pub email: Result<Option<String>>,
     pub intended_use: Result<Option<String>>,
-    pub attestation: Option<Value>,
+    pub attestation: Result<Option<Value>>,
 }
 
 impl Purchase {
@@ -68,7 +70,7 @@ impl Purchase {
         Purchase {
             email: input.text(&EMAIL),
             intended_use: input.text(&INTENDED_USE),
-            attestation: input.json(&ATTESTATION).ok().flatten(),
+            attestation: input.flags(&ATTESTATION),
         }
     }
 }
@@ -149,7 +151,8 @@ const SELLER_NAME: Field = Field::both("name", "name", Kind::Text(200))
     .required_on(Face::Mcp)
     .doc("The seller name the payment provider's onboarding starts with (Stripe: the business name).");
 const SELLER_EMAIL: Field = Field::both("email", "email", Kind::Text(254))
-    .doc("Optional payout contact email the onboarding starts with (Stripe: the account email).");
+    .doc("Optional payout contact email the onboarding starts with (Stripe: the account email).")
+    .documented("/components/schemas/BecomeSellerRequest/properties/email");
 
 /// `POST /api/sell/register` · `become_seller`.
 pub static BECOME_SELLER: Op = Op {

@@ -64,7 +64,9 @@ pub static CONTACT: Op = Op {
             .doc("The message (line breaks allowed)."),
         CATEGORY,
         Field::both("name", "name", Kind::Text(SHORT_MAX)).doc("Optional name to reply to."),
-        Field::both("email", "email", Kind::Text(EMAIL_MAX)).doc("Optional email to reply to."),
+        Field::both("email", "email", Kind::Text(EMAIL_MAX))
+            .doc("Optional email to reply to.")
+            .documented("/components/schemas/CreateInquiryRequest/properties/email"),
         SUBMITTED_BY,
     ],
     scope: None,

@@ -25,7 +25,8 @@ const CLIENT_MESSAGE_ID: Field = Field::both(
     Kind::VerbatimUpTo(CLIENT_ID_MAX),
 )
 .required()
-.doc("Your idempotency key: a retry with the same id and body returns the original message.");
+.doc("Your idempotency key: a retry with the same id and body returns the original message.")
+.documented("/components/schemas/SendMessageRequest/properties/clientMessageId");
 const BODY: Field = Field::both("body", "body", Kind::Verbatim)
     .required()
     .doc("The message text, sent exactly as given; at most 16,384 UTF-8 bytes.");
@@ -72,13 +73,17 @@ impl SendMessage {
 const ACTION: Field = Field::mcp("action", Kind::Enum(&["read", "mark_read"]))
     .doc("`read` (default) lists messages; `mark_read` returns a caller-stored cursor.");
 const AFTER: Field = Field::both("after", "after", Kind::Int(0, CURSOR_MAX))
-    .doc("Return messages with a sequence greater than this (read).");
-const LIMIT: Field =
-    Field::both("limit", "limit", Kind::Int(1, INBOX_MAX)).doc("Page size (read).");
+    .doc("Return messages with a sequence greater than this (read).")
+    .never_with(&ACTION, "mark_read");
+const LIMIT: Field = Field::both("limit", "limit", Kind::Int(1, INBOX_MAX))
+    .doc("Page size (read).")
+    .never_with(&ACTION, "mark_read");
 const WAIT: Field = Field::both("wait", "wait", Kind::Int(0, WAIT_MAX_SECS))
-    .doc("Seconds to wait for a message when none is there yet (read).");
+    .doc("Seconds to wait for a message when none is there yet (read).")
+    .never_with(&ACTION, "mark_read");
 const THROUGH: Field = Field::mcp("through", Kind::Int(0, CURSOR_MAX))
-    .doc("The last sequence you have handled (mark_read only).");
+    .doc("The last sequence you have handled (required with mark_read, refused otherwise).")
+    .required_with(&ACTION, "mark_read");
 
 /// `GET /api/agents/me/inbox` (query) · `agent_inbox` (which also offers `mark_read`).
 pub static READ_INBOX: Op = Op {

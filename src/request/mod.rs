@@ -14,9 +14,10 @@ pub mod commerce;
 pub mod contact;
 pub mod disclosure;
 pub mod messaging;
+mod schema;
 pub mod trust;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 pub use crate::args::Patch;
 use crate::args::{Args, int_in_range, parse_integral};
@@ -25,6 +26,8 @@ use crate::error::{Error, Result};
 /// Text for people on one line: at least one character that is not a space (the reader trims)
 /// and no control characters (C0, DEL, C1), as the reader refuses.
 pub const SINGLE_LINE: &str = "^[^\\u0000-\\u001F\\u007F-\\u009F]*[^\\s\\u0000-\\u001F\\u007F-\\u009F][^\\u0000-\\u001F\\u007F-\\u009F]*$";
+/// A token: no whitespace at either end, no control characters.
+pub const TOKEN: &str = "^[^\\s\\u0000-\\u001F\\u007F-\\u009F](?:[^\\u0000-\\u001F\\u007F-\\u009F]*[^\\s\\u0000-\\u001F\\u007F-\\u009F])?$";
 /// Text for people on several lines: not blank, line breaks and tabs allowed, other control
 /// characters refused (descriptions, comments, inquiry and service-request messages).
 pub const PARAGRAPH: &str = "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F-\\u009F]*[^\\s\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F-\\u009F][^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F-\\u009F]*$";
@@ -43,6 +46,9 @@ pub enum Face {
 pub enum Kind {
     /// A string, trimmed, 1..=max characters, no control characters.
     Text(usize),
+    /// As [`Kind::Text`], but taken as sent: whitespace at either end is refused, not trimmed
+    /// (URLs and slugs, whose schemas have no room for it).
+    Token(usize),
     /// Multi-line text, trimmed, 1..=max characters: line breaks and tabs allowed, other
     /// control characters refused.
     Paragraph(usize),
@@ -84,6 +90,24 @@ pub struct Field {
     /// Required by the contract, but its absence is the service's business refusal (a 422
     /// with its own code, such as `CONSENT_REQUIRED`), not a malformed request.
     pub refused_by_service: bool,
+    /// Where `assets/openapi.json` states the value's format that the service checks (an
+    /// email, an https URL, a slug of the taxonomy, the health consent): a JSON pointer, whose
+    /// segments may name a parameter by its `name`; empty when the kind says it all. The MCP
+    /// schema then states the REST contract's rule.
+    pub documented: &'static str,
+    /// Offered only with, or never with, a value of another field of the operation (a rule its
+    /// reader keeps, stated in the MCP schema as a conditional).
+    pub depends: Option<Depends>,
+}
+
+/// A field's dependence on the value of another field of its operation.
+#[derive(Clone, Copy, Debug)]
+pub struct Depends {
+    /// The other field.
+    pub on: &'static Field,
+    pub value: &'static str,
+    /// Required when `on` has `value`, refused otherwise (`false`: refused when it has it).
+    pub with: bool,
 }
 
 impl Field {
@@ -96,6 +120,8 @@ impl Field {
             required: [false, false],
             doc: "",
             refused_by_service: false,
+            documented: "",
+            depends: None,
         }
     }
 
@@ -136,6 +162,33 @@ impl Field {
         self
     }
 
+    /// The value's format as `assets/openapi.json` states it at `pointer` (see
+    /// [`Field::documented`]).
+    pub const fn documented(mut self, pointer: &'static str) -> Field {
+        self.documented = pointer;
+        self
+    }
+
+    /// Required when `on` is `value`, refused otherwise (`max_copies` of a limited listing).
+    pub const fn required_with(mut self, on: &'static Field, value: &'static str) -> Field {
+        self.depends = Some(Depends {
+            on,
+            value,
+            with: true,
+        });
+        self
+    }
+
+    /// Refused when `on` is `value` (an inbox page's `limit` with `mark_read`).
+    pub const fn never_with(mut self, on: &'static Field, value: &'static str) -> Field {
+        self.depends = Some(Depends {
+            on,
+            value,
+            with: false,
+        });
+        self
+    }
+
     /// The field's name on `face`, if offered there.
     pub fn name(&self, face: Face) -> Option<&'static str> {
         let name = match face {
@@ -147,46 +200,6 @@ impl Field {
 
     pub fn is_required(&self, face: Face) -> bool {
         self.required[face as usize] && self.name(face).is_some()
-    }
-
-    /// The field's JSON Schema.
-    pub fn schema(&self) -> Value {
-        let mut schema = match self.kind {
-            Kind::Text(max) => json!({
-                "type": "string",
-                "minLength": 1,
-                "maxLength": max,
-                "pattern": SINGLE_LINE,
-            }),
-            Kind::Verbatim => json!({ "type": "string", "minLength": 1 }),
-            Kind::VerbatimUpTo(max) => {
-                json!({ "type": "string", "minLength": 1, "maxLength": max })
-            }
-            Kind::Paragraph(max) => json!({
-                "type": "string",
-                "minLength": 1,
-                "maxLength": max,
-                "pattern": PARAGRAPH,
-            }),
-            Kind::Int(min, max) => json!({ "type": "integer", "minimum": min, "maximum": max }),
-            Kind::Number(min, max) => json!({ "type": "number", "minimum": min, "maximum": max }),
-            Kind::Bool => json!({ "type": "boolean" }),
-            Kind::Consent => json!({ "type": "boolean", "const": true }),
-            Kind::Enum(values) => json!({ "type": "string", "enum": values }),
-            Kind::Object => json!({ "type": "object" }),
-            Kind::Flags(names) => {
-                let properties: Map<String, Value> = names
-                    .iter()
-                    .map(|name| ((*name).to_owned(), json!({ "type": "boolean" })))
-                    .collect();
-                json!({ "type": "object", "properties": properties })
-            }
-            Kind::Json(text) => serde_json::from_str(text).unwrap_or_else(|_| json!({})),
-        };
-        if !self.doc.is_empty() {
-            schema["description"] = Value::from(self.doc);
-        }
-        schema
     }
 }
 
@@ -299,35 +312,6 @@ impl Op {
     /// The fields offered on `face`.
     pub fn on(&self, face: Face) -> impl Iterator<Item = &'static Field> + '_ {
         self.fields.iter().filter(move |f| f.name(face).is_some())
-    }
-
-    /// The MCP `inputSchema` (plus `extra` properties the face adds, such as `api_key`).
-    pub fn input_schema(&self, extra: &[(&str, Value)]) -> Value {
-        let mut properties = Map::new();
-        let mut required = Vec::new();
-        for field in self.on(Face::Mcp) {
-            let mut schema = field.schema();
-            if field.is_required(Face::Mcp) {
-                required.push(Value::from(field.mcp));
-            } else {
-                // An optional argument sent as null counts as absent (`Input::present`): the
-                // schema says so, as the REST schemas do.
-                nullable(&mut schema);
-            }
-            properties.insert(field.mcp.to_owned(), schema);
-        }
-        for (name, schema) in extra {
-            properties.insert((*name).to_owned(), schema.clone());
-        }
-        let mut schema = json!({
-            "type": "object",
-            "properties": properties,
-            "additionalProperties": false,
-        });
-        if !required.is_empty() {
-            schema["required"] = Value::Array(required);
-        }
-        schema
     }
 
     /// Renames every backquoted REST field name in `error`'s message to its name on `face`, so
@@ -514,16 +498,24 @@ impl Input {
         }
     }
 
-    /// A [`Kind::Text`] field, trimmed and bounded.
+    /// A [`Kind::Text`] field, trimmed and bounded, or a [`Kind::Token`] one, bounded.
     ///
     /// # Errors
-    /// Missing when required, not a string, empty, too long or with control characters.
+    /// Missing when required, not a string, empty, too long or with control characters; a
+    /// token with whitespace at an end.
     pub fn text(&self, field: &Field) -> Result<Option<String>> {
-        let Kind::Text(max) = field.kind else {
+        let (Kind::Text(max) | Kind::Token(max)) = field.kind else {
             return Err(wrong_kind(field));
         };
         match self.present(field)? {
             None => Ok(None),
+            Some((name, Value::String(text)))
+                if matches!(field.kind, Kind::Token(_)) && text.trim() != text =>
+            {
+                Err(Error::invalid(format!(
+                    "`{name}` must not begin or end with whitespace"
+                )))
+            }
             Some((name, _)) => self.args.opt_str(name, max),
         }
     }
@@ -576,13 +568,17 @@ impl Input {
         self.args.patch_str(name, max)
     }
 
-    /// A [`Kind::Verbatim`] string, exactly as sent.
+    /// A [`Kind::Verbatim`] string, exactly as sent; never empty (an empty query parameter is
+    /// absent).
     ///
     /// # Errors
-    /// Missing when required, not a string.
+    /// Missing when required, not a string, empty.
     pub fn verbatim(&self, field: &Field) -> Result<Option<String>> {
         match self.present(field)? {
             None => Ok(None),
+            Some((name, Value::String(text))) if text.is_empty() => {
+                Err(Error::invalid(format!("`{name}` must not be empty")))
+            }
             Some((_, Value::String(text))) => Ok(Some(text.clone())),
             Some((name, _)) => Err(Error::invalid(format!("`{name}` must be a string"))),
         }
@@ -681,19 +677,29 @@ impl Input {
         }
     }
 
-    /// A field's value as text, whether sent as a string or a number (browse parameters, which
-    /// REST takes from the query string).
+    /// A [`Kind::Flags`] object: each of its flags, when present, a boolean (whether they hold
+    /// is the service's business).
     ///
     /// # Errors
-    /// Missing when required; not a string or a number.
-    pub fn lexeme(&self, field: &Field) -> Result<Option<String>> {
-        match self.present(field)? {
-            None => Ok(None),
-            Some((_, Value::String(text))) => Ok(Some(text.clone())),
-            Some((_, Value::Number(number))) => Ok(Some(number.to_string())),
-            Some((name, _)) => Err(Error::invalid(format!(
-                "`{name}` must be a string or a number"
-            ))),
+    /// Missing when required, not an object, a flag that is not a boolean.
+    pub fn flags(&self, field: &Field) -> Result<Option<Value>> {
+        let Kind::Flags(flags) = field.kind else {
+            return Err(wrong_kind(field));
+        };
+        let Some((name, value)) = self.present(field)? else {
+            return Ok(None);
+        };
+        let Value::Object(members) = value else {
+            return Err(Error::invalid(format!(
+                "`{name}` must be an object of booleans"
+            )));
+        };
+        match flags
+            .iter()
+            .find(|flag| members.get(**flag).is_some_and(|v| !v.is_boolean()))
+        {
+            Some(flag) => Err(Error::invalid(format!("`{name}.{flag}` must be a boolean"))),
+            None => Ok(Some(value.clone())),
         }
     }
 
@@ -726,15 +732,3 @@ pub const ID_MAX: usize = 64;
 
 #[cfg(test)]
 mod tests;
-
-/// Lets `schema` also accept `null` (an optional argument's "absent").
-fn nullable(schema: &mut Value) {
-    if let Some(Value::String(kind)) = schema.get("type").cloned() {
-        schema["type"] = json!([kind, "null"]);
-    }
-    if let Some(Value::Array(values)) = schema.get_mut("enum")
-        && !values.contains(&Value::Null)
-    {
-        values.push(Value::Null);
-    }
-}

@@ -266,3 +266,192 @@ fn optional_tool_arguments_accept_null_as_their_readers_do() {
         );
     }
 }
+
+/// Formats the service checks (emails, https URLs, the taxonomy's slugs, message ids, the health
+/// consent) are stated in the MCP schemas as the REST contract states them, so a value the
+/// schema takes is not refused as malformed.
+#[test]
+fn mcp_schemas_state_the_formats_the_service_checks() {
+    use crate::request::{agents, catalog, commerce, contact, messaging};
+    let cases = [
+        (
+            &agents::REGISTER,
+            "email",
+            json!("a"),
+            json!("agent@example.com"),
+        ),
+        (&contact::CONTACT, "email", json!("a@b"), json!(" a@b.org ")),
+        (
+            &commerce::BECOME_SELLER,
+            "email",
+            json!("ab"),
+            json!("pay@example.com"),
+        ),
+        (
+            &commerce::PURCHASE,
+            "email",
+            json!("x"),
+            json!("me@example.org"),
+        ),
+        (
+            &agents::REGISTER,
+            "callback_url",
+            json!("a"),
+            json!("https://example.com/hook"),
+        ),
+        (
+            &catalog::SET_DELIVERY_ENDPOINT,
+            "url",
+            json!("h"),
+            json!("https://example.com/d"),
+        ),
+        (
+            &catalog::CREATE_LISTING,
+            "vertical",
+            json!("t"),
+            json!("trucking"),
+        ),
+        (
+            &catalog::CREATE_LISTING,
+            "category",
+            json!("d"),
+            json!("data"),
+        ),
+        (&catalog::BROWSE, "vertical", json!("t"), json!("trucking")),
+        (&catalog::BROWSE, "category", json!("d"), json!("data")),
+        (&catalog::BROWSE, "class", json!("X"), json!("RESEARCH")),
+        (
+            &messaging::SEND_MESSAGE,
+            "clientMessageId",
+            json!("a\u{1}"),
+            json!("  id 1"),
+        ),
+        (
+            &catalog::CREATE_HEALTH_LISTING,
+            "health_consent",
+            json!({}),
+            Value::Null,
+        ),
+    ];
+    for (op, name, refused, accepted) in cases {
+        let schema = op.input_schema(&[])["properties"][name].clone();
+        let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
+        assert!(
+            !validator.is_valid(&refused),
+            "{name}: {refused} in {schema}"
+        );
+        if !accepted.is_null() {
+            assert!(
+                validator.is_valid(&accepted),
+                "{name}: {accepted} in {schema}"
+            );
+        }
+        assert!(
+            schema["description"].is_string(),
+            "{name}: the MCP doc stays"
+        );
+    }
+    // The consent is the contract's HealthConsent, its five sections required.
+    let consent = &crate::request::catalog::CREATE_HEALTH_LISTING.input_schema(&[])["properties"]["health_consent"];
+    assert_eq!(consent["type"], "object");
+    assert_eq!(
+        consent["required"],
+        json!([
+            "ownership",
+            "saleTerms",
+            "authorizedUses",
+            "deidentificationLevel",
+            "stateAuthorizations"
+        ])
+    );
+}
+
+/// Arguments that depend on another's value (a limited listing's copies, the inbox's two
+/// actions) are stated in the MCP schema as conditionals, which the readers agree with.
+#[test]
+fn dependent_arguments_are_stated_as_the_readers_judge_them() {
+    use crate::request::catalog::{CREATE_LISTING, CreateListing};
+    use crate::request::messaging::{InboxCall, READ_INBOX};
+    let listing =
+        json!({"title": "t", "description": "d", "preview": {}, "price_cents": 0, "consent": true});
+    let with = |extra: Value| {
+        let mut arguments = listing.clone();
+        arguments.as_object_mut().unwrap().extend(map(extra));
+        arguments
+    };
+    let schema = CREATE_LISTING.input_schema(&[]);
+    let validator = jsonschema::validator_for(&schema).expect("the inputSchema compiles");
+    for (arguments, valid) in [
+        (
+            with(json!({"listing_type": "limited", "max_copies": 3})),
+            true,
+        ),
+        (
+            with(json!({"listing_type": "standard", "max_copies": null})),
+            true,
+        ),
+        (with(json!({"listing_type": "limited"})), false),
+        (
+            with(json!({"listing_type": "limited", "max_copies": null})),
+            false,
+        ),
+        (with(json!({"max_copies": 3})), false),
+        (
+            with(json!({"listing_type": "exclusive", "max_copies": 3})),
+            false,
+        ),
+    ] {
+        assert_eq!(validator.is_valid(&arguments), valid, "{arguments}");
+        let input = Input::new(Face::Mcp, &CREATE_LISTING, map(arguments.clone())).unwrap();
+        assert_eq!(CreateListing::read(&input).is_ok(), valid, "{arguments}");
+    }
+    let schema = READ_INBOX.input_schema(&[]);
+    let validator = jsonschema::validator_for(&schema).expect("the inputSchema compiles");
+    for (arguments, valid) in [
+        (json!({}), true),
+        (json!({"limit": 5, "through": null}), true),
+        (json!({"action": "mark_read", "through": 3}), true),
+        (
+            json!({"action": "mark_read", "through": 3, "after": null}),
+            true,
+        ),
+        (json!({"action": "mark_read"}), false),
+        (
+            json!({"action": "mark_read", "through": 3, "limit": 5}),
+            false,
+        ),
+        (json!({"through": 3}), false),
+        (json!({"action": "read", "through": 3}), false),
+    ] {
+        assert_eq!(validator.is_valid(&arguments), valid, "{arguments}");
+        let input = Input::new(Face::Mcp, &READ_INBOX, map(arguments.clone())).unwrap();
+        assert_eq!(InboxCall::read(&input).is_ok(), valid, "{arguments}");
+    }
+}
+
+/// A token (a URL, a slug) is taken as sent: whitespace at an end is refused, not trimmed, as
+/// its schema says.
+#[test]
+fn tokens_are_taken_as_sent() {
+    static TOKENS: Op = Op {
+        name: "token_tool",
+        rest: &[],
+        fields: &[Field::mcp("url", Kind::Token(20))],
+        scope: None,
+    };
+    let validator = jsonschema::validator_for(&TOKENS.input_schema(&[])).expect("it compiles");
+    for (value, taken) in [
+        ("https://x.org", true),
+        ("a b", true),
+        (" https://x.org", false),
+        ("https://x.org\n", false),
+        ("   ", false),
+        ("a\u{1}b", false),
+        ("", false),
+    ] {
+        let arguments = json!({ "url": value });
+        assert_eq!(validator.is_valid(&arguments), taken, "{value:?}");
+        let input = Input::new(Face::Mcp, &TOKENS, map(arguments)).unwrap();
+        assert_eq!(input.text(&TOKENS.fields[0]).is_ok(), taken, "{value:?}");
+    }
+}

@@ -102,14 +102,25 @@ fn a_purchase_settles_who_buys_before_what_is_asked() {
     server
         .send_auth("POST", &path, "svc_live_not_a_key", &json!({"foo": 1}))
         .assert_error(401, "UNAUTHENTICATED");
-    // The intended use is judged for personal health data only.
+    // Whether the health terms are met is judged for personal health data only; their shapes
+    // always (an empty string is never a value, attestations are booleans).
     let buyer = server.party("buyer");
+    for body in [
+        json!({"buyer_intended_use": ""}),
+        json!({"buyer_intended_use": 7}),
+        json!({"buyer_attestation": {"acceptUseTerms": "yes"}}),
+        json!({"buyer_attestation": true}),
+    ] {
+        server
+            .send_auth("POST", &path, &buyer.key, &body)
+            .assert_error(400, "INVALID_ARGUMENT");
+    }
     let bought = server
         .send_auth(
             "POST",
             &path,
             &buyer.key,
-            &json!({"buyer_intended_use": ""}),
+            &json!({"buyer_intended_use": "spying"}),
         )
         .ok();
     assert_eq!(bought["status"], "delivered");
@@ -179,12 +190,28 @@ fn mcp_tools_enforce_their_schema_and_name_arguments_their_way() {
             && message.contains("this tool calls it `price_cents`"),
         "{message}"
     );
-    // An empty browse choice means the default, as an empty query parameter does.
+    // An empty string is never a value of a JSON member, so an empty browse choice or search
+    // is refused; null means the default, as an empty query parameter does. Text is a string.
+    for arguments in [
+        json!({"sort": ""}),
+        json!({"type": ""}),
+        json!({"category": ""}),
+        json!({"q": ""}),
+        json!({"q": 7}),
+    ] {
+        err(
+            &server,
+            None,
+            "browse_marketplace",
+            arguments,
+            "INVALID_ARGUMENT",
+        );
+    }
     let result = call(
         &server,
         None,
         "browse_marketplace",
-        json!({"sort": "", "type": ""}),
+        json!({"sort": null, "type": null, "q": null}),
     );
     assert_eq!(result["isError"], false, "{result}");
 }

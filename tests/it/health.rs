@@ -66,6 +66,9 @@ fn an_incomplete_consent_is_refused_and_lists_nothing() {
     c["authorizedUses"] = json!(["spying"]);
     refused(c, 400, "INVALID_ARGUMENT");
     let mut c = consent();
+    c["authorizedUses"] = json!(["ai_training", "ai_training"]);
+    refused(c, 400, "INVALID_ARGUMENT");
+    let mut c = consent();
     c["ownership"]["extra"] = json!(true);
     refused(c, 400, "INVALID_ARGUMENT");
     // Another state's authorization may be present, but only as a boolean.

@@ -15,6 +15,7 @@ mod http_core;
 mod ingress;
 mod mcp;
 mod mcp_market;
+mod mcp_schemas;
 mod messages;
 mod meta;
 mod oauth;

@@ -160,11 +160,13 @@ pub fn parse(value: Option<&Value>, uses_allowed: &[&str]) -> Result<Consent> {
             let mut uses = Vec::new();
             for item in items {
                 match item.as_str() {
-                    Some(u) if uses_allowed.contains(&u) => {
-                        if !uses.iter().any(|x| x == u) {
-                            uses.push(u.to_owned());
-                        }
+                    // Each use once, as the contract's `uniqueItems` says.
+                    Some(u) if uses.iter().any(|x| x == u) => {
+                        return Err(Error::invalid(format!(
+                            "`healthConsent.authorizedUses` names {u} twice; each use once"
+                        )));
                     }
+                    Some(u) if uses_allowed.contains(&u) => uses.push(u.to_owned()),
                     _ => {
                         return Err(Error::invalid(format!(
                             "`healthConsent.authorizedUses` items must be among {}",

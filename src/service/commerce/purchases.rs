@@ -96,26 +96,29 @@ pub async fn purchase_on(app: &App, order: Order<'_>) -> Result<Answer> {
         intended_use,
         attestation,
     } = request;
-    let email = move || {
-        email.and_then(|email| {
+    // The email and the shapes of the health terms, judged together; whether the terms are
+    // met, for personal health data only.
+    let judge = move || {
+        let email = email.and_then(|email| {
             email
                 .map(crate::service::identity::agents::check_email)
                 .transpose()
-        })
+        })?;
+        Ok::<_, Error>((email, intended_use?, attestation?))
     };
     // The wallet rail finds the listing first: a free one needs a key before anything else.
-    let (listing, email) = if rail == Rail::Wallet {
+    let (listing, (email, intended_use, attestation)) = if rail == Rail::Wallet {
         let listing = listings::find(app, listing_id).await?;
         if listing.price_cents == 0 && buyer.is_none() {
             return Err(Error::Unauthenticated(
                 "a free listing is bought with a buyer key (Authorization: Bearer); x402 pays for paid listings only".into(),
             ));
         }
-        let email = email()?;
-        (listing, email)
+        let judged = judge()?;
+        (listing, judged)
     } else {
-        let email = email()?;
-        (listings::find(app, listing_id).await?, email)
+        let judged = judge()?;
+        (listings::find(app, listing_id).await?, judged)
     };
     if buyer.is_some_and(|b| b.id == listing.seller_id) {
         return Err(Error::Forbidden {
@@ -399,7 +402,7 @@ fn delivery_json(deliverable: &Deliverable, fingerprint: &str) -> Value {
 /// The buyer's intended use and attestation; then, for a listing with a consent record, the
 /// use must be one the seller authorized (reference samples hold synthetic data and have none).
 fn check_health_terms(
-    intended_use: Result<Option<String>>,
+    intended: Option<String>,
     attestation: Option<&Value>,
     authorized_uses: Option<&str>,
 ) -> Result<()> {
@@ -407,7 +410,6 @@ fn check_health_terms(
         code: "HEALTH_TERMS_REQUIRED",
         message,
     };
-    let intended = intended_use?;
     if !intended
         .as_deref()
         .is_some_and(|use_| INTENDED_USES.contains(&use_))

@@ -149,8 +149,8 @@ const MAX_URL_LEN: usize = 2048;
 /// Checks a URL syntactically and returns it normalized (lower-case scheme and host, canonical IP
 /// literals, no fragment, path defaulting to `/`).
 ///
-/// `https` only (`http` too when `policy.allow_loopback`), no user-info, a host required, any
-/// port. A literal-IP host (including numeric IPv4 spellings like `2130706433`) is also checked
+/// `https` only (`http` too when `policy.allow_loopback`), no user-info, a host required, a
+/// port from 1 to 65535 if any. A literal-IP host (including numeric IPv4 spellings like `2130706433`) is also checked
 /// against [`denied_reason`]; host names are checked when they are resolved, at send time.
 ///
 /// # Errors
@@ -197,10 +197,20 @@ pub fn check_url(url: &str, policy: Policy) -> Result<String, OutboundError> {
         });
     }
 
-    let port = match authority.port_u16() {
-        Some(p) => format!(":{p}"),
-        None if authority.as_str().ends_with(':') => return Err(invalid("empty port")),
+    // A port is 1 to 65535 written without leading zeros (as the contract's patterns state);
+    // anything else is refused rather than dropped or rewritten.
+    // (`Authority::port` forgets a port that does not fit in 16 bits: read the text.)
+    let after_host = authority
+        .as_str()
+        .strip_prefix(raw_host)
+        .ok_or_else(|| invalid("not a valid absolute URL"))?;
+    let port = match after_host.strip_prefix(':') {
         None => String::new(),
+        Some("") => return Err(invalid("empty port")),
+        Some(port) => match port.parse::<u16>() {
+            Ok(n) if n > 0 && !port.starts_with('0') => format!(":{n}"),
+            _ => return Err(invalid("the port must be a number from 1 to 65535")),
+        },
     };
     let path = uri.path_and_query().map(|p| p.as_str()).unwrap_or("/");
     let path = if path.is_empty() { "/" } else { path };
@@ -430,6 +440,20 @@ mod tests {
             "https://example.com:8443/a?b=1",
         );
         check_url_ok("https://example.com", STRICT, "https://example.com/");
+        check_url_ok(
+            "https://example.com:65535/",
+            STRICT,
+            "https://example.com:65535/",
+        );
+        check_url_ok(
+            "https://[2606:4700:4700::1111]:8443/x",
+            STRICT,
+            "https://[2606:4700:4700::1111]:8443/x",
+        );
+        // Never dropped or rewritten: a port out of range or with a leading zero is refused.
+        for port in ["0", "65536", "99999", "0443"] {
+            check_url_invalid(&format!("https://example.com:{port}/hook"), STRICT);
+        }
         check_url_ok(
             "https://example.com?x=1",
             STRICT,

@@ -102,7 +102,7 @@ pub static UPDATE_ME: Op = Op {
     fields: &[
         Field::rest("displayName", Kind::Text(NAME_MAX)),
         Field::rest("email", Kind::Text(EMAIL_MAX)),
-        Field::rest("callbackUrl", Kind::Text(URL_MAX)),
+        Field::rest("callbackUrl", Kind::Token(URL_MAX)),
     ],
     scope: None,
 };

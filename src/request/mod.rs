@@ -509,14 +509,10 @@ impl Input {
         };
         match self.present(field)? {
             None => Ok(None),
-            Some((name, Value::String(text)))
-                if matches!(field.kind, Kind::Token(_)) && text.trim() != text =>
-            {
-                Err(Error::invalid(format!(
-                    "`{name}` must not begin or end with whitespace"
-                )))
+            Some((name, value)) => {
+                untrimmed_token(field, name, value)?;
+                self.args.opt_str(name, max)
             }
-            Some((name, _)) => self.args.opt_str(name, max),
         }
     }
 
@@ -562,9 +558,13 @@ impl Input {
     /// # Errors
     /// As [`Input::text`].
     pub fn patch_text(&self, field: &Field) -> Result<Patch<String>> {
-        let (Kind::Text(max), Some(name)) = (field.kind, self.name(field)) else {
+        let (Kind::Text(max) | Kind::Token(max), Some(name)) = (field.kind, self.name(field))
+        else {
             return Ok(Patch::Keep);
         };
+        if let Some(value) = self.args.get(name) {
+            untrimmed_token(field, name, value)?;
+        }
         self.args.patch_str(name, max)
     }
 
@@ -719,6 +719,16 @@ impl Input {
     fn missing(&self, field: &Field) -> Error {
         let name = field.name(self.face).unwrap_or(field.rest);
         Error::invalid(format!("`{name}` is required"))
+    }
+}
+
+/// Refuses a [`Kind::Token`] string with whitespace at either end (tokens are taken as sent).
+fn untrimmed_token(field: &Field, name: &str, value: &Value) -> Result<()> {
+    match value {
+        Value::String(text) if matches!(field.kind, Kind::Token(_)) && text.trim() != text => Err(
+            Error::invalid(format!("`{name}` must not begin or end with whitespace")),
+        ),
+        _ => Ok(()),
     }
 }
 

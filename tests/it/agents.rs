@@ -249,6 +249,21 @@ fn patch_me_sets_and_clears_profile_fields() {
             &json!({"callbackUrl": "ftp://x"}),
         )
         .assert_error(400, "INVALID_ARGUMENT");
+    // A URL is taken as sent, as on registration: whitespace around it is refused, not trimmed;
+    // a port that does not fit is refused, not dropped.
+    for url in [
+        " https://hooks.example/cb",
+        "https://hooks.example:99999/cb",
+    ] {
+        server
+            .send_auth(
+                "PATCH",
+                "/api/agents/me",
+                key,
+                &json!({ "callbackUrl": url }),
+            )
+            .assert_error(400, "INVALID_ARGUMENT");
+    }
     server
         .send_auth("PATCH", "/api/agents/me", key, &json!({"name": "renamed"}))
         .assert_error(400, "INVALID_ARGUMENT");

@@ -12,7 +12,11 @@
 #   docker run … bourse serve --relaxed-limits
 # Name lookups need only the /etc/hosts and /etc/resolv.conf that the runtime mounts.
 
-FROM rust:1.95-bookworm AS build
+# The build stage's image: any Debian-based image with Rust 1.88+, gcc, libc6-dev and binutils,
+# whose cargo reaches crates.io (docker build --build-arg RUST_IMAGE=…). CI, where Docker Hub
+# is out of reach, builds on a local stand-in (.ci/rust-image).
+ARG RUST_IMAGE=rust:1.95-bookworm
+FROM ${RUST_IMAGE} AS build
 WORKDIR /src
 COPY . .
 # .cargo/config.toml makes the x86_64 Linux build static (glibc linked in).

@@ -8,6 +8,7 @@ mod cli;
 mod contact;
 mod contract;
 mod contract_bounds;
+mod docker_image;
 mod docs;
 mod edges;
 mod health;

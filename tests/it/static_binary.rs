@@ -19,7 +19,7 @@ const TEST: &str = "static_binary_runs_in_an_empty_root";
 
 /// The ELF program headers name no interpreter (`PT_INTERP`): nothing is loaded at start, the
 /// kernel runs the file as it is (what `ldd` reports as "statically linked").
-fn has_interpreter(elf: &[u8]) -> bool {
+pub(crate) fn has_interpreter(elf: &[u8]) -> bool {
     assert_eq!(&elf[..4], b"\x7fELF", "not an ELF file");
     assert_eq!(elf[4], 2, "not a 64-bit ELF file");
     let u16_at = |at: usize| usize::from(u16::from_le_bytes([elf[at], elf[at + 1]]));

@@ -389,7 +389,7 @@ fn display_names_are_normal_visible_and_not_look_alikes() {
     register("q", "PayPaI").assert_error(409, "DISPLAY_NAME_TAKEN");
     register("h", "Marketplace reference samples").assert_error(409, "DISPLAY_NAME_TAKEN");
     for invisible in ["Zero\u{200B}Width", "Right\u{202E}Left", "Private\u{E000}"] {
-        register("c", invisible).assert_error(400, "INVALID_ARGUMENT");
+        register("c", invisible).assert_error(422, "INVALID_DISPLAY_NAME");
     }
     // Lookup finds the stored form from another normal form.
     let found = server

@@ -20,14 +20,17 @@ pub struct DisplayName {
 /// Checks and normalises a display name (already trimmed and bounded by the request reader).
 ///
 /// # Errors
-/// `INVALID_ARGUMENT` naming the character refused.
+/// 422 `INVALID_DISPLAY_NAME` naming the character refused.
 pub fn display_name(text: &str) -> Result<DisplayName> {
     let text = normalized(text);
     if let Some(c) = text.chars().find(|c| refused(*c)) {
-        return Err(Error::invalid(format!(
-            "`displayName` must not contain invisible, bidirectional-control or private-use characters (U+{:04X} found)",
-            u32::from(c)
-        )));
+        return Err(Error::Unprocessable {
+            code: "INVALID_DISPLAY_NAME",
+            message: format!(
+                "`displayName` must not contain invisible, bidirectional-control or private-use characters (U+{:04X} found)",
+                u32::from(c)
+            ),
+        });
     }
     let skeleton = skeleton(&text);
     Ok(DisplayName { text, skeleton })

@@ -94,13 +94,16 @@ impl Args {
             None | Some(Value::Null) => {
                 return Err(Error::invalid(format!("`{name}` is required")));
             }
-            Some(Value::String(text)) => text.trim(),
+            Some(Value::String(text)) => text,
             Some(_) => return Err(Error::invalid(format!("`{name}` must be a string"))),
         };
+        // The limit counts the text as sent, as the contract's `maxLength` does.
+        let sent = text.chars().count();
+        let text = text.trim();
         if text.is_empty() {
             return Err(Error::invalid(format!("`{name}` must not be empty")));
         }
-        if text.chars().count() > max_chars {
+        if sent > max_chars {
             return Err(Error::invalid(format!(
                 "`{name}` must be at most {max_chars} characters"
             )));
@@ -198,7 +201,8 @@ fn check_text(name: &str, text: &str, max_chars: usize) -> Result<String> {
     if trimmed.is_empty() {
         return Err(Error::invalid(format!("`{name}` must not be empty")));
     }
-    if trimmed.chars().count() > max_chars {
+    // The limit counts the text as sent, as the contract's `maxLength` does.
+    if text.chars().count() > max_chars {
         return Err(Error::invalid(format!(
             "`{name}` must be at most {max_chars} characters"
         )));
@@ -249,6 +253,10 @@ mod tests {
                 .contains("`long`")
         );
         assert!(a.req_str("n", 3).unwrap_err().to_string().contains("`n`"));
+        // The limit counts the text as sent, padding included (as `maxLength` does).
+        assert!(a.req_str("name", 5).is_err());
+        assert!(a.req_paragraph("name", 5).is_err());
+        assert_eq!(a.req_paragraph("name", 6).unwrap(), "bob");
         assert!(a.req_str("blank", 3).is_err());
         assert!(
             a.req_str("absent", 3)

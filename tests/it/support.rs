@@ -665,7 +665,8 @@ impl BinServer {
         }
     }
 
-    /// Sends SIGTERM and returns the exit status and everything written to stderr.
+    /// Stops the server with SIGTERM: its exit status and, when it was spawned with piped
+    /// stderr, what it wrote there (empty for `spawn_logged`, whose log is the file).
     pub fn terminate(mut self) -> (std::process::ExitStatus, String) {
         let pid = self.child.id().to_string();
         assert!(
@@ -678,12 +679,10 @@ impl BinServer {
         let status = self.child.wait().unwrap();
         let mut stderr = String::new();
         use std::io::Read;
-        self.child
-            .stderr
-            .take()
-            .unwrap()
-            .read_to_string(&mut stderr)
-            .unwrap();
+        // A server spawned with its stderr in a log file (`spawn_logged`) has none to read here.
+        if let Some(mut pipe) = self.child.stderr.take() {
+            pipe.read_to_string(&mut stderr).unwrap();
+        }
         (status, stderr)
     }
 }

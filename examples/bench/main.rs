@@ -13,7 +13,8 @@
 //! each workload against bourse and its floor one after the other, with the same closed-loop load
 //! generator (`examples/common/loadgen.rs`; 64 connections by default). For each run it prints
 //! requests per second, p50 and p99 latency, the server's CPU time per request (from
-//! `/proc/<pid>/stat`) and its resident memory, and the ratio of bourse to its floor. The load
+//! `/proc/<pid>/stat`) and its resident memory, and the ratio of bourse to its floor (by throughput, and by CPU per
+//! request: the floor's over bourse's, steadier when the floor's throughput swings). The load
 //! generator shares the machine: figures are for comparison within one run, not absolutes.
 //! Loopback only; the temporary directory is removed at the end.
 
@@ -173,7 +174,7 @@ async fn measure(
 /// One line of the table: bourse's run, the floor's, and the ratio (with `note` after it).
 fn row(name: &str, ours: &Measured, floor_path: &str, theirs: &Measured, note: &str) {
     println!(
-        "| {name} | {:.0} | {} | {} | {} | `{floor_path}` | {:.0} | {} | {:.2}{note} |",
+        "| {name} | {:.0} | {} | {} | {} | `{floor_path}` | {:.0} | {} | {:.2}{note} | {:.2} |",
         ours.run.per_second(),
         millis(ours.run.percentile(0.5)),
         millis(ours.run.percentile(0.99)),
@@ -181,10 +182,13 @@ fn row(name: &str, ours: &Measured, floor_path: &str, theirs: &Measured, note: &
         theirs.run.per_second(),
         micros(theirs.cpu_per_request),
         ours.run.per_second() / theirs.run.per_second(),
+        // Steadier than the throughput ratio when the floor's own throughput swings (its
+        // signed commit does, run to run): the floor's CPU per request over bourse's.
+        theirs.cpu_per_request.as_secs_f64() / ours.cpu_per_request.as_secs_f64().max(1e-9),
     );
     if ours.run.unexpected > 0 {
         println!(
-            "|  ↳ {} unexpected statuses from bourse | | | | | | | | |",
+            "|  ↳ {} unexpected statuses from bourse | | | | | | | | | |",
             ours.run.unexpected
         );
     }
@@ -329,9 +333,9 @@ async fn main() {
     );
     println!();
     println!(
-        "| workload | bourse req/s | p50 ms | p99 ms | CPU µs/req | floor | floor req/s | floor CPU µs/req | ratio |"
+        "| workload | bourse req/s | p50 ms | p99 ms | CPU µs/req | floor | floor req/s | floor CPU µs/req | ratio | CPU ratio |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
 
     let (bh, fh) = (bourse.host.clone(), floor.host.clone());
     let ids = listing_ids(&bh).await;

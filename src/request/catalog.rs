@@ -173,7 +173,7 @@ pub fn read_health_listing(input: &Input) -> Result<(Option<Value>, Result<Creat
     }
     let consent = input.json(&HEALTH_CONSENT)?;
     let rest = input
-        .check_unknown()
+        .check_members()
         .and_then(|()| CreateListing::read(input));
     Ok((consent, rest))
 }
@@ -205,21 +205,8 @@ impl CreateListing {
     /// `INVALID_ARGUMENT` naming the field in the caller's spelling.
     pub fn read(input: &Input) -> Result<CreateListing> {
         let listing_type = input.choice(&LISTING_TYPE)?.unwrap_or("standard");
+        // `maxCopies` goes with `limited` only: `Input` holds it to that (`required_with`).
         let max_copies = input.int(&MAX_COPIES)?;
-        let copies = input.spelling(&MAX_COPIES);
-        match (listing_type, max_copies) {
-            ("limited", None) => {
-                return Err(Error::invalid(format!(
-                    "`{copies}` is required for a limited listing"
-                )));
-            }
-            ("standard" | "exclusive", Some(_)) => {
-                return Err(Error::invalid(format!(
-                    "`{copies}` applies only to limited listings"
-                )));
-            }
-            _ => {}
-        }
         Ok(CreateListing {
             title: input.req_text(&TITLE)?,
             description: input.req_paragraph(&DESCRIPTION)?,

@@ -1,6 +1,6 @@
 //! Messaging operations: send a message, read the inbox, mark read.
 
-use super::{Face, Field, Input, Kind, Op, Scope};
+use super::{Field, Input, Kind, Op, Scope};
 use crate::error::{Error, Result};
 
 /// The longest client message id.
@@ -115,24 +115,13 @@ impl InboxCall {
     /// # Errors
     /// `INVALID_ARGUMENT` naming the field; a field of the other action is refused.
     pub fn read(input: &Input) -> Result<InboxCall> {
+        // Which fields go with which action `Input` has judged (`required_with`, `never_with`).
         let action = input.choice(&ACTION)?.unwrap_or("read");
-        let given = |field: &Field| input.json(field).map(|v| v.is_some());
         if action == "mark_read" {
-            for field in [&AFTER, &LIMIT, &WAIT] {
-                if given(field)? {
-                    return Err(Error::invalid(format!(
-                        "`{}` applies only to action read",
-                        input.spelling(field)
-                    )));
-                }
-            }
             let through = input
                 .int(&THROUGH)?
-                .ok_or_else(|| Error::invalid("`through` is required with mark_read"))?;
+                .ok_or_else(|| input.missing(&THROUGH))?;
             return Ok(InboxCall::MarkRead { through });
-        }
-        if input.face() == Face::Mcp && given(&THROUGH)? {
-            return Err(Error::invalid("`through` applies only to action mark_read"));
         }
         Ok(InboxCall::Read(ReadInbox {
             after: input.int(&AFTER)?.unwrap_or(0),

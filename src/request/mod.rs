@@ -95,8 +95,8 @@ pub struct Field {
     /// segments may name a parameter by its `name`; empty when the kind says it all. The MCP
     /// schema then states the REST contract's rule.
     pub documented: &'static str,
-    /// Offered only with, or never with, a value of another field of the operation (a rule its
-    /// reader keeps, stated in the MCP schema as a conditional).
+    /// Offered only with, or never with, a value of another field of the operation (judged by
+    /// `Input` when it is made, stated in the MCP schema as a conditional).
     pub depends: Option<Depends>,
 }
 
@@ -360,12 +360,14 @@ impl Input {
         }
     }
 
-    /// Refuses members this face does not offer, in the caller's spelling.
+    /// The checks [`Input::new`] makes, for an [`Input::unchecked`]: members this face does not
+    /// offer, and fields given or missing against another's value.
     ///
     /// # Errors
-    /// `INVALID_ARGUMENT` naming the first unknown member.
-    pub(crate) fn check_unknown(&self) -> Result<()> {
-        self.deny_unknown()
+    /// `INVALID_ARGUMENT` naming the first unknown member, or the field out of its rule.
+    pub(crate) fn check_members(&self) -> Result<()> {
+        self.deny_unknown()?;
+        self.check_dependencies()
     }
 
     /// A member by its name as sent, declared or not.
@@ -386,6 +388,7 @@ impl Input {
             query: false,
         };
         input.deny_unknown()?;
+        input.check_dependencies()?;
         Ok(input)
     }
 
@@ -401,6 +404,7 @@ impl Input {
             query: false,
         };
         input.deny_unknown()?;
+        input.check_dependencies()?;
         Ok(input)
     }
 
@@ -423,6 +427,36 @@ impl Input {
 
     pub fn face(&self) -> Face {
         self.face
+    }
+
+    /// Holds every field that depends on another's value ([`Field::depends`]) to its rule: the
+    /// one place the rule is judged (the MCP schema states it as a conditional). A rule applies
+    /// where the operation offers both fields on this face; `null` counts as absent.
+    fn check_dependencies(&self) -> Result<()> {
+        let offered = |name: &str| {
+            self.op
+                .on(self.face)
+                .any(|f| f.name(self.face) == Some(name))
+        };
+        let given = |name: &str| !matches!(self.args.get(name), None | Some(Value::Null));
+        for field in self.op.on(self.face) {
+            let (Some(depends), Some(name)) = (field.depends, field.name(self.face)) else {
+                continue;
+            };
+            let Some(on) = depends.on.name(self.face).filter(|on| offered(on)) else {
+                continue;
+            };
+            let value = depends.value;
+            let has_value = self.args.get(on).and_then(Value::as_str) == Some(value);
+            let refusal = match (depends.with, has_value, given(name)) {
+                (true, true, false) => format!("`{name}` is required when `{on}` is {value}"),
+                (true, false, true) => format!("`{name}` applies only when `{on}` is {value}"),
+                (false, true, true) => format!("`{name}` does not apply when `{on}` is {value}"),
+                _ => continue,
+            };
+            return Err(Error::invalid(refusal));
+        }
+        Ok(())
     }
 
     fn deny_unknown(&self) -> Result<()> {

@@ -342,17 +342,15 @@ async fn answer_unread_head(unread: UnreadHead) {
         None => crate::error::Error::RequestTimeout,
     };
     let status = error.status();
-    let body = serde_json::json!({
-        "error": { "code": error.code(), "message": error.public_message(), "status": status }
-    })
-    .to_string();
+    let request_id = http::next_request_id();
+    let body = http::response::error_body(&error, &request_id).to_string();
     let reason = hyper::StatusCode::from_u16(status)
         .ok()
         .and_then(|s| s.canonical_reason())
         .unwrap_or("Error");
     let answer = format!(
         "HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\
-         connection: close\r\ncache-control: no-store\r\n\r\n{body}",
+         x-request-id: {request_id}\r\nconnection: close\r\ncache-control: no-store\r\n\r\n{body}",
         body.len()
     );
     let _ = tokio::time::timeout(Duration::from_secs(5), async {

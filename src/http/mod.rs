@@ -33,7 +33,7 @@ pub struct HttpSettings {
 
 static REQUEST_COUNTER: AtomicU64 = AtomicU64::new(0);
 
-fn next_request_id() -> String {
+pub(crate) fn next_request_id() -> String {
     let n = REQUEST_COUNTER.fetch_add(1, Ordering::Relaxed);
     let prefix = *PROCESS_PREFIX;
     format!("req_{prefix:08x}{n:08x}")

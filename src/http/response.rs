@@ -104,6 +104,19 @@ pub fn oauth_error(error: &Error, request_id: &str) -> Response<Body> {
     response
 }
 
+/// The body of an error answer: `{"error":{"code","message","status"}}`, and `requestId` on a
+/// 5xx. Also what `server` writes itself for a request head hyper gave up on.
+pub fn error_body(error: &Error, request_id: &str) -> Value {
+    let status = error.status();
+    let mut body = json!({
+        "error": { "code": error.code(), "message": error.public_message(), "status": status }
+    });
+    if status >= 500 {
+        body["error"]["requestId"] = request_id.into();
+    }
+    body
+}
+
 /// The one mapping from [`Error`] to an HTTP response:
 /// `{"error":{"code","message","status"}}` plus `WWW-Authenticate`, `Allow` or `Retry-After`.
 pub fn error(error: &Error, request_id: &str) -> Response<Body> {
@@ -111,13 +124,7 @@ pub fn error(error: &Error, request_id: &str) -> Response<Body> {
     if let Error::OAuth { .. } = error {
         return oauth_error(error, request_id);
     }
-    let mut body = json!({
-        "error": { "code": error.code(), "message": error.public_message(), "status": status }
-    });
-    if status >= 500 {
-        body["error"]["requestId"] = request_id.into();
-    }
-    let mut response = json(status, &body, request_id);
+    let mut response = json(status, &error_body(error, request_id), request_id);
     let headers = response.headers_mut();
     match error {
         Error::Unauthenticated(_) => {

@@ -146,7 +146,7 @@ impl Store {
         };
         // Checkpoints copy the WAL into the database file and fsync it: done inside a commit they
         // stall every queued write, so the writer never checkpoints and a separate connection
-        // does it in PASSIVE mode (which never blocks writers).
+        // does it (`checkpoint_loop`: mostly PASSIVE, which never blocks writers).
         writer.execute_batch("PRAGMA wal_autocheckpoint = 0;")?;
         // Index inserts land on pages all over the file: a writer whose pages stay cached
         // reads none back from the OS at every commit (SQLite's default keeps 2 MiB).

@@ -161,6 +161,12 @@ fn a_request_head_that_stops_arriving_is_a_json_408() {
     assert!(
         answer
             .to_ascii_lowercase()
+            .contains("\r\nx-request-id: req_"),
+        "every answer carries a request id: {answer}"
+    );
+    assert!(
+        answer
+            .to_ascii_lowercase()
             .contains("content-type: application/json"),
         "{answer}"
     );

@@ -3,3 +3,6 @@
 fn main() -> std::process::ExitCode {
     bourse::cli::main()
 }
+
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;

@@ -48,11 +48,16 @@ fn parse() -> Options {
         only: Vec::new(),
         data: None,
     };
+    const USAGE: &str = "usage: bench [--listings N] [--seconds N] [--connections N] [--senders N] [--only a,b] [--data DIR]";
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
+        if flag == "--help" || flag == "-h" {
+            println!("{USAGE}");
+            std::process::exit(0);
+        }
         let value = args
             .next()
-            .unwrap_or_else(|| panic!("{flag} needs a value"));
+            .unwrap_or_else(|| panic!("{flag} needs a value; {USAGE}"));
         match flag.as_str() {
             "--listings" => options.listings = value.parse().expect("--listings N"),
             "--seconds" => options.seconds = value.parse().expect("--seconds N"),
@@ -60,9 +65,7 @@ fn parse() -> Options {
             "--senders" => options.senders = value.parse().expect("--senders N"),
             "--only" => options.only = value.split(',').map(str::to_owned).collect(),
             "--data" => options.data = Some(PathBuf::from(value)),
-            other => panic!(
-                "unknown flag {other}; use --listings N --seconds N --connections N --senders N --only a,b --data DIR"
-            ),
+            other => panic!("unknown flag {other}; {USAGE}"),
         }
     }
     options

@@ -79,34 +79,41 @@ pub fn next_sequence(conn: &Connection, recipient_id: &str) -> Result<i64> {
     Ok(last.unwrap_or(0) + 1)
 }
 
-/// Inserts a message into the inbox and its entry into the journal.
+/// Inserts a message into the inbox and its entry into the journal, unless its sender already
+/// used its clientMessageId: then nothing is written and the answer is `false` (the unique
+/// index answers that in the same lookup the insert makes anyway).
 ///
 /// # Errors
 /// Database failure.
-pub fn insert(conn: &Connection, m: &MessageRow, body_digest: &str) -> Result<()> {
-    conn.prepare_cached(
-        "INSERT INTO messages (id, recipient_id, sequence, sender_id, sender_handle, recipient_handle,
-            client_message_id, body, created_at, receipt)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-    )?
-    .execute(params![
-        m.id,
-        m.recipient_id,
-        m.sequence,
-        m.sender_id,
-        m.sender_handle,
-        m.recipient_handle,
-        m.client_message_id,
-        m.body,
-        m.created_at,
-        m.receipt
-    ])?;
+pub fn insert(conn: &Connection, m: &MessageRow, body_digest: &str) -> Result<bool> {
+    let inserted = conn
+        .prepare_cached(
+            "INSERT INTO messages (id, recipient_id, sequence, sender_id, sender_handle, recipient_handle,
+                client_message_id, body, created_at, receipt)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+             ON CONFLICT (sender_id, client_message_id) DO NOTHING",
+        )?
+        .execute(params![
+            m.id,
+            m.recipient_id,
+            m.sequence,
+            m.sender_id,
+            m.sender_handle,
+            m.recipient_handle,
+            m.client_message_id,
+            m.body,
+            m.created_at,
+            m.receipt
+        ])?;
+    if inserted == 0 {
+        return Ok(false);
+    }
     conn.prepare_cached(
         "INSERT INTO message_journal (message_id, sender_handle, recipient_handle, accepted_at, body_digest, receipt)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
     )?
     .execute(params![m.id, m.sender_handle, m.recipient_handle, m.created_at, body_digest, m.receipt])?;
-    Ok(())
+    Ok(true)
 }
 
 /// A page of a recipient's inbox after a sequence number, ascending; one extra row tells
@@ -258,24 +265,53 @@ mod tests {
     use super::*;
     use crate::store::{agents, test_agent, test_db};
 
-    #[test]
-    fn a_replay_moves_a_dead_delivery_to_the_new_url_and_requeues_it() {
-        let conn = test_db();
-        agents::insert(&conn, &test_agent("s", "A-1"), "ks", None).unwrap();
-        agents::insert(&conn, &test_agent("r", "A-2"), "kr", None).unwrap();
-        let message = MessageRow {
-            id: "m".into(),
+    fn message(id: &str, sequence: i64, client_message_id: &str) -> MessageRow {
+        MessageRow {
+            id: id.into(),
             recipient_id: "r".into(),
-            sequence: 1,
+            sequence,
             sender_id: "s".into(),
             sender_handle: "A-1".into(),
             recipient_handle: "A-2".into(),
-            client_message_id: "c".into(),
+            client_message_id: client_message_id.into(),
             body: "hi".into(),
             created_at: "t0".into(),
             receipt: "{}".into(),
-        };
-        insert(&conn, &message, "sha256:x").unwrap();
+        }
+    }
+
+    fn two_agents() -> Connection {
+        let conn = test_db();
+        agents::insert(&conn, &test_agent("s", "A-1"), "ks", None).unwrap();
+        agents::insert(&conn, &test_agent("r", "A-2"), "kr", None).unwrap();
+        conn
+    }
+
+    #[test]
+    fn a_used_client_message_id_writes_nothing_and_says_so() {
+        let conn = two_agents();
+        assert!(insert(&conn, &message("m1", 1, "c"), "sha256:x").unwrap());
+        assert!(!insert(&conn, &message("m2", 2, "c"), "sha256:y").unwrap());
+        let rows: i64 = conn
+            .query_row(
+                "SELECT (SELECT count(*) FROM messages) + (SELECT count(*) FROM message_journal)",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(rows, 2, "one message and its journal entry");
+        assert_eq!(
+            find_by_client_id(&conn, "s", "c").unwrap().unwrap().id,
+            "m1"
+        );
+        // Another constraint still refuses: a sequence the recipient already has.
+        assert!(insert(&conn, &message("m3", 1, "d"), "sha256:z").is_err());
+    }
+
+    #[test]
+    fn a_replay_moves_a_dead_delivery_to_the_new_url_and_requeues_it() {
+        let conn = two_agents();
+        insert(&conn, &message("m", 1, "c"), "sha256:x").unwrap();
         let mut delivery = DeliveryRow {
             id: "d".into(),
             agent_id: "r".into(),

@@ -124,19 +124,22 @@ pub async fn send(
                     message.recipient_handle
                 ))
             })?;
-        if let Some(existing) =
-            store::find_by_client_id(tx, &message.sender_id, &message.client_message_id)?
-        {
+        message.recipient_id = recipient.id.clone();
+        message.sequence = store::next_sequence(tx, &message.recipient_id)?;
+        if !store::insert(tx, &message, &body_digest)? {
+            let existing =
+                store::find_by_client_id(tx, &message.sender_id, &message.client_message_id)?
+                    .ok_or_else(|| {
+                        Error::Internal("a clientMessageId in use has no message".into())
+                    })?;
             return Ok(Accepted::Existing(Box::new((
                 existing,
                 recipient,
                 message.body,
             ))));
         }
+        // Only a new message counts; a refusal rolls the insert back with the job.
         limiter.check(NEW_MESSAGES, &message.sender_id)?;
-        message.recipient_id = recipient.id.clone();
-        message.sequence = store::next_sequence(tx, &message.recipient_id)?;
-        store::insert(tx, &message, &body_digest)?;
         if let Some(url) = &recipient.callback_url {
             callbacks::enqueue(tx, &message, url, &now)?;
         }

@@ -16,6 +16,8 @@
 //! `/proc/<pid>/stat`) and its resident memory, and the ratio of bourse to its floor (by throughput, and by CPU per
 //! request: the floor's over bourse's, steadier when the floor's throughput swings). The load
 //! generator shares the machine: figures are for comparison within one run, not absolutes.
+//! bourse runs on the allocator its binary sets (mimalloc); the floor, like
+//! `../shared/bench/floor`, on the system one.
 //! Loopback only; the temporary directory is removed at the end.
 
 #[path = "../common/loadgen.rs"]

@@ -16,9 +16,10 @@ pub async fn send(app: &App, ctx: &Ctx) -> Result<Reply> {
     let request = SendMessage::read(&input, Some(handle))?;
     let ip = ctx.client_ip.to_string();
     let sent = messages::send(app, sender, request, &Client { ip: &ip }).await?;
-    Ok(Reply::Json(
+    // Not a signed answer: written from the typed message, the hottest write's reply.
+    Ok(Reply::serialized(
         if sent.created { 201 } else { 200 },
-        sent.message,
+        &sent.message,
     ))
 }
 

@@ -41,6 +41,17 @@ impl Reply {
         Reply::Json(200, value)
     }
 
+    /// JSON written straight from a typed answer, without building a `Value` first: for
+    /// answers outside the signed surface (it is sent as built, like [`Reply::Raw`]).
+    pub fn serialized(status: u16, answer: &impl serde::Serialize) -> Reply {
+        Reply::Raw(RawReply {
+            status,
+            content_type: "application/json",
+            body: Bytes::from(serde_json::to_vec(answer).unwrap_or_default()),
+            headers: Vec::new(),
+        })
+    }
+
     /// This reply with extra response headers.
     pub fn with_headers(self, headers: Vec<(&'static str, String)>) -> Reply {
         if headers.is_empty() {

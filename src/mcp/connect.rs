@@ -118,7 +118,7 @@ impl Tool {
             Tool::SendMessage => {
                 let request = SendMessage::read(&input, None)?;
                 let sent = messages::send(app, agent, request, client).await?;
-                let mut message = sent.message;
+                let mut message = sent.message.into_json();
                 if let Value::Object(object) = &mut message {
                     object.insert("created".into(), sent.created.into());
                 }

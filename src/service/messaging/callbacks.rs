@@ -15,7 +15,7 @@ use jiff::{SignedDuration, Timestamp};
 use rusqlite::Connection;
 use serde_json::{Map, Value, json};
 
-use super::message::message_json;
+use super::message::Message;
 use crate::clock::rfc3339;
 use crate::crypto::receipt::sign_object;
 use crate::error::{Error, Result};
@@ -191,7 +191,7 @@ fn apply_outcome(delivery: &mut DeliveryRow, failure: Option<(String, bool)>, no
 fn signed_payload(app: &App, message: &MessageRow) -> Vec<u8> {
     let mut payload = Map::new();
     payload.insert("event".into(), "agent.message".into());
-    payload.insert("message".into(), message_json(message));
+    payload.insert("message".into(), Message::of(message.clone()).into_json());
     sign_object(&app.keyring, &mut payload, &rfc3339(app.clock.wall()));
     serde_json::to_vec(&payload).expect("a map serializes")
 }

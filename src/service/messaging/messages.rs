@@ -13,7 +13,7 @@ use serde_json::{Map, Value, json};
 use tokio::sync::watch;
 
 use super::callbacks;
-use super::message::{message_json, message_json_with};
+use super::message::Message;
 use crate::crypto::jcs;
 use crate::crypto::receipt::sign_object;
 use crate::error::{Error, Result};
@@ -60,7 +60,7 @@ impl Inboxes {
 /// The outcome of a send: a new message (201) or the original of an idempotent repeat (200).
 pub struct Sent {
     pub created: bool,
-    pub message: Value,
+    pub message: Message,
 }
 
 /// `POST /api/agents/{handle}/messages`. Sending is the hottest write, so it is one trip to the
@@ -165,7 +165,7 @@ pub async fn send(
             }
             Ok(Sent {
                 created: true,
-                message: message_json_with(&message, receipt),
+                message: Message::with_receipt(*message, receipt),
             })
         }
     }
@@ -185,7 +185,7 @@ fn repeat(existing: MessageRow, recipient: &AgentRow, body: &str) -> Result<Sent
     if existing.recipient_id == recipient.id && existing.body == body {
         return Ok(Sent {
             created: false,
-            message: message_json(&existing),
+            message: Message::of(existing),
         });
     }
     Err(Error::Conflict {
@@ -254,7 +254,10 @@ pub async fn inbox(
             let has_more = rows.len() as i64 > limit;
             rows.truncate(limit as usize);
             let next_after = rows.last().map_or(after, |m| m.sequence);
-            let messages: Vec<Value> = rows.iter().map(message_json).collect();
+            let messages: Vec<Value> = rows
+                .into_iter()
+                .map(|row| Message::of(row).into_json())
+                .collect();
             return Ok(
                 json!({ "messages": messages, "nextAfter": next_after, "hasMore": has_more }),
             );

@@ -31,6 +31,7 @@ use rusqlite::Connection;
 use crate::error::{Error, Result};
 use crate::request::catalog::Browse;
 use crate::service::App;
+use crate::service::catalog::matches::Matches;
 use crate::service::catalog::taxonomy::Taxonomy;
 use crate::service::catalog::view::write_listing_canonical;
 use crate::service::trust::provenance::CanonicalMembers;
@@ -174,27 +175,24 @@ fn slot(sort: Sort) -> Option<(usize, bool)> {
     }
 }
 
-/// A search whose matches are fewer than one in this many listings visits its matches only.
-const SPARSE: usize = 32;
-
-/// Cached FTS matches: a bitset over `seq`.
-struct Matches {
+/// A search's matches as kept, valid for one generation of the index.
+struct Kept {
     generation: u64,
-    bits: Arc<Vec<u64>>,
+    matches: Arc<Matches>,
 }
 
 /// Most distinct search expressions (and filter sets) whose results are kept at once.
 const CACHE_MAX: usize = 512;
 
-/// Most bytes of kept search bitsets (one is `seq`/8 bytes: 125 KB at a million listings, so
-/// about 128 searches there, all 512 below 250,000 listings).
-const FTS_CACHE_BYTES: usize = 16 << 20;
+/// Most bytes of kept searches. A rare search is a list of its matches (bytes per match); a
+/// common one is a bitset over `seq` (125 KB at a million listings, so about 64 of those there).
+const FTS_CACHE_BYTES: usize = 8 << 20;
 
 /// The index. Cheap to share behind an `Arc`.
 pub struct BrowseIndex {
     entries: RwLock<Entries>,
     generation: AtomicU64,
-    fts_cache: Mutex<HashMap<String, Matches>>,
+    fts_cache: Mutex<HashMap<String, Kept>>,
     /// Totals per filter set, valid for one generation.
     totals: Mutex<HashMap<Filters, (u64, usize)>>,
     category_index: HashMap<String, u16>,
@@ -412,7 +410,6 @@ impl BrowseIndex {
             Some(expression) => Some(self.fts_matches(conn, expression, generation)?),
             None => None,
         };
-        let bits = matches.as_ref().map(|bits| bits.as_slice());
         let known_total = self
             .totals
             .lock()
@@ -420,30 +417,16 @@ impl BrowseIndex {
             .get(&query.filters)
             .filter(|(cached, _)| *cached == generation)
             .map(|(_, total)| *total);
-        let sparse = bits.is_some_and(|bits| {
-            let found: usize = bits.iter().map(|word| word.count_ones() as usize).sum();
-            found.saturating_mul(SPARSE) < self.len()
-        });
-        if let Some(bits) = bits.filter(|_| sparse) {
+        if let Some(Matches::Few(seqs)) = matches.as_deref() {
             let entries = self.entries.read().unwrap_or_else(|p| p.into_inner());
-            // Set bits only, lowest first: a word with no match costs one test.
-            let candidates = bits.iter().enumerate().flat_map(|(word, &value)| {
-                let mut rest = value;
-                std::iter::from_fn(move || {
-                    (rest != 0).then(|| {
-                        let bit = rest.trailing_zeros() as usize;
-                        rest &= rest - 1;
-                        (word * 64 + bit) as i64
-                    })
-                })
-            });
-            let matching = ascending(&entries.list, candidates)
-                .filter(|e| keep(e, &query.filters, Some(bits)));
+            let matching = ascending(&entries.list, seqs.iter().copied())
+                .filter(|e| keep(e, &query.filters, None));
             let (page, total) = select(matching, query);
             drop(entries);
             self.remember_total(&query.filters, generation, total);
             return Ok((page, total));
         }
+        let matches = matches.as_deref();
         if let Some((slot, _)) = slot(query.sort) {
             self.ensure_order(slot);
         }
@@ -454,7 +437,7 @@ impl BrowseIndex {
             None => {
                 let total = list
                     .iter()
-                    .filter(|e| keep(e, &query.filters, bits))
+                    .filter(|e| keep(e, &query.filters, matches))
                     .count();
                 self.remember_total(&query.filters, generation, total);
                 total
@@ -464,7 +447,7 @@ impl BrowseIndex {
             None => Box::new(list.iter().rev()),
             Some((slot, _)) if entries.orders[slot].is_none() => {
                 // The order was dropped or changed while it was being built: select over all.
-                let matching = list.iter().filter(|e| keep(e, &query.filters, bits));
+                let matching = list.iter().filter(|e| keep(e, &query.filters, matches));
                 return Ok((select(matching, query).0, total));
             }
             Some((slot, backwards)) => {
@@ -477,7 +460,7 @@ impl BrowseIndex {
             }
         };
         let page = walk
-            .filter(|e| keep(e, &query.filters, bits))
+            .filter(|e| keep(e, &query.filters, matches))
             .skip(query.offset)
             .take(query.limit)
             .map(|e| e.seq)
@@ -509,45 +492,38 @@ impl BrowseIndex {
         conn: &Connection,
         expression: &str,
         generation: u64,
-    ) -> Result<Arc<Vec<u64>>> {
-        if let Some(cached) = self
+    ) -> Result<Arc<Matches>> {
+        if let Some(kept) = self
             .fts_cache
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .get(expression)
-            && cached.generation == generation
+            && kept.generation == generation
         {
-            return Ok(cached.bits.clone());
+            return Ok(kept.matches.clone());
         }
-        let rowids = store::fts_rowids(conn, expression)?;
-        let words = rowids
-            .iter()
-            .max()
-            .map_or(0, |max| (*max as usize) / 64 + 1);
-        let mut bits = vec![0u64; words];
-        for rowid in rowids {
-            let rowid = rowid as usize;
-            bits[rowid / 64] |= 1 << (rowid % 64);
-        }
-        let bits = Arc::new(bits);
+        let matches = Arc::new(Matches::new(
+            store::fts_rowids(conn, expression)?,
+            self.len(),
+        ));
         let mut cache = self.fts_cache.lock().unwrap_or_else(|p| p.into_inner());
-        let bytes = |cache: &HashMap<String, Matches>| -> usize {
-            cache.values().map(|m| m.bits.len() * 8).sum::<usize>() + bits.len() * 8
+        let bytes = |cache: &HashMap<String, Kept>| -> usize {
+            cache.values().map(|k| k.matches.bytes()).sum::<usize>() + matches.bytes()
         };
         if cache.len() >= CACHE_MAX || bytes(&cache) > FTS_CACHE_BYTES {
-            cache.retain(|_, m| m.generation == generation);
+            cache.retain(|_, k| k.generation == generation);
             if cache.len() >= CACHE_MAX || bytes(&cache) > FTS_CACHE_BYTES {
                 cache.clear();
             }
         }
         cache.insert(
             expression.to_owned(),
-            Matches {
+            Kept {
                 generation,
-                bits: bits.clone(),
+                matches: matches.clone(),
             },
         );
-        Ok(bits)
+        Ok(matches)
     }
 }
 
@@ -582,7 +558,7 @@ fn select<'a>(matching: impl Iterator<Item = &'a Entry>, query: &Query) -> (Vec<
     (page, total)
 }
 
-fn keep(entry: &Entry, query: &Filters, matches: Option<&[u64]>) -> bool {
+fn keep(entry: &Entry, query: &Filters, matches: Option<&Matches>) -> bool {
     if !entry.active {
         return false;
     }
@@ -609,11 +585,7 @@ fn keep(entry: &Entry, query: &Filters, matches: Option<&[u64]>) -> bool {
             entry.rating_count > 0
                 && i64::from(entry.rating_sum) * 10 >= tenths * i64::from(entry.rating_count)
         })
-        && matches.is_none_or(|bits| {
-            let seq = entry.seq as usize;
-            bits.get(seq / 64)
-                .is_some_and(|word| word & (1 << (seq % 64)) != 0)
-        })
+        && matches.is_none_or(|matches| matches.contains(entry.seq))
 }
 
 fn saturate(n: i64) -> u32 {

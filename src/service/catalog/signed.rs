@@ -20,8 +20,8 @@ use crate::service::App;
 /// Most answers kept.
 const MAX_ENTRIES: usize = 4096;
 
-/// Most bytes of answers kept (about 4,000 listing details, or 500 browse pages of 50).
-const MAX_BYTES: usize = 32 << 20;
+/// Most bytes of answers kept (about 4,000 listing details, or 125 browse pages of 50).
+const MAX_BYTES: usize = 8 << 20;
 
 /// What must be unchanged for an entry to be reused.
 pub type Stamp = [u64; 3];

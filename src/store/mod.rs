@@ -138,7 +138,7 @@ impl Store {
             .with_flags(OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX)
             .with_init(configure);
         let pool = r2d2::Pool::builder()
-            .max_size(readers::THREADS as u32 + 2)
+            .max_size(readers::threads() as u32 + 2)
             .min_idle(Some(1))
             .connection_timeout(Duration::from_secs(10))
             .build(manager)?;
@@ -521,7 +521,7 @@ fn run_guarded(job: TransactionJob, tx: &Connection) -> Option<Completion> {
 /// at 1M listings 4 MiB sends messages as fast as 16 MiB did, with 12 MiB less resident.
 const WRITER_CACHE_KIB: u32 = 4 * 1024;
 
-/// Every other connection's page cache, in KiB (SQLite's default is 2 MiB): eight readers and
+/// Every other connection's page cache, in KiB (SQLite's default is 2 MiB): the readers and
 /// the pool's spares. At 1M listings 512 KiB answered uncached browse pages as fast, and left
 /// the process 45 MiB smaller after the bench's load.
 const READER_CACHE_KIB: u32 = 512;

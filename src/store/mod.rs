@@ -28,6 +28,7 @@ pub mod purchases;
 mod readers;
 mod replica;
 pub mod settings;
+mod writer;
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -35,10 +36,11 @@ use std::sync::{Arc, mpsc};
 use std::time::Duration;
 
 use r2d2_sqlite::SqliteConnectionManager;
-use rusqlite::{Connection, OpenFlags, TransactionBehavior};
+use rusqlite::{Connection, OpenFlags};
 
 use checkpoints::{WAL_FILE_LIMIT_BYTES, checkpoint_loop, checkpoint_waits, writer_waits};
 use migrate::{check_identity, migrate};
+use writer::{Completion, Job, WRITER_CACHE_KIB, writer_loop};
 
 use crate::error::{Error, Result};
 
@@ -46,26 +48,6 @@ use crate::error::{Error, Result};
 pub const APPLICATION_ID: i32 = 0x4252_5345;
 /// The schema version this binary writes (`PRAGMA user_version`).
 pub const SCHEMA_VERSION: i32 = 6;
-/// Most jobs committed together.
-const GROUP_MAX: usize = 256;
-
-/// What the writer thread hands back to a job's caller once the group's COMMIT is known.
-type Completion = Box<dyn FnOnce(std::result::Result<(), String>) + Send>;
-
-/// A transactional job: given the group's connection (or why there is none), it runs in its own
-/// savepoint and returns its completion.
-type TransactionJob =
-    Box<dyn FnOnce(std::result::Result<&Connection, &str>) -> Option<Completion> + Send>;
-
-enum Job {
-    /// Runs inside the group transaction, in its own savepoint, or hears why the transaction
-    /// could not start. Returns the completion to call after COMMIT, or `None` when it failed
-    /// (and has already answered its caller).
-    Transaction(TransactionJob),
-    /// Runs alone, outside any transaction (checkpoints, readiness probes).
-    Raw(Box<dyn FnOnce(&mut Connection) + Send>),
-}
-
 /// Handle to the database; cheap to clone. When the last clone is dropped the writer thread
 /// ends (its channel closes) and the checkpoint thread stops.
 #[derive(Clone)]
@@ -502,83 +484,10 @@ pub fn backup(database: &Path, out: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Runs one job, surviving its panic: the job's savepoint is rolled back and its caller hears
-/// an error (its reply channel is dropped), while the group and the writer thread go on.
-fn run_guarded(job: TransactionJob, tx: &Connection) -> Option<Completion> {
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job(Ok(tx)))) {
-        Ok(completion) => completion,
-        Err(_) => {
-            tracing::error!("a write job panicked; its changes were rolled back");
-            let _ = tx.execute_batch("ROLLBACK TO job; RELEASE job");
-            None
-        }
-    }
-}
-
-/// The writer connection's page cache, in KiB. Small on purpose: pages missed come from the
-/// operating system's file cache in a microsecond or two, and SQLite scans the whole cache when a
-/// commit follows a B-tree rebalance (which borrows a page number past the end of the file), so
-/// at 1M listings 4 MiB sends messages as fast as 16 MiB did, with 12 MiB less resident.
-const WRITER_CACHE_KIB: u32 = 4 * 1024;
-
 /// Every other connection's page cache, in KiB (SQLite's default is 2 MiB): the readers and
 /// the pool's spares. At 1M listings 512 KiB answered uncached browse pages as fast, and left
 /// the process 45 MiB smaller after the bench's load.
 const READER_CACHE_KIB: u32 = 512;
-
-/// The writer thread: takes whatever jobs are queued (up to [`GROUP_MAX`]), runs them in one
-/// transaction, commits once, then tells every caller. Ends when every `Store` is dropped.
-fn writer_loop(mut conn: Connection, queue: mpsc::Receiver<Job>, commits: &AtomicU64) {
-    let mut pending: Option<Job> = None;
-    loop {
-        let first = match pending.take() {
-            Some(job) => job,
-            None => match queue.recv() {
-                Ok(job) => job,
-                Err(_) => return,
-            },
-        };
-        let mut group = match first {
-            Job::Raw(f) => {
-                f(&mut conn);
-                continue;
-            }
-            Job::Transaction(f) => vec![f],
-        };
-        while group.len() < GROUP_MAX {
-            match queue.try_recv() {
-                Ok(Job::Transaction(f)) => group.push(f),
-                Ok(raw @ Job::Raw(_)) => {
-                    pending = Some(raw);
-                    break;
-                }
-                Err(_) => break,
-            }
-        }
-        match conn.transaction_with_behavior(TransactionBehavior::Immediate) {
-            Ok(tx) => {
-                let completions: Vec<Completion> = group
-                    .into_iter()
-                    .filter_map(|job| run_guarded(job, &tx))
-                    .collect();
-                let committed = tx.commit().map_err(|e| format!("database commit: {e}"));
-                if committed.is_ok() {
-                    // Before any caller hears of it: an answer read after a write sees the bump.
-                    commits.fetch_add(1, Ordering::SeqCst);
-                }
-                completions
-                    .into_iter()
-                    .for_each(|complete| complete(committed.clone()));
-            }
-            Err(error) => {
-                let why = format!("database: {error}");
-                for job in group {
-                    let _ = job(Err(&why));
-                }
-            }
-        }
-    }
-}
 
 /// Runs blocking work on tokio's blocking pool and re-raises its panics.
 async fn run_blocking<T: Send + 'static>(

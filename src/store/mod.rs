@@ -119,13 +119,14 @@ impl Store {
         let manager = SqliteConnectionManager::file(path)
             .with_flags(OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX)
             .with_init(configure);
+        let threads = readers::threads();
         let pool = r2d2::Pool::builder()
-            .max_size(readers::threads() as u32 + 2)
+            .max_size(threads as u32 + 2)
             .min_idle(Some(1))
             .connection_timeout(Duration::from_secs(10))
             .build(manager)?;
         let readers = Readers::Primary {
-            threads: readers::Readers::start(&pool)?,
+            threads: readers::Readers::start(&pool, threads)?,
             pool,
         };
         // Checkpoints copy the WAL into the database file and fsync it: done inside a commit they
@@ -138,8 +139,6 @@ impl Store {
         writer.execute_batch(&format!(
             "PRAGMA journal_size_limit = {WAL_FILE_LIMIT_BYTES};"
         ))?;
-        // Index inserts land on pages all over the file: a writer whose pages stay cached
-        // reads none back from the OS at every commit (SQLite's default keeps 2 MiB).
         writer.execute_batch(&format!("PRAGMA cache_size = -{};", WRITER_CACHE_KIB))?;
         let (jobs, queue) = mpsc::channel();
         let commits = Arc::new(AtomicU64::new(0));
@@ -484,10 +483,10 @@ pub fn backup(database: &Path, out: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Every other connection's page cache, in KiB (SQLite's default is 2 MiB): the readers and
-/// the pool's spares. At 1M listings 512 KiB answered uncached browse pages as fast, and left
+/// Every reading connection's page cache, in KiB (SQLite's default is 2 MiB): the readers, the
+/// pool's spares and a follower's connections. At 1M listings 512 KiB answered uncached browse pages as fast, and left
 /// the process 45 MiB smaller after the bench's load.
-const READER_CACHE_KIB: u32 = 512;
+pub(super) const READER_CACHE_KIB: u32 = 512;
 
 /// Runs blocking work on tokio's blocking pool and re-raises its panics.
 async fn run_blocking<T: Send + 'static>(

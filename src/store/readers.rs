@@ -37,15 +37,15 @@ pub struct Readers {
 }
 
 impl Readers {
-    /// Starts [`threads`] threads, each holding one connection of `pool` (the pool opens and
-    /// configures them) until the readers are dropped.
+    /// Starts `count` threads (see [`threads`]), each holding one connection of `pool` (the
+    /// pool opens and configures them) until the readers are dropped.
     ///
     /// # Errors
     /// A connection cannot be opened or a thread started.
-    pub fn start(pool: &r2d2::Pool<SqliteConnectionManager>) -> Result<Readers> {
+    pub fn start(pool: &r2d2::Pool<SqliteConnectionManager>, count: usize) -> Result<Readers> {
         let (jobs, queue) = mpsc::channel::<ReadJob>();
         let queue = Arc::new(Mutex::new(queue));
-        for n in 0..threads() {
+        for n in 0..count {
             let conn = pool.get()?;
             let queue = queue.clone();
             std::thread::Builder::new()
@@ -114,7 +114,7 @@ mod tests {
             .max_size(threads() as u32)
             .build(manager)
             .unwrap();
-        let readers = Readers::start(&pool).unwrap();
+        let readers = Readers::start(&pool, threads()).unwrap();
         for _ in 0..threads() * 2 {
             let failed = readers
                 .read(|_| -> Result<()> { panic!("a bug in a read") })

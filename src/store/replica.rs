@@ -85,7 +85,10 @@ impl Replica {
         // Waits out an apply in progress (Litestream holds the PENDING lock meanwhile).
         conn.busy_timeout(Duration::from_secs(5))?;
         conn.set_prepared_statement_cache_capacity(128);
-        conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA temp_store = MEMORY;")?;
+        conn.execute_batch(&format!(
+            "PRAGMA foreign_keys = ON; PRAGMA temp_store = MEMORY; PRAGMA cache_size = -{};",
+            super::READER_CACHE_KIB
+        ))?;
         Ok(conn)
     }
 }

@@ -14,8 +14,9 @@
 //! a rare search visits its matches only. Totals are counted once per filter set and catalogue
 //! write, then cached. Measured with `examples/bench` (README, Performance).
 //!
-//! Full-text search stays in SQLite FTS5. The rowids matching a search expression are cached as
-//! a bitset over `seq`, valid until the next catalogue write.
+//! Full-text search stays in SQLite FTS5. The rowids matching a search expression are kept as
+//! [`Matches`] (the list of them when few, else a bitset over `seq`), valid until the next
+//! catalogue write.
 //!
 //! Consistency: the index is updated right after each committed listing write (the single
 //! writer serializes them), so a browse may lag a concurrent write by that instant; rows fetched
@@ -184,8 +185,8 @@ struct Kept {
 /// Most distinct search expressions (and filter sets) whose results are kept at once.
 const CACHE_MAX: usize = 512;
 
-/// Most bytes of kept searches. A rare search is a list of its matches (bytes per match); a
-/// common one is a bitset over `seq` (125 KB at a million listings, so about 64 of those there).
+/// Most bytes of kept searches. A rare search is a list of its matches (4 bytes each); a common
+/// one is a bitset over `seq` (125 KB at a million listings, so about 64 of those there).
 const FTS_CACHE_BYTES: usize = 8 << 20;
 
 /// The index. Cheap to share behind an `Arc`.
@@ -396,8 +397,8 @@ impl BrowseIndex {
 
     /// Runs a browse: the `seq`s of the requested page, in order, and the total of matches.
     ///
-    /// Three ways, by what the request is: a rare search visits its matches only (they are
-    /// counted from the bitset); a sorted browse walks that sort's kept order, skipping what the
+    /// Three ways, by what the request is: a rare search visits its matches only (its kept
+    /// list); a sorted browse walks that sort's kept order, skipping what the
     /// filters refuse, and stops when its page is full; `sort=recent` walks the entries newest
     /// first the same way. Totals are cached per filter set until the next catalogue write; a
     /// total not yet known costs one counting pass over the entries.
@@ -419,7 +420,7 @@ impl BrowseIndex {
             .map(|(_, total)| *total);
         if let Some(Matches::Few(seqs)) = matches.as_deref() {
             let entries = self.entries.read().unwrap_or_else(|p| p.into_inner());
-            let matching = ascending(&entries.list, seqs.iter().copied())
+            let matching = ascending(&entries.list, seqs.iter().map(|&seq| i64::from(seq)))
                 .filter(|e| keep(e, &query.filters, None));
             let (page, total) = select(matching, query);
             drop(entries);
@@ -468,14 +469,6 @@ impl BrowseIndex {
         Ok((page, total))
     }
 
-    fn len(&self) -> usize {
-        self.entries
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .list
-            .len()
-    }
-
     fn remember_total(&self, filters: &Filters, generation: u64, total: usize) {
         let mut totals = self.totals.lock().unwrap_or_else(|p| p.into_inner());
         if totals.len() >= CACHE_MAX {
@@ -502,9 +495,14 @@ impl BrowseIndex {
         {
             return Ok(kept.matches.clone());
         }
+        let (listings, last) = {
+            let entries = self.entries.read().unwrap_or_else(|p| p.into_inner());
+            (entries.list.len(), entries.list.last().map_or(0, |e| e.seq))
+        };
         let matches = Arc::new(Matches::new(
             store::fts_rowids(conn, expression)?,
-            self.len(),
+            listings,
+            last,
         ));
         let mut cache = self.fts_cache.lock().unwrap_or_else(|p| p.into_inner());
         let bytes = |cache: &HashMap<String, Kept>| -> usize {

@@ -41,8 +41,7 @@ fn random_entry(rng: &mut Rng, seq: i64) -> Entry {
     }
 }
 
-/// What a browse must answer, the slow way: filter everything, sort everything.
-/// The answer by a full sort; `found` is what the query's search (if any) matches.
+/// What a browse must answer, the slow way: filter everything, sort everything; `found` is what the query's search (if any) matches.
 fn reference(index: &BrowseIndex, query: &Query, found: Option<&[i64]>) -> (Vec<i64>, usize) {
     let entries = index.entries.read().unwrap();
     let mut matching: Vec<&Entry> = entries
@@ -106,7 +105,7 @@ fn kept_orders_answer_what_a_full_sort_answers_through_edits_and_view_counts() {
                 // A word of its own: within one generation a word always matches the same.
                 let word = format!("{kind}{round}{sort:?}");
                 let found: Vec<i64> = (0..count).map(|_| 1 + rng.below(3000) as i64).collect();
-                let matches = Matches::new(found.clone(), 3000);
+                let matches = Matches::new(found.clone(), 3000, 3040);
                 assert_eq!(matches!(matches, Matches::Few(_)), kind == "rare");
                 index.fts_cache.lock().unwrap().insert(
                     word.clone(),

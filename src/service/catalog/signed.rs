@@ -20,7 +20,8 @@ use crate::service::App;
 /// Most answers kept.
 const MAX_ENTRIES: usize = 4096;
 
-/// Most bytes of answers kept (about 4,000 listing details, or 125 browse pages of 50).
+/// Most bytes of answers kept (a listing detail is a few KB, a browse page of 50 tens of KB);
+/// an answer over an eighth of it (1 MiB) is not kept.
 const MAX_BYTES: usize = 8 << 20;
 
 /// What must be unchanged for an entry to be reused.

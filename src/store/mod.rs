@@ -484,9 +484,9 @@ pub fn backup(database: &Path, out: &Path) -> Result<()> {
 }
 
 /// Every reading connection's page cache, in KiB (SQLite's default is 2 MiB): the readers, the
-/// pool's spares and a follower's connections. At 1M listings 512 KiB answered uncached browse pages as fast, and left
-/// the process 45 MiB smaller after the bench's load.
-pub(super) const READER_CACHE_KIB: u32 = 512;
+/// pool's spares and a follower's connections. At 1M listings 512 KiB answered uncached browse
+/// pages as fast, and left the process 45 MiB smaller after the bench's load.
+const READER_CACHE_KIB: u32 = 512;
 
 /// Runs blocking work on tokio's blocking pool and re-raises its panics.
 async fn run_blocking<T: Send + 'static>(
@@ -499,18 +499,24 @@ async fn run_blocking<T: Send + 'static>(
     }
 }
 
+/// A primary's connections: the reading settings, in WAL mode.
 fn configure(conn: &mut Connection) -> rusqlite::Result<()> {
+    configure_reading(conn)?;
+    conn.execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;")
+}
+
+/// What every connection takes, a follower's read-only ones too (they cannot set the journal
+/// mode): a 5 s wait for a lock held elsewhere (a commit, a checkpoint, a Litestream apply),
+/// prepared statements kept, foreign keys on, temporary tables in memory, the reading page cache.
+fn configure_reading(conn: &Connection) -> rusqlite::Result<()> {
     conn.busy_timeout(Duration::from_secs(5))?;
     // Browse builds one statement per combination of filters; keep them all prepared.
     conn.set_prepared_statement_cache_capacity(128);
     conn.execute_batch(&format!(
-        "PRAGMA journal_mode = WAL;
-         PRAGMA synchronous = NORMAL;
-         PRAGMA foreign_keys = ON;
+        "PRAGMA foreign_keys = ON;
          PRAGMA temp_store = MEMORY;
          PRAGMA cache_size = -{READER_CACHE_KIB};"
-    ))?;
-    Ok(())
+    ))
 }
 
 #[cfg(test)]

@@ -12,7 +12,6 @@
 use std::path::PathBuf;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags};
 
@@ -82,13 +81,8 @@ impl Replica {
             &self.path,
             OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )?;
-        // Waits out an apply in progress (Litestream holds the PENDING lock meanwhile).
-        conn.busy_timeout(Duration::from_secs(5))?;
-        conn.set_prepared_statement_cache_capacity(128);
-        conn.execute_batch(&format!(
-            "PRAGMA foreign_keys = ON; PRAGMA temp_store = MEMORY; PRAGMA cache_size = -{};",
-            super::READER_CACHE_KIB
-        ))?;
+        // Its busy timeout waits out an apply in progress (Litestream holds the PENDING lock).
+        super::configure_reading(&conn)?;
         Ok(conn)
     }
 }

@@ -411,6 +411,14 @@ impl BrowseIndex {
             Some(expression) => Some(self.fts_matches(conn, expression, generation)?),
             None => None,
         };
+        if let Some(Matches::Few(seqs)) = matches.as_deref() {
+            let entries = self.entries.read().unwrap_or_else(|p| p.into_inner());
+            let matching = ascending(&entries.list, seqs.iter().map(|&seq| i64::from(seq)))
+                .filter(|e| keep(e, &query.filters, None));
+            // Counted while selecting: no total to keep (this search takes this path again).
+            return Ok(select(matching, query));
+        }
+        let matches = matches.as_deref();
         let known_total = self
             .totals
             .lock()
@@ -418,16 +426,6 @@ impl BrowseIndex {
             .get(&query.filters)
             .filter(|(cached, _)| *cached == generation)
             .map(|(_, total)| *total);
-        if let Some(Matches::Few(seqs)) = matches.as_deref() {
-            let entries = self.entries.read().unwrap_or_else(|p| p.into_inner());
-            let matching = ascending(&entries.list, seqs.iter().map(|&seq| i64::from(seq)))
-                .filter(|e| keep(e, &query.filters, None));
-            let (page, total) = select(matching, query);
-            drop(entries);
-            self.remember_total(&query.filters, generation, total);
-            return Ok((page, total));
-        }
-        let matches = matches.as_deref();
         if let Some((slot, _)) = slot(query.sort) {
             self.ensure_order(slot);
         }

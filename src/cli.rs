@@ -411,6 +411,8 @@ fn serve(args: ServeArgs) -> Result<(), String> {
             Payments::Stripe(_) => Arc::new(SystemClock),
         };
         let server = crate::bind(&config, clock).await?;
+        // What building the browse index freed is not needed again.
+        crate::memory::release_freed();
         let addr = server.local_addr().map_err(|e| e.to_string())?;
         // Listen for signals before announcing readiness: see `shutdown_signal`.
         let shutdown = crate::server::shutdown_signal();

@@ -33,6 +33,7 @@ pub mod http;
 #[cfg(test)]
 mod invariants;
 pub mod mcp;
+pub mod memory;
 pub mod outbound;
 mod pages;
 pub mod request;

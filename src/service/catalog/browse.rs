@@ -9,8 +9,8 @@
 //! under a millisecond at 100k listings (~7 MB of memory), and stays exact.
 //!
 //! A page costs what its page costs, not what the catalogue holds: each sort but `recent` keeps
-//! an order of the entries (4 bytes per listing per sort, built on first use, kept in step with
-//! writes), which a browse walks until its page is full; `recent` walks the entries themselves;
+//! an order of the entries (4 bytes per listing per sort, built with the entries and kept in
+//! step with writes: `entries.rs`), which a browse walks until its page is full; `recent` walks the entries themselves;
 //! a rare search visits its matches only. Totals are counted once per filter set and catalogue
 //! write, then cached. Measured with `examples/bench` (README, Performance).
 //!
@@ -32,6 +32,8 @@ use rusqlite::Connection;
 use crate::error::{Error, Result};
 use crate::request::catalog::Browse;
 use crate::service::App;
+pub use crate::service::catalog::entries::Sort;
+use crate::service::catalog::entries::{Entries, Entry, ascending, compare};
 use crate::service::catalog::matches::Matches;
 use crate::service::catalog::taxonomy::Taxonomy;
 use crate::service::catalog::view::write_listing_canonical;
@@ -53,17 +55,6 @@ pub enum Price {
     All,
     Paid,
     Free,
-}
-
-/// Sort order; each has a stable tie-breaker on creation order (`seq`) in the same direction.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Sort {
-    Recent,
-    Popular,
-    PriceAsc,
-    PriceDesc,
-    Quality,
-    Trust,
 }
 
 /// Listing types, in index form.
@@ -92,88 +83,6 @@ pub struct Query {
     pub sort: Sort,
     pub limit: usize,
     pub offset: usize,
-}
-
-/// 48 bytes: the pass over all entries is bound by memory bandwidth, so counters are `u32`
-/// (saturating) and scores `f32` (they are rounded to two decimals anyway).
-#[derive(Clone, Copy, Debug)]
-struct Entry {
-    seq: i64,
-    price_cents: i64,
-    rating_sum: u32,
-    rating_count: u32,
-    purchase_count: u32,
-    view_count: u32,
-    quality: f32,
-    reputation: f32,
-    category: u16,
-    vertical: u16,
-    listing_type: u8,
-    active: bool,
-    sample: bool,
-}
-
-const _: () = assert!(std::mem::size_of::<Entry>() == 48);
-
-#[derive(Default)]
-struct Entries {
-    /// Ascending by `seq` (listings are only ever appended), so a listing is found by binary
-    /// search: no map beside it (a million entries would need 36 MB more).
-    list: Vec<Entry>,
-    /// Per sort of [`ORDERED`]: positions in `list`, ascending by [`compare`]. Built on the first
-    /// browse in that order and then kept in step with every write (a binary search and a move
-    /// per listing write); the popular order is dropped when view counts move, and rebuilt on
-    /// its next use (its answer may lag by the counter flush interval, as the counts it shows).
-    orders: [Option<Vec<u32>>; 4],
-    /// Bumped by every change of an entry, so an order built outside the write lock is
-    /// installed only if nothing moved meanwhile.
-    version: u64,
-}
-
-impl Entries {
-    /// The position of listing `seq` in `list`.
-    fn at(&self, seq: i64) -> Option<usize> {
-        self.list.binary_search_by_key(&seq, |e| e.seq).ok()
-    }
-}
-
-/// The entries of ascending `seqs` (those that exist): each search starts where the last one
-/// ended and gallops, so `m` matches among `n` entries cost O(m log(n/m)).
-fn ascending(list: &[Entry], seqs: impl Iterator<Item = i64>) -> impl Iterator<Item = &Entry> {
-    let mut from = 0;
-    seqs.filter_map(move |seq| {
-        let rest = &list[from..];
-        let mut high = 1;
-        while high <= rest.len() && rest[high - 1].seq < seq {
-            high *= 2;
-        }
-        let low = high / 2;
-        let found = low + rest[low..high.min(rest.len())].partition_point(|e| e.seq < seq);
-        if rest.get(found).is_some_and(|e| e.seq == seq) {
-            from += found + 1;
-            Some(&rest[found])
-        } else {
-            from += found;
-            None
-        }
-    })
-}
-
-/// The sorts kept as orders ([`Entries::orders`]); `PriceDesc` walks the price order backwards
-/// (its comparison is the exact reverse), `Recent` is `list` itself.
-const ORDERED: [Sort; 4] = [Sort::PriceAsc, Sort::Quality, Sort::Trust, Sort::Popular];
-const POPULAR: usize = 3;
-
-/// The kept order a sort walks, and whether backwards.
-fn slot(sort: Sort) -> Option<(usize, bool)> {
-    match sort {
-        Sort::Recent => None,
-        Sort::PriceAsc => Some((0, false)),
-        Sort::PriceDesc => Some((0, true)),
-        Sort::Quality => Some((1, false)),
-        Sort::Trust => Some((2, false)),
-        Sort::Popular => Some((POPULAR, false)),
-    }
 }
 
 /// A search's matches as kept, valid for one generation of the index.
@@ -206,7 +115,7 @@ impl BrowseIndex {
     /// # Errors
     /// Database failure.
     pub fn load(conn: &Connection, taxonomy: &Taxonomy) -> Result<BrowseIndex> {
-        let index = BrowseIndex {
+        let mut index = BrowseIndex {
             entries: RwLock::new(Entries::default()),
             generation: AtomicU64::new(0),
             fts_cache: Mutex::new(HashMap::new()),
@@ -224,16 +133,12 @@ impl BrowseIndex {
                 .map(|(i, v)| (v.slug.clone(), i as u16))
                 .collect(),
         };
-        // At start the index is built in one pass, without the per-write upkeep of `put`.
+        // At start the entries are read in one pass and the orders built once, without the
+        // per-write upkeep.
         let mut list = Vec::with_capacity(usize::try_from(store::max_seq(conn)?).unwrap_or(0));
         store::each_index_row(conn, |row| list.push(index.entry(&row)))?;
-        debug_assert!(list.windows(2).all(|pair| pair[0].seq < pair[1].seq));
         list.shrink_to_fit();
-        index
-            .entries
-            .write()
-            .unwrap_or_else(|p| p.into_inner())
-            .list = list;
+        index.entries = RwLock::new(Entries::new(list));
         Ok(index)
     }
 
@@ -275,65 +180,6 @@ impl BrowseIndex {
         }
     }
 
-    fn put(&self, entry: Entry) {
-        let mut entries = self.entries.write().unwrap_or_else(|p| p.into_inner());
-        entries.version += 1;
-        let at = entries.at(entry.seq);
-        let Entries { list, orders, .. } = &mut *entries;
-        let at = match at {
-            Some(at) => {
-                // Out of every kept order under its old keys, then back in under the new ones.
-                for (order, sort) in orders.iter_mut().zip(ORDERED) {
-                    if let Some(order) = order
-                        && let Ok(found) =
-                            order.binary_search_by(|&i| compare(&list[i as usize], &list[at], sort))
-                    {
-                        order.remove(found);
-                    }
-                }
-                list[at] = entry;
-                at
-            }
-            None => {
-                let at = list.len();
-                // Rows arrive in `seq` order: loaded ascending, then appended after each insert.
-                debug_assert!(list.last().is_none_or(|last| last.seq < entry.seq));
-                list.push(entry);
-                at
-            }
-        };
-        for (order, sort) in orders.iter_mut().zip(ORDERED) {
-            if let Some(order) = order {
-                let to = order
-                    .binary_search_by(|&i| compare(&list[i as usize], &entry, sort))
-                    .unwrap_or_else(|to| to);
-                order.insert(to, at as u32);
-            }
-        }
-    }
-
-    /// Builds the kept order `slot` if it is not built. The sort runs under the read lock, so
-    /// browses go on meanwhile; it is installed unless an entry changed in between (then the next
-    /// browse in that order builds it again, and this one walks it unbuilt: see `query`).
-    fn ensure_order(&self, slot: usize) {
-        let (order, version) = {
-            let entries = self.entries.read().unwrap_or_else(|p| p.into_inner());
-            if entries.orders[slot].is_some() {
-                return;
-            }
-            let list = &entries.list;
-            let mut order: Vec<u32> = (0..list.len() as u32).collect();
-            order.sort_unstable_by(|a, b| {
-                compare(&list[*a as usize], &list[*b as usize], ORDERED[slot])
-            });
-            (order, entries.version)
-        };
-        let mut entries = self.entries.write().unwrap_or_else(|p| p.into_inner());
-        if entries.orders[slot].is_none() && entries.version == version {
-            entries.orders[slot] = Some(order);
-        }
-    }
-
     /// Records a committed insert or edit of a listing.
     pub fn upsert(&self, row: &ListingRow) {
         self.upsert_rows(&[IndexRow::from(row)]);
@@ -341,24 +187,20 @@ impl BrowseIndex {
 
     /// Records committed changes of several listings (a seller's reputation moved, say).
     pub fn upsert_rows(&self, rows: &[IndexRow]) {
-        for row in rows {
-            self.put(self.entry(row));
-        }
+        let changed: Vec<Entry> = rows.iter().map(|row| self.entry(row)).collect();
+        self.entries
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .upsert(&changed);
         self.generation.fetch_add(1, AtomicOrdering::SeqCst);
     }
 
     /// Replaces every entry with `rows` (in `seq` order): a follower whose replica went back in
-    /// time. Kept orders and cached matches and totals go with the old entries.
+    /// time. Kept orders and cached matches and totals go with the old entries; the new orders
+    /// are built before the old entries are let go, so browses go on meanwhile.
     pub fn replace_all(&self, rows: &[IndexRow]) {
-        {
-            let mut entries = self.entries.write().unwrap_or_else(|p| p.into_inner());
-            // Keep counting versions: an order built from the old entries is never installed.
-            let version = entries.version + 1;
-            *entries = Entries {
-                version,
-                ..Entries::default()
-            };
-        }
+        let fresh = Entries::new(rows.iter().map(|row| self.entry(row)).collect());
+        *self.entries.write().unwrap_or_else(|p| p.into_inner()) = fresh;
         self.fts_cache
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -367,22 +209,15 @@ impl BrowseIndex {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clear();
-        self.upsert_rows(rows);
+        self.generation.fetch_add(1, AtomicOrdering::SeqCst);
     }
 
     /// Records flushed view counts (no search result changes, so cached matches stay valid).
     pub fn add_views(&self, views: &[(i64, i64)]) {
-        let mut entries = self.entries.write().unwrap_or_else(|p| p.into_inner());
-        if !views.is_empty() {
-            entries.orders[POPULAR] = None;
-            entries.version += 1;
-        }
-        for (seq, n) in views {
-            if let Some(at) = entries.at(*seq) {
-                let entry = &mut entries.list[at];
-                entry.view_count = entry.view_count.saturating_add(saturate(*n));
-            }
-        }
+        self.entries
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .add_views(views);
     }
 
     /// Active, non-sample listings per vertical position.
@@ -426,9 +261,6 @@ impl BrowseIndex {
             .get(&query.filters)
             .filter(|(cached, _)| *cached == generation)
             .map(|(_, total)| *total);
-        if let Some((slot, _)) = slot(query.sort) {
-            self.ensure_order(slot);
-        }
         let entries = self.entries.read().unwrap_or_else(|p| p.into_inner());
         let list = &entries.list;
         let total = match known_total {
@@ -442,22 +274,9 @@ impl BrowseIndex {
                 total
             }
         };
-        let walk: Box<dyn Iterator<Item = &Entry>> = match slot(query.sort) {
-            None => Box::new(list.iter().rev()),
-            Some((slot, _)) if entries.orders[slot].is_none() => {
-                // The order was dropped or changed while it was being built: select over all.
-                let matching = list.iter().filter(|e| keep(e, &query.filters, matches));
-                return Ok((select(matching, query).0, total));
-            }
-            Some((slot, backwards)) => {
-                let order = entries.orders[slot].as_deref().unwrap_or_default();
-                if backwards {
-                    Box::new(order.iter().rev().map(|&i| &list[i as usize]))
-                } else {
-                    Box::new(order.iter().map(|&i| &list[i as usize]))
-                }
-            }
-        };
+        let walk = entries
+            .in_order(query.sort)
+            .unwrap_or_else(|| Box::new(list.iter().rev()));
         let page = walk
             .filter(|e| keep(e, &query.filters, matches))
             .skip(query.offset)
@@ -586,22 +405,6 @@ fn keep(entry: &Entry, query: &Filters, matches: Option<&Matches>) -> bool {
 
 fn saturate(n: i64) -> u32 {
     u32::try_from(n.max(0)).unwrap_or(u32::MAX)
-}
-
-fn compare(a: &Entry, b: &Entry, sort: Sort) -> Ordering {
-    let float = |x: f32, y: f32| y.partial_cmp(&x).unwrap_or(Ordering::Equal);
-    match sort {
-        Sort::Recent => b.seq.cmp(&a.seq),
-        Sort::Popular => b
-            .purchase_count
-            .cmp(&a.purchase_count)
-            .then(b.view_count.cmp(&a.view_count))
-            .then(b.seq.cmp(&a.seq)),
-        Sort::PriceAsc => a.price_cents.cmp(&b.price_cents).then(a.seq.cmp(&b.seq)),
-        Sort::PriceDesc => b.price_cents.cmp(&a.price_cents).then(b.seq.cmp(&a.seq)),
-        Sort::Quality => float(a.quality, b.quality).then(b.seq.cmp(&a.seq)),
-        Sort::Trust => float(a.reputation, b.reputation).then(b.seq.cmp(&a.seq)),
-    }
 }
 
 /// Who is querying, for the query and querier counters: the agent when known, else the client

@@ -64,9 +64,9 @@ fn kept_orders_answer_what_a_full_sort_answers_through_edits_and_view_counts() {
     let conn = Connection::open_in_memory().unwrap();
     let index = index();
     let mut rng = Rng(0x2545_f491_4f6c_dd1d);
-    for seq in 1..=3000 {
-        index.put(random_entry(&mut rng, seq));
-    }
+    // Built at once, as at start; then moved one by one and in batches (see the end of a round).
+    let list = (1..=3000).map(|seq| random_entry(&mut rng, seq)).collect();
+    *index.entries.write().unwrap() = Entries::new(list);
     let sorts = [
         Sort::Recent,
         Sort::Popular,
@@ -130,14 +130,29 @@ fn kept_orders_answer_what_a_full_sort_answers_through_edits_and_view_counts() {
         }
         // Edits move entries in every kept order; new listings join them; views move the
         // popular order.
-        for _ in 0..20 {
-            let seq = 1 + rng.below(3000) as i64;
-            index.put(random_entry(&mut rng, seq));
-        }
+        let edits: Vec<Entry> = (0..20)
+            .map(|_| {
+                let seq = 1 + rng.below(3000) as i64;
+                random_entry(&mut rng, seq)
+            })
+            .collect();
         let next = 3001 + round;
-        index.put(random_entry(&mut rng, next));
+        let mut entries = index.entries.write().unwrap();
+        if round % 2 == 0 {
+            entries.upsert(&edits);
+        } else {
+            for edit in &edits {
+                entries.upsert(std::slice::from_ref(edit));
+            }
+        }
+        entries.upsert(&[random_entry(&mut rng, next)]);
+        // One listing's views, or many (a repeated seq among them, as two flushes would).
+        let views: Vec<(i64, i64)> = (0..if round % 2 == 0 { 1 } else { 30 })
+            .map(|_| (1 + rng.below(3000) as i64, 1 + rng.below(4) as i64))
+            .collect();
+        entries.add_views(&views);
+        drop(entries);
         index.generation.fetch_add(1, AtomicOrdering::SeqCst);
-        index.add_views(&[(1 + rng.below(3000) as i64, 3)]);
     }
 }
 

@@ -4,6 +4,7 @@
 
 pub mod browse;
 pub mod counters;
+mod entries;
 pub mod health;
 pub mod listings;
 pub mod matches;

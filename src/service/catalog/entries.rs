@@ -1,0 +1,390 @@
+//! The browse index's entries (one compact [`Entry`] per listing, ascending by `seq`) and its
+//! kept orders: for each sort but `recent`, the positions of the entries in that sort's order.
+//!
+//! The orders are built with the entries (at start, or when a follower reloads) and kept in
+//! step with every change, so no browse ever waits for one. Building sorts packed keys
+//! (16 bytes per entry, contiguous) rather than comparing entries in place, which is 3–4×
+//! faster at a million listings: the comparisons read memory in order instead of two random
+//! 48-byte entries each. A change of a few entries moves each by binary search; a change of
+//! many (a seller's reputation across their listings, a flush of view counts, a follower's
+//! catch-up) takes them out of each order in one pass, sorts them, and merges them back in
+//! one pass.
+
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+
+/// Sort order; each has a stable tie-breaker on creation order (`seq`) in the same direction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sort {
+    Recent,
+    Popular,
+    PriceAsc,
+    PriceDesc,
+    Quality,
+    Trust,
+}
+
+/// 48 bytes: the pass over all entries is bound by memory bandwidth, so counters are `u32`
+/// (saturating) and scores `f32` (they are rounded to two decimals anyway).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Entry {
+    pub seq: i64,
+    pub price_cents: i64,
+    pub rating_sum: u32,
+    pub rating_count: u32,
+    pub purchase_count: u32,
+    pub view_count: u32,
+    pub quality: f32,
+    pub reputation: f32,
+    pub category: u16,
+    pub vertical: u16,
+    pub listing_type: u8,
+    pub active: bool,
+    pub sample: bool,
+}
+
+const _: () = assert!(std::mem::size_of::<Entry>() == 48);
+
+/// The sorts kept as orders; `PriceDesc` walks the price order backwards (its comparison is the
+/// exact reverse), `Recent` is the entries themselves, newest last.
+const ORDERED: [Sort; 4] = [Sort::PriceAsc, Sort::Quality, Sort::Trust, Sort::Popular];
+const POPULAR: usize = 3;
+/// Every kept order: what an edit of an entry may move.
+const ALL: [usize; 4] = [0, 1, 2, POPULAR];
+
+/// A change of up to this many entries moves each by binary search (two moves of memory per
+/// order each); more are taken out and merged back in one pass per order.
+const FEW: usize = 8;
+
+/// The kept order a sort walks, and whether backwards.
+pub(super) fn slot(sort: Sort) -> Option<(usize, bool)> {
+    match sort {
+        Sort::Recent => None,
+        Sort::PriceAsc => Some((0, false)),
+        Sort::PriceDesc => Some((0, true)),
+        Sort::Quality => Some((1, false)),
+        Sort::Trust => Some((2, false)),
+        Sort::Popular => Some((POPULAR, false)),
+    }
+}
+
+/// How two entries compare under a sort (never `Equal` for two listings: `seq` breaks ties).
+pub(super) fn compare(a: &Entry, b: &Entry, sort: Sort) -> Ordering {
+    let float = |x: f32, y: f32| y.partial_cmp(&x).unwrap_or(Ordering::Equal);
+    match sort {
+        Sort::Recent => b.seq.cmp(&a.seq),
+        Sort::Popular => b
+            .purchase_count
+            .cmp(&a.purchase_count)
+            .then(b.view_count.cmp(&a.view_count))
+            .then(b.seq.cmp(&a.seq)),
+        Sort::PriceAsc => a.price_cents.cmp(&b.price_cents).then(a.seq.cmp(&b.seq)),
+        Sort::PriceDesc => b.price_cents.cmp(&a.price_cents).then(b.seq.cmp(&a.seq)),
+        Sort::Quality => float(a.quality, b.quality).then(b.seq.cmp(&a.seq)),
+        Sort::Trust => float(a.reputation, b.reputation).then(b.seq.cmp(&a.seq)),
+    }
+}
+
+/// The entries and their kept orders.
+#[derive(Default)]
+pub(super) struct Entries {
+    /// Ascending by `seq` (listings are only ever appended), so a listing is found by binary
+    /// search: no map beside it (a million entries would need 36 MB more).
+    pub list: Vec<Entry>,
+    /// Per sort of [`ORDERED`]: positions in `list`, ascending by [`compare`] (4 bytes per
+    /// listing per order).
+    orders: [Vec<u32>; 4],
+}
+
+impl Entries {
+    /// The entries of `list` (ascending by `seq`) with every order built.
+    pub fn new(list: Vec<Entry>) -> Entries {
+        debug_assert!(list.windows(2).all(|pair| pair[0].seq < pair[1].seq));
+        // The orders are independent: on more than one core, two threads build two each.
+        let orders = if list.len() < 50_000 {
+            ORDERED.map(|sort| sorted(&list, sort))
+        } else {
+            std::thread::scope(|scope| {
+                let list = &list;
+                let half =
+                    scope.spawn(move || [sorted(list, ORDERED[2]), sorted(list, ORDERED[3])]);
+                let [first, second] = [sorted(list, ORDERED[0]), sorted(list, ORDERED[1])];
+                let [third, fourth] = half
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                [first, second, third, fourth]
+            })
+        };
+        Entries { list, orders }
+    }
+
+    /// The position of listing `seq` in `list`.
+    pub fn at(&self, seq: i64) -> Option<usize> {
+        self.list.binary_search_by_key(&seq, |e| e.seq).ok()
+    }
+
+    /// The entries in `sort`'s order (`None` for `recent`, which walks `list` backwards).
+    pub fn in_order(&self, sort: Sort) -> Option<Box<dyn Iterator<Item = &Entry> + '_>> {
+        let (slot, backwards) = slot(sort)?;
+        let order = &self.orders[slot];
+        let list = &self.list;
+        Some(if backwards {
+            Box::new(order.iter().rev().map(|&i| &list[i as usize]))
+        } else {
+            Box::new(order.iter().map(|&i| &list[i as usize]))
+        })
+    }
+
+    /// Replaces the entries with the same `seq`, appends the new ones (rows arrive in `seq`
+    /// order: loaded ascending, then appended after each insert), and moves them in every order.
+    pub fn upsert(&mut self, changed: &[Entry]) {
+        self.apply(changed, &ALL);
+    }
+
+    /// Adds flushed view counts (`(seq, views)`), which move entries in the popular order only.
+    pub fn add_views(&mut self, views: &[(i64, i64)]) {
+        let mut summed: BTreeMap<i64, i64> = BTreeMap::new();
+        for &(seq, n) in views {
+            *summed.entry(seq).or_default() += n;
+        }
+        let changed: Vec<Entry> = summed
+            .into_iter()
+            .filter_map(|(seq, n)| {
+                let mut entry = self.list[self.at(seq)?];
+                let added = u32::try_from(n.max(0)).unwrap_or(u32::MAX);
+                entry.view_count = entry.view_count.saturating_add(added);
+                Some(entry)
+            })
+            .collect();
+        self.apply(&changed, &[POPULAR]);
+    }
+
+    /// Writes `changed` into `list` and moves them in the orders of `slots` (the orders whose
+    /// keys the change may touch).
+    fn apply(&mut self, changed: &[Entry], slots: &[usize]) {
+        let Entries { list, orders } = self;
+        if changed.len() <= FEW {
+            for entry in changed {
+                let at = match list.binary_search_by_key(&entry.seq, |e| e.seq) {
+                    Ok(at) => {
+                        for &slot in slots {
+                            let order = &mut orders[slot];
+                            let old = &list[at];
+                            if let Ok(found) = order.binary_search_by(|&i| {
+                                compare(&list[i as usize], old, ORDERED[slot])
+                            }) {
+                                order.remove(found);
+                            }
+                        }
+                        list[at] = *entry;
+                        at
+                    }
+                    Err(_) => append(list, *entry),
+                };
+                for &slot in slots {
+                    let order = &mut orders[slot];
+                    let to = order
+                        .binary_search_by(|&i| compare(&list[i as usize], entry, ORDERED[slot]))
+                        .unwrap_or_else(|to| to);
+                    order.insert(to, at as u32);
+                }
+            }
+            return;
+        }
+        let mut moved: Vec<u32> = changed
+            .iter()
+            .map(
+                |entry| match list.binary_search_by_key(&entry.seq, |e| e.seq) {
+                    Ok(at) => {
+                        list[at] = *entry;
+                        at as u32
+                    }
+                    Err(_) => append(list, *entry) as u32,
+                },
+            )
+            .collect();
+        moved.sort_unstable();
+        moved.dedup();
+        let mut out = vec![0u64; list.len().div_ceil(64)];
+        for &at in &moved {
+            out[at as usize / 64] |= 1 << (at % 64);
+        }
+        for &slot in slots {
+            let sort = ORDERED[slot];
+            let order = &mut orders[slot];
+            order.retain(|&i| out[i as usize / 64] & (1 << (i % 64)) == 0);
+            let mut back = moved.clone();
+            back.sort_unstable_by(|&a, &b| compare(&list[a as usize], &list[b as usize], sort));
+            merge(order, &back, |a, b| {
+                compare(&list[a as usize], &list[b as usize], sort) == Ordering::Greater
+            });
+        }
+    }
+}
+
+fn append(list: &mut Vec<Entry>, entry: Entry) -> usize {
+    debug_assert!(list.last().is_none_or(|last| last.seq < entry.seq));
+    list.push(entry);
+    list.len() - 1
+}
+
+/// Merges ascending `back` into ascending `order` in place, from the end (`after(a, b)`: `a`
+/// sorts after `b`); only the part after the first merged position moves.
+fn merge(order: &mut Vec<u32>, back: &[u32], after: impl Fn(u32, u32) -> bool) {
+    let (mut i, mut j) = (order.len(), back.len());
+    order.resize(i + j, 0);
+    let mut to = order.len();
+    while j > 0 {
+        to -= 1;
+        if i > 0 && after(order[i - 1], back[j - 1]) {
+            order[to] = order[i - 1];
+            i -= 1;
+        } else {
+            order[to] = back[j - 1];
+            j -= 1;
+        }
+    }
+}
+
+/// The positions of `list` in `sort`'s order: each entry's sort key packed with its position
+/// into one `u128` whose plain order is exactly [`compare`]'s (positions follow `seq`), sorted.
+fn sorted(list: &[Entry], sort: Sort) -> Vec<u32> {
+    // Descending keys are complemented; a descending `seq` tie-break complements the position.
+    let descending_seq = !matches!(sort, Sort::PriceAsc);
+    let mut keys: Vec<u128> = list
+        .iter()
+        .enumerate()
+        .map(|(at, e)| {
+            let key: u64 = match sort {
+                Sort::PriceAsc => (e.price_cents as u64) ^ (1 << 63),
+                Sort::Quality => !u64::from(ordered_bits(e.quality)),
+                Sort::Trust => !u64::from(ordered_bits(e.reputation)),
+                Sort::Popular => !((u64::from(e.purchase_count) << 32) | u64::from(e.view_count)),
+                Sort::Recent | Sort::PriceDesc => unreachable!("not a kept order"),
+            };
+            let at = at as u32;
+            (u128::from(key) << 32) | u128::from(if descending_seq { !at } else { at })
+        })
+        .collect();
+    keys.sort_unstable();
+    keys.into_iter()
+        .map(|key| {
+            let at = key as u32;
+            if descending_seq { !at } else { at }
+        })
+        .collect()
+}
+
+/// A score as bits that order as the scores do (`-0.0` as `0.0`; scores are never NaN).
+fn ordered_bits(x: f32) -> u32 {
+    let bits = if x == 0.0 { 0 } else { x.to_bits() };
+    if bits >> 31 == 1 {
+        !bits
+    } else {
+        bits | (1 << 31)
+    }
+}
+
+/// The entries of ascending `seqs` (those that exist): each search starts where the last one
+/// ended and gallops, so `m` matches among `n` entries cost O(m log(n/m)).
+pub(super) fn ascending(
+    list: &[Entry],
+    seqs: impl Iterator<Item = i64>,
+) -> impl Iterator<Item = &Entry> {
+    let mut from = 0;
+    seqs.filter_map(move |seq| {
+        let rest = &list[from..];
+        let mut high = 1;
+        while high <= rest.len() && rest[high - 1].seq < seq {
+            high *= 2;
+        }
+        let low = high / 2;
+        let found = low + rest[low..high.min(rest.len())].partition_point(|e| e.seq < seq);
+        if rest.get(found).is_some_and(|e| e.seq == seq) {
+            from += found + 1;
+            Some(&rest[found])
+        } else {
+            from += found;
+            None
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(seq: i64, price_cents: i64, score: f32, purchases: u32, views: u32) -> Entry {
+        Entry {
+            seq,
+            price_cents,
+            rating_sum: 0,
+            rating_count: 0,
+            purchase_count: purchases,
+            view_count: views,
+            quality: score,
+            reputation: -score,
+            category: 0,
+            vertical: 0,
+            listing_type: 0,
+            active: true,
+            sample: false,
+        }
+    }
+
+    #[test]
+    fn built_orders_are_exactly_the_comparison_sorts() {
+        // Ties on every key, negative prices and scores, and both zeros.
+        let scores = [0.0, -0.0, 1.5, -2.25, 4.99, 1e-30, -1e-30, 3.0];
+        let list: Vec<Entry> = (0..5_000i64)
+            .map(|i| {
+                let n = (i * 7919) % 101;
+                entry(
+                    2 * i + 1,
+                    (n - 50) * 100,
+                    scores[(n % 8) as usize],
+                    (n % 5) as u32,
+                    (n % 13) as u32,
+                )
+            })
+            .collect();
+        let entries = Entries::new(list.clone());
+        for sort in ORDERED {
+            let mut expected: Vec<u32> = (0..list.len() as u32).collect();
+            expected.sort_by(|&a, &b| compare(&list[a as usize], &list[b as usize], sort));
+            assert_eq!(sorted(&list, sort), expected, "{sort:?}");
+            let (slot, _) = slot(sort).unwrap();
+            assert_eq!(entries.orders[slot], expected, "{sort:?}");
+        }
+    }
+
+    #[test]
+    fn many_moved_at_once_land_where_a_fresh_build_puts_them() {
+        let mut list: Vec<Entry> = (1..=2_000i64)
+            .map(|seq| entry(seq, seq % 37, (seq % 11) as f32, (seq % 3) as u32, 0))
+            .collect();
+        let mut entries = Entries::new(list.clone());
+        // Edits of existing entries, a repeat, and appended new ones, in one batch.
+        let mut changed: Vec<Entry> = (0..40i64)
+            .map(|i| entry(1 + (i * 53) % 2_000, 99 - i, -(i as f32), 7, i as u32))
+            .collect();
+        changed.push(entry(1, 5, 5.0, 1, 1));
+        changed.extend((2_001..=2_010).map(|seq| entry(seq, seq % 5, 2.0, 0, 9)));
+        entries.upsert(&changed);
+        for e in &changed {
+            match list.binary_search_by_key(&e.seq, |x| x.seq) {
+                Ok(at) => list[at] = *e,
+                Err(_) => list.push(*e),
+            }
+        }
+        // Views of many listings, one of them twice.
+        let views: Vec<(i64, i64)> = (0..30).map(|i| (1 + i * 61, 3)).chain([(62, 4)]).collect();
+        entries.add_views(&views);
+        for &(seq, n) in &views {
+            list[(seq - 1) as usize].view_count += n as u32;
+        }
+        let fresh = Entries::new(list);
+        assert_eq!(entries.list.len(), fresh.list.len());
+        assert_eq!(entries.orders, fresh.orders);
+    }
+}

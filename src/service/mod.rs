@@ -453,6 +453,7 @@ impl App {
     /// Writes pending counters (views, queries, queriers); a follower, which cannot write,
     /// drops them.
     pub fn flush_counters(&self) {
+        self.signed.forget_expired(self.clock.now());
         if self.follower.is_some() {
             self.counters.discard();
             return;

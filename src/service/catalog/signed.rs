@@ -55,6 +55,14 @@ struct Entry {
     made: Timestamp,
 }
 
+impl Entry {
+    /// Younger than the counter flush interval (and not from a sandbox clock since set back).
+    fn young(&self, now: Timestamp) -> bool {
+        let max_age = SignedDuration::try_from(FLUSH_INTERVAL).unwrap_or(SignedDuration::ZERO);
+        self.made <= now && now.duration_since(self.made) < max_age
+    }
+}
+
 /// Signed answers by key (a listing id, a browse query).
 #[derive(Default)]
 pub struct SignedAnswers {
@@ -70,17 +78,25 @@ struct Entries {
 impl SignedAnswers {
     /// The kept answer for `key` and its listing's `seq`, if still good under `stamp`.
     pub fn get(&self, key: &str, stamp: Stamp, now: Timestamp) -> Option<(Body, i64)> {
-        let max_age = SignedDuration::try_from(FLUSH_INTERVAL).unwrap_or(SignedDuration::ZERO);
         let entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
         entries
             .map
             .get(key)
-            .filter(|entry| {
-                entry.stamp == stamp
-                    && entry.made <= now
-                    && now.duration_since(entry.made) < max_age
-            })
+            .filter(|entry| entry.stamp == stamp && entry.young(now))
             .map(|entry| (entry.body.clone(), entry.seq))
+    }
+
+    /// Lets go of the answers too old to be reused (the counter flusher calls it each pass), so
+    /// what a burst of distinct pages left behind does not stay resident once the burst ends.
+    pub fn forget_expired(&self, now: Timestamp) {
+        let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        let Entries { map, bytes } = &mut *entries;
+        map.retain(|_, entry| entry.young(now));
+        *bytes = map.values().map(|entry| entry.body.len()).sum();
+        if map.is_empty() {
+            // An emptied map still holds the table it grew to.
+            *map = HashMap::new();
+        }
     }
 
     /// Keeps an answer made under `stamp`.
@@ -153,6 +169,13 @@ mod tests {
             entries.map.values().map(|e| e.body.len()).sum::<usize>()
         );
         drop(entries);
+        // Young answers stay; answers older than a flush go.
+        let kept = answers.entries.lock().unwrap().map.len();
+        answers.forget_expired(later(1));
+        assert_eq!(answers.entries.lock().unwrap().map.len(), kept);
+        answers.forget_expired(later(2));
+        assert_eq!(answers.entries.lock().unwrap().bytes, 0);
+        answers.put("a", [1, 1, 0], 7, Body::from(&b"{}"[..]), now);
         answers.clear();
         assert!(answers.get("a", [1, 1, 0], now).is_none());
     }

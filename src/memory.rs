@@ -21,11 +21,12 @@ pub fn release_freed() {
 }
 
 /// One malloc arena for the C library (see the module's note), unless the operator chose a
-/// number (`MALLOC_ARENA_MAX`, or `GLIBC_TUNABLES`). Called before any thread starts.
+/// number (`MALLOC_ARENA_MAX`, or `glibc.malloc.arena_max` in `GLIBC_TUNABLES`). Called before
+/// any thread starts.
 pub fn one_c_arena() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     if std::env::var_os("MALLOC_ARENA_MAX").is_none()
-        && std::env::var_os("GLIBC_TUNABLES").is_none()
+        && !std::env::var("GLIBC_TUNABLES").is_ok_and(|t| t.contains("glibc.malloc.arena_max"))
     {
         /// glibc's `M_ARENA_MAX` (malloc.h).
         const M_ARENA_MAX: i32 = -8;

@@ -327,16 +327,22 @@ pub async fn catch_up(app: &Arc<App>) -> Result<()> {
             Ok((rows, last, heartbeat, provenance, keys))
         })
         .await?;
-    if last < since {
-        tracing::warn!(
-            since,
-            last,
-            "the replica's catalogue went back in time; reloading the browse index"
-        );
-        app.browse.replace_all(&rows);
-    } else if !rows.is_empty() {
-        app.browse.upsert_rows(&rows);
-    }
+    // Off the executor: a reload rebuilds the sort orders (about 80 ms at a million listings).
+    let index = app.clone();
+    tokio::task::spawn_blocking(move || {
+        if last < since {
+            tracing::warn!(
+                since,
+                last,
+                "the replica's catalogue went back in time; reloading the browse index"
+            );
+            index.browse.replace_all(&rows);
+        } else if !rows.is_empty() {
+            index.browse.upsert_rows(&rows);
+        }
+    })
+    .await
+    .map_err(|e| Error::Internal(format!("updating the browse index: {e}")))?;
     follower.seen_change.store(last, Ordering::SeqCst);
     let primary_key = keys
         .and_then(|value| serde_json::from_value::<Vec<PublicKeyRecord>>(value).ok())

@@ -100,21 +100,27 @@ impl Entries {
     /// The entries of `list` (ascending by `seq`) with every order built.
     pub fn new(list: Vec<Entry>) -> Entries {
         debug_assert!(list.windows(2).all(|pair| pair[0].seq < pair[1].seq));
-        // The orders are independent: on more than one core, two threads build two each.
-        let orders = if list.len() < 50_000 {
-            ORDERED.map(|sort| sorted(&list, sort))
-        } else {
-            std::thread::scope(|scope| {
-                let list = &list;
-                let half =
-                    scope.spawn(move || [sorted(list, ORDERED[2]), sorted(list, ORDERED[3])]);
-                let [first, second] = [sorted(list, ORDERED[0]), sorted(list, ORDERED[1])];
-                let [third, fourth] = half
+        // The orders are independent: a second thread builds two of them (unless the catalogue
+        // is small, or no thread can be started: then this one builds all four).
+        let orders = std::thread::scope(|scope| {
+            let list = &list;
+            let half = (list.len() >= 50_000)
+                .then(|| {
+                    std::thread::Builder::new()
+                        .name("bourse-orders".into())
+                        .spawn_scoped(scope, move || [2, 3].map(|n| sorted(list, ORDERED[n])))
+                        .ok()
+                })
+                .flatten();
+            let [first, second] = [0, 1].map(|n| sorted(list, ORDERED[n]));
+            let [third, fourth] = match half {
+                Some(half) => half
                     .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-                [first, second, third, fourth]
-            })
-        };
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+                None => [2, 3].map(|n| sorted(list, ORDERED[n])),
+            };
+            [first, second, third, fourth]
+        });
         Entries { list, orders }
     }
 
@@ -145,7 +151,8 @@ impl Entries {
     pub fn add_views(&mut self, views: &[(i64, i64)]) {
         let mut summed: BTreeMap<i64, i64> = BTreeMap::new();
         for &(seq, n) in views {
-            *summed.entry(seq).or_default() += n;
+            let sum = summed.entry(seq).or_default();
+            *sum = sum.saturating_add(n);
         }
         let changed: Vec<Entry> = summed
             .into_iter()
@@ -165,28 +172,24 @@ impl Entries {
         let Entries { list, orders } = self;
         if changed.len() <= FEW {
             for entry in changed {
-                let at = match list.binary_search_by_key(&entry.seq, |e| e.seq) {
+                match list.binary_search_by_key(&entry.seq, |e| e.seq) {
                     Ok(at) => {
+                        let old = list[at];
+                        list[at] = *entry;
+                        for &slot in slots {
+                            shift(&mut orders[slot], list, at, &old, ORDERED[slot]);
+                        }
+                    }
+                    Err(_) => {
+                        let at = append(list, *entry);
                         for &slot in slots {
                             let order = &mut orders[slot];
-                            let old = &list[at];
-                            if let Ok(found) = order.binary_search_by(|&i| {
-                                compare(&list[i as usize], old, ORDERED[slot])
-                            }) {
-                                order.remove(found);
-                            }
+                            let to = order.partition_point(|&i| {
+                                compare(&list[i as usize], entry, ORDERED[slot]) == Ordering::Less
+                            });
+                            order.insert(to, at as u32);
                         }
-                        list[at] = *entry;
-                        at
                     }
-                    Err(_) => append(list, *entry),
-                };
-                for &slot in slots {
-                    let order = &mut orders[slot];
-                    let to = order
-                        .binary_search_by(|&i| compare(&list[i as usize], entry, ORDERED[slot]))
-                        .unwrap_or_else(|to| to);
-                    order.insert(to, at as u32);
                 }
             }
             return;
@@ -218,6 +221,36 @@ impl Entries {
             merge(order, &back, |a, b| {
                 compare(&list[a as usize], &list[b as usize], sort) == Ordering::Greater
             });
+        }
+    }
+}
+
+/// Moves position `at` (whose entry in `list` was `old` and is now the new one) to where the
+/// new entry belongs in `order`: only the stretch between the old place and the new one moves,
+/// so an edit that keeps this sort's key (a new title, say) moves nothing.
+fn shift(order: &mut [u32], list: &[Entry], at: usize, old: &Entry, sort: Sort) {
+    let Ok(from) = order.binary_search_by(|&i| {
+        let e = if i as usize == at {
+            old
+        } else {
+            &list[i as usize]
+        };
+        compare(e, old, sort)
+    }) else {
+        debug_assert!(false, "position {at} is missing from the {sort:?} order");
+        return;
+    };
+    let new = &list[at];
+    let before = |i: &u32| compare(&list[*i as usize], new, sort) == Ordering::Less;
+    match compare(new, old, sort) {
+        Ordering::Equal => {}
+        Ordering::Less => {
+            let to = order[..from].partition_point(before);
+            order[to..=from].rotate_right(1);
+        }
+        Ordering::Greater => {
+            let to = from + 1 + order[from + 1..].partition_point(before);
+            order[from..to].rotate_left(1);
         }
     }
 }
@@ -356,6 +389,40 @@ mod tests {
             let (slot, _) = slot(sort).unwrap();
             assert_eq!(entries.orders[slot], expected, "{sort:?}");
         }
+    }
+
+    #[test]
+    fn one_edit_at_a_time_lands_where_a_fresh_build_puts_it() {
+        let mut list: Vec<Entry> = (1..=300i64)
+            .map(|seq| entry(seq, seq % 17, (seq % 7) as f32, (seq % 3) as u32, 0))
+            .collect();
+        let mut entries = Entries::new(list.clone());
+        let mut x = 0x2545_f491_4f6c_dd1d_u64;
+        for round in 0..400 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let seq = 1 + (x % 300) as i64;
+            let mut edited = list[(seq - 1) as usize];
+            // Up, down, or no key moved at all (a field no sort reads).
+            match round % 4 {
+                0 => edited.price_cents = (x % 23) as i64 - 5,
+                1 => edited.quality = (x % 9) as f32 - 4.0,
+                2 => edited.purchase_count = (x % 4) as u32,
+                _ => edited.rating_sum += 1,
+            }
+            edited.reputation = -edited.quality;
+            entries.upsert(&[edited]);
+            list[(seq - 1) as usize] = edited;
+            if round % 50 == 0 {
+                let views = [(seq, 2), (1 + (x % 7) as i64, 1)];
+                entries.add_views(&views);
+                for (seq, n) in views {
+                    list[(seq - 1) as usize].view_count += n as u32;
+                }
+            }
+        }
+        assert_eq!(entries.orders, Entries::new(list).orders);
     }
 
     #[test]

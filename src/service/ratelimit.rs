@@ -1,5 +1,7 @@
 //! Sliding-window rate limits: at most `max` events per `window` per key, exactly (a log of
 //! the last `max` event times per key, so "10 per hour" never admits an 11th within any hour).
+//! A check costs two hash lookups and the events that expired since the last one; it allocates
+//! only for a key it has not seen.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -82,18 +84,47 @@ pub struct RateLimiter {
     clock: Arc<dyn Clock>,
     /// Per-client rules are lifted (`--relaxed-limits`).
     relaxed: bool,
-    windows: Mutex<HashMap<(&'static str, String), Log>>,
+    windows: Mutex<Windows>,
+}
+
+/// Every log, by rule name and key: looked up with the caller's `&str`, so a check allocates
+/// only for a key it has not seen.
+#[derive(Clone, Default)]
+struct Windows {
+    rules: HashMap<&'static str, HashMap<Box<str>, Log>>,
+    /// Logs across every rule, for the sweep.
+    logs: usize,
 }
 
 /// The recent events of one key under one rule, with that rule's window (so a sweep knows
-/// when the whole log has expired whichever rule made it).
+/// when the whole log has expired whichever rule made it). Times are nanoseconds since the Unix
+/// epoch, ascending: 8 bytes an event.
 #[derive(Clone)]
 struct Log {
-    window: SignedDuration,
-    events: VecDeque<Timestamp>,
+    window: i64,
+    events: VecDeque<i64>,
 }
 
 const SWEEP_ABOVE: usize = 10_000;
+
+fn nanos(at: Timestamp) -> i64 {
+    i64::try_from(at.as_nanosecond()).unwrap_or(i64::MAX)
+}
+
+impl Windows {
+    /// Drops the logs whose last event is older than their window.
+    fn sweep(&mut self, now: i64) {
+        for keys in self.rules.values_mut() {
+            keys.retain(|_, log| {
+                log.events
+                    .back()
+                    .is_some_and(|last| now - last < log.window)
+            });
+        }
+        self.rules.retain(|_, keys| !keys.is_empty());
+        self.logs = self.rules.values().map(HashMap::len).sum();
+    }
+}
 
 impl RateLimiter {
     /// A limiter reading time from `clock`; `relaxed` lifts the per-client rules.
@@ -101,7 +132,7 @@ impl RateLimiter {
         RateLimiter {
             clock,
             relaxed,
-            windows: Mutex::new(HashMap::new()),
+            windows: Mutex::new(Windows::default()),
         }
     }
 
@@ -113,29 +144,31 @@ impl RateLimiter {
         if self.relaxed && rule.per_client {
             return Ok(());
         }
-        let now = self.clock.now();
+        let now = nanos(self.clock.now());
+        let window = i64::try_from(rule.window.as_nanos()).unwrap_or(i64::MAX);
         let mut windows = self.windows.lock().unwrap_or_else(|p| p.into_inner());
-        if windows.len() > SWEEP_ABOVE {
-            windows.retain(|_, log| {
-                log.events
-                    .back()
-                    .is_some_and(|last| now.duration_since(*last) < log.window)
-            });
+        if windows.logs > SWEEP_ABOVE {
+            windows.sweep(now);
         }
-        let log = windows
-            .entry((rule.name, key.to_owned()))
-            .or_insert_with(|| Log {
-                window: rule.window,
-                events: VecDeque::new(),
-            });
-        let events = &mut log.events;
+        let Windows { rules, logs } = &mut *windows;
+        let keys = rules.entry(rule.name).or_default();
+        if !keys.contains_key(key) {
+            keys.insert(
+                key.into(),
+                Log {
+                    window,
+                    events: VecDeque::new(),
+                },
+            );
+            *logs += 1;
+        }
+        let events = &mut keys.get_mut(key).expect("inserted above").events;
         // Events stamped later than now come from a sandbox clock since reset to real time:
-        // they never happened in this timeline.
-        events.retain(|at| *at <= now);
-        while events
-            .front()
-            .is_some_and(|first| now.duration_since(*first) >= rule.window)
-        {
+        // they never happened in this timeline (and, times being ascending, they are the last).
+        while events.back().is_some_and(|last| *last > now) {
+            events.pop_back();
+        }
+        while events.front().is_some_and(|first| now - first >= window) {
             events.pop_front();
         }
         if events.len() < rule.max {
@@ -143,9 +176,11 @@ impl RateLimiter {
             return Ok(());
         }
         let oldest = *events.front().expect("full window is not empty");
-        let wait = rule.window - now.duration_since(oldest);
-        let secs = u64::try_from(wait.as_secs()).unwrap_or(0);
-        let retry_after_secs = (secs + u64::from(wait.subsec_nanos() > 0)).max(1);
+        let wait = window - (now - oldest);
+        let retry_after_secs = u64::try_from(wait)
+            .unwrap_or(0)
+            .div_ceil(1_000_000_000)
+            .max(1);
         Err(Error::RateLimited {
             retry_after_secs,
             message: format!(
@@ -204,7 +239,7 @@ mod tests {
         clock.advance(SignedDuration::from_mins(61));
         limiter.check(NEW_MESSAGES, "agent").unwrap();
         // Every hour-long log has expired; only the new one is left.
-        assert_eq!(limiter.windows.lock().unwrap().len(), 1);
+        assert_eq!(limiter.windows.lock().unwrap().logs, 1);
     }
 
     #[test]

@@ -365,6 +365,24 @@ mod tests {
         }
     }
 
+    /// `n` listings with prices and scores cycling through `prices` and `scores` values, and
+    /// the index built from them.
+    fn catalogue(n: i64, prices: i64, scores: i64) -> (Vec<Entry>, Entries) {
+        let list: Vec<Entry> = (1..=n)
+            .map(|seq| {
+                entry(
+                    seq,
+                    seq % prices,
+                    (seq % scores) as f32,
+                    (seq % 3) as u32,
+                    0,
+                )
+            })
+            .collect();
+        let entries = Entries::new(list.clone());
+        (list, entries)
+    }
+
     #[test]
     fn built_orders_are_exactly_the_comparison_sorts() {
         // Ties on every key, negative prices and scores, and both zeros.
@@ -393,10 +411,7 @@ mod tests {
 
     #[test]
     fn one_edit_at_a_time_lands_where_a_fresh_build_puts_it() {
-        let mut list: Vec<Entry> = (1..=300i64)
-            .map(|seq| entry(seq, seq % 17, (seq % 7) as f32, (seq % 3) as u32, 0))
-            .collect();
-        let mut entries = Entries::new(list.clone());
+        let (mut list, mut entries) = catalogue(300, 17, 7);
         let mut x = 0x2545_f491_4f6c_dd1d_u64;
         for round in 0..400 {
             x ^= x << 13;
@@ -427,10 +442,7 @@ mod tests {
 
     #[test]
     fn many_moved_at_once_land_where_a_fresh_build_puts_them() {
-        let mut list: Vec<Entry> = (1..=2_000i64)
-            .map(|seq| entry(seq, seq % 37, (seq % 11) as f32, (seq % 3) as u32, 0))
-            .collect();
-        let mut entries = Entries::new(list.clone());
+        let (mut list, mut entries) = catalogue(2_000, 37, 11);
         // Edits of existing entries, a repeat, and appended new ones, in one batch.
         let mut changed: Vec<Entry> = (0..40i64)
             .map(|i| entry(1 + (i * 53) % 2_000, 99 - i, -(i as f32), 7, i as u32))

@@ -13,8 +13,9 @@
 //! each workload against bourse and its floor one after the other, with the same closed-loop load
 //! generator (`examples/common/loadgen.rs`; 64 connections by default). For each run it prints
 //! requests per second, p50 and p99 latency, the server's CPU time per request (from
-//! `/proc/<pid>/stat`) and its resident memory, and the ratio of bourse to its floor (by throughput, and by CPU per
-//! request: the floor's over bourse's, steadier when the floor's throughput swings). The load
+//! `/proc/<pid>/stat`) and the ratio of bourse to its floor (by throughput, and by CPU per
+//! request: the floor's over bourse's, steadier when the floor's throughput swings); at the end,
+//! bourse's resident memory after start, after load and at its highest. The load
 //! generator shares the machine: figures are for comparison within one run, not absolutes.
 //! bourse runs on the allocator its binary sets (mimalloc); the floor, like
 //! `../shared/bench/floor`, on the system one.
@@ -130,11 +131,17 @@ impl Server {
 
     /// Resident memory in MiB.
     fn rss_mib(&self) -> f64 {
+        self.status_mib("VmRSS:")
+    }
+
+    /// A memory figure of `/proc/<pid>/status` (`VmRSS:` now, `VmHWM:` the highest so far), in
+    /// MiB.
+    fn status_mib(&self, field: &str) -> f64 {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
             .unwrap_or_default();
         status
             .lines()
-            .find_map(|line| line.strip_prefix("VmRSS:"))
+            .find_map(|line| line.strip_prefix(field))
             .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
             .map_or(0.0, |kb| kb / 1024.0)
     }
@@ -444,9 +451,10 @@ async fn main() {
         row(&name, &ours, "/signwrite", &theirs, "");
     }
     println!();
+    let rss_end = bourse.rss_mib();
     println!(
-        "bourse RSS: {rss_start:.0} MiB after start, {:.0} MiB after load ({:.2}×)",
-        bourse.rss_mib(),
-        bourse.rss_mib() / rss_start.max(1.0)
+        "bourse RSS: {rss_start:.0} MiB after start, {rss_end:.0} MiB after load ({:.2}×); highest since start {:.0} MiB",
+        rss_end / rss_start.max(1.0),
+        bourse.status_mib("VmHWM:"),
     );
 }

@@ -94,6 +94,9 @@ struct Windows {
     rules: HashMap<&'static str, HashMap<Box<str>, Log>>,
     /// Logs across every rule, for the sweep.
     logs: usize,
+    /// When the last sweep ran (nanoseconds) and how many logs it left.
+    swept_at: i64,
+    kept: usize,
 }
 
 /// The recent events of one key under one rule, with that rule's window (so a sweep knows
@@ -105,13 +108,23 @@ struct Log {
     events: VecDeque<i64>,
 }
 
+/// Above this many logs, a check may sweep the expired ones: when the logs have doubled since
+/// the last sweep, or a minute has passed. So a sweep's cost is spread over the checks that
+/// made it due, even when many clients are active at once (a sweep that finds every log live
+/// is not repeated at the next check).
 const SWEEP_ABOVE: usize = 10_000;
+const SWEEP_EVERY: i64 = 60 * 1_000_000_000;
 
 fn nanos(at: Timestamp) -> i64 {
     i64::try_from(at.as_nanosecond()).unwrap_or(i64::MAX)
 }
 
 impl Windows {
+    fn sweep_due(&self, now: i64) -> bool {
+        self.logs > SWEEP_ABOVE
+            && (self.logs > 2 * self.kept || !(0..SWEEP_EVERY).contains(&(now - self.swept_at)))
+    }
+
     /// Drops the logs whose last event is older than their window.
     fn sweep(&mut self, now: i64) {
         for keys in self.rules.values_mut() {
@@ -123,6 +136,8 @@ impl Windows {
         }
         self.rules.retain(|_, keys| !keys.is_empty());
         self.logs = self.rules.values().map(HashMap::len).sum();
+        self.swept_at = now;
+        self.kept = self.logs;
     }
 }
 
@@ -147,10 +162,10 @@ impl RateLimiter {
         let now = nanos(self.clock.now());
         let window = i64::try_from(rule.window.as_nanos()).unwrap_or(i64::MAX);
         let mut windows = self.windows.lock().unwrap_or_else(|p| p.into_inner());
-        if windows.logs > SWEEP_ABOVE {
+        if windows.sweep_due(now) {
             windows.sweep(now);
         }
-        let Windows { rules, logs } = &mut *windows;
+        let Windows { rules, logs, .. } = &mut *windows;
         let keys = rules.entry(rule.name).or_default();
         if !keys.contains_key(key) {
             keys.insert(
@@ -239,6 +254,24 @@ mod tests {
         clock.advance(SignedDuration::from_mins(61));
         limiter.check(NEW_MESSAGES, "agent").unwrap();
         // Every hour-long log has expired; only the new one is left.
+        assert_eq!(limiter.windows.lock().unwrap().logs, 1);
+    }
+
+    #[test]
+    fn a_sweep_that_finds_every_log_live_waits_before_the_next() {
+        let clock = Arc::new(ManualClock::new(Timestamp::UNIX_EPOCH));
+        let limiter = RateLimiter::new(clock.clone(), false);
+        for i in 0..=SWEEP_ABOVE + 1 {
+            limiter.check(ADMISSION, &format!("client {i}")).unwrap();
+        }
+        let swept = |limiter: &RateLimiter| limiter.windows.lock().unwrap().swept_at;
+        let first = swept(&limiter);
+        clock.advance(SignedDuration::from_secs(1));
+        limiter.check(ADMISSION, "client 0").unwrap();
+        assert_eq!(swept(&limiter), first, "no sweep a second later");
+        clock.advance(SignedDuration::from_mins(1));
+        limiter.check(ADMISSION, "client 0").unwrap();
+        assert_ne!(swept(&limiter), first, "a minute later, the next one");
         assert_eq!(limiter.windows.lock().unwrap().logs, 1);
     }
 

@@ -10,8 +10,8 @@
 //!
 //! A page costs what its page costs, not what the catalogue holds: each sort but `recent` keeps
 //! an order of the entries (4 bytes per listing per sort, built with the entries and kept in
-//! step with writes: `entries.rs`), which a browse walks until its page is full; `recent` walks the entries themselves;
-//! a rare search visits its matches only. Totals are counted once per filter set and catalogue
+//! step with writes: `entries.rs`), which a browse walks until its page is full; `recent` walks
+//! the entries themselves; a rare search visits its matches only. Totals are counted once per filter set and catalogue
 //! write, then cached. Measured with `examples/bench` (README, Performance).
 //!
 //! Full-text search stays in SQLite FTS5. The rowids matching a search expression are kept as
@@ -33,7 +33,7 @@ use crate::error::{Error, Result};
 use crate::request::catalog::Browse;
 use crate::service::App;
 pub use crate::service::catalog::entries::Sort;
-use crate::service::catalog::entries::{Entries, Entry, ascending, compare};
+use crate::service::catalog::entries::{Entries, Entry, ascending, compare, saturate};
 use crate::service::catalog::matches::Matches;
 use crate::service::catalog::taxonomy::Taxonomy;
 use crate::service::catalog::view::write_listing_canonical;
@@ -401,10 +401,6 @@ fn keep(entry: &Entry, query: &Filters, matches: Option<&Matches>) -> bool {
                 && i64::from(entry.rating_sum) * 10 >= tenths * i64::from(entry.rating_count)
         })
         && matches.is_none_or(|matches| matches.contains(entry.seq))
-}
-
-fn saturate(n: i64) -> u32 {
-    u32::try_from(n.max(0)).unwrap_or(u32::MAX)
 }
 
 /// Who is querying, for the query and querier counters: the agent when known, else the client

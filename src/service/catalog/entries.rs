@@ -126,7 +126,7 @@ impl Entries {
 
     /// The position of listing `seq` in `list`.
     pub fn at(&self, seq: i64) -> Option<usize> {
-        self.list.binary_search_by_key(&seq, |e| e.seq).ok()
+        find(&self.list, seq).ok()
     }
 
     /// The entries in `sort`'s order (`None` for `recent`, which walks `list` backwards).
@@ -158,8 +158,7 @@ impl Entries {
             .into_iter()
             .filter_map(|(seq, n)| {
                 let mut entry = self.list[self.at(seq)?];
-                let added = u32::try_from(n.max(0)).unwrap_or(u32::MAX);
-                entry.view_count = entry.view_count.saturating_add(added);
+                entry.view_count = entry.view_count.saturating_add(saturate(n));
                 Some(entry)
             })
             .collect();
@@ -172,7 +171,7 @@ impl Entries {
         let Entries { list, orders } = self;
         if changed.len() <= FEW {
             for entry in changed {
-                match list.binary_search_by_key(&entry.seq, |e| e.seq) {
+                match find(list, entry.seq) {
                     Ok(at) => {
                         let old = list[at];
                         list[at] = *entry;
@@ -196,15 +195,13 @@ impl Entries {
         }
         let mut moved: Vec<u32> = changed
             .iter()
-            .map(
-                |entry| match list.binary_search_by_key(&entry.seq, |e| e.seq) {
-                    Ok(at) => {
-                        list[at] = *entry;
-                        at as u32
-                    }
-                    Err(_) => append(list, *entry) as u32,
-                },
-            )
+            .map(|entry| match find(list, entry.seq) {
+                Ok(at) => {
+                    list[at] = *entry;
+                    at as u32
+                }
+                Err(_) => append(list, *entry) as u32,
+            })
             .collect();
         moved.sort_unstable();
         moved.dedup();
@@ -253,6 +250,16 @@ fn shift(order: &mut [u32], list: &[Entry], at: usize, old: &Entry, sort: Sort) 
             order[from..to].rotate_left(1);
         }
     }
+}
+
+/// Where listing `seq` is in `list`, or where it would go.
+fn find(list: &[Entry], seq: i64) -> Result<usize, usize> {
+    list.binary_search_by_key(&seq, |e| e.seq)
+}
+
+/// A count as an entry keeps it: negative as 0, past `u32::MAX` as `u32::MAX`.
+pub(super) fn saturate(n: i64) -> u32 {
+    u32::try_from(n.max(0)).unwrap_or(u32::MAX)
 }
 
 fn append(list: &mut Vec<Entry>, entry: Entry) -> usize {

@@ -371,7 +371,7 @@ fn health(base: &str, ready: bool) -> Result<(), String> {
 }
 
 fn serve(args: ServeArgs) -> Result<(), String> {
-    crate::memory::one_c_arena();
+    crate::memory::configure();
     let log_format = args.log_format;
     init_logging(log_format);
     let (payments, x402) = payment_settings(&args)?;

@@ -25,6 +25,7 @@ pub mod oauth;
 pub mod payments;
 pub mod proof;
 pub mod purchases;
+mod queue;
 mod readers;
 mod replica;
 pub mod settings;
@@ -43,6 +44,17 @@ use migrate::{check_identity, migrate};
 use writer::{Completion, Job, WRITER_CACHE_KIB, writer_loop};
 
 use crate::error::{Error, Result};
+
+/// How long a reader or the writer waits, after some work, before it hands memory back.
+const IDLE_AFTER: Duration = Duration::from_secs(1);
+
+/// What a reader or the writer does once idle (see `crate::memory`): its connection's page
+/// cache is emptied (the pages stay in the system's file cache, where the next read finds them
+/// in a microsecond or two) and the allocators take back what the thread freed.
+fn hand_back_idle(conn: &Connection) {
+    let _ = conn.release_memory();
+    crate::memory::hand_back_idle();
+}
 
 /// `PRAGMA application_id` stamped on every bourse database: ASCII "BRSE".
 pub const APPLICATION_ID: i32 = 0x4252_5345;

@@ -1,17 +1,20 @@
 //! The primary's readers: a fixed set of threads, each owning one connection for its whole life.
 //!
-//! A read is one hop off the async executor: the caller sends a closure down a channel and
-//! awaits its answer; whichever reader thread is free runs it on its own connection. No pool is
-//! checked out per read (no lock hand-off between many blocking threads and few connections) and
-//! tokio's blocking pool does not grow under load. Reads in flight are bounded: past
-//! [`IN_FLIGHT`], callers wait (asynchronously) before sending, so a burst queues in the
-//! executor instead of in memory without limit.
+//! A read is one hop off the async executor: the caller puts a closure on a queue
+//! ([`super::queue`]) and awaits its answer; whichever reader thread is free runs it on its own
+//! connection. No pool is checked out per read (no lock hand-off between many blocking threads
+//! and few connections) and tokio's blocking pool does not grow under load. Reads in flight are
+//! bounded: past [`IN_FLIGHT`], callers wait (asynchronously) before sending, so a burst queues
+//! in the executor instead of in memory without limit. A reader that has read and then finds
+//! nothing to do for a second hands memory back (`hand_back_idle`), each reader on its own.
 
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::Arc;
 
 use r2d2_sqlite::SqliteConnectionManager;
 use rusqlite::Connection;
 
+use super::queue::{self, Next};
+use super::{IDLE_AFTER, hand_back_idle};
 use crate::error::{Error, Result};
 
 /// Reader threads (and connections): two per core, so a read waiting on the disk leaves the
@@ -32,7 +35,7 @@ type ReadJob = Box<dyn FnOnce(&Connection) + Send>;
 /// Handle to the reader threads; they end when the last handle is dropped.
 #[derive(Clone)]
 pub struct Readers {
-    jobs: mpsc::Sender<ReadJob>,
+    jobs: Arc<queue::Sender<ReadJob>>,
     in_flight: Arc<tokio::sync::Semaphore>,
 }
 
@@ -43,31 +46,38 @@ impl Readers {
     /// # Errors
     /// A connection cannot be opened or a thread started.
     pub fn start(pool: &r2d2::Pool<SqliteConnectionManager>, count: usize) -> Result<Readers> {
-        let (jobs, queue) = mpsc::channel::<ReadJob>();
-        let queue = Arc::new(Mutex::new(queue));
+        let (jobs, taker) = queue::queue::<ReadJob>();
         for n in 0..count {
             let conn = pool.get()?;
-            let queue = queue.clone();
+            let taker = taker.clone();
             std::thread::Builder::new()
                 .name(format!("bourse-reader-{n}"))
                 .spawn(move || {
+                    // Whether this thread has read since it last handed memory back.
+                    let mut worked = false;
                     loop {
-                        // The lock is held only while waiting for the next job.
-                        let job = queue.lock().unwrap_or_else(|p| p.into_inner()).recv();
-                        let Ok(job) = job else {
-                            return; // every handle dropped
-                        };
-                        // A panicking read answers its caller with an error (its reply is
-                        // dropped) and the thread goes on.
-                        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                            job(&conn);
-                        }));
+                        match taker.take(worked.then_some(IDLE_AFTER)) {
+                            // A panicking read answers its caller with an error (its reply is
+                            // dropped) and the thread goes on.
+                            Next::Job(job) => {
+                                worked = true;
+                                let _ =
+                                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                                        job(&conn)
+                                    }));
+                            }
+                            Next::Idle => {
+                                worked = false;
+                                hand_back_idle(&conn);
+                            }
+                            Next::Closed => return, // every handle dropped
+                        }
                     }
                 })
                 .map_err(|e| Error::Internal(format!("cannot start a reader thread: {e}")))?;
         }
         Ok(Readers {
-            jobs,
+            jobs: Arc::new(jobs),
             in_flight: Arc::new(tokio::sync::Semaphore::new(IN_FLIGHT)),
         })
     }
@@ -87,18 +97,12 @@ impl Readers {
             .await
             .map_err(|_| Error::Internal("the readers stopped".into()))?;
         let (reply, answer) = tokio::sync::oneshot::channel();
-        self.send(Box::new(move |conn| {
+        self.jobs.send(Box::new(move |conn| {
             let _ = reply.send(f(conn));
-        }))?;
+        }));
         answer
             .await
             .map_err(|_| Error::Internal("a read failed without an answer (it panicked)".into()))?
-    }
-
-    fn send(&self, job: ReadJob) -> Result<()> {
-        self.jobs
-            .send(job)
-            .map_err(|_| Error::Internal("the readers stopped".into()))
     }
 }
 

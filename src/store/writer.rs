@@ -7,6 +7,8 @@ use std::sync::mpsc;
 
 use rusqlite::{Connection, TransactionBehavior};
 
+use super::{IDLE_AFTER, hand_back_idle};
+
 /// Most jobs committed together.
 const GROUP_MAX: usize = 256;
 
@@ -50,14 +52,26 @@ fn run_guarded(job: TransactionJob, tx: &Connection) -> Option<Completion> {
 /// transaction, commits once, then tells every caller. Ends when every `Store` is dropped.
 pub(super) fn writer_loop(mut conn: Connection, queue: mpsc::Receiver<Job>, commits: &AtomicU64) {
     let mut pending: Option<Job> = None;
+    // Whether the writer has run a job since it last handed memory back.
+    let mut worked = false;
     loop {
         let first = match pending.take() {
             Some(job) => job,
+            None if worked => match queue.recv_timeout(IDLE_AFTER) {
+                Ok(job) => job,
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    worked = false;
+                    hand_back_idle(&conn);
+                    continue;
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => return,
+            },
             None => match queue.recv() {
                 Ok(job) => job,
                 Err(_) => return,
             },
         };
+        worked = true;
         let mut group = match first {
             Job::Raw(f) => {
                 f(&mut conn);

@@ -45,7 +45,8 @@ use writer::{Completion, Job, WRITER_CACHE_KIB, writer_loop};
 
 use crate::error::{Error, Result};
 
-/// How long a reader or the writer waits, after some work, before it hands memory back.
+/// How long no read (for the readers) or no write (for the writer) must come, after some work,
+/// before each of those threads hands memory back.
 const IDLE_AFTER: Duration = Duration::from_secs(1);
 
 /// What a reader or the writer does once idle (see `crate::memory`): its connection's page

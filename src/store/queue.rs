@@ -1,7 +1,9 @@
 //! The queue the reader threads take their jobs from: any number of senders, any number of
-//! takers, and a taker may wait with a deadline, so each reader notices on its own that it has
-//! gone idle (a channel's receiver would have to be shared behind a lock, and only the thread
-//! holding that lock could time out).
+//! takers, and a taker may wait with a deadline, so each reader notices on its own that the
+//! readers have gone idle (a channel's receiver would have to be shared behind a lock, and only
+//! the thread holding that lock could time out). Idle means no job was sent to the queue for
+//! the whole wait, not that this taker got none: under a light load, whose jobs a few of the
+//! takers share, none of them is idle.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -25,6 +27,10 @@ struct Shared<T> {
 struct State<T> {
     jobs: VecDeque<T>,
     closed: bool,
+    /// When the last job was sent.
+    sent_at: Option<Instant>,
+    /// Takers alive: with none left a job would never be taken, so it is refused.
+    takers: usize,
 }
 
 /// The sending side; the queue closes when it is dropped (share it behind an `Arc`).
@@ -35,7 +41,14 @@ pub(super) struct Taker<T>(Arc<Shared<T>>);
 
 impl<T> Clone for Taker<T> {
     fn clone(&self) -> Self {
+        self.0.lock().takers += 1;
         Taker(self.0.clone())
+    }
+}
+
+impl<T> Drop for Taker<T> {
+    fn drop(&mut self) {
+        self.0.lock().takers -= 1;
     }
 }
 
@@ -44,6 +57,8 @@ pub(super) fn queue<T>() -> (Sender<T>, Taker<T>) {
         state: Mutex::new(State {
             jobs: VecDeque::new(),
             closed: false,
+            sent_at: None,
+            takers: 1,
         }),
         ready: Condvar::new(),
     });
@@ -58,9 +73,18 @@ impl<T> Shared<T> {
 }
 
 impl<T> Sender<T> {
-    pub fn send(&self, job: T) {
-        self.0.lock().jobs.push_back(job);
+    /// Queues `job`, or hands it back when no taker is left to take it.
+    pub fn send(&self, job: T) -> Result<(), T> {
+        {
+            let mut state = self.0.lock();
+            if state.takers == 0 {
+                return Err(job);
+            }
+            state.jobs.push_back(job);
+            state.sent_at = Some(Instant::now());
+        }
         self.0.ready.notify_one();
+        Ok(())
     }
 }
 
@@ -72,9 +96,10 @@ impl<T> Drop for Sender<T> {
 }
 
 impl<T> Taker<T> {
-    /// The next job, waiting for one without end (`idle: None`) or at most `idle`.
+    /// The next job, waiting for one without end (`idle: None`), or until no job has been sent
+    /// to the queue for `idle` since this wait began (then `Idle`).
     pub fn take(&self, idle: Option<Duration>) -> Next<T> {
-        let deadline = idle.map(|idle| Instant::now() + idle);
+        let began = Instant::now();
         let mut state = self.0.lock();
         loop {
             if let Some(job) = state.jobs.pop_front() {
@@ -83,10 +108,13 @@ impl<T> Taker<T> {
             if state.closed {
                 return Next::Closed;
             }
-            state = match deadline {
+            state = match idle {
                 None => self.0.ready.wait(state).unwrap_or_else(|p| p.into_inner()),
-                Some(deadline) => {
-                    let Some(left) = deadline.checked_duration_since(Instant::now()) else {
+                Some(idle) => {
+                    // A job sent meanwhile (and taken by another taker) starts the wait over.
+                    let quiet_since = state.sent_at.map_or(began, |sent| sent.max(began));
+                    let Some(left) = (quiet_since + idle).checked_duration_since(Instant::now())
+                    else {
                         return Next::Idle;
                     };
                     self.0
@@ -107,8 +135,8 @@ mod tests {
     #[test]
     fn jobs_come_out_in_order_then_closed_once_the_sender_is_gone() {
         let (sender, taker) = queue();
-        sender.send(1);
-        sender.send(2);
+        sender.send(1).unwrap();
+        sender.send(2).unwrap();
         drop(sender);
         assert_eq!(taker.take(None), Next::Job(1));
         assert_eq!(taker.take(Some(Duration::ZERO)), Next::Job(2));
@@ -116,12 +144,60 @@ mod tests {
     }
 
     #[test]
+    fn a_job_is_refused_once_no_taker_is_left() {
+        let (sender, taker) = queue();
+        let other = taker.clone();
+        drop(taker);
+        sender.send(1).unwrap();
+        assert_eq!(other.take(None), Next::Job(1));
+        drop(other);
+        assert_eq!(sender.send(2), Err(2));
+    }
+
+    #[test]
     fn a_wait_with_a_deadline_ends_idle_and_a_job_sent_later_is_still_taken() {
         let (sender, taker) = queue();
         assert_eq!(taker.take(Some(Duration::ZERO)), Next::Idle);
         assert_eq!(taker.take(Some(Duration::from_millis(1))), Next::Idle);
-        sender.send("late");
+        sender.send("late").unwrap();
         assert_eq!(taker.take(Some(Duration::ZERO)), Next::Job("late"));
+    }
+
+    #[test]
+    fn takers_waiting_with_deadlines_take_every_job_and_end_at_the_close() {
+        let (sender, taker) = queue::<usize>();
+        let (taken, seen) = std::sync::mpsc::channel();
+        let threads: Vec<_> = (0..3)
+            .map(|_| {
+                let taker = taker.clone();
+                let taken = taken.clone();
+                std::thread::spawn(move || {
+                    let mut idle = 0;
+                    loop {
+                        match taker.take(Some(Duration::from_millis(20))) {
+                            Next::Job(job) => taken.send(job).unwrap(),
+                            Next::Idle => idle += 1,
+                            Next::Closed => return idle,
+                        }
+                    }
+                })
+            })
+            .collect();
+        for job in 0..300 {
+            sender.send(job).unwrap();
+            if job % 100 == 99 {
+                std::thread::yield_now();
+            }
+        }
+        let mut jobs: Vec<usize> = (0..300)
+            .map(|_| seen.recv_timeout(Duration::from_secs(10)).unwrap())
+            .collect();
+        jobs.sort_unstable();
+        assert_eq!(jobs, (0..300).collect::<Vec<_>>());
+        drop(sender);
+        for thread in threads {
+            thread.join().unwrap();
+        }
     }
 
     #[test]
@@ -140,7 +216,7 @@ mod tests {
             })
             .collect();
         for job in 0..100 {
-            sender.send(job);
+            sender.send(job).unwrap();
         }
         let mut jobs: Vec<usize> = (0..100)
             .map(|_| seen.recv_timeout(Duration::from_secs(10)).unwrap())

@@ -5,8 +5,8 @@
 //! connection. No pool is checked out per read (no lock hand-off between many blocking threads
 //! and few connections) and tokio's blocking pool does not grow under load. Reads in flight are
 //! bounded: past [`IN_FLIGHT`], callers wait (asynchronously) before sending, so a burst queues
-//! in the executor instead of in memory without limit. A reader that has read and then finds
-//! nothing to do for a second hands memory back (`hand_back_idle`), each reader on its own.
+//! in the executor instead of in memory without limit. Once no read has been sent for a second,
+//! each reader that has read since it last did so hands memory back (`hand_back_idle`).
 
 use std::sync::Arc;
 
@@ -97,9 +97,11 @@ impl Readers {
             .await
             .map_err(|_| Error::Internal("the readers stopped".into()))?;
         let (reply, answer) = tokio::sync::oneshot::channel();
-        self.jobs.send(Box::new(move |conn| {
-            let _ = reply.send(f(conn));
-        }));
+        self.jobs
+            .send(Box::new(move |conn| {
+                let _ = reply.send(f(conn));
+            }))
+            .map_err(|_| Error::Internal("the readers stopped".into()))?;
         answer
             .await
             .map_err(|_| Error::Internal("a read failed without an answer (it panicked)".into()))?

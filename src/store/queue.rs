@@ -163,37 +163,37 @@ mod tests {
         assert_eq!(taker.take(Some(Duration::ZERO)), Next::Job("late"));
     }
 
-    #[test]
-    fn takers_waiting_with_deadlines_take_every_job_and_end_at_the_close() {
+    /// Starts `takers` threads that take with `idle` until the close, sends `jobs` jobs, checks
+    /// that every one was taken exactly once, then closes the queue and joins the threads.
+    fn every_job_taken_once(takers: usize, idle: Option<Duration>, jobs: usize) {
         let (sender, taker) = queue::<usize>();
         let (taken, seen) = std::sync::mpsc::channel();
-        let threads: Vec<_> = (0..3)
+        let threads: Vec<_> = (0..takers)
             .map(|_| {
                 let taker = taker.clone();
                 let taken = taken.clone();
                 std::thread::spawn(move || {
-                    let mut idle = 0;
                     loop {
-                        match taker.take(Some(Duration::from_millis(20))) {
+                        match taker.take(idle) {
                             Next::Job(job) => taken.send(job).unwrap(),
-                            Next::Idle => idle += 1,
-                            Next::Closed => return idle,
+                            Next::Idle => {}
+                            Next::Closed => return,
                         }
                     }
                 })
             })
             .collect();
-        for job in 0..300 {
+        for job in 0..jobs {
             sender.send(job).unwrap();
             if job % 100 == 99 {
                 std::thread::yield_now();
             }
         }
-        let mut jobs: Vec<usize> = (0..300)
+        let mut seen: Vec<usize> = (0..jobs)
             .map(|_| seen.recv_timeout(Duration::from_secs(10)).unwrap())
             .collect();
-        jobs.sort_unstable();
-        assert_eq!(jobs, (0..300).collect::<Vec<_>>());
+        seen.sort_unstable();
+        assert_eq!(seen, (0..jobs).collect::<Vec<_>>());
         drop(sender);
         for thread in threads {
             thread.join().unwrap();
@@ -201,31 +201,12 @@ mod tests {
     }
 
     #[test]
+    fn takers_waiting_with_deadlines_take_every_job_and_end_at_the_close() {
+        every_job_taken_once(3, Some(Duration::from_millis(20)), 300);
+    }
+
+    #[test]
     fn every_taker_waiting_without_end_wakes_for_a_job_or_the_close() {
-        let (sender, taker) = queue::<usize>();
-        let (taken, seen) = std::sync::mpsc::channel();
-        let threads: Vec<_> = (0..4)
-            .map(|_| {
-                let taker = taker.clone();
-                let taken = taken.clone();
-                std::thread::spawn(move || {
-                    while let Next::Job(job) = taker.take(None) {
-                        taken.send(job).unwrap();
-                    }
-                })
-            })
-            .collect();
-        for job in 0..100 {
-            sender.send(job).unwrap();
-        }
-        let mut jobs: Vec<usize> = (0..100)
-            .map(|_| seen.recv_timeout(Duration::from_secs(10)).unwrap())
-            .collect();
-        jobs.sort_unstable();
-        assert_eq!(jobs, (0..100).collect::<Vec<_>>());
-        drop(sender);
-        for thread in threads {
-            thread.join().unwrap();
-        }
+        every_job_taken_once(4, None, 100);
     }
 }

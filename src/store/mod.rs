@@ -5,7 +5,7 @@
 //! (a reader thread, see `readers`) and [`Store::write`] (the writer thread), so no SQLite call runs on an
 //! async worker and no connection is held across an `.await`.
 //!
-//! Writes: one thread owns the only writing connection and takes jobs from a channel. It runs
+//! Writes: one thread owns the only writing connection and takes jobs from a queue. It runs
 //! whatever jobs are queued together in one IMMEDIATE transaction (group commit), each inside
 //! its own SAVEPOINT: a job that fails is rolled back alone, and no caller hears "done" before the
 //! COMMIT that made its change durable. A failed request leaves nothing half-written.
@@ -62,12 +62,12 @@ pub const APPLICATION_ID: i32 = 0x4252_5345;
 /// The schema version this binary writes (`PRAGMA user_version`).
 pub const SCHEMA_VERSION: i32 = 6;
 /// Handle to the database; cheap to clone. When the last clone is dropped the writer thread
-/// ends (its channel closes) and the checkpoint thread stops.
+/// ends (its queue closes) and the checkpoint thread stops.
 #[derive(Clone)]
 pub struct Store {
     readers: Readers,
     /// The writer thread's queue; `None` on a read-only follower.
-    jobs: Option<mpsc::Sender<Job>>,
+    jobs: Option<Arc<queue::Sender<Job>>>,
     /// Transactions committed since start (see [`Store::commits`]).
     commits: Arc<AtomicU64>,
     _closed: Arc<Closed>,
@@ -153,7 +153,7 @@ impl Store {
             "PRAGMA journal_size_limit = {WAL_FILE_LIMIT_BYTES};"
         ))?;
         writer.execute_batch(&format!("PRAGMA cache_size = -{};", WRITER_CACHE_KIB))?;
-        let (jobs, queue) = mpsc::channel();
+        let (jobs, queue) = queue::queue(IDLE_AFTER);
         let commits = Arc::new(AtomicU64::new(0));
         std::thread::Builder::new()
             .name("bourse-writer".into())
@@ -175,7 +175,7 @@ impl Store {
         }
         Ok(Store {
             readers,
-            jobs: Some(jobs),
+            jobs: Some(Arc::new(jobs)),
             commits,
             _closed: Arc::new(Closed(closed)),
             checkpoints,
@@ -243,8 +243,8 @@ impl Store {
         self.jobs.is_none()
     }
 
-    fn queue(&self) -> Result<&mpsc::Sender<Job>> {
-        self.jobs.as_ref().ok_or(Error::ReadOnlyFollower)
+    fn queue(&self) -> Result<&queue::Sender<Job>> {
+        self.jobs.as_deref().ok_or(Error::ReadOnlyFollower)
     }
 
     /// Runs `f` on a read connection, off the async executor: one hop to a reader thread (a

@@ -46,30 +46,24 @@ impl Readers {
     /// # Errors
     /// A connection cannot be opened or a thread started.
     pub fn start(pool: &r2d2::Pool<SqliteConnectionManager>, count: usize) -> Result<Readers> {
-        let (jobs, taker) = queue::queue::<ReadJob>();
+        let (jobs, taker) = queue::queue::<ReadJob>(IDLE_AFTER);
         for n in 0..count {
             let conn = pool.get()?;
-            let taker = taker.clone();
+            let mut taker = taker.clone();
             std::thread::Builder::new()
                 .name(format!("bourse-reader-{n}"))
                 .spawn(move || {
-                    // Whether this thread has read since it last handed memory back.
-                    let mut worked = false;
                     loop {
-                        match taker.take(worked.then_some(IDLE_AFTER)) {
+                        match taker.next() {
                             // A panicking read answers its caller with an error (its reply is
                             // dropped) and the thread goes on.
                             Next::Job(job) => {
-                                worked = true;
                                 let _ =
                                     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                                         job(&conn)
                                     }));
                             }
-                            Next::Idle => {
-                                worked = false;
-                                hand_back_idle(&conn);
-                            }
+                            Next::Idle => hand_back_idle(&conn),
                             Next::Closed => return, // every handle dropped
                         }
                     }

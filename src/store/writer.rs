@@ -3,11 +3,11 @@
 //! COMMIT is known.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc;
 
 use rusqlite::{Connection, TransactionBehavior};
 
-use super::{IDLE_AFTER, hand_back_idle};
+use super::hand_back_idle;
+use super::queue::{Next, Taker};
 
 /// Most jobs committed together.
 const GROUP_MAX: usize = 256;
@@ -50,28 +50,20 @@ fn run_guarded(job: TransactionJob, tx: &Connection) -> Option<Completion> {
 
 /// The writer thread: takes whatever jobs are queued (up to [`GROUP_MAX`]), runs them in one
 /// transaction, commits once, then tells every caller. Ends when every `Store` is dropped.
-pub(super) fn writer_loop(mut conn: Connection, queue: mpsc::Receiver<Job>, commits: &AtomicU64) {
+pub(super) fn writer_loop(mut conn: Connection, mut queue: Taker<Job>, commits: &AtomicU64) {
     let mut pending: Option<Job> = None;
-    // Whether the writer has run a job since it last handed memory back.
-    let mut worked = false;
     loop {
         let first = match pending.take() {
             Some(job) => job,
-            None if worked => match queue.recv_timeout(IDLE_AFTER) {
-                Ok(job) => job,
-                Err(mpsc::RecvTimeoutError::Timeout) => {
-                    worked = false;
+            None => match queue.next() {
+                Next::Job(job) => job,
+                Next::Idle => {
                     hand_back_idle(&conn);
                     continue;
                 }
-                Err(mpsc::RecvTimeoutError::Disconnected) => return,
-            },
-            None => match queue.recv() {
-                Ok(job) => job,
-                Err(_) => return,
+                Next::Closed => return,
             },
         };
-        worked = true;
         let mut group = match first {
             Job::Raw(f) => {
                 f(&mut conn);
@@ -80,13 +72,13 @@ pub(super) fn writer_loop(mut conn: Connection, queue: mpsc::Receiver<Job>, comm
             Job::Transaction(f) => vec![f],
         };
         while group.len() < GROUP_MAX {
-            match queue.try_recv() {
-                Ok(Job::Transaction(f)) => group.push(f),
-                Ok(raw @ Job::Raw(_)) => {
+            match queue.try_next() {
+                Some(Job::Transaction(f)) => group.push(f),
+                Some(raw @ Job::Raw(_)) => {
                     pending = Some(raw);
                     break;
                 }
-                Err(_) => break,
+                None => break,
             }
         }
         match conn.transaction_with_behavior(TransactionBehavior::Immediate) {

@@ -34,6 +34,7 @@ pub mod http;
 mod invariants;
 pub mod mcp;
 pub mod memory;
+pub mod operations;
 pub mod outbound;
 mod pages;
 pub mod request;

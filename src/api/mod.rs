@@ -21,7 +21,7 @@ mod system;
 use crate::error::Result;
 use crate::http::request::{Caller, Ctx};
 use crate::http::response::Reply;
-use crate::http::router::{Auth, Route};
+use crate::operations::{Auth, Operation};
 use crate::request::{Input, Op};
 use crate::service::App;
 
@@ -57,12 +57,12 @@ pub(super) fn read_keyed_body<T>(
 ///
 /// # Errors
 /// `UNAUTHENTICATED`; `INVALID_JSON` when a body that may carry the key is malformed.
-async fn authenticate(app: &App, route: Route, ctx: &Ctx) -> Result<Caller> {
-    match route.auth() {
+async fn authenticate(app: &App, operation: Operation, ctx: &Ctx) -> Result<Caller> {
+    match operation.auth() {
         Auth::Agent => {
             let key = match ctx.bearer() {
                 Some(key) => Some(key.to_owned()),
-                None if route.takes_body_key() => ctx.json_args()?.take_str("api_key"),
+                None if operation.takes_body_key() => ctx.json_args()?.take_str("api_key"),
                 None => None,
             };
             Ok(Caller::Agent(Box::new(
@@ -86,117 +86,123 @@ async fn authenticate(app: &App, route: Route, ctx: &Ctx) -> Result<Caller> {
     }
 }
 
-/// Calls the handler of `route`.
+/// Calls the handler of `operation`: the REST face's one dispatch.
 ///
 /// # Errors
 /// Whatever the handler returns; mapped to HTTP by `http::response::error`.
-pub async fn dispatch(app: &App, route: Route, mut ctx: Ctx) -> Result<Reply> {
-    if route.is_sandbox() && !app.sandbox() {
+pub async fn dispatch(app: &App, operation: Operation, mut ctx: Ctx) -> Result<Reply> {
+    if operation.is_sandbox() && !app.sandbox() {
         return Err(crate::error::Error::NotFound(format!(
             "no route for {}: the sandbox rail is off (this server runs --payments stripe)",
             ctx.path
         )));
     }
-    ctx.caller = authenticate(app, route, &ctx).await?;
+    ctx.caller = authenticate(app, operation, &ctx).await?;
     // Agent-or-payment routes authenticate in their handler (the key is optional there), and
     // their services refuse an id that names nothing after that, so 401 still comes first.
-    if let Some(param) = route.param()
-        && route.auth() != Auth::AgentOrPayment
+    if let Some(param) = operation.param()
+        && operation.auth() != Auth::AgentOrPayment
     {
         param.check(ctx.param())?;
     }
     let ctx = &ctx;
-    match route {
-        Route::FrontPage => crate::pages::front::front(app, ctx).await,
-        Route::Healthz => Ok(system::healthz()),
-        Route::Readyz => system::readyz(app).await,
-        Route::LlmsTxt | Route::ApiLlmsTxt => Ok(system::llms_txt(app)),
-        Route::OpenApi => Ok(system::openapi(app)),
-        Route::SigningKey => Ok(system::signing_key(app)),
-        Route::VerifyReceipt => system::verify_receipt(app, ctx),
-        Route::RegisterAgent => agents::register(app, ctx).await,
-        Route::ListAgents => agents::list(app, ctx).await,
-        Route::GetMe => agents::me(app, ctx).await,
-        Route::UpdateMe => agents::update_me(app, ctx).await,
-        Route::LookupAgents => agents::lookup(app, ctx).await,
-        Route::RevokeKey => agents::revoke_key(app, ctx).await,
-        Route::OperatorGetProvenance => operator::get_provenance(app),
-        Route::OperatorUpdateProvenance => operator::update_provenance(app, ctx).await,
-        Route::OperatorBindChair => operator::bind_chair(app, ctx).await,
-        Route::OperatorUnbindChair => operator::unbind_chair(app).await,
-        Route::OperatorPayments => operator::payments(app).await,
-        Route::ListCategories => stats::categories(app).await,
-        Route::ListVerticals => stats::verticals(app).await,
-        Route::BrowseListings => listings::browse(app, ctx).await,
-        Route::CreateListing => listings::create(app, ctx).await,
-        Route::CreateHealthListing => listings::create_health(app, ctx).await,
-        Route::GetListing => listings::detail(app, ctx).await,
-        Route::UpdateListing => listings::update(app, ctx).await,
-        Route::ListingHistory => listings::history(app, ctx).await,
-        Route::DeactivateListing => listings::deactivate(app, ctx).await,
-        Route::SetDeliveryEndpoint => sell::set_delivery_endpoint(app, ctx).await,
-        Route::GetDeliveryEndpoint => sell::get_delivery_endpoint(app, ctx).await,
-        Route::PlatformStats => stats::platform_stats(app).await,
-        Route::MarketplaceStats => stats::marketplace_stats(app).await,
-        Route::SendMessage => messages::send(app, ctx).await,
-        Route::ReadInbox => messages::inbox(app, ctx).await,
-        Route::ListCallbacks => callbacks::list_callbacks(app, ctx).await,
-        Route::ReplayCallback => callbacks::replay_callback(app, ctx).await,
-        Route::McpPost => crate::mcp::post(app, ctx).await,
-        Route::McpGet => crate::mcp::get(app, ctx).await,
-        Route::McpDelete => crate::mcp::delete(),
-        Route::McpPreflight => crate::mcp::preflight(app, ctx),
-        Route::PurchaseListing => purchases::purchase(app, ctx).await,
-        Route::GetPurchase => purchases::get_purchase(app, ctx).await,
-        Route::RateListing => purchases::rate(app, ctx).await,
-        Route::ShipPurchase => purchases::ship(app, ctx).await,
-        Route::SellRegister => sell::sell_register(app, ctx).await,
-        Route::SellDashboard => sell::sell_dashboard(app, ctx).await,
-        Route::SandboxCheckoutPage => crate::pages::checkout::checkout_page(app, ctx).await,
-        Route::SandboxPay => sandbox::pay(app, ctx).await,
-        Route::SandboxCancel => sandbox::cancel(app, ctx).await,
-        Route::SandboxConnectPage => crate::pages::onboarding::connect_page(app, ctx).await,
-        Route::SandboxConnectComplete => sandbox::complete(app, ctx).await,
-        Route::SandboxPayForm => crate::pages::checkout::pay_form(app, ctx).await,
-        Route::SandboxCancelForm => crate::pages::checkout::cancel_form(app, ctx).await,
-        Route::SandboxConnectForm => crate::pages::onboarding::complete_form(app, ctx).await,
-        Route::SandboxClock => sandbox::clock(app, ctx).await,
-        Route::Meta => meta::meta(app),
-        Route::Fees => meta::fees(app).await,
-        Route::AnnounceFees => meta::announce(app, ctx).await,
-        Route::Disclosures => crate::pages::disclosures::disclosures(app).await,
-        Route::DemandLedger => proof::demand(app, ctx).await,
-        Route::Participation => proof::participation(app).await,
-        Route::IngressDecide => ingress::decide(app, ctx).await,
-        Route::IngressDescribe => ingress::describe(app).await,
-        Route::IngressKeys => ingress::keys(app),
-        Route::VerifySessionReceipt => sandbox::verify_session_receipt(app, ctx).await,
-        Route::ClassifyParty => proof::classify(app, ctx).await,
-        Route::CreateInquiry => contact::create_inquiry(app, ctx).await,
-        Route::InquiryThread => contact::thread(app, ctx).await,
-        Route::InquiryMessage => contact::follow_up(app, ctx).await,
-        Route::ListInquiries => contact::list(app, ctx).await,
-        Route::ReplyInquiry => contact::reply(app, ctx).await,
-        Route::UpdateInquiry => contact::update(app, ctx).await,
-        Route::CreateRail => contact::create_rail(app, ctx).await,
-        Route::ServiceRequest => contact::service_request(app, ctx).await,
-        Route::StripeWebhook => stripe::webhook(app, ctx).await,
-        Route::StripeConnectReturn => crate::pages::onboarding::connect_return(app, ctx).await,
-        Route::ApiCatalog => Ok(system::api_catalog(app)),
-        Route::ServerJson => Ok(system::server_json(app)),
-        Route::OAuthProtectedResource | Route::OAuthProtectedResourceMcp => {
+    match operation {
+        Operation::FrontPage => crate::pages::front::front(app, ctx).await,
+        Operation::Healthz => Ok(system::healthz()),
+        Operation::Readyz => system::readyz(app).await,
+        Operation::LlmsTxt => Ok(system::llms_txt(app)),
+        Operation::OpenApi => Ok(system::openapi(app)),
+        Operation::SigningKey => Ok(system::signing_key(app)),
+        Operation::VerifyReceipt => system::verify_receipt(app, ctx),
+        Operation::RegisterAgent => agents::register(app, ctx).await,
+        Operation::ListAgents => agents::list(app, ctx).await,
+        Operation::GetMe => agents::me(app, ctx).await,
+        Operation::UpdateMe => agents::update_me(app, ctx).await,
+        Operation::LookupAgents => agents::lookup(app, ctx).await,
+        Operation::RevokeKey => agents::revoke_key(app, ctx).await,
+        Operation::OperatorGetProvenance => operator::get_provenance(app),
+        Operation::OperatorUpdateProvenance => operator::update_provenance(app, ctx).await,
+        Operation::OperatorBindChair => operator::bind_chair(app, ctx).await,
+        Operation::OperatorUnbindChair => operator::unbind_chair(app).await,
+        Operation::OperatorPayments => operator::payments(app).await,
+        Operation::ListCategories => stats::categories(app).await,
+        Operation::ListVerticals => stats::verticals(app).await,
+        Operation::BrowseListings => listings::browse(app, ctx).await,
+        Operation::CreateListing => listings::create(app, ctx).await,
+        Operation::CreateHealthListing => listings::create_health(app, ctx).await,
+        Operation::GetListing => listings::detail(app, ctx).await,
+        Operation::UpdateListing => listings::update(app, ctx).await,
+        Operation::ListingHistory => listings::history(app, ctx).await,
+        Operation::DeactivateListing => listings::deactivate(app, ctx).await,
+        Operation::SetDeliveryEndpoint => sell::set_delivery_endpoint(app, ctx).await,
+        Operation::GetDeliveryEndpoint => sell::get_delivery_endpoint(app, ctx).await,
+        Operation::PlatformStats => stats::platform_stats(app).await,
+        Operation::MarketplaceStats => stats::marketplace_stats(app).await,
+        Operation::SendMessage => messages::send(app, ctx).await,
+        Operation::ReadInbox => messages::inbox(app, ctx).await,
+        Operation::ListCallbacks => callbacks::list_callbacks(app, ctx).await,
+        Operation::ReplayCallback => callbacks::replay_callback(app, ctx).await,
+        Operation::McpPost => crate::mcp::post(app, ctx).await,
+        Operation::McpGet => crate::mcp::get(app, ctx).await,
+        Operation::McpDelete => crate::mcp::delete(),
+        Operation::McpPreflight => crate::mcp::preflight(app, ctx),
+        Operation::PurchaseListing => purchases::purchase(app, ctx).await,
+        Operation::GetPurchase => purchases::get_purchase(app, ctx).await,
+        Operation::RateListing => purchases::rate(app, ctx).await,
+        Operation::ShipPurchase => purchases::ship(app, ctx).await,
+        Operation::SellRegister => sell::sell_register(app, ctx).await,
+        Operation::SellDashboard => sell::sell_dashboard(app, ctx).await,
+        Operation::SandboxCheckoutPage => crate::pages::checkout::checkout_page(app, ctx).await,
+        Operation::SandboxPay => sandbox::pay(app, ctx).await,
+        Operation::SandboxCancel => sandbox::cancel(app, ctx).await,
+        Operation::SandboxConnectPage => crate::pages::onboarding::connect_page(app, ctx).await,
+        Operation::SandboxConnectComplete => sandbox::complete(app, ctx).await,
+        Operation::SandboxPayForm => crate::pages::checkout::pay_form(app, ctx).await,
+        Operation::SandboxCancelForm => crate::pages::checkout::cancel_form(app, ctx).await,
+        Operation::SandboxConnectForm => crate::pages::onboarding::complete_form(app, ctx).await,
+        Operation::SandboxClock => sandbox::clock(app, ctx).await,
+        Operation::Meta => meta::meta(app),
+        Operation::Fees => meta::fees(app).await,
+        Operation::AnnounceFees => meta::announce(app, ctx).await,
+        Operation::Disclosures => crate::pages::disclosures::disclosures(app).await,
+        Operation::DemandLedger => proof::demand(app, ctx).await,
+        Operation::Participation => proof::participation(app).await,
+        Operation::IngressDecide => ingress::decide(app, ctx).await,
+        Operation::IngressDescribe => ingress::describe(app).await,
+        Operation::IngressKeys => ingress::keys(app),
+        Operation::VerifySessionReceipt => sandbox::verify_session_receipt(app, ctx).await,
+        Operation::ClassifyParty => proof::classify(app, ctx).await,
+        Operation::CreateInquiry => contact::create_inquiry(app, ctx).await,
+        Operation::InquiryThread => contact::thread(app, ctx).await,
+        Operation::InquiryMessage => contact::follow_up(app, ctx).await,
+        Operation::ListInquiries => contact::list(app, ctx).await,
+        Operation::ReplyInquiry => contact::reply(app, ctx).await,
+        Operation::UpdateInquiry => contact::update(app, ctx).await,
+        Operation::CreateRail => contact::create_rail(app, ctx).await,
+        Operation::ServiceRequest => contact::service_request(app, ctx).await,
+        Operation::StripeWebhook => stripe::webhook(app, ctx).await,
+        Operation::StripeConnectReturn => crate::pages::onboarding::connect_return(app, ctx).await,
+        Operation::ApiCatalog => Ok(system::api_catalog(app)),
+        Operation::ServerJson => Ok(system::server_json(app)),
+        Operation::OAuthProtectedResource | Operation::OAuthProtectedResourceMcp => {
             Ok(oauth::protected_resource(app, ctx))
         }
-        Route::OAuthAuthorizationServer => Ok(oauth::authorization_server(app)),
-        Route::OAuthAuthorizePage => crate::pages::authorize::page(app, ctx).await,
-        Route::OAuthAuthorizeForm => crate::pages::authorize::decide(app, ctx).await,
-        Route::OAuthToken => oauth::token(app, ctx).await,
-        Route::OAuthRegister => oauth::register(app, ctx).await,
-        Route::OAuthRevoke => oauth::revoke(app, ctx).await,
-        Route::OperatorOAuthClients => oauth::list_clients(app, ctx).await,
-        Route::OperatorRevokeOAuthClient => oauth::revoke_client(app, ctx).await,
-        Route::OperatorOAuthGrants | Route::AgentOAuthGrants => oauth::list_grants(app, ctx).await,
-        Route::OperatorRevokeOAuthGrant | Route::AgentRevokeOAuthGrant => {
+        Operation::OAuthAuthorizationServer => Ok(oauth::authorization_server(app)),
+        Operation::OAuthAuthorizePage => crate::pages::authorize::page(app, ctx).await,
+        Operation::OAuthAuthorizeForm => crate::pages::authorize::decide(app, ctx).await,
+        Operation::OAuthToken => oauth::token(app, ctx).await,
+        Operation::OAuthRegister => oauth::register(app, ctx).await,
+        Operation::OAuthRevoke => oauth::revoke(app, ctx).await,
+        // Offered on MCP only: no REST binding names them.
+        Operation::AboutMarketplace | Operation::SubmitIdea => Err(crate::error::Error::Internal(
+            format!("{operation:?} has no REST binding"),
+        )),
+        Operation::OperatorOAuthClients => oauth::list_clients(app, ctx).await,
+        Operation::OperatorRevokeOAuthClient => oauth::revoke_client(app, ctx).await,
+        Operation::OperatorOAuthGrants | Operation::AgentOAuthGrants => {
+            oauth::list_grants(app, ctx).await
+        }
+        Operation::OperatorRevokeOAuthGrant | Operation::AgentRevokeOAuthGrant => {
             oauth::revoke_grant(app, ctx).await
         }
     }

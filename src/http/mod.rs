@@ -109,8 +109,8 @@ async fn serve(
         return Ok(preflight(request_id));
     }
     let matched = router::resolve(request.method().as_str(), request.uri().path())?;
-    let route = matched.route;
-    if route.open_to_any_origin() {
+    let operation = matched.operation;
+    if operation.open_to_any_origin() {
         // The OAuth documents and endpoints are read by browser-based MCP clients too: their
         // answers, refusals included, are readable from any origin (no cookies are involved).
         let mut response = serve_matched(app, settings, request, matched, client_ip, request_id)
@@ -119,7 +119,7 @@ async fn serve(
                 if error.status() >= 500 {
                     tracing::error!(request_id, %error, "request failed");
                 }
-                if route.answers_in_oauth_shape() {
+                if operation.answers_in_oauth_shape() {
                     response::oauth_error(&error, request_id)
                 } else {
                     response::error(&error, request_id)
@@ -203,14 +203,14 @@ async fn serve_matched(
         params: matched.params,
         caller: request::Caller::Anonymous,
     };
-    let route = matched.route;
-    if route.reads_json_body() && !ctx.body.is_empty() && !ctx.json_content_type() {
+    let operation = matched.operation;
+    if operation.reads_json_body() && !ctx.body.is_empty() && !ctx.json_content_type() {
         return Err(Error::UnsupportedMediaType(
             "this route reads a JSON body: send it as `Content-Type: application/json`".into(),
         ));
     }
     // A public read whose signed answer is kept: reused while nothing was committed since.
-    let kept = (route.reuses_signed_answer() && ctx.method == "GET").then(|| {
+    let kept = (operation.reuses_signed_answer() && ctx.method == "GET").then(|| {
         let key = format!("{} {:?}", ctx.path, ctx.query);
         let stamp = crate::service::catalog::signed::database_stamp(app);
         (key, stamp, app.clock.now())
@@ -225,17 +225,17 @@ async fn serve_matched(
             request_id,
         ));
     }
-    let reply = if route.runs_to_completion() {
+    let reply = if operation.runs_to_completion() {
         // Money moves inside: a client that hangs up must not cancel the handler between a
         // payment provider's answer and the write that records it.
         let app = app.clone();
-        tokio::spawn(async move { crate::api::dispatch(&app, route, ctx).await })
+        tokio::spawn(async move { crate::api::dispatch(&app, operation, ctx).await })
             .await
             .map_err(|e| Error::Internal(format!("handler task: {e}")))??
     } else {
-        crate::api::dispatch(app, route, ctx).await?
+        crate::api::dispatch(app, operation, ctx).await?
     };
-    let public = matched.route.is_signed();
+    let public = operation.is_signed();
     let (reply, extra_headers) = match reply {
         Reply::WithHeaders(inner, headers) => (*inner, headers),
         other => (other, Vec::new()),

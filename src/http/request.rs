@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::store::agents::AgentRow;
 use serde_json::Value;
 
-/// Who is calling, as `api::dispatch` established it from the route's [`super::router::Auth`].
+/// Who is calling, as `api::dispatch` established it from the route's [`crate::operations::Auth`].
 #[derive(Debug, Default)]
 pub enum Caller {
     /// No credential was checked by dispatch: public, capability, action and provider routes

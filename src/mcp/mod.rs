@@ -63,10 +63,8 @@
 //!   rule). Responses are sent raw: no provenance block is added to JSON-RPC bodies.
 
 mod answer;
-mod connect;
-mod descriptor;
 mod headers;
-mod market;
+mod run;
 mod tools;
 
 use hyper::header;
@@ -84,7 +82,6 @@ use answer::{
     result_body, unauthorized,
 };
 use headers::{check_envelope, check_origin};
-use market::Market;
 use tools::{call_tool, tools};
 
 /// The revision `initialize` answers when the client asks for one we do not serve.
@@ -424,8 +421,9 @@ fn needs_key(method: &str, params: Option<&Value>) -> bool {
         let tool = params
             .and_then(|params| params.get("name"))
             .and_then(Value::as_str)
-            .and_then(Market::named);
-        return !tool.is_some_and(Market::is_public);
+            .and_then(crate::operations::Operation::tool_named)
+            .and_then(crate::operations::Operation::tool);
+        return !tool.is_some_and(|tool| tool.access.is_public());
     }
     true
 }

@@ -3,12 +3,12 @@
 
 use serde_json::{Map, Value, json};
 
-use super::connect::{TOOLS, Tool};
-use super::market::{MARKET_TOOLS, Market};
+use super::run::run;
 use super::{INVALID_PARAMS, Outcome, RpcError, missing_key};
 use crate::error::{Error, Result};
 use crate::http::request::Ctx;
-use crate::request::{Face, Op};
+use crate::operations::Operation;
+use crate::request::{Access, Face, Scope, Tool};
 use crate::service::App;
 use crate::service::identity::agents::{self, Client};
 use crate::service::identity::oauth::Bearer;
@@ -33,7 +33,10 @@ pub(super) async fn call_tool(
             "tools/call needs params.name (a string)",
         ));
     };
-    let Some(tool) = AnyTool::named(name) else {
+    let Some((operation, op, tool)) = Operation::tool_named(name).and_then(|operation| {
+        let op = operation.op()?;
+        Some((operation, op, op.tool.as_ref()?))
+    }) else {
         return Outcome::Failed(RpcError::new(
             INVALID_PARAMS,
             format!(
@@ -43,19 +46,19 @@ pub(super) async fn call_tool(
         ));
     };
     // An access token reaches only the tools its scopes cover (an API key holds them all).
-    if let (Some(who), Some(needed)) = (who, tool.op().scope)
+    if let (Some(who), Some(needed)) = (who, op.scope)
         && !who.scopes.contains(needed)
     {
         return Outcome::NeedsScope {
-            tool: tool.op().name,
+            tool: op.name,
             needed,
         };
     }
     // A public tool that speaks in the agent's name does so through a token only with the
     // `message` scope; without it, the call is anonymous.
-    if let (Some(who), AnyTool::Market(market)) = (who, &tool)
-        && market.speaks_for_agent()
-        && !who.scopes.contains(crate::request::Scope::Message)
+    if let Some(who) = who
+        && tool.access == Access::PublicInAgentsName
+        && !who.scopes.contains(Scope::Message)
     {
         agent = None;
     }
@@ -71,21 +74,23 @@ pub(super) async fn call_tool(
     };
     let ip = ctx.client_ip.to_string();
     let client = Client { ip: &ip };
-    let outcome = match tool {
-        AnyTool::Connect(tool) => match (credential_argument(&arguments), agent) {
+    let outcome = match tool.access {
+        Access::Bearer => match (credential_argument(&arguments), agent) {
             (Some(key), _) => Err(Error::invalid(format!(
                 "`{key}` is refused: MCP authenticates only with the `Authorization: Bearer <API key>` header, never with a key in tool arguments"
             ))),
-            (None, Some(agent)) => tool.run(app, agent, arguments, &client).await,
-            (None, None) => Err(Error::Unauthenticated(missing_key(tool.name()))),
+            (None, Some(_)) => run(operation, app, agent, arguments, &client).await,
+            (None, None) => Err(Error::Unauthenticated(missing_key(op.name))),
         },
-        AnyTool::Market(tool) => match check_key_argument(app, tool, agent, &mut arguments).await {
-            Ok(()) => tool.run(app, agent, arguments, &client).await,
-            Err(error) => Err(error),
-        },
+        Access::Public | Access::PublicInAgentsName | Access::Keyed => {
+            match check_key_argument(app, op.name, tool, agent, &mut arguments).await {
+                Ok(()) => run(operation, app, agent, arguments, &client).await,
+                Err(error) => Err(error),
+            }
+        }
     };
     // Services name fields in their REST spelling; the caller reads its own.
-    let outcome = outcome.map_err(|error| tool.op().respell(Face::Mcp, error));
+    let outcome = outcome.map_err(|error| op.respell(Face::Mcp, error));
     Outcome::Done(match outcome {
         Ok(value) => tool_success(value),
         Err(error) => tool_failure(ctx, &error),
@@ -97,19 +102,19 @@ pub(super) async fn call_tool(
 /// header. Public tools take no key argument.
 async fn check_key_argument(
     app: &App,
-    tool: Market,
+    name: &str,
+    tool: &Tool,
     agent: Option<&AgentRow>,
     arguments: &mut Map<String, Value>,
 ) -> Result<()> {
     while let Some(key) = credential_argument(arguments).map(str::to_owned) {
-        if !tool.takes_api_key() {
+        if tool.access != Access::Keyed {
             return Err(Error::invalid(format!(
-                "`{key}` is not an argument of {}: it is a public tool and needs no key",
-                tool.name()
+                "`{key}` is not an argument of {name}: it is a public tool and needs no key"
             )));
         }
         let Some(agent) = agent else {
-            return Err(Error::Unauthenticated(missing_key(tool.name())));
+            return Err(Error::Unauthenticated(missing_key(name)));
         };
         // A non-empty string, as a REST body's `api_key` must be.
         let Some(Value::String(presented)) = arguments
@@ -197,45 +202,58 @@ fn tool_failure(ctx: &Ctx, error: &Error) -> Value {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Tools
+// The tool list
 
-/// An Agent Connect tool or a marketplace tool.
-#[derive(Clone, Copy)]
-enum AnyTool {
-    Connect(Tool),
-    Market(Market),
-}
-
-impl AnyTool {
-    /// The declaration of the tool's operation.
-    fn op(self) -> &'static Op {
-        match self {
-            AnyTool::Connect(tool) => tool.op(),
-            AnyTool::Market(tool) => tool.op(),
-        }
-    }
-
-    fn named(name: &str) -> Option<AnyTool> {
-        Tool::named(name)
-            .map(AnyTool::Connect)
-            .or_else(|| Market::named(name).map(AnyTool::Market))
-    }
-}
+const KEY_NOTE: &str = "Authenticate with the `Authorization: Bearer <API key>` header; an \
+     optional `api_key` argument is accepted only when it names the same agent as that header \
+     and never replaces it.";
 
 fn tool_names() -> Vec<&'static str> {
-    TOOLS
-        .iter()
-        .map(|tool| tool.name())
-        .chain(MARKET_TOOLS.iter().map(|tool| tool.name()))
+    Operation::tools()
+        .filter_map(Operation::op)
+        .map(|op| op.name)
         .collect()
 }
 
+/// `tools/list` (and the GET manifest): every operation with a tool, in table order.
 pub(super) fn tools() -> Vec<Value> {
-    TOOLS
-        .iter()
-        .map(|tool| tool.descriptor())
-        .chain(MARKET_TOOLS.iter().map(|tool| tool.descriptor()))
-        .collect()
+    Operation::tools().filter_map(descriptor).collect()
+}
+
+/// One tool's entry: its declaration's name, title and description, the input schema generated
+/// from its fields (a keyed tool also lists the `api_key` argument the interface names).
+fn descriptor(operation: Operation) -> Option<Value> {
+    let op = operation.op()?;
+    let tool = op.tool.as_ref()?;
+    let (input_schema, description) = match tool.access {
+        Access::Keyed => {
+            let api_key = json!({
+                "type": "string",
+                "minLength": 1,
+                "description": "Optional. Must be the same key as the Bearer header (it never replaces the header).",
+            });
+            (
+                op.input_schema(&[("api_key", api_key)]),
+                format!("{} {KEY_NOTE}", tool.description),
+            )
+        }
+        Access::Public | Access::PublicInAgentsName | Access::Bearer => {
+            (op.input_schema(&[]), tool.description.to_owned())
+        }
+    };
+    Some(json!({
+        "name": op.name,
+        "title": tool.title,
+        "description": description,
+        "inputSchema": input_schema,
+        "annotations": {
+            "title": tool.title,
+            "readOnlyHint": tool.read_only,
+            "destructiveHint": false,
+            "idempotentHint": tool.idempotent,
+            "openWorldHint": false,
+        },
+    }))
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{Field, Input, Kind, Op, Scope};
+use super::{Access, Field, Input, Kind, Op, Scope, Tool};
 use crate::args::Patch;
 use crate::crypto::b64url_decode;
 use crate::error::{Error, Result};
@@ -29,9 +29,13 @@ const CALLBACK_URL: Field = Field::both("callbackUrl", "callback_url", Kind::Tok
 /// `POST /api/agents/register` · `register_agent`.
 pub static REGISTER: Op = Op {
     name: "register_agent",
-    rest: &[("POST", "/api/agents/register")],
     fields: &[NAME, EMAIL, DISPLAY_NAME, CALLBACK_URL],
     scope: None,
+    tool: Some(Tool::write(
+        Access::Public,
+        "Register an agent",
+        "Create an agent and get its API key (shown once); send that key as `Authorization: Bearer <key>` afterwards. Rate limited per IP. Public.",
+    )),
 };
 
 /// A new agent; the service checks the email's shape and the callback URL's destination.
@@ -64,9 +68,14 @@ const LOOKUP_NAME: Field = Field::rest("name", Kind::Text(NAME_MAX));
 /// `GET /api/agents/lookup` (query) · `agent_lookup`.
 pub static LOOKUP: Op = Op {
     name: "agent_lookup",
-    rest: &[("GET", "/api/agents/lookup")],
     fields: &[HANDLE, LOOKUP_NAME],
     scope: Some(Scope::Read),
+    tool: Some(Tool::read(
+        Access::Bearer,
+        "Look up an agent",
+        "Find an agent's public card by handle (e.g. A-7K2M9QXP; `chair` resolves the \
+         operator's chair). Returns {agents: [...]}, empty when no agent has the handle.",
+    )),
 };
 
 /// Find agents by handle or (REST) by exact display name; exactly one is given.
@@ -90,21 +99,26 @@ impl Lookup {
 /// `GET /api/agents/me` · `agent_whoami`: no arguments.
 pub static WHOAMI: Op = Op {
     name: "agent_whoami",
-    rest: &[("GET", "/api/agents/me")],
     fields: &[],
     scope: Some(Scope::Read),
+    tool: Some(Tool::read(
+        Access::Bearer,
+        "Who am I",
+        "Your own agent record (the same body as GET /api/agents/me): handle, names, \
+         email, callback URL and the connect block. Never key material.",
+    )),
 };
 
 /// `PATCH /api/agents/me` (REST only): each field absent (kept), null (cleared) or set.
 pub static UPDATE_ME: Op = Op {
     name: "update_me",
-    rest: &[("PATCH", "/api/agents/me")],
     fields: &[
         Field::rest("displayName", Kind::Text(NAME_MAX)),
         Field::rest("email", Kind::Text(EMAIL_MAX)),
         Field::rest("callbackUrl", Kind::Token(URL_MAX)),
     ],
     scope: None,
+    tool: None,
 };
 
 /// A profile edit; the service checks the email's shape and the callback URL's destination.
@@ -131,9 +145,9 @@ impl UpdateMe {
 /// `PUT /api/operator/chair` `{handle}` (operator).
 pub static BIND_CHAIR: Op = Op {
     name: "bind_chair",
-    rest: &[("PUT", "/api/operator/chair")],
     fields: &[Field::rest("handle", Kind::Text(16)).required()],
     scope: None,
+    tool: None,
 };
 
 /// The handle of the agent to bind as the chair.
@@ -147,13 +161,13 @@ pub fn chair_handle(input: &Input) -> Result<String> {
 /// `POST /api/ingress`: a stranger's signed admission request.
 pub static INGRESS: Op = Op {
     name: "ingress",
-    rest: &[("POST", "/api/ingress")],
     fields: &[
         Field::rest("publicKey", Kind::Verbatim).required(),
         Field::rest("request", Kind::Object).required(),
         Field::rest("signature", Kind::Verbatim).required(),
     ],
     scope: None,
+    tool: None,
 };
 
 /// An admission request, checked for shape: the key and signature decode to 32 and 64 bytes;
@@ -202,9 +216,9 @@ fn base64_field(input: &Input, field: &Field, len: usize) -> Result<String> {
 /// or a metadata document URL.
 pub static REVOKE_OAUTH_CLIENT: Op = Op {
     name: "revoke_oauth_client",
-    rest: &[("POST", "/api/operator/oauth/clients/revoke")],
     fields: &[Field::rest("clientId", Kind::Text(2000)).required()],
     scope: None,
+    tool: None,
 };
 
 /// The id of the OAuth client to revoke.

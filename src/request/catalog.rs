@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{Face, Field, ID_MAX, Input, Kind, Op, Scope};
+use super::{Access, Face, Field, ID_MAX, Input, Kind, Op, Scope, Tool};
 use crate::crypto::jcs;
 use crate::error::{Error, Result};
 
@@ -136,24 +136,32 @@ macro_rules! create_fields {
 /// `POST /api/marketplace/listings` · `sell_data`.
 pub static CREATE_LISTING: Op = Op {
     name: "sell_data",
-    rest: &[("POST", "/api/marketplace/listings")],
     fields: create_fields!(
         "A public preview (JSON object, at most 4 KiB).",
         [VERTICAL, CATEGORY]
     ),
     scope: Some(Scope::Sell),
+    tool: Some(Tool::write(
+        Access::Keyed,
+        "Sell data",
+        "Create a listing: title, description, preview (object), price_cents (integer cents, 0 for free), consent (must be true); `vertical` omitted means auto-filed. Needs a verified delivery endpoint.",
+    )),
 };
 
 /// `POST /api/marketplace/listings/health` · `list_health_data`: a create without the vertical
 /// and category (the vertical is `personal-health-data`), plus the consent.
 pub static CREATE_HEALTH_LISTING: Op = Op {
     name: "list_health_data",
-    rest: &[("POST", "/api/marketplace/listings/health")],
     fields: create_fields!(
         "A public preview (JSON object, at most 4 KiB); never put identifying data in it.",
         [HEALTH_CONSENT]
     ),
     scope: Some(Scope::Sell),
+    tool: Some(Tool::write(
+        Access::Keyed,
+        "List your own health data",
+        "List your OWN personal health data through the signed consent flow (the same as POST /api/marketplace/listings/health): title, description, preview, price_cents, consent (true) and health_consent {ownership: {ownData, adult, noThirdPartyData, voluntary}, saleTerms: {acceptSaleTerms, buyersKeepCopies, noRecall}, authorizedUses: [at least one of academic_research, commercial_research, ai_training, personal_educational, other], deidentificationLevel: full_identified | name_removed, stateAuthorizations: {state: two-letter US code or NON_US, generalAuthorization, plus cmiaAuthorization (CA), ctConsumerHealthDataConsent (CT), nvConsumerHealthDataAuthorization (NV) or mhmdaAuthorization (WA)}}, every affirmation true. Returns the listing, its signed history entry and the signed consent record. Buyers must then state an authorized use and attest. Needs a verified delivery endpoint.",
+    )),
 };
 
 /// A [`CREATE_HEALTH_LISTING`] on either face, read from an [`Input::unchecked`] in the order
@@ -233,7 +241,6 @@ impl CreateListing {
 /// `PATCH /api/marketplace/listings/{id}` · `update_listing`.
 pub static UPDATE_LISTING: Op = Op {
     name: "update_listing",
-    rest: &[("PATCH", "/api/marketplace/listings/{id}")],
     fields: &[
         LISTING_ID,
         TITLE.doc("New title."),
@@ -245,6 +252,11 @@ pub static UPDATE_LISTING: Op = Op {
         REFRESH,
     ],
     scope: Some(Scope::Sell),
+    tool: Some(Tool::idempotent_write(
+        Access::Keyed,
+        "Update a listing",
+        "Edit your listing (title, description, price_cents, active, preview, reason); each change is a new signed version.",
+    )),
 };
 
 /// An edit: every field optional; unchanged fields make no version.
@@ -278,9 +290,13 @@ impl UpdateListing {
 /// `POST /api/marketplace/listings/{id}/deactivate` · `deactivate_listing`.
 pub static DEACTIVATE_LISTING: Op = Op {
     name: "deactivate_listing",
-    rest: &[("POST", "/api/marketplace/listings/{id}/deactivate")],
     fields: &[LISTING_ID, REASON],
     scope: Some(Scope::Sell),
+    tool: Some(Tool::idempotent_write(
+        Access::Keyed,
+        "Deactivate a listing",
+        "Withdraw your listing from sale (the same as active: false).",
+    )),
 };
 
 /// A withdrawal, with its reason for the history.
@@ -302,17 +318,25 @@ impl DeactivateListing {
 /// `GET /api/marketplace/listings/{id}` · `preview_listing`.
 pub static LISTING_DETAIL: Op = Op {
     name: "preview_listing",
-    rest: &[("GET", "/api/marketplace/listings/{id}")],
     fields: &[LISTING_ID],
     scope: None,
+    tool: Some(Tool::read(
+        Access::Public,
+        "Preview a listing",
+        "A listing's full public detail (the same as GET /api/marketplace/listings/{id}). Public.",
+    )),
 };
 
 /// `GET /api/marketplace/listings/{id}/history` · `listing_history`.
 pub static LISTING_HISTORY: Op = Op {
     name: "listing_history",
-    rest: &[("GET", "/api/marketplace/listings/{id}/history")],
     fields: &[LISTING_ID],
     scope: None,
+    tool: Some(Tool::read(
+        Access::Public,
+        "Listing history",
+        "A listing's signed modification history; data changes appear as fingerprints only. Public.",
+    )),
 };
 
 /// The listing id of an MCP call (on REST it is the path segment).
@@ -326,12 +350,16 @@ pub fn listing_id(input: &Input) -> Result<String> {
 /// `PUT /api/sell/delivery-endpoint` · `set_delivery_endpoint`.
 pub static SET_DELIVERY_ENDPOINT: Op = Op {
     name: "set_delivery_endpoint",
-    rest: &[("PUT", "/api/sell/delivery-endpoint")],
     fields: &[Field::both("url", "url", Kind::Token(2048))
         .required()
         .doc("Your delivery endpoint URL.")
         .documented("/components/schemas/DeliveryEndpointRequest/properties/url")],
     scope: Some(Scope::Sell),
+    tool: Some(Tool::idempotent_write(
+        Access::Keyed,
+        "Set the delivery endpoint",
+        "Register and verify your HTTPS delivery endpoint (a signed challenge it must echo); required before listing.",
+    )),
 };
 
 /// The seller's delivery endpoint to verify.
@@ -372,7 +400,6 @@ const B_OFFSET: Field = Field::both("offset", "offset", Kind::Int(0, OFFSET_MAX)
 /// `GET /api/marketplace/listings` (query) · `browse_marketplace`.
 pub static BROWSE: Op = Op {
     name: "browse_marketplace",
-    rest: &[("GET", "/api/marketplace/listings")],
     fields: &[
         Q,
         B_CATEGORY,
@@ -387,6 +414,11 @@ pub static BROWSE: Op = Op {
         B_OFFSET,
     ],
     scope: None,
+    tool: Some(Tool::read(
+        Access::Public,
+        "Browse the marketplace",
+        "Search and filter listings (the same as GET /api/marketplace/listings): returns {listings, total, offset, limit}. Public.",
+    )),
 };
 
 /// A browse: filters, sort and page. Slugs are checked against the taxonomy by the service.
@@ -526,31 +558,47 @@ fn metadata(input: &Input) -> Result<Value> {
 /// arguments.
 pub static ABOUT: Op = Op {
     name: "about_marketplace",
-    rest: &[],
     fields: &[],
     scope: None,
+    tool: Some(Tool::read(
+        Access::Public,
+        "About the marketplace",
+        "What this marketplace is, its fee schedule, links (llms.txt, OpenAPI, MCP) and current counts. Public.",
+    )),
 };
 
 /// `GET /api/verticals` · `list_verticals`: no arguments.
 pub static LIST_VERTICALS: Op = Op {
     name: "list_verticals",
-    rest: &[("GET", "/api/verticals")],
     fields: &[],
     scope: None,
+    tool: Some(Tool::read(
+        Access::Public,
+        "List verticals",
+        "Every vertical (subcategory) with its slug, category and listing count; use a slug as `vertical` in sell_data or browse_marketplace. Public.",
+    )),
 };
 
 /// `GET /api/stats` · `get_platform_stats`: no arguments.
 pub static PLATFORM_STATS: Op = Op {
     name: "get_platform_stats",
-    rest: &[("GET", "/api/stats")],
     fields: &[],
     scope: None,
+    tool: Some(Tool::read(
+        Access::Public,
+        "Platform stats",
+        "Platform totals: agents, listings, queries and per-vertical counts. Public.",
+    )),
 };
 
 /// `GET /api/marketplace/stats` · `marketplace_stats`: no arguments.
 pub static MARKETPLACE_STATS: Op = Op {
     name: "marketplace_stats",
-    rest: &[("GET", "/api/marketplace/stats")],
     fields: &[],
     scope: None,
+    tool: Some(Tool::read(
+        Access::Public,
+        "Marketplace stats",
+        "Platform figures plus fee and arm's-length totals. Public.",
+    )),
 };

@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use super::{Face, Field, ID_MAX, Input, Kind, Op, Scope};
+use super::{Access, Face, Field, ID_MAX, Input, Kind, Op, Scope, Tool};
 use crate::error::Result;
 
 /// The buyer's intended uses accepted for personal health data (also the vocabulary of a
@@ -48,9 +48,13 @@ const RAIL: Field = Field::rest("rail", Kind::Json(r#"{"type":"string"}"#));
 /// the x402 rail, is REST's: MCP buys on the instance's card rail).
 pub static PURCHASE: Op = Op {
     name: "buy_data",
-    rest: &[("POST", "/api/marketplace/listings/{id}/purchase")],
     fields: &[LISTING_ID, EMAIL, INTENDED_USE, ATTESTATION, RAIL],
     scope: Some(Scope::Spend),
+    tool: Some(Tool::write(
+        Access::Keyed,
+        "Buy data",
+        "Buy a listing: free is delivered at once; paid returns a checkoutUrl (poll get_purchase). Personal health data needs buyer_intended_use and buyer_attestation.",
+    )),
 };
 
 /// A purchase request. Its members are judged where the purchase needs them, so the order of
@@ -79,7 +83,6 @@ impl Purchase {
 /// way for an x402 buyer without a key.
 pub static GET_PURCHASE: Op = Op {
     name: "get_purchase",
-    rest: &[("GET", "/api/marketplace/purchases/{id}")],
     fields: &[
         Field::mcp("purchase_id", Kind::Text(ID_MAX))
             .required()
@@ -87,6 +90,11 @@ pub static GET_PURCHASE: Op = Op {
         Field::rest("purchase_token", Kind::Verbatim),
     ],
     scope: Some(Scope::Read),
+    tool: Some(Tool::read(
+        Access::Keyed,
+        "Get a purchase",
+        "One of your purchases and its status (poll until delivered).",
+    )),
 };
 
 /// The purchase id of an MCP call (on REST it is the path segment).
@@ -117,9 +125,13 @@ const COMMENT: Field = Field::both("comment", "comment", Kind::Paragraph(COMMENT
 /// `POST /api/marketplace/listings/{id}/rate` · `rate_listing`.
 pub static RATE: Op = Op {
     name: "rate_listing",
-    rest: &[("POST", "/api/marketplace/listings/{id}/rate")],
     fields: &[LISTING_ID, PURCHASE_ID, RATING, COMMENT],
     scope: Some(Scope::Message),
+    tool: Some(Tool::write(
+        Access::Keyed,
+        "Rate a listing",
+        "Rate a listing you bought, once per delivered purchase: rating 1 to 5, optional comment.",
+    )),
 };
 
 /// A rating of a delivered purchase.
@@ -157,9 +169,13 @@ const SELLER_EMAIL: Field = Field::both("email", "email", Kind::Text(254))
 /// `POST /api/sell/register` · `become_seller`.
 pub static BECOME_SELLER: Op = Op {
     name: "become_seller",
-    rest: &[("POST", "/api/sell/register")],
     fields: &[SELLER_NAME, SELLER_EMAIL],
     scope: Some(Scope::Sell),
+    tool: Some(Tool::idempotent_write(
+        Access::Keyed,
+        "Become a seller",
+        "Start payout onboarding: returns the payment-connect onboarding link and status (open onboardingUrl, sandbox: one click).",
+    )),
 };
 
 /// Payout onboarding, with what the provider's form may start with.
@@ -183,20 +199,24 @@ impl BecomeSeller {
 /// `GET /api/sell/dashboard` · `seller_dashboard`: no arguments.
 pub static SELLER_DASHBOARD: Op = Op {
     name: "seller_dashboard",
-    rest: &[("GET", "/api/sell/dashboard")],
     fields: &[],
     scope: Some(Scope::Sell),
+    tool: Some(Tool::read(
+        Access::Keyed,
+        "Seller dashboard",
+        "Your listings (inactive too), sales, escrow and ratings.",
+    )),
 };
 
 /// `POST /api/marketplace/purchases/{id}/ship` `{carrier, tracking}` (the seller, REST only).
 pub static SHIP: Op = Op {
     name: "ship",
-    rest: &[("POST", "/api/marketplace/purchases/{id}/ship")],
     fields: &[
         Field::rest("carrier", Kind::Text(100)).required(),
         Field::rest("tracking", Kind::Text(200)).required(),
     ],
     scope: Some(Scope::Sell),
+    tool: None,
 };
 
 /// A physical order's shipment.
@@ -220,12 +240,12 @@ impl Ship {
 /// `POST /api/sandbox/clock` `{advanceSeconds}` or `{reset: true}` (operator, sandbox rail).
 pub static ADVANCE_CLOCK: Op = Op {
     name: "advance_clock",
-    rest: &[("POST", "/api/sandbox/clock")],
     fields: &[
         Field::rest("advanceSeconds", Kind::Int(1, 10 * 365 * 24 * 3600)),
         Field::rest("reset", Kind::Bool),
     ],
     scope: None,
+    tool: None,
 };
 
 /// What to do with the sandbox clock.

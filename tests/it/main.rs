@@ -2,6 +2,7 @@
 //! the real binary for command-line behaviour.
 
 mod agents;
+mod architecture;
 mod catalog;
 mod checkout;
 mod cli;

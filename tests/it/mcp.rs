@@ -3,11 +3,11 @@
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::support::{BinServer, Resp, TestServer, skip_or_fail};
+use crate::support::{BinServer, Resp, TestServer, exit_within, skip_or_fail};
 
 const MCP: &str = "/api/mcp";
 const TOOL_NAMES: [&str; 4] = [
@@ -927,14 +927,8 @@ fn run_sdk_script(python: &std::ffi::OsStr, script: &str, env: &[(&str, &str)], 
         .stderr(Stdio::piped())
         .spawn()
         .unwrap_or_else(|e| panic!("cannot run {python:?}: {e}"));
-    let deadline = Instant::now() + Duration::from_secs(180);
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            break;
-        }
-        // The interval of polling for the script's exit (bounded above), not a wait for time.
-        std::thread::sleep(Duration::from_millis(100));
+    if exit_within(&mut child, Duration::from_secs(180)).is_none() {
+        let _ = child.kill();
     }
     let output = child.wait_with_output().unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);

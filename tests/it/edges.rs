@@ -233,7 +233,7 @@ fn a_member_named_twice_is_refused_everywhere() {
         0,
         "nothing written"
     );
-    let (a, b) = (server.party("a"), server.party("b"));
+    let [a, b] = server.parties(["a", "b"]);
     let auth = format!("Bearer {}", a.key);
     let sent = server.request(
         "POST",

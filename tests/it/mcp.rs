@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::support::{BinServer, Resp, TestServer, exit_within, skip_or_fail};
+use crate::support::{BinServer, Party, Resp, TestServer, exit_within, skip_or_fail};
 
 const MCP: &str = "/api/mcp";
 const TOOL_NAMES: [&str; 4] = [
@@ -112,18 +112,6 @@ fn tool_err(server: &TestServer, key: &str, name: &str, arguments: Value, code: 
     let error = result["structuredContent"]["error"].clone();
     assert_eq!(error["code"], code, "{result}");
     error
-}
-
-/// Two registered agents: (key, handle) each.
-fn two_agents(server: &TestServer) -> ((String, String), (String, String)) {
-    let pair = |name: &str| {
-        let agent = server.register(name);
-        (
-            agent["apiKey"].as_str().unwrap().to_owned(),
-            agent["handle"].as_str().unwrap().to_owned(),
-        )
-    };
-    (pair("mcp-alice"), pair("mcp-bob"))
 }
 
 fn stateless_meta() -> Value {
@@ -246,7 +234,7 @@ fn initialize_answers_each_dated_revision_and_negotiates_the_rest() {
 #[test]
 fn notifications_are_accepted_with_202_and_ping_answers_empty() {
     let server = TestServer::start();
-    let ((key, _), _) = two_agents(&server);
+    let [Party { key, .. }, _] = server.parties(["mcp-alice", "mcp-bob"]);
     for message in [
         json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
         json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
@@ -326,7 +314,7 @@ fn tools_list_offers_the_four_agent_connect_tools_without_a_key() {
 #[test]
 fn the_stateless_2026_revision_discovers_lists_and_calls() {
     let server = TestServer::start();
-    let ((key, handle), _) = two_agents(&server);
+    let [Party { key, handle }, _] = server.parties(["mcp-alice", "mcp-bob"]);
 
     let response = post_stateless(&server, None, "server/discover", json!({}), &[]);
     let result = ok_result(&response);
@@ -440,7 +428,16 @@ fn the_stateless_2026_revision_discovers_lists_and_calls() {
 #[test]
 fn agents_message_each_other_through_the_tools() {
     let server = TestServer::start();
-    let ((key_a, handle_a), (key_b, handle_b)) = two_agents(&server);
+    let [
+        Party {
+            key: key_a,
+            handle: handle_a,
+        },
+        Party {
+            key: key_b,
+            handle: handle_b,
+        },
+    ] = server.parties(["mcp-alice", "mcp-bob"]);
 
     // whoami is the REST /me body.
     let me = tool_ok(&server, &key_a, "agent_whoami", json!({}));
@@ -553,7 +550,16 @@ fn agents_message_each_other_through_the_tools() {
 #[test]
 fn only_the_bearer_header_authenticates() {
     let server = TestServer::start();
-    let ((key_a, handle_a), (key_b, handle_b)) = two_agents(&server);
+    let [
+        Party {
+            key: key_a,
+            handle: handle_a,
+        },
+        Party {
+            key: key_b,
+            handle: handle_b,
+        },
+    ] = server.parties(["mcp-alice", "mcp-bob"]);
     let whoami = request(
         3,
         "tools/call",
@@ -648,7 +654,7 @@ fn only_the_bearer_header_authenticates() {
 #[test]
 fn foreign_origins_are_refused() {
     let server = TestServer::start();
-    let ((key, _), _) = two_agents(&server);
+    let [Party { key, .. }, _] = server.parties(["mcp-alice", "mcp-bob"]);
     let list = request(1, "tools/list", json!({}));
     let port = server.base.rsplit(':').next().unwrap().to_owned();
 
@@ -741,7 +747,7 @@ fn get_serves_the_manifest_and_refuses_streams_and_delete() {
 #[test]
 fn protocol_errors_and_tool_errors_are_told_apart() {
     let server = TestServer::start();
-    let ((key, _), _) = two_agents(&server);
+    let [Party { key, .. }, _] = server.parties(["mcp-alice", "mcp-bob"]);
     let v = [("mcp-protocol-version", "2025-11-25")];
 
     // Malformed JSON: 400, -32700, id null.
@@ -832,7 +838,7 @@ fn protocol_errors_and_tool_errors_are_told_apart() {
 #[test]
 fn batches_follow_the_2025_03_26_rules() {
     let server = TestServer::start();
-    let ((key, handle), _) = two_agents(&server);
+    let [Party { key, handle }, _] = server.parties(["mcp-alice", "mcp-bob"]);
     let batch = json!([
         request(1, "ping", json!({})),
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
@@ -955,15 +961,16 @@ fn official_python_sdk_end_to_end() {
     };
     let dir = tempfile::tempdir().unwrap();
     let server = BinServer::spawn(&dir.path().join("data"), &[]);
-    let register = |name: &str| {
-        let agent = server.client.register(name);
-        (
-            agent["apiKey"].as_str().unwrap().to_owned(),
-            agent["handle"].as_str().unwrap().to_owned(),
-        )
-    };
-    let (key_a, handle_a) = register("sdk-alice");
-    let (key_b, handle_b) = register("sdk-bob");
+    let [
+        Party {
+            key: key_a,
+            handle: handle_a,
+        },
+        Party {
+            key: key_b,
+            handle: handle_b,
+        },
+    ] = server.client.parties(["sdk-alice", "sdk-bob"]);
     let url = format!("{}{MCP}", server.client.base);
     run_sdk_script(
         &python,

@@ -354,10 +354,7 @@ fn x402_v2_payment_settles_delivers_and_the_anonymous_buyer_polls_with_its_token
     // Control: on the identified checkout rail the first paid sale of a fresh vertical claims
     // founding fill; in the vertical the x402 sale opened, the next sale pays the standard fee.
     let buyer = server.party("buyer");
-    let pay_by_checkout = |listing: &str| {
-        let pending = server.buy_and_pay(&buyer, listing);
-        server.purchase(&buyer, pending["id"].as_str().unwrap())
-    };
+    let pay_by_checkout = |listing: &str| server.buy_and_receive(&buyer, listing);
     let fresh = list(&server, &seller, 2_500, "music", json!({}));
     assert_eq!(
         pay_by_checkout(&fresh)["feeBps"],

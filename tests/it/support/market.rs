@@ -42,6 +42,12 @@ impl Client {
         }
     }
 
+    /// Registers one agent per name: "agents a, b and c".
+    #[track_caller]
+    pub fn parties<const N: usize>(&self, names: [&str; N]) -> [Party; N] {
+        names.map(|name| self.party(name))
+    }
+
     /// Registers a seller with a verified delivery endpoint (an honest twin serving
     /// `deliverable` as text) and connected payouts.
     #[track_caller]
@@ -109,6 +115,17 @@ impl Client {
         assert_eq!(pending["status"], "pending_payment", "{pending}");
         self.pay_checkout(&pending);
         pending
+    }
+
+    /// The sandbox pay path whole: buys a paid listing, pays its checkout and reads the
+    /// purchase as the buyer (the read that delivers it); asserts it was delivered and returns
+    /// that read.
+    #[track_caller]
+    pub fn buy_and_receive(&self, buyer: &Party, listing: &str) -> Value {
+        let pending = self.buy_and_pay(buyer, listing);
+        let delivered = self.purchase(buyer, pending["id"].as_str().unwrap());
+        assert_eq!(delivered["status"], "delivered", "{delivered}");
+        delivered
     }
 
     /// Reads a purchase as its buyer (the read that delivers a paid purchase); asserts 200.

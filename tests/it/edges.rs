@@ -4,8 +4,8 @@
 
 use serde_json::json;
 
-use crate::mcp_market::{call, err};
 use crate::support::TestServer;
+use crate::support::mcp::{call, err};
 
 const UNKNOWN_ID: &str = "00000000-0000-4000-8000-000000000000";
 

@@ -16,6 +16,7 @@ mod http_core;
 mod ingress;
 mod mcp;
 mod mcp_market;
+mod mcp_protocol;
 mod mcp_schemas;
 mod messages;
 mod meta;

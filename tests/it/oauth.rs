@@ -11,7 +11,7 @@ use bourse::http::request::parse_query;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use crate::mcp_market::{call, rpc};
+use crate::support::mcp::{call, rpc};
 use crate::support::{Resp, TestServer, form_encode};
 
 const REDIRECT: &str = "http://127.0.0.1:33418/callback";

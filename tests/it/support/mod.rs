@@ -6,6 +6,7 @@
 mod binary;
 mod http;
 mod market;
+pub mod mcp;
 mod server;
 mod tools;
 mod wait;

@@ -7,6 +7,7 @@ mod binary;
 mod http;
 mod market;
 pub mod mcp;
+pub mod oauth;
 mod server;
 mod tools;
 mod wait;

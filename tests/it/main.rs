@@ -3,6 +3,7 @@
 
 mod agents;
 mod catalog;
+mod catalog_browse;
 mod checkout;
 mod cli;
 mod contact;

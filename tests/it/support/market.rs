@@ -4,6 +4,7 @@
 use serde_json::{Value, json};
 
 use super::{Client, Resp};
+use crate::seller_twin::{Mode, SellerTwin};
 
 /// A registered agent as a test holds it.
 pub struct Party {
@@ -51,18 +52,20 @@ impl Client {
     /// Registers a seller with a verified delivery endpoint (an honest twin serving
     /// `deliverable` as text) and connected payouts.
     #[track_caller]
-    pub fn seller(
+    pub fn seller(&self, name: &str, deliverable: &[u8]) -> (Party, SellerTwin) {
+        self.seller_serving(name, deliverable, "text/plain")
+    }
+
+    /// As [`Client::seller`], the twin serving `deliverable` as `content_type`.
+    #[track_caller]
+    pub fn seller_serving(
         &self,
         name: &str,
         deliverable: &[u8],
-    ) -> (Party, crate::seller_twin::SellerTwin) {
+        content_type: &str,
+    ) -> (Party, SellerTwin) {
         let seller = self.party(name);
-        let twin = crate::seller_twin::SellerTwin::start(
-            &self.base,
-            deliverable.to_vec(),
-            "text/plain",
-            crate::seller_twin::Mode::Honest,
-        );
+        let twin = SellerTwin::start(&self.base, deliverable.to_vec(), content_type, Mode::Honest);
         self.send_auth(
             "PUT",
             "/api/sell/delivery-endpoint",

@@ -4,6 +4,7 @@
 //! waiting for a background worker's pass, and paying a sandbox checkout.
 
 mod binary;
+pub mod catalog;
 mod http;
 mod market;
 pub mod mcp;

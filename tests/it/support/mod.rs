@@ -10,6 +10,7 @@ mod market;
 pub mod mcp;
 pub mod oauth;
 mod server;
+pub mod stripe;
 mod tools;
 mod wait;
 

@@ -23,7 +23,7 @@ fn refusals_wrong_verifier_reused_code_redirect_mismatch_foreign_resource_and_de
     let (key, client_id) = (key.as_str(), client_id.as_str());
 
     // A redirect URI the client did not register: shown to the person, never redirected to.
-    let mut params = authorize_params(client_id, &challenge, "read");
+    let mut params = authorize_params(client_id, challenge, "read");
     params[2] = ("redirect_uri", "https://attacker.example/cb");
     let page = authorize_page(&server, &params);
     assert_eq!(page.status, 400);
@@ -33,23 +33,23 @@ fn refusals_wrong_verifier_reused_code_redirect_mismatch_foreign_resource_and_de
             .contains("not one that Test Assistant registered")
     );
     // An unknown client likewise.
-    let params = authorize_params("bmc_unknown", &challenge, "read");
+    let params = authorize_params("bmc_unknown", challenge, "read");
     let page = authorize_page(&server, &params);
     assert_eq!(page.status, 400);
     // Without PKCE, or with another method: the client hears it through its redirect.
-    let mut params = authorize_params(client_id, &challenge, "read");
+    let mut params = authorize_params(client_id, challenge, "read");
     params[5] = ("code_challenge_method", "plain");
     let query = location_query(&authorize_page(&server, &params));
     assert_eq!(param(&query, "error"), Some("invalid_request"));
     assert_eq!(param(&query, "state"), Some("st-123"));
     // A resource that is not this server.
-    let mut params = authorize_params(client_id, &challenge, "read");
+    let mut params = authorize_params(client_id, challenge, "read");
     params.push(("resource", "https://other.example/mcp"));
     let query = location_query(&authorize_page(&server, &params));
     assert_eq!(param(&query, "error"), Some("invalid_target"));
     // An unknown scope.
     // Scope names this server does not know are ignored (hosted clients send their own).
-    let params = authorize_params(client_id, &challenge, "claudeai read");
+    let params = authorize_params(client_id, challenge, "claudeai read");
     let page = authorize_page(&server, &params);
     page.assert_status(200);
     assert!(
@@ -62,7 +62,7 @@ fn refusals_wrong_verifier_reused_code_redirect_mismatch_foreign_resource_and_de
         "http://127.0.0.1:1@attacker.example/callback",
         "http://127.0.0.1:33418\\@attacker.example/callback",
     ] {
-        let mut params = authorize_params(client_id, &challenge, "read");
+        let mut params = authorize_params(client_id, challenge, "read");
         params[2] = ("redirect_uri", trick);
         params[0] = ("response_type", "token");
         let page = authorize_page(&server, &params);
@@ -71,12 +71,12 @@ fn refusals_wrong_verifier_reused_code_redirect_mismatch_foreign_resource_and_de
     }
 
     // Deny.
-    let mut form = authorize_params(client_id, &challenge, "read");
+    let mut form = authorize_params(client_id, challenge, "read");
     form.extend([("grant", "read"), ("api_key", key), ("decision", "deny")]);
     let query = location_query(&server.post_form("/oauth/authorize", &[], &form));
     assert_eq!(param(&query, "error"), Some("access_denied"));
     // A wrong key re-shows the page; nothing is granted.
-    let mut form = authorize_params(client_id, &challenge, "read");
+    let mut form = authorize_params(client_id, challenge, "read");
     form.extend([
         ("grant", "read"),
         ("api_key", "svc_live_wrong"),
@@ -96,16 +96,16 @@ fn refusals_wrong_verifier_reused_code_redirect_mismatch_foreign_resource_and_de
     );
     // The failed attempt used the code up.
     oauth_error(
-        &exchange(&server, client_id, &code, &verifier),
+        &exchange(&server, client_id, &code, verifier),
         400,
         "invalid_grant",
     );
     let code = setup.allow(&server, "read", &["read"]);
-    let tokens = exchange(&server, client_id, &code, &verifier).expect(200);
+    let tokens = exchange(&server, client_id, &code, verifier).expect(200);
     let access = tokens["access_token"].as_str().unwrap();
     assert_eq!(whoami(&server, access).status, 200);
     oauth_error(
-        &exchange(&server, client_id, &code, &verifier),
+        &exchange(&server, client_id, &code, verifier),
         400,
         "invalid_grant",
     );
@@ -124,7 +124,7 @@ fn refusals_wrong_verifier_reused_code_redirect_mismatch_foreign_resource_and_de
             ("grant_type", "authorization_code"),
             ("code", &code),
             ("redirect_uri", "http://127.0.0.1:33418/other"),
-            ("code_verifier", &verifier),
+            ("code_verifier", verifier),
             ("client_id", client_id),
         ],
     );
@@ -137,7 +137,7 @@ fn refusals_wrong_verifier_reused_code_redirect_mismatch_foreign_resource_and_de
             ("grant_type", "authorization_code"),
             ("code", &code),
             ("redirect_uri", REDIRECT),
-            ("code_verifier", &verifier),
+            ("code_verifier", verifier),
             ("client_id", client_id),
             ("resource", "https://other.example/mcp"),
         ],
@@ -150,7 +150,7 @@ fn refusals_wrong_verifier_reused_code_redirect_mismatch_foreign_resource_and_de
         &server,
         thief["client_id"].as_str().unwrap(),
         &code,
-        &verifier,
+        verifier,
     );
     oauth_error(&stolen, 400, "invalid_grant");
     // Bad requests to the token endpoint.

@@ -173,7 +173,7 @@ fn checkout_pay_poll_deliver_then_escrow_releases_on_the_clock() {
 fn cancel_and_expiry_free_an_exclusive_reservation() {
     let server = TestServer::start();
     let (seller, _twin) = server.seller("seller", b"paid deliverable");
-    let (a, b) = (server.party("a"), server.party("b"));
+    let [a, b] = server.parties(["a", "b"]);
     let listing = list(&server, &seller, 5_000, json!({"listingType": "exclusive"}));
     let first = server.buy(&a, &listing).json();
     server
@@ -225,9 +225,9 @@ fn physical_orders_wait_for_shipment_before_escrow_runs() {
     let (seller, _twin) = server.seller("seller", b"paid deliverable");
     let buyer = server.party("buyer");
     let listing = list(&server, &seller, 9_000, json!({"physical": true}));
-    let pending = server.buy_and_pay(&buyer, &listing);
-    let id = pending["id"].as_str().unwrap();
-    assert_eq!(server.purchase(&buyer, id)["status"], "delivered");
+    let delivered = server.buy_and_receive(&buyer, &listing);
+    let id = delivered["id"].as_str().unwrap();
+    assert_eq!(delivered["status"], "delivered");
     assert_eq!(
         advance(&server, 30 * 24 * 3600)["releasedRows"],
         0,
@@ -261,8 +261,7 @@ fn a_restart_in_the_middle_of_a_held_escrow_loses_nothing() {
     let (seller, twin) = server.seller("seller", b"paid deliverable");
     let buyer = server.party("buyer");
     let listing = list(&server, &seller, 4_000, json!({}));
-    let pending = server.buy_and_pay(&buyer, &listing);
-    server.purchase(&buyer, pending["id"].as_str().unwrap());
+    server.buy_and_receive(&buyer, &listing);
     let held = dashboard(&server, &seller)["sales"]["heldCents"].clone();
     assert!(held.as_i64().unwrap() > 0);
     server.stop();
@@ -281,10 +280,7 @@ fn fees_follow_the_schedule_and_the_first_sale_in_an_empty_vertical_claims_found
     let buyer = server.party("buyer");
     let first = list(&server, &seller, 10_000, json!({}));
     let second = list(&server, &seller, 10_000, json!({}));
-    let pay = |listing: &str| {
-        let pending = server.buy_and_pay(&buyer, listing);
-        server.purchase(&buyer, pending["id"].as_str().unwrap())
-    };
+    let pay = |listing: &str| server.buy_and_receive(&buyer, listing);
     let founding = pay(&first);
     assert_eq!(
         (

@@ -7,8 +7,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Value, json};
 
-use crate::mcp_market::rpc;
 use crate::support::TestServer;
+use crate::support::mcp::rpc;
 
 /// The file the server embeds and serves at `/openapi.json`.
 fn document_bytes() -> Vec<u8> {

@@ -23,7 +23,7 @@ use serde_json::Value;
 use tempfile::TempDir;
 
 use crate::static_binary::has_interpreter;
-use crate::support::{Client, skip_or_fail, wait_until};
+use crate::support::{Client, exit_within, skip_or_fail, wait_until};
 
 const TEST: &str = "dockerfile_image_builds_and_runs_as_documented";
 
@@ -58,21 +58,14 @@ fn run_bounded(command: &mut Command, limit: Duration) -> Output {
         .stderr(fs::File::create(&err_path).unwrap())
         .spawn()
         .unwrap_or_else(|e| panic!("{command:?}: {e}"));
-    let deadline = Instant::now() + limit;
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if Instant::now() >= deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            let err = fs::read_to_string(&err_path).unwrap_or_default();
-            panic!(
-                "{command:?} still running after {limit:?}; its last output:\n{}",
-                tail(&err, 40)
-            );
-        }
-        std::thread::sleep(Duration::from_millis(100));
+    let Some(status) = exit_within(&mut child, limit) else {
+        let _ = child.kill();
+        let _ = child.wait();
+        let err = fs::read_to_string(&err_path).unwrap_or_default();
+        panic!(
+            "{command:?} still running after {limit:?}; its last output:\n{}",
+            tail(&err, 40)
+        );
     };
     Output {
         status,

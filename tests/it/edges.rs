@@ -4,8 +4,8 @@
 
 use serde_json::json;
 
-use crate::mcp_market::{call, err};
 use crate::support::TestServer;
+use crate::support::mcp::{call, err};
 
 const UNKNOWN_ID: &str = "00000000-0000-4000-8000-000000000000";
 
@@ -233,7 +233,7 @@ fn a_member_named_twice_is_refused_everywhere() {
         0,
         "nothing written"
     );
-    let (a, b) = (server.party("a"), server.party("b"));
+    let [a, b] = server.parties(["a", "b"]);
     let auth = format!("Bearer {}", a.key);
     let sent = server.request(
         "POST",

@@ -4,9 +4,8 @@
 use serde_json::{Value, json};
 
 use crate::seller_twin::{Mode, SellerTwin};
-use crate::support::{Resp, TestServer};
-
-const MCP: &str = "/api/mcp";
+use crate::support::TestServer;
+use crate::support::mcp::{MCP, call, err, ok, rpc};
 
 const MARKET_TOOLS: [&str; 20] = [
     "about_marketplace",
@@ -43,67 +42,6 @@ const PUBLIC_TOOLS: [&str; 10] = [
     "listing_history",
     "marketplace_stats",
 ];
-
-pub(crate) fn rpc(server: &TestServer, key: Option<&str>, method: &str, params: Value) -> Resp {
-    let auth = key.map(|key| format!("Bearer {key}"));
-    let mut headers = vec![
-        ("accept", "application/json, text/event-stream"),
-        ("mcp-protocol-version", "2025-11-25"),
-    ];
-    if let Some(auth) = &auth {
-        headers.push(("authorization", auth.as_str()));
-    }
-    let body = json!({ "jsonrpc": "2.0", "id": 11, "method": method, "params": params });
-    server.request("POST", MCP, &headers, Some(body.to_string().as_bytes()))
-}
-
-/// The CallToolResult of a `tools/call` answered with 200.
-#[track_caller]
-pub(crate) fn call(server: &TestServer, key: Option<&str>, name: &str, arguments: Value) -> Value {
-    let response = rpc(
-        server,
-        key,
-        "tools/call",
-        json!({ "name": name, "arguments": arguments }),
-    );
-    assert_eq!(response.status, 200, "{name}: {}", response.text());
-    let body = response.json();
-    assert_eq!(body["id"], 11, "{body}");
-    assert!(body.get("error").is_none(), "{body}");
-    body["result"].clone()
-}
-
-/// A successful tool call: the structured content (which the text block repeats).
-#[track_caller]
-pub(crate) fn ok(server: &TestServer, key: Option<&str>, name: &str, arguments: Value) -> Value {
-    let result = call(server, key, name, arguments);
-    assert_eq!(result["isError"], false, "{name}: {result}");
-    let text: Value = serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap();
-    assert_eq!(text, result["structuredContent"], "{result}");
-    result["structuredContent"].clone()
-}
-
-/// A failed tool call naming `code` in its text; returns `structuredContent.error`.
-#[track_caller]
-pub(crate) fn err(
-    server: &TestServer,
-    key: Option<&str>,
-    name: &str,
-    arguments: Value,
-    code: &str,
-) -> Value {
-    let result = call(server, key, name, arguments);
-    assert_eq!(result["isError"], true, "{name}: {result}");
-    let message = result["content"][0]["text"].as_str().unwrap();
-    assert!(
-        message.contains(code) && message.contains("HTTP"),
-        "{name}: {message}"
-    );
-    let error = result["structuredContent"]["error"].clone();
-    assert_eq!(error["code"], code, "{result}");
-    assert!(error["status"].is_u64(), "{result}");
-    error
-}
 
 fn key_of(server: &TestServer, name: &str) -> String {
     server.register(name)["apiKey"].as_str().unwrap().to_owned()

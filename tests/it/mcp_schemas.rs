@@ -12,7 +12,7 @@
 use jsonschema::{Draft, Validator};
 use serde_json::{Map, Value, json};
 
-use crate::mcp_market::{err, rpc};
+use crate::support::mcp::{err, rpc};
 use crate::support::{Resp, TestServer};
 
 /// Tools whose caller is the seller (the buyer calls the others).

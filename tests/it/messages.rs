@@ -9,22 +9,9 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use crate::support::{Client, TestServer, WAIT, wait_until};
+use crate::support::{Client, Party, TestServer, WAIT, wait_until};
 
-struct Agent {
-    key: String,
-    handle: String,
-}
-
-fn agent(server: &TestServer, name: &str) -> Agent {
-    let body = server.register(name);
-    Agent {
-        key: body["apiKey"].as_str().unwrap().to_owned(),
-        handle: body["handle"].as_str().unwrap().to_owned(),
-    }
-}
-
-fn send(client: &Client, from: &Agent, to: &str, id: &str, body: &str) -> crate::support::Resp {
+fn send(client: &Client, from: &Party, to: &str, id: &str, body: &str) -> crate::support::Resp {
     client.send_auth(
         "POST",
         &format!("/api/agents/{to}/messages"),
@@ -46,7 +33,7 @@ fn sha256(text: &str) -> String {
 #[test]
 fn a_new_message_is_201_with_a_receipt_that_verifies_and_binds_the_body() {
     let server = TestServer::start();
-    let (a, b) = (agent(&server, "alice"), agent(&server, "bob"));
+    let [a, b] = server.parties(["alice", "bob"]);
     let body = "Hello Bob — 👋\nline two";
     let message = send(&server, &a, &b.handle, "m-1", body).expect(201);
     for field in [
@@ -100,11 +87,7 @@ fn a_new_message_is_201_with_a_receipt_that_verifies_and_binds_the_body() {
 #[test]
 fn repeats_are_200_with_the_same_receipt_and_reuse_is_409() {
     let server = TestServer::start();
-    let (a, b, c) = (
-        agent(&server, "a"),
-        agent(&server, "b"),
-        agent(&server, "c"),
-    );
+    let [a, b, c] = server.parties(["a", "b", "c"]);
     let first = send(&server, &a, &b.handle, "same", "payload").expect(201);
     let again = send(&server, &a, &b.handle, "same", "payload").ok();
     assert_eq!(again["id"], first["id"]);
@@ -125,14 +108,14 @@ fn repeats_are_200_with_the_same_receipt_and_reuse_is_409() {
 #[test]
 fn concurrent_duplicates_resolve_to_exactly_one_message() {
     let server = TestServer::start();
-    let (a, b) = (agent(&server, "a"), agent(&server, "b"));
+    let [a, b] = server.parties(["a", "b"]);
     let base = server.base.clone();
     let threads: Vec<_> = (0..8)
         .map(|_| {
             let (base, key, handle) = (base.clone(), a.key.clone(), b.handle.clone());
             std::thread::spawn(move || {
                 let client = Client::new(&base);
-                let from = Agent {
+                let from = Party {
                     key,
                     handle: String::new(),
                 };
@@ -166,7 +149,7 @@ fn concurrent_duplicates_resolve_to_exactly_one_message() {
 #[test]
 fn the_body_limit_counts_utf8_bytes() {
     let server = TestServer::start();
-    let (a, b) = (agent(&server, "a"), agent(&server, "b"));
+    let [a, b] = server.parties(["a", "b"]);
     let at_limit = "é".repeat(8192); // 2 bytes each: exactly 16,384 bytes
     send(&server, &a, &b.handle, "fits", &at_limit).assert_status(201);
     let over = format!("{at_limit}x");
@@ -194,11 +177,7 @@ fn the_body_limit_counts_utf8_bytes() {
 #[test]
 fn inbox_pages_by_sequence_and_only_ever_shows_the_callers_messages() {
     let server = TestServer::start();
-    let (a, b, c) = (
-        agent(&server, "a"),
-        agent(&server, "b"),
-        agent(&server, "c"),
-    );
+    let [a, b, c] = server.parties(["a", "b", "c"]);
     for i in 1..=5 {
         send(
             &server,
@@ -262,7 +241,7 @@ fn inbox_pages_by_sequence_and_only_ever_shows_the_callers_messages() {
 #[test]
 fn a_long_poll_returns_as_soon_as_a_message_arrives() {
     let server = TestServer::start();
-    let (a, b) = (agent(&server, "a"), agent(&server, "b"));
+    let [a, b] = server.parties(["a", "b"]);
     let (base, key) = (server.base.clone(), b.key.clone());
     let started = Instant::now();
     let poller = std::thread::spawn(move || {
@@ -287,7 +266,7 @@ fn a_long_poll_returns_as_soon_as_a_message_arrives() {
 #[test]
 fn new_messages_are_limited_per_sender_and_repeats_are_free() {
     let server = TestServer::start();
-    let (a, b) = (agent(&server, "a"), agent(&server, "b"));
+    let [a, b] = server.parties(["a", "b"]);
     for i in 0..30 {
         send(&server, &a, &b.handle, &format!("n{i}"), "x").assert_status(201);
     }
@@ -313,7 +292,7 @@ fn new_messages_are_limited_per_sender_and_repeats_are_free() {
 #[test]
 fn admission_is_limited_per_ip_across_lookup_inbox_and_send() {
     let server = TestServer::start();
-    let (a, b) = (agent(&server, "a"), agent(&server, "b"));
+    let [a, b] = server.parties(["a", "b"]);
     for i in 0..40 {
         assert_eq!(
             server
@@ -355,7 +334,7 @@ fn the_journal_keeps_digests_never_bodies_and_is_append_only() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     let server = TestServer::start_in(&data);
-    let (a, b) = (agent(&server, "a"), agent(&server, "b"));
+    let [a, b] = server.parties(["a", "b"]);
     send(&server, &a, &b.handle, "j", "the secret body");
     server.stop();
     let conn = rusqlite::Connection::open(data.join("bourse.db")).unwrap();
@@ -457,20 +436,20 @@ impl Receiver {
     }
 }
 
-fn with_callback(server: &TestServer, name: &str, url: &str) -> Agent {
+fn with_callback(server: &TestServer, name: &str, url: &str) -> Party {
     let body = server
         .post(
             "/api/agents/register",
             &json!({"name": name, "callbackUrl": url}),
         )
         .expect(201);
-    Agent {
+    Party {
         key: body["apiKey"].as_str().unwrap().to_owned(),
         handle: body["handle"].as_str().unwrap().to_owned(),
     }
 }
 
-fn callbacks(server: &TestServer, agent: &Agent, status: &str) -> Vec<Value> {
+fn callbacks(server: &TestServer, agent: &Party, status: &str) -> Vec<Value> {
     server
         .get_auth(
             &format!("/api/agents/me/callbacks?status={status}"),
@@ -484,7 +463,7 @@ fn callbacks(server: &TestServer, agent: &Agent, status: &str) -> Vec<Value> {
 
 /// Waits (bounded) until the agent has `n` callbacks in `status`.
 #[track_caller]
-fn wait_status(server: &TestServer, agent: &Agent, status: &str, n: usize) -> Vec<Value> {
+fn wait_status(server: &TestServer, agent: &Party, status: &str, n: usize) -> Vec<Value> {
     wait_until(&format!("{n} callbacks are {status}"), WAIT, || {
         let found = callbacks(server, agent, status);
         if found.len() == n {
@@ -499,7 +478,7 @@ fn wait_status(server: &TestServer, agent: &Agent, status: &str, n: usize) -> Ve
 /// is scheduled before the test moves the clock (the receiver sees a request before the worker
 /// records its failure).
 #[track_caller]
-fn wait_attempts(server: &TestServer, agent: &Agent, n: usize) {
+fn wait_attempts(server: &TestServer, agent: &Party, n: usize) {
     wait_until(
         &format!("a pending callback has {n} attempts"),
         WAIT,
@@ -525,7 +504,7 @@ fn a_callback_is_pushed_signed_with_delivery_headers() {
     let server = TestServer::start();
     let receiver = Receiver::start(&[]);
     let (a, b) = (
-        agent(&server, "a"),
+        server.party("a"),
         with_callback(&server, "b", &receiver.url),
     );
     let message = send(&server, &a, &b.handle, "push", "pushed body").json();
@@ -558,7 +537,7 @@ fn a_transient_failure_is_retried_on_the_schedule_then_delivered() {
     let server = TestServer::start();
     let receiver = Receiver::start(&[500, 302]);
     let (a, b) = (
-        agent(&server, "a"),
+        server.party("a"),
         with_callback(&server, "b", &receiver.url),
     );
     send(&server, &a, &b.handle, "retry", "x");
@@ -597,10 +576,7 @@ fn a_transient_failure_is_retried_on_the_schedule_then_delivered() {
 fn five_failures_or_a_permanent_refusal_dead_letter_and_replay_redelivers() {
     let server = TestServer::start();
     let failing = Receiver::start(&[503, 503, 503, 503, 503]);
-    let (a, b) = (
-        agent(&server, "a"),
-        with_callback(&server, "b", &failing.url),
-    );
+    let (a, b) = (server.party("a"), with_callback(&server, "b", &failing.url));
     send(&server, &a, &b.handle, "doomed", "x");
     for (n, wait) in [(1, 0), (2, 5), (3, 30), (4, 120), (5, 600)] {
         server.clock.advance(jiff::SignedDuration::from_secs(wait));
@@ -679,7 +655,7 @@ fn the_callback_queue_survives_a_restart() {
     let receiver = Receiver::start(&[500]);
     let server = TestServer::start_in(&data);
     let (a, b) = (
-        agent(&server, "a"),
+        server.party("a"),
         with_callback(&server, "b", &receiver.url),
     );
     send(&server, &a, &b.handle, "durable", "x");

@@ -7,11 +7,11 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::json;
 
-use crate::support::{Party, TestServer, checkout_session, form_encode, skip_or_fail};
+use crate::support::{Party, TestServer, checkout_session, exit_within, form_encode, skip_or_fail};
 
 /// How long one Chromium run may take before it is killed.
 const BROWSER_TIMEOUT: Duration = Duration::from_secs(60);
@@ -96,22 +96,14 @@ impl Browser {
             .process_group(0)
             .spawn()
             .unwrap_or_else(|e| panic!("cannot start {}: {e}", self.exe.display()));
-        let deadline = Instant::now() + BROWSER_TIMEOUT;
-        let status = loop {
-            if let Some(status) = child.try_wait().unwrap() {
-                break status;
-            }
-            if Instant::now() >= deadline {
-                let group = format!("-{}", child.id());
-                let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
-                let _ = child.wait();
-                panic!(
-                    "chromium {args:?} {url} still running after {BROWSER_TIMEOUT:?}; stderr:\n{}",
-                    std::fs::read_to_string(&err).unwrap_or_default()
-                );
-            }
-            // The polling interval of a child process, not a wait for time-based logic.
-            std::thread::sleep(Duration::from_millis(20));
+        let Some(status) = exit_within(&mut child, BROWSER_TIMEOUT) else {
+            let group = format!("-{}", child.id());
+            let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
+            let _ = child.wait();
+            panic!(
+                "chromium {args:?} {url} still running after {BROWSER_TIMEOUT:?}; stderr:\n{}",
+                std::fs::read_to_string(&err).unwrap_or_default()
+            );
         };
         let stderr = std::fs::read_to_string(&err).unwrap_or_default();
         assert!(

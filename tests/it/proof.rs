@@ -13,12 +13,12 @@ fn list(server: &TestServer, seller: &Party, title: &str, price: i64) -> String 
 /// Returns the platform fee fixed at payment (read as the buyer, so only when delivered: the
 /// fee is set at closing, the pending purchase shows none yet).
 fn buy_paid(server: &TestServer, buyer: &Party, listing: &str, deliver: bool) -> Option<i64> {
-    let pending = server.buy_and_pay(buyer, listing);
     if deliver {
-        let polled = server.purchase(buyer, pending["id"].as_str().unwrap());
+        let polled = server.buy_and_receive(buyer, listing);
         assert_eq!(polled["status"], "delivered");
         return polled["platformFeeCents"].as_i64();
     }
+    server.buy_and_pay(buyer, listing);
     None
 }
 
@@ -141,7 +141,7 @@ fn the_ledger_adds_up_discloses_reference_and_affiliated_rows_and_tracks_escrow(
     let (alpha, _t1) = server.seller("alpha", b"alpha bytes");
     let (beta, _t2) = server.seller("beta", b"beta bytes");
     let (gamma, _t3) = server.seller("gamma", b"gamma bytes");
-    let (x, y) = (server.party("buyer-x"), server.party("buyer-y"));
+    let [x, y] = server.parties(["buyer-x", "buyer-y"]);
     let a_paid = list(&server, &alpha, "Alpha paid", 10_000);
     let a_free = list(&server, &alpha, "Alpha free", 0);
     let b_paid = list(&server, &beta, "Beta paid", 10_000);

@@ -219,7 +219,7 @@ fn a_limited_listing_is_delisted_at_its_cap() {
         &seller,
         json!({"listingType": "limited", "maxCopies": 2}),
     );
-    let (a, b, c) = (server.party("a"), server.party("b"), server.party("c"));
+    let [a, b, c] = server.parties(["a", "b", "c"]);
     assert_eq!(server.buy(&a, &listing).status, 200);
     assert_eq!(
         server
@@ -315,7 +315,7 @@ fn bytes_that_changed_since_listing_make_a_new_version_with_the_new_fingerprint(
 fn only_the_buyer_of_a_delivered_purchase_rates_once_with_a_signed_attestation() {
     let server = TestServer::start();
     let (seller, _twin) = server.seller("seller", b"rated");
-    let (buyer, other) = (server.party("buyer"), server.party("other"));
+    let [buyer, other] = server.parties(["buyer", "other"]);
     let listing = list(&server, &seller, json!({}));
     let purchase = server.buy(&buyer, &listing).json();
     let purchase_id = purchase["id"].as_str().unwrap();

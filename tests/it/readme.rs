@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use rusqlite::Connection;
 use serde_json::Value;
 
-use crate::support::{BinServer, release_binary, skip_or_fail, wait_until};
+use crate::support::{BinServer, exit_within, release_binary, skip_or_fail, wait_until};
 
 /// The line before each block the test runs.
 const MARKER: &str = "<!-- walkthrough -->";
@@ -130,20 +130,10 @@ impl Group {
         }
     }
 
-    /// Waits for the process to exit, at most until `deadline`; `None` when it is still
-    /// running then.
-    fn wait_until(&mut self, deadline: Instant) -> Option<ExitStatus> {
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                self.exited = Some(status);
-                return Some(status);
-            }
-            if Instant::now() >= deadline {
-                return None;
-            }
-            // The polling interval, not a wait for the thing itself.
-            std::thread::sleep(Duration::from_millis(20));
-        }
+    /// Waits for the process to exit, at most `limit`; `None` when it is still running then.
+    fn exit_within(&mut self, limit: Duration) -> Option<ExitStatus> {
+        self.exited = exit_within(&mut self.child, limit);
+        self.exited
     }
 
     /// Whether any process of the group is still alive (`kill -0 -PGID`).
@@ -180,7 +170,7 @@ fn run_bounded(mut command: Command, dir: &Path, what: &str) -> (ExitStatus, Str
         .stderr(std::fs::File::create(&err_path).unwrap());
     let started = Instant::now();
     let mut group = Group::spawn(command);
-    let status = group.wait_until(started + DEADLINE);
+    let status = group.exit_within(DEADLINE);
     let read = |p: &Path| std::fs::read_to_string(p).unwrap_or_default();
     let (stdout, stderr) = (read(&out_path), read(&err_path));
     let Some(status) = status else {

@@ -10,6 +10,7 @@ use base64::Engine;
 use bourse::config::X402Settings;
 use serde_json::{Value, json};
 
+use crate::seller_twin::SellerTwin;
 use crate::support::{Party, Resp, TestServer, WAIT, wait_until};
 
 const PAY_TO: &str = "0x1111111111111111111111111111111111111111";
@@ -147,6 +148,32 @@ fn server_with(facilitator: &Facilitator) -> TestServer {
     })
 }
 
+/// What the x402 tests start from: a server whose x402 rail pays through its own scripted
+/// facilitator, and a seller whose endpoint (an honest twin) delivers `deliverable`. Returns
+/// `(facilitator, server, seller, twin)`; keep the twin for as long as the seller sells.
+fn x402_market(deliverable: &[u8]) -> (Facilitator, TestServer, Party, SellerTwin) {
+    let facilitator = Facilitator::start();
+    let server = server_with(&facilitator);
+    let (seller, twin) = server.seller("seller", deliverable);
+    (facilitator, server, seller, twin)
+}
+
+/// An exclusive $25 trucking listing of `seller`: one buyer only.
+fn exclusive_listing(server: &TestServer, seller: &Party) -> String {
+    list(
+        server,
+        seller,
+        2_500,
+        "trucking",
+        json!({"listingType": "exclusive"}),
+    )
+}
+
+/// The v2 payment requirements a listing's 402 challenge accepts (its first `accepts`).
+fn what_the_challenge_accepts(server: &TestServer, listing: &str) -> Value {
+    required(&attempt(server, listing, &[]))["accepts"][0].clone()
+}
+
 fn list(server: &TestServer, seller: &Party, price: i64, vertical: &str, extra: Value) -> String {
     let base = json!({"title": "Port congestion", "description": "Daily berth waits.", "priceCents": price, "verticalSlug": vertical, "consent": true});
     server.create_listing(seller, base, extra)
@@ -200,9 +227,7 @@ fn v2_payment(accepted: &Value) -> String {
 
 #[test]
 fn x402_challenge_has_the_v2_header_and_the_v1_body() {
-    let facilitator = Facilitator::start();
-    let server = server_with(&facilitator);
-    let (seller, _twin) = server.seller("seller", b"berths");
+    let (facilitator, server, seller, _twin) = x402_market(b"berths");
     let listing = list(&server, &seller, 2_500, "trucking", json!({}));
     let challenge = attempt(&server, &listing, &[]);
     let header = required(&challenge);
@@ -273,13 +298,11 @@ fn x402_challenge_has_the_v2_header_and_the_v1_body() {
 
 #[test]
 fn x402_v2_payment_settles_delivers_and_the_anonymous_buyer_polls_with_its_token() {
-    let facilitator = Facilitator::start();
-    let server = server_with(&facilitator);
     let marker = "BERTH-WAITS-x402-delivered";
-    let (seller, _twin) = server.seller("seller", marker.as_bytes());
+    let (facilitator, server, seller, _twin) = x402_market(marker.as_bytes());
     // The first paid sale of a fresh vertical: founding fill on an identified rail, never here.
     let listing = list(&server, &seller, 2_500, "trucking", json!({}));
-    let accepted = required(&attempt(&server, &listing, &[]))["accepts"][0].clone();
+    let accepted = what_the_challenge_accepts(&server, &listing);
     let payment = v2_payment(&accepted);
     let sold = attempt(&server, &listing, &[("PAYMENT-SIGNATURE", &payment)]);
     let purchase = sold.ok();
@@ -354,10 +377,7 @@ fn x402_v2_payment_settles_delivers_and_the_anonymous_buyer_polls_with_its_token
     // Control: on the identified checkout rail the first paid sale of a fresh vertical claims
     // founding fill; in the vertical the x402 sale opened, the next sale pays the standard fee.
     let buyer = server.party("buyer");
-    let pay_by_checkout = |listing: &str| {
-        let pending = server.buy_and_pay(&buyer, listing);
-        server.purchase(&buyer, pending["id"].as_str().unwrap())
-    };
+    let pay_by_checkout = |listing: &str| server.buy_and_receive(&buyer, listing);
     let fresh = list(&server, &seller, 2_500, "music", json!({}));
     assert_eq!(
         pay_by_checkout(&fresh)["feeBps"],
@@ -372,14 +392,8 @@ fn x402_v2_payment_settles_delivers_and_the_anonymous_buyer_polls_with_its_token
     );
 
     // The same transaction cannot buy a second listing.
-    let other = list(
-        &server,
-        &seller,
-        2_500,
-        "trucking",
-        json!({"listingType": "exclusive"}),
-    );
-    let accepted = required(&attempt(&server, &other, &[]))["accepts"][0].clone();
+    let other = exclusive_listing(&server, &seller);
+    let accepted = what_the_challenge_accepts(&server, &other);
     attempt(
         &server,
         &other,
@@ -429,9 +443,7 @@ fn x402_v2_payment_settles_delivers_and_the_anonymous_buyer_polls_with_its_token
 
 #[test]
 fn x402_v1_payment_answers_x_payment_response() {
-    let facilitator = Facilitator::start();
-    let server = server_with(&facilitator);
-    let (seller, _twin) = server.seller("seller", b"v1 bytes");
+    let (facilitator, server, seller, _twin) = x402_market(b"v1 bytes");
     let listing = list(&server, &seller, 3_000, "trucking", json!({}));
     let offered = attempt(&server, &listing, &[]).json()["accepts"][0].clone();
     facilitator.settle(
@@ -482,17 +494,9 @@ fn x402_v1_payment_answers_x_payment_response() {
 
 #[test]
 fn x402_refused_and_failed_payments_sell_nothing() {
-    let facilitator = Facilitator::start();
-    let server = server_with(&facilitator);
-    let (seller, _twin) = server.seller("seller", b"exclusive bytes");
-    let listing = list(
-        &server,
-        &seller,
-        2_500,
-        "trucking",
-        json!({"listingType": "exclusive"}),
-    );
-    let accepted = required(&attempt(&server, &listing, &[]))["accepts"][0].clone();
+    let (facilitator, server, seller, _twin) = x402_market(b"exclusive bytes");
+    let listing = exclusive_listing(&server, &seller);
+    let accepted = what_the_challenge_accepts(&server, &listing);
     let payment = v2_payment(&accepted);
     let detail_path = format!("/api/marketplace/listings/{listing}");
 
@@ -560,11 +564,9 @@ fn x402_refused_and_failed_payments_sell_nothing() {
 
 #[test]
 fn x402_malformed_and_mismatched_payments() {
-    let facilitator = Facilitator::start();
-    let server = server_with(&facilitator);
-    let (seller, _twin) = server.seller("seller", b"bytes");
+    let (facilitator, server, seller, _twin) = x402_market(b"bytes");
     let listing = list(&server, &seller, 2_500, "trucking", json!({}));
-    let accepted = required(&attempt(&server, &listing, &[]))["accepts"][0].clone();
+    let accepted = what_the_challenge_accepts(&server, &listing);
     let not_json = base64::engine::general_purpose::STANDARD.encode("not json");
     let v1_in_v2 =
         b64(&json!({"x402Version": 1, "scheme": "exact", "network": "base", "payload": {}}));
@@ -626,17 +628,9 @@ fn without_x402_configured_purchases_need_a_key_and_the_rail_is_unavailable() {
 
 #[test]
 fn x402_concurrent_anonymous_buyers_of_an_exclusive_listing_one_wins() {
-    let facilitator = Facilitator::start();
-    let server = server_with(&facilitator);
-    let (seller, _twin) = server.seller("seller", b"only once");
-    let listing = list(
-        &server,
-        &seller,
-        2_500,
-        "trucking",
-        json!({"listingType": "exclusive"}),
-    );
-    let accepted = required(&attempt(&server, &listing, &[]))["accepts"][0].clone();
+    let (facilitator, server, seller, _twin) = x402_market(b"only once");
+    let listing = exclusive_listing(&server, &seller);
+    let accepted = what_the_challenge_accepts(&server, &listing);
     facilitator.settle(
         200,
         json!({"success": true, "transaction": "0xtx{n}", "network": "eip155:8453"}),

@@ -1,0 +1,193 @@
+//! What the OAuth endpoints refuse: a wrong PKCE verifier, a reused code, a redirect mismatch,
+//! a foreign resource, Deny, a wrong key, bad token requests and bad registrations.
+
+use serde_json::json;
+
+use crate::support::TestServer;
+use crate::support::oauth::{
+    REDIRECT, Setup, authorize_page, authorize_params, exchange, location_query, oauth_error,
+    param, pkce, register_client, setup, whoami,
+};
+
+#[test]
+fn refusals_wrong_verifier_reused_code_redirect_mismatch_foreign_resource_and_deny() {
+    let server = TestServer::start();
+    let setup = setup(&server, "oauth-refusals", "neg");
+    let Setup {
+        key,
+        client_id,
+        verifier,
+        challenge,
+        ..
+    } = &setup;
+    let (key, client_id) = (key.as_str(), client_id.as_str());
+
+    // A redirect URI the client did not register: shown to the person, never redirected to.
+    let mut params = authorize_params(client_id, challenge, "read");
+    params[2] = ("redirect_uri", "https://attacker.example/cb");
+    let page = authorize_page(&server, &params);
+    assert_eq!(page.status, 400);
+    assert!(page.header("location").is_none());
+    assert!(
+        page.text()
+            .contains("not one that Test Assistant registered")
+    );
+    // An unknown client likewise.
+    let params = authorize_params("bmc_unknown", challenge, "read");
+    let page = authorize_page(&server, &params);
+    assert_eq!(page.status, 400);
+    // Without PKCE, or with another method: the client hears it through its redirect.
+    let mut params = authorize_params(client_id, challenge, "read");
+    params[5] = ("code_challenge_method", "plain");
+    let query = location_query(&authorize_page(&server, &params));
+    assert_eq!(param(&query, "error"), Some("invalid_request"));
+    assert_eq!(param(&query, "state"), Some("st-123"));
+    // A resource that is not this server.
+    let mut params = authorize_params(client_id, challenge, "read");
+    params.push(("resource", "https://other.example/mcp"));
+    let query = location_query(&authorize_page(&server, &params));
+    assert_eq!(param(&query, "error"), Some("invalid_target"));
+    // An unknown scope.
+    // Scope names this server does not know are ignored (hosted clients send their own).
+    let params = authorize_params(client_id, challenge, "claudeai read");
+    let page = authorize_page(&server, &params);
+    page.assert_status(200);
+    assert!(
+        page.text().contains("value=\"read\" checked")
+            && !page.text().contains("value=\"message\"")
+    );
+    // A redirect URI that only looks like a registered loopback one: shown, never redirected to.
+    for trick in [
+        "http://127.0.0.1:33418@attacker.example/callback",
+        "http://127.0.0.1:1@attacker.example/callback",
+        "http://127.0.0.1:33418\\@attacker.example/callback",
+    ] {
+        let mut params = authorize_params(client_id, challenge, "read");
+        params[2] = ("redirect_uri", trick);
+        params[0] = ("response_type", "token");
+        let page = authorize_page(&server, &params);
+        assert_eq!(page.status, 400, "{trick}");
+        assert!(page.header("location").is_none(), "{trick}");
+    }
+
+    // Deny.
+    let mut form = authorize_params(client_id, challenge, "read");
+    form.extend([("grant", "read"), ("api_key", key), ("decision", "deny")]);
+    let query = location_query(&server.post_form("/oauth/authorize", &[], &form));
+    assert_eq!(param(&query, "error"), Some("access_denied"));
+    // A wrong key re-shows the page; nothing is granted.
+    let mut form = authorize_params(client_id, challenge, "read");
+    form.extend([
+        ("grant", "read"),
+        ("api_key", "svc_live_wrong"),
+        ("decision", "allow"),
+    ]);
+    let wrong = server.post_form("/oauth/authorize", &[], &form);
+    assert_eq!(wrong.status, 400);
+    assert!(wrong.text().contains("unknown or was rotated"));
+
+    // Wrong PKCE verifier, then the right one, then the same code again.
+    let code = setup.allow(&server, "read", &["read"]);
+    let (wrong_verifier, _) = pkce("other");
+    oauth_error(
+        &exchange(&server, client_id, &code, &wrong_verifier),
+        400,
+        "invalid_grant",
+    );
+    // The failed attempt used the code up.
+    oauth_error(
+        &exchange(&server, client_id, &code, verifier),
+        400,
+        "invalid_grant",
+    );
+    let code = setup.allow(&server, "read", &["read"]);
+    let tokens = exchange(&server, client_id, &code, verifier).expect(200);
+    let access = tokens["access_token"].as_str().unwrap();
+    assert_eq!(whoami(&server, access).status, 200);
+    oauth_error(
+        &exchange(&server, client_id, &code, verifier),
+        400,
+        "invalid_grant",
+    );
+    assert_eq!(
+        whoami(&server, access).status,
+        401,
+        "a reused code revokes what it granted"
+    );
+
+    // Redirect URI mismatch at the token endpoint; a foreign resource there.
+    let code = setup.allow(&server, "read", &["read"]);
+    let mismatch = server.post_form(
+        "/oauth/token",
+        &[],
+        &[
+            ("grant_type", "authorization_code"),
+            ("code", &code),
+            ("redirect_uri", "http://127.0.0.1:33418/other"),
+            ("code_verifier", verifier),
+            ("client_id", client_id),
+        ],
+    );
+    oauth_error(&mismatch, 400, "invalid_grant");
+    let code = setup.allow(&server, "read", &["read"]);
+    let foreign = server.post_form(
+        "/oauth/token",
+        &[],
+        &[
+            ("grant_type", "authorization_code"),
+            ("code", &code),
+            ("redirect_uri", REDIRECT),
+            ("code_verifier", verifier),
+            ("client_id", client_id),
+            ("resource", "https://other.example/mcp"),
+        ],
+    );
+    oauth_error(&foreign, 400, "invalid_target");
+    // Another client cannot redeem this client's code.
+    let code = setup.allow(&server, "read", &["read"]);
+    let thief = register_client(&server, json!({"client_name": "Thief"}));
+    let stolen = exchange(
+        &server,
+        thief["client_id"].as_str().unwrap(),
+        &code,
+        verifier,
+    );
+    oauth_error(&stolen, 400, "invalid_grant");
+    // Bad requests to the token endpoint.
+    oauth_error(
+        &server.post("/oauth/token", &json!({"grant_type": "authorization_code"})),
+        400,
+        "invalid_request",
+    );
+    oauth_error(
+        &server.post_form(
+            "/oauth/token",
+            &[],
+            &[("grant_type", "password"), ("client_id", client_id)],
+        ),
+        400,
+        "unsupported_grant_type",
+    );
+    oauth_error(
+        &server.post_form("/oauth/token", &[], &[("grant_type", "refresh_token")]),
+        401,
+        "invalid_client",
+    );
+    // Registration refusals.
+    oauth_error(
+        &server.post(
+            "/oauth/register",
+            &json!({"redirect_uris": ["http://example.com/cb"]}),
+        ),
+        400,
+        "invalid_redirect_uri",
+    );
+    oauth_error(
+        &server.post(
+            "/oauth/register",
+            &json!({"redirect_uris": [REDIRECT], "grant_types": ["client_credentials"]}),
+        ),
+        400,
+        "invalid_client_metadata",
+    );
+}

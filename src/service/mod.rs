@@ -16,12 +16,12 @@ pub mod contact;
 pub mod disclosure;
 pub mod identity;
 pub mod messaging;
+pub mod rail;
 pub mod ratelimit;
 pub mod replication;
 pub mod trust;
 
 use catalog::{browse, counters, samples, taxonomy};
-use commerce::rail;
 use commerce::rails::stripe::client as stripe_client;
 use identity::agents;
 use trust::provenance;

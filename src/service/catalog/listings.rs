@@ -102,7 +102,7 @@ async fn create_listing(
         .read(move |conn| {
             let endpoint = sellers::verified_endpoint(conn, &seller_id)?;
             if paid && endpoint.is_some() {
-                crate::service::commerce::payouts::require_payouts(conn, &seller_id, card)?;
+                sellers::require_payouts(conn, &seller_id, card)?;
             }
             Ok(endpoint)
         })
@@ -389,9 +389,7 @@ pub async fn update(
     if next.price_cents > 0 && current.price_cents == 0 {
         let (seller_id, card) = (seller.id.clone(), app.card_rail());
         app.store
-            .read(move |conn| {
-                crate::service::commerce::payouts::require_payouts(conn, &seller_id, card)
-            })
+            .read(move |conn| sellers::require_payouts(conn, &seller_id, card))
             .await?;
     }
     let reason = request.reason;

@@ -55,7 +55,7 @@ use serde_json::{Map, Value, json};
 
 use crate::error::{Error, Result};
 use crate::service::App;
-use crate::service::commerce::rail::Rail;
+use crate::service::rail::Rail;
 use crate::store::agents as agent_store;
 use crate::store::proof as proof_store;
 
@@ -69,7 +69,7 @@ pub const PARTIES: [&str; 5] = [
 ];
 
 /// The rails a ledger row can carry.
-pub const RAILS: [&str; 3] = crate::service::commerce::rail::Rail::LEDGER_NAMES;
+pub const RAILS: [&str; 3] = crate::service::rail::Rail::LEDGER_NAMES;
 
 /// Default and maximum page size of the row list.
 pub const DEFAULT_LIMIT: i64 = 100;

@@ -8,13 +8,21 @@
 //! [`commerce`] (checkout over the payment rails, purchases, settlement, escrow, fees),
 //! [`disclosure`] (meta, the demand ledger, participation), [`contact`] (inquiries and their
 //! threads) and [`trust`] (the provenance of public answers, receipt verification). This file
-//! holds the shared state, [`App`]; [`ratelimit`] the per-client limits every domain uses.
+//! holds the shared state, [`App`]; [`ratelimit`] the per-client limits every domain uses;
+//! [`rail`] the payment rails' names and [`ledger`] the sales ledger as read, both below the
+//! domains that share them; [`replication`] a follower's replica.
+//!
+//! Domains import one another without a loop: `commerce` sells `catalog`'s listings, and
+//! `disclosure` reports on both, never the other way. [`App`] is the root every domain takes;
+//! what a domain reaches through it (a field or method that belongs to another domain) counts
+//! as an import of that domain (`crate::invariants`).
 
 pub mod catalog;
 pub mod commerce;
 pub mod contact;
 pub mod disclosure;
 pub mod identity;
+pub mod ledger;
 pub mod messaging;
 pub mod rail;
 pub mod ratelimit;

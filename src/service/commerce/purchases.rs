@@ -126,7 +126,7 @@ pub async fn purchase_on(app: &App, order: Order<'_>) -> Result<Answer> {
             message: "an agent cannot buy its own listing".into(),
         });
     }
-    if listing.vertical_slug == crate::service::catalog::taxonomy::HEALTH_VERTICAL {
+    if listing.vertical_slug == crate::service::taxonomy::HEALTH_VERTICAL {
         check_health_terms(
             intended_use,
             attestation.as_ref(),

@@ -1,48 +1,32 @@
 //! Architecture invariants, checked by reading the sources under `src/`:
 //!
-//! - SQL lives in `store`: no SQL text in a string literal and no call of a statement method
-//!   (`prepare`, `execute`, `query_row`, …) in any file outside `src/store/` (this file
-//!   excepted).
-//! - `service` never imports the HTTP layer (`crate::http`) or hyper.
-//! - `store` and `crypto` never import hyper (nor `crate::http`); `crypto` never imports
-//!   rusqlite.
+//! - SQL lives in `store`: no SQL text in a string literal (upper-case keywords anywhere, or a
+//!   statement in any letter case: `select … from t`, `insert into t`, `pragma x`, …) and no
+//!   call that runs a statement or holds a transaction (`prepare`, `execute`, `query_row`,
+//!   `query_and_then`, `pragma_update`, `backup`, `transaction`, `query` with statement
+//!   parameters, …) in any file outside `src/store/` (these files excepted).
+//! - `service` never imports a face (`crate::api`, `crate::mcp`, `crate::pages`,
+//!   `crate::server`, `crate::http`) or hyper.
+//! - `store` never imports `crate::service` or `crate::request` (nor a face), and neither
+//!   `store` nor `crypto` imports hyper; `crypto` never imports rusqlite.
 //! - The `agents` table is written only by `store::agents`.
-//! - The service modules form no import cycle.
+//! - The service modules form no import cycle, file by file; nor do the service domains
+//!   (`service/<domain>`), where `service/mod.rs`, the `App`, is the root: a domain that
+//!   reaches another through a field or method of `App` imports it (see `graph`).
 //! - Services take typed requests (`crate::request`), never raw request JSON read field by field.
 //!
-//! The scanner is a small Rust lexer: comments are dropped, and string and character literals
-//! are kept apart from the code, so prose in a doc comment never trips a rule and a statement
-//! call inside a string never hides one.
+//! Paths are read absolute (`super::super::x`, `self::x`, `use` bindings, a file's child
+//! modules), so a rule about `crate::service` is not dodged by writing the path another way.
 
-use std::collections::{BTreeMap, BTreeSet};
+mod graph;
+mod lexer;
+mod sql;
+
 use std::path::{Path, PathBuf};
 
-/// Statement keywords that mark a string literal as SQL (each as a whole word; a pair must
-/// appear in this order).
-const SQL_MARKERS: &[&[&str]] = &[
-    &["SELECT"],
-    &["INSERT", "INTO"],
-    &["UPDATE", "SET"],
-    &["DELETE", "FROM"],
-    &["CREATE", "TABLE"],
-    &["CREATE", "INDEX"],
-    &["CREATE", "TRIGGER"],
-    &["ALTER", "TABLE"],
-    &["DROP", "TABLE"],
-    &["PRAGMA"],
-    &["VACUUM"],
-    &["SAVEPOINT"],
-];
-
-/// Methods that run SQL (rusqlite's `Connection` and `Statement`), found as `.name(` in code.
-const SQL_CALLS: &[&str] = &[
-    "prepare",
-    "prepare_cached",
-    "execute",
-    "execute_batch",
-    "query_row",
-    "query_map",
-];
+use graph::{ROOT, cycles, domain_graph, service_graph};
+use lexer::{Scanned, absolute_paths, find_word, line_of, scan, without_test_modules};
+use sql::{sql_findings, writes_agents};
 
 /// Crates of the HTTP stack.
 const HTTP_CRATES: &[&str] = &["hyper", "hyper_util", "http_body_util"];
@@ -50,204 +34,8 @@ const HTTP_CRATES: &[&str] = &["hyper", "hyper_util", "http_body_util"];
 /// Crates of the database.
 const DATABASE_CRATES: &[&str] = &["rusqlite", "r2d2", "r2d2_sqlite"];
 
-/// A source file split by the lexer.
-struct Scanned {
-    /// The code with comments and literal contents blanked (line breaks kept), so positions and
-    /// line numbers still match the file.
-    code: String,
-    /// Every string literal's contents, with the line it starts on.
-    strings: Vec<(usize, String)>,
-}
-
-/// Splits Rust source into code and string literals, dropping comments.
-fn scan(source: &str) -> Scanned {
-    let chars: Vec<char> = source.chars().collect();
-    let mut code = String::with_capacity(source.len());
-    let mut strings = Vec::new();
-    let mut line = 1;
-    let mut i = 0;
-    // Appends `c` as blank code (a line break stays one).
-    let blank = |code: &mut String, line: &mut usize, c: char| {
-        if c == '\n' {
-            *line += 1;
-            code.push('\n');
-        } else {
-            code.push(' ');
-        }
-    };
-    let ident = |c: char| c.is_alphanumeric() || c == '_';
-    while i < chars.len() {
-        let c = chars[i];
-        let next = chars.get(i + 1).copied();
-        if c == '/' && next == Some('/') {
-            while i < chars.len() && chars[i] != '\n' {
-                code.push(' ');
-                i += 1;
-            }
-            continue;
-        }
-        if c == '/' && next == Some('*') {
-            let mut depth = 0;
-            while i < chars.len() {
-                if chars[i] == '/' && chars.get(i + 1) == Some(&'*') {
-                    depth += 1;
-                    code.push_str("  ");
-                    i += 2;
-                } else if chars[i] == '*' && chars.get(i + 1) == Some(&'/') {
-                    depth -= 1;
-                    code.push_str("  ");
-                    i += 2;
-                    if depth == 0 {
-                        break;
-                    }
-                } else {
-                    blank(&mut code, &mut line, chars[i]);
-                    i += 1;
-                }
-            }
-            continue;
-        }
-        // A raw string: `r"…"`, `r#"…"#` (also `br…`), not part of an identifier.
-        let prefix_ok = i == 0 || !ident(chars[i - 1]);
-        let raw_start = match (c, next) {
-            ('r', Some('"' | '#')) if prefix_ok => Some(i + 1),
-            ('b', Some('r')) if prefix_ok && matches!(chars.get(i + 2), Some('"' | '#')) => {
-                Some(i + 2)
-            }
-            _ => None,
-        };
-        if let Some(mut j) = raw_start {
-            let mut hashes = 0;
-            while chars.get(j) == Some(&'#') {
-                hashes += 1;
-                j += 1;
-            }
-            if chars.get(j) == Some(&'"') {
-                let start_line = line;
-                for _ in i..=j {
-                    code.push(' ');
-                }
-                j += 1;
-                let mut text = String::new();
-                while let Some(&d) = chars.get(j) {
-                    if d == '"' && (1..=hashes).all(|k| chars.get(j + k) == Some(&'#')) {
-                        for _ in 0..=hashes {
-                            code.push(' ');
-                        }
-                        j += hashes + 1;
-                        break;
-                    }
-                    text.push(d);
-                    blank(&mut code, &mut line, d);
-                    j += 1;
-                }
-                strings.push((start_line, text));
-                i = j;
-                continue;
-            }
-        }
-        if c == '"' {
-            let start_line = line;
-            code.push('"');
-            i += 1;
-            let mut text = String::new();
-            while i < chars.len() && chars[i] != '"' {
-                if chars[i] == '\\' && i + 1 < chars.len() {
-                    text.push(chars[i]);
-                    blank(&mut code, &mut line, chars[i]);
-                    i += 1;
-                }
-                text.push(chars[i]);
-                blank(&mut code, &mut line, chars[i]);
-                i += 1;
-            }
-            code.push('"');
-            i += 1;
-            strings.push((start_line, text));
-            continue;
-        }
-        if c == '\'' {
-            // A character literal (`'x'`, `'\n'`, `'\''`), else a lifetime or label.
-            let end = if next == Some('\\') {
-                (i + 2..chars.len()).find(|&k| chars[k] == '\'' && k > i + 2)
-            } else if chars.get(i + 2) == Some(&'\'') {
-                Some(i + 2)
-            } else {
-                None
-            };
-            if let Some(end) = end {
-                code.push('\'');
-                for _ in i + 1..end {
-                    code.push(' ');
-                }
-                code.push('\'');
-                i = end + 1;
-                continue;
-            }
-        }
-        if c == '\n' {
-            line += 1;
-        }
-        code.push(c);
-        i += 1;
-    }
-    Scanned { code, strings }
-}
-
-/// Whether `word` occurs in `text` as a whole word at or after `from`; returns where it ends.
-fn find_word(text: &str, word: &str, from: usize) -> Option<usize> {
-    let ident = |c: char| c.is_alphanumeric() || c == '_';
-    let mut start = from;
-    while let Some(found) = text.get(start..)?.find(word) {
-        let at = start + found;
-        let end = at + word.len();
-        let before = text[..at].chars().next_back();
-        let after = text[end..].chars().next();
-        if !before.is_some_and(ident) && !after.is_some_and(ident) {
-            return Some(end);
-        }
-        start = at + word.len().max(1);
-    }
-    None
-}
-
-/// Whether a string literal looks like SQL.
-fn is_sql(text: &str) -> bool {
-    SQL_MARKERS.iter().any(|words| {
-        let mut at = 0;
-        words.iter().all(|word| match find_word(text, word, at) {
-            Some(end) => {
-                at = end;
-                true
-            }
-            None => false,
-        })
-    })
-}
-
-/// Whether a string literal writes the `agents` table.
-fn writes_agents(text: &str) -> bool {
-    let words: Vec<String> = text
-        .split_whitespace()
-        .map(|w| {
-            w.chars()
-                .take_while(|&c| c.is_alphanumeric() || c == '_')
-                .collect()
-        })
-        .collect();
-    let pairs = words
-        .windows(2)
-        .any(|w| matches!(w[0].as_str(), "UPDATE" | "INTO") && w[1] == "agents");
-    let deletes = words
-        .windows(3)
-        .any(|w| w[0] == "DELETE" && w[1] == "FROM" && w[2] == "agents");
-    pairs || deletes
-}
-
-/// The 1-based line of byte offset `at`.
-fn line_of(code: &str, at: usize) -> usize {
-    code[..at].matches('\n').count() + 1
-}
+/// The faces: what speaks HTTP, REST, MCP or HTML to the outside and calls the services.
+const FACES: &[&str] = &["api", "mcp", "pages", "server", "http"];
 
 /// Every `.rs` file under `dir`, sorted.
 fn rust_files(dir: &Path) -> Vec<PathBuf> {
@@ -291,32 +79,14 @@ fn sources() -> Vec<(String, Scanned)> {
         .collect()
 }
 
-/// SQL findings in one scanned file: `line: what`.
-fn sql_findings(scanned: &Scanned) -> Vec<String> {
-    let mut found: Vec<(usize, String)> = scanned
-        .strings
-        .iter()
-        .filter(|(_, text)| is_sql(text))
-        .map(|(line, text)| {
-            let first = text.split_whitespace().collect::<Vec<_>>().join(" ");
-            let short: String = first.chars().take(60).collect();
-            (*line, format!("SQL text {short:?}"))
-        })
-        .collect();
-    for method in SQL_CALLS {
-        for (at, _) in scanned.code.match_indices(&format!(".{method}(")) {
-            found.push((line_of(&scanned.code, at), format!("calls `{method}`")));
-        }
-    }
-    found.sort();
-    found
-        .into_iter()
-        .map(|(line, what)| format!("{line}: {what}"))
-        .collect()
+/// Whether `path` is one of these files (whose fixtures hold SQL on purpose).
+fn is_invariants(path: &str) -> bool {
+    path == "invariants.rs" || path.starts_with("invariants/")
 }
 
-/// Lines where `code` uses one of `crates` as a path root, or `crate::http`.
-fn import_findings(code: &str, crates: &[&str], http_layer: bool) -> Vec<String> {
+/// Lines where the code of `file` uses one of `crates` as a path root, or names a path into one
+/// of the crate's top-level `modules`, however the path is written.
+fn import_findings(file: &str, code: &str, crates: &[&str], modules: &[&str]) -> Vec<String> {
     let mut found = Vec::new();
     for name in crates {
         let mut at = 0;
@@ -329,191 +99,33 @@ fn import_findings(code: &str, crates: &[&str], http_layer: bool) -> Vec<String>
             at = end;
         }
     }
-    if http_layer {
-        for (at, path) in module_paths(code, "crate::") {
-            if path.first().is_some_and(|root| root == "http") {
-                found.push((line_of(code, at), "imports `crate::http`".to_owned()));
-            }
+    for (at, path) in absolute_paths(file, code) {
+        if let Some(root) = path.first().filter(|r| modules.contains(&r.as_str())) {
+            found.push((line_of(code, at), format!("imports `crate::{root}`")));
         }
     }
     found.sort();
+    found.dedup();
     found
         .into_iter()
         .map(|(line, what)| format!("{line}: {what}"))
         .collect()
 }
 
-/// `code` without its `#[cfg(test)] mod … { … }` blocks (where `super::` means the file itself).
-fn without_test_modules(code: &str) -> String {
-    let mut out = code.to_owned();
-    while let Some(at) = out.find("#[cfg(test)]") {
-        let after = at + "#[cfg(test)]".len();
-        let rest = out[after..].trim_start();
-        if !rest.starts_with("mod ") {
-            out.replace_range(at..after, "");
-            continue;
-        }
-        let Some(open) = out[after..].find('{').map(|k| after + k) else {
-            break;
-        };
-        let mut depth = 0;
-        let mut close = out.len();
-        for (k, c) in out[open..].char_indices() {
-            match c {
-                '{' => depth += 1,
-                '}' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        close = open + k + 1;
-                        break;
-                    }
-                }
-                _ => {}
-            }
-        }
-        out.replace_range(at..close, "");
-    }
-    out
-}
-
-/// The service modules each service module uses (tests excluded).
-fn service_graph(files: &[(String, Scanned)]) -> BTreeMap<String, BTreeSet<String>> {
-    // A module is a file under service/ (`a/mod.rs` is `a`), named by its path: `commerce/checkout`.
-    let module_of = |path: &str| -> Option<String> {
-        let name = path.strip_prefix("service/")?.strip_suffix(".rs")?;
-        let name = name.strip_suffix("/mod").unwrap_or(name);
-        (name != "mod").then(|| name.to_owned())
-    };
-    let modules: BTreeSet<String> = files.iter().filter_map(|(p, _)| module_of(p)).collect();
-    // The deepest module a path (segments after `crate::service::`) names.
-    let resolve = |segments: &[String]| -> Option<String> {
-        (1..=segments.len())
-            .rev()
-            .map(|n| segments[..n].join("/"))
-            .find(|candidate| modules.contains(candidate))
-    };
-    let mut graph = BTreeMap::new();
-    for (path, scanned) in files {
-        let Some(name) = module_of(path) else {
-            continue;
-        };
-        let code = without_test_modules(&scanned.code);
-        // `super::` is the parent module: for `a/b.rs` (module `a/b`) it is `a`, for `a/mod.rs`
-        // (module `a`) the root.
-        let mut parent: Vec<String> = name.split('/').map(str::to_owned).collect();
-        parent.pop();
-        let mut used = BTreeSet::new();
-        for (_, segments) in module_paths(&code, "crate::service::") {
-            used.extend(resolve(&segments));
-        }
-        for (_, segments) in module_paths(&code, "super::") {
-            let full: Vec<String> = parent.iter().cloned().chain(segments).collect();
-            used.extend(resolve(&full));
-        }
-        used.remove(&name);
-        graph.insert(name, used);
-    }
-    graph
-}
-
-/// Every path that follows `prefix` in `code`, with `{a, b::{c}}` groups expanded, and the offset
-/// of its `prefix`: `prefix x::{y, z::w}` gives `[x, y]` and `[x, z, w]`.
-fn module_paths(code: &str, prefix: &str) -> Vec<(usize, Vec<String>)> {
-    let ident = |c: char| c.is_alphanumeric() || c == '_';
-    let mut out = Vec::new();
-    for (at, _) in code.match_indices(prefix) {
-        let before = &code[..at];
-        if before.ends_with("::") || before.chars().next_back().is_some_and(ident) {
-            continue;
-        }
-        out.extend(
-            expand(&code[at + prefix.len()..])
+/// Every `src/file:line: finding` of `rule` over the files `applies` to.
+fn findings_in(
+    applies: impl Fn(&str) -> bool,
+    rule: impl Fn(&str, &Scanned) -> Vec<String>,
+) -> Vec<String> {
+    sources()
+        .iter()
+        .filter(|(path, _)| applies(path))
+        .flat_map(|(path, scanned)| {
+            rule(path, scanned)
                 .into_iter()
-                .map(|p| (at, p)),
-        );
-    }
-    out
-}
-
-/// The paths of one use-tree written at the start of `text`.
-fn expand(text: &str) -> Vec<Vec<String>> {
-    let ident = |c: char| c.is_alphanumeric() || c == '_';
-    let text = text.trim_start();
-    if let Some(group) = text.strip_prefix('{') {
-        let mut items = Vec::new();
-        let (mut depth, mut start) = (0usize, 0usize);
-        for (k, c) in group.char_indices() {
-            match c {
-                '{' => depth += 1,
-                '}' if depth == 0 => {
-                    items.push(&group[start..k]);
-                    break;
-                }
-                '}' => depth -= 1,
-                ',' if depth == 0 => {
-                    items.push(&group[start..k]);
-                    start = k + 1;
-                }
-                _ => {}
-            }
-        }
-        return items.into_iter().flat_map(expand).collect();
-    }
-    let name: String = text.chars().take_while(|&c| ident(c)).collect();
-    if name.is_empty() || name == "self" {
-        return Vec::new();
-    }
-    let rest = &text[name.len()..];
-    match rest.strip_prefix("::") {
-        Some(rest) => {
-            let tails = expand(rest);
-            if tails.is_empty() {
-                vec![vec![name]]
-            } else {
-                tails
-                    .into_iter()
-                    .map(|tail| std::iter::once(name.clone()).chain(tail).collect())
-                    .collect()
-            }
-        }
-        None => vec![vec![name]],
-    }
-}
-
-/// Every elementary cycle found by a depth-first search, each as `a -> b -> a`, sorted.
-fn cycles(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<String> {
-    fn visit(
-        node: &str,
-        graph: &BTreeMap<String, BTreeSet<String>>,
-        stack: &mut Vec<String>,
-        done: &mut BTreeSet<String>,
-        found: &mut BTreeSet<String>,
-    ) {
-        stack.push(node.to_owned());
-        for next in graph.get(node).into_iter().flatten() {
-            if let Some(at) = stack.iter().position(|n| n == next) {
-                let mut cycle: Vec<&str> = stack[at..].iter().map(String::as_str).collect();
-                // Start at the smallest name, so each cycle is reported once.
-                let first = (0..cycle.len()).min_by_key(|&k| cycle[k]).unwrap_or(0);
-                cycle.rotate_left(first);
-                let start = cycle[0];
-                cycle.push(start);
-                found.insert(cycle.join(" -> "));
-            } else if !done.contains(next) {
-                visit(next, graph, stack, done, found);
-            }
-        }
-        stack.pop();
-        done.insert(node.to_owned());
-    }
-    let mut found = BTreeSet::new();
-    let mut done = BTreeSet::new();
-    for node in graph.keys() {
-        if !done.contains(node) {
-            visit(node, graph, &mut Vec::new(), &mut done, &mut found);
-        }
-    }
-    found.into_iter().collect()
+                .map(move |f| format!("src/{path}:{f}"))
+        })
+        .collect()
 }
 
 /// Fails naming every `file:line: finding`.
@@ -523,15 +135,10 @@ fn assert_none(rule: &str, findings: Vec<String>) {
 
 #[test]
 fn no_sql_outside_the_store() {
-    let findings = sources()
-        .iter()
-        .filter(|(path, _)| !path.starts_with("store/") && path != "invariants.rs")
-        .flat_map(|(path, scanned)| {
-            sql_findings(scanned)
-                .into_iter()
-                .map(move |f| format!("src/{path}:{f}"))
-        })
-        .collect();
+    let findings = findings_in(
+        |path| !path.starts_with("store/") && !is_invariants(path),
+        |_, scanned| sql_findings(scanned),
+    );
     assert_none(
         "SQL outside src/store/ (move the statement into a store module and call it)",
         findings,
@@ -540,77 +147,75 @@ fn no_sql_outside_the_store() {
 
 #[test]
 fn agent_rows_are_written_only_by_store_agents() {
-    let findings = sources()
-        .iter()
-        .filter(|(path, _)| path != "store/agents.rs" && path != "invariants.rs")
-        .flat_map(|(path, scanned)| {
+    let findings = findings_in(
+        |path| path != "store/agents.rs" && !is_invariants(path),
+        |_, scanned| {
             scanned
                 .strings
                 .iter()
                 .filter(|(_, text)| writes_agents(text))
-                .map(move |(line, _)| format!("src/{path}:{line}: writes the agents table"))
-        })
-        .collect();
+                .map(|(line, _)| format!("{line}: writes the agents table"))
+                .collect()
+        },
+    );
     assert_none(
         "agent rows change only through src/store/agents.rs (whose callers keep the known-agents cache true)",
         findings,
     );
 }
 
+/// A service is called by the faces, never the other way: it sees no hyper type and no module
+/// of a face (a shared type goes down into `service` or `request`).
 #[test]
-fn service_never_imports_the_http_layer_or_hyper() {
-    let findings = sources()
-        .iter()
-        .filter(|(path, _)| path.starts_with("service/"))
-        .flat_map(|(path, scanned)| {
-            import_findings(&scanned.code, HTTP_CRATES, true)
-                .into_iter()
-                .map(move |f| format!("src/{path}:{f}"))
-        })
-        .collect();
-    assert_none("service imports the HTTP layer", findings);
+fn service_never_imports_a_face_or_hyper() {
+    let findings = findings_in(
+        |path| path.starts_with("service/"),
+        |path, scanned| import_findings(path, &scanned.code, HTTP_CRATES, FACES),
+    );
+    assert_none("service imports a face", findings);
 }
 
 /// Services take typed requests (`crate::request`), never raw request JSON read field by field:
 /// the reading of requests lives at the edges, in one declaration per operation.
 #[test]
 fn services_take_typed_requests_never_args() {
-    let findings = sources()
-        .iter()
-        .filter(|(path, _)| path.starts_with("service/"))
-        .flat_map(|(path, scanned)| {
+    let findings = findings_in(
+        |path| path.starts_with("service/"),
+        |path, scanned| {
             let code = without_test_modules(&scanned.code);
-            module_paths(&code, "crate::")
-                .into_iter()
-                .filter(|(_, p)| p.first().is_some_and(|root| root == "args"))
-                .map(|(at, _)| format!("src/{path}:{}: imports `crate::args`", line_of(&code, at)))
-                .collect::<Vec<_>>()
-        })
-        .collect();
+            import_findings(path, &code, &[], &["args"])
+        },
+    );
     assert_none("a service reads raw arguments", findings);
+}
+
+/// The store is below the services and the requests: what both need goes down into the store.
+#[test]
+fn store_never_imports_service_or_request() {
+    let modules: Vec<&str> = ["service", "request"]
+        .iter()
+        .chain(FACES)
+        .copied()
+        .collect();
+    let findings = findings_in(
+        |path| path.starts_with("store/"),
+        |path, scanned| import_findings(path, &scanned.code, &[], &modules),
+    );
+    assert_none("the store imports a layer above it", findings);
 }
 
 #[test]
 fn store_and_crypto_never_import_hyper_and_crypto_never_imports_rusqlite() {
-    let findings = sources()
-        .iter()
-        .flat_map(|(path, scanned)| {
-            let mut crates = Vec::new();
-            if path.starts_with("store/") || path.starts_with("crypto/") {
-                crates.extend_from_slice(HTTP_CRATES);
-            }
+    let findings = findings_in(
+        |path| path.starts_with("store/") || path.starts_with("crypto/"),
+        |path, scanned| {
+            let mut crates = HTTP_CRATES.to_vec();
             if path.starts_with("crypto/") {
                 crates.extend_from_slice(DATABASE_CRATES);
             }
-            if crates.is_empty() {
-                return Vec::new();
-            }
-            import_findings(&scanned.code, &crates, true)
-                .into_iter()
-                .map(|f| format!("src/{path}:{f}"))
-                .collect()
-        })
-        .collect();
+            import_findings(path, &scanned.code, &crates, &["http"])
+        },
+    );
     assert_none("a layer imports what it must not", findings);
 }
 
@@ -627,8 +232,43 @@ fn service_modules_form_no_import_cycle() {
     assert_none("import cycles among src/service modules", found);
 }
 
+/// The domains import one another without a loop: `commerce` sells `catalog`'s listings,
+/// `disclosure` reports on the sales; what two domains share goes below both (`taxonomy`,
+/// `rail`, `ledger`).
+#[test]
+fn service_domains_form_no_import_cycle() {
+    let graph = domain_graph(&sources());
+    // The graph sees imports, and what a domain reaches through the App (a check that the test
+    // checks something).
+    assert!(
+        graph["commerce"].contains("catalog")
+            && graph[ROOT].contains("catalog")
+            && graph["catalog"].contains("rail"),
+        "{graph:?}"
+    );
+    let found = cycles(&graph);
+    let edges: Vec<String> = graph
+        .iter()
+        .map(|(node, to)| {
+            format!(
+                "{node} -> {}",
+                to.iter().cloned().collect::<Vec<_>>().join(", ")
+            )
+        })
+        .collect();
+    assert!(
+        found.is_empty(),
+        "import cycles among src/service domains (move what one needs of the other to its owner, or below both):\n  {}\nthe graph:\n  {}",
+        found.join("\n  "),
+        edges.join("\n  ")
+    );
+}
+
 mod scanner {
     use super::*;
+    use crate::invariants::graph::{domain_graph, service_graph};
+    use crate::invariants::lexer::module_paths;
+    use crate::invariants::sql::is_sql;
 
     #[test]
     fn sql_is_seen_in_literals_and_calls_but_not_in_comments_or_prose() {
@@ -663,6 +303,107 @@ mod scanner {
     }
 
     #[test]
+    fn sql_in_any_letter_case_is_seen_by_its_shape_and_prose_is_not() {
+        for sql in [
+            "select id from listings where seller_id = ?1",
+            "  Select count(*)\n  From agents",
+            "insert or ignore into t (k) values (?1)",
+            "replace into settings (k, v) values (?1, ?2)",
+            "update agents set x = 1",
+            "update main.listings set x = 1",
+            "delete from purchases where id = ?1",
+            "create unique index if not exists i on t (x)",
+            "create table t (x)",
+            "alter table t add column y",
+            "drop trigger t_ai",
+            "pragma journal_mode = wal",
+            "pragma main.user_version",
+            "PRAGMA foreign_keys",
+            "with recent as (select id from ledger) select * from recent",
+            "explain query plan select x from t",
+            "vacuum into '/tmp/copy.db'",
+            "savepoint before_write",
+            "release savepoint before_write",
+            "begin immediate",
+            "x = 1; delete from t",
+            "exists (select 1 from t)",
+        ] {
+            assert!(is_sql(sql), "{sql:?} is SQL");
+        }
+        for prose in [
+            "please update your settings",
+            "delete is refused on this route",
+            "insert the key into your configuration",
+            "pragma",
+            "no-cache",
+            "select one of: checkout, card",
+            "update the listing, then set its price",
+            "a savepoint is kept",
+            "begin here",
+            "vacuum cleaner",
+            "drop the price",
+            "create an account",
+            "with care",
+        ] {
+            assert!(!is_sql(prose), "{prose:?} is prose");
+        }
+    }
+
+    #[test]
+    fn statement_calls_are_seen_but_methods_of_ours_named_alike_are_not() {
+        // Each call is split from its parenthesis, so that a plain text search of the
+        // repository for SQL call sites does not count this fixture as one.
+        let scanned = scan(concat!(
+            "let rows = stmt.query",
+            "(params![id])?;\n",
+            "let rows = stmt.query",
+            "([])?;\n",
+            "let rows = stmt.query",
+            "((a, b))?;\n",
+            "conn.query_and_then",
+            "(\"x\", [], f)?;\n",
+            "conn.query_row_and_then",
+            "(\"x\", [], f)?;\n",
+            "conn.pragma_update",
+            "(None, \"journal_mode\", \"wal\")?;\n",
+            "conn.pragma_query_value",
+            "(None, \"user_version\", f)?;\n",
+            "src.backup",
+            "(DatabaseName::Main, path, None)?;\n",
+            "let tx = conn.transaction",
+            "()?;\n",
+            "let sp = tx.savepoint",
+            "()?;\n",
+            "let q = ctx.query",
+            "(\"limit\");\n",
+            "let q = uri.query",
+            "();\n",
+            "let (seqs, total) = index.query",
+            "(&conn, &search)?;\n",
+            "app.counters.query",
+            "(querier);\n",
+            "// conn.backup",
+            "(x) in a comment\n",
+        ));
+        let found = sql_findings(&scanned);
+        assert_eq!(
+            found,
+            [
+                "1: calls `query`",
+                "2: calls `query`",
+                "3: calls `query`",
+                "4: calls `query_and_then`",
+                "5: calls `query_row_and_then`",
+                "6: calls `pragma_update`",
+                "7: calls `pragma_query_value`",
+                "8: calls `backup`",
+                "9: calls `transaction`",
+                "10: calls `savepoint`",
+            ]
+        );
+    }
+
+    #[test]
     fn writes_to_the_agents_table_are_recognised() {
         assert!(writes_agents("UPDATE agents SET x = 1"));
         assert!(writes_agents(
@@ -692,6 +433,35 @@ mod scanner {
     }
 
     #[test]
+    fn paths_are_made_absolute_however_they_are_written() {
+        let code = scan(concat!(
+            "mod child;\n",
+            "use super::super::api::x;\n",
+            "use self::child::y;\n",
+            "use crate::store::{self as db, Store};\n",
+            "use commerce::rails::stripe::client as stripe_client;\n",
+            "fn f() -> Store { child::z(); stripe_client::go(); db::open() }\n",
+        ))
+        .code;
+        let mut paths: Vec<String> = absolute_paths("service/catalog/mod.rs", &code)
+            .into_iter()
+            .map(|(_, p)| p.join("::"))
+            .collect();
+        paths.sort();
+        paths.dedup();
+        assert_eq!(
+            paths,
+            [
+                "api::x",
+                "service::catalog::child::y",
+                "service::catalog::child::z",
+                "store::Store",
+                "store::open",
+            ]
+        );
+    }
+
+    #[test]
     fn imports_are_seen_in_code_only() {
         let code = scan(concat!(
             "//! never sees hyper types\n",
@@ -701,8 +471,48 @@ mod scanner {
         ))
         .code;
         assert_eq!(
-            import_findings(&code, HTTP_CRATES, true),
+            import_findings("service/x.rs", &code, HTTP_CRATES, &["http"]),
             ["2: imports `crate::http`", "4: uses `hyper`"]
+        );
+    }
+
+    #[test]
+    fn a_service_naming_a_face_is_seen_however_the_path_is_written() {
+        let code = scan(concat!(
+            "//! rendered by `crate::pages`\n",
+            "use crate::{api::reply, error::Error};\n",
+            "use super::super::super::mcp::tools;\n",
+            "fn f() { crate::server::stop(); let s = \"crate::http::x\"; }\n",
+            "use crate::service::pages;\n",
+        ))
+        .code;
+        assert_eq!(
+            import_findings("service/catalog/view.rs", &code, HTTP_CRATES, FACES),
+            [
+                "2: imports `crate::api`",
+                "3: imports `crate::mcp`",
+                "4: imports `crate::server`",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_store_naming_a_service_or_a_request_is_seen() {
+        let code = scan(concat!(
+            "//! called by `crate::service::catalog`\n",
+            "use crate::service::App;\n",
+            "use super::super::request::catalog::NewListing;\n",
+            "use crate::store::requests;\n",
+            "fn f(x: crate::request::Page) -> &'static str { \"crate::service\" }\n",
+        ))
+        .code;
+        assert_eq!(
+            import_findings("store/listings.rs", &code, &[], &["service", "request"]),
+            [
+                "2: imports `crate::service`",
+                "3: imports `crate::request`",
+                "5: imports `crate::request`",
+            ]
         );
     }
 
@@ -716,7 +526,10 @@ mod scanner {
                 "use super::{App, b::{f, g}};\n#[cfg(test)]\nmod tests { use super::c; }",
             ),
             file("service/b.rs", "fn h() { crate::service::c::run() }"),
-            file("service/c.rs", "use super::super::a::x; use super::a;"),
+            file(
+                "service/c.rs",
+                "use super::super::service::a::x; use super::a;",
+            ),
             file("service/d.rs", "use super::App;"),
         ];
         let graph = service_graph(&files);
@@ -726,5 +539,56 @@ mod scanner {
         assert_eq!(edges("c"), ["a"]);
         assert!(edges("d").is_empty());
         assert_eq!(cycles(&graph), ["a -> b -> c -> a"]);
+    }
+
+    #[test]
+    fn the_domain_graph_sees_loops_between_folders_and_through_the_app() {
+        let file = |path: &str, text: &str| (path.to_owned(), scan(text));
+        let files = vec![
+            file(
+                "service/mod.rs",
+                concat!(
+                    "pub mod shop; pub mod shelf; pub mod report; pub mod names;\n",
+                    "use shelf::index;\n",
+                    "pub struct App { pub index: Arc<index::Index>, pub url: String }\n",
+                    "impl App {\n",
+                    "    pub fn counts(&self) -> u64 { names::all() + self.index.count() }\n",
+                    "    pub fn shelf(&self) -> &index::Index { &self.index }\n",
+                    "}\n",
+                    "pub fn label(x: &str) -> String { crate::service::report::label(x) }\n",
+                    "pub fn hash(x: &str) -> String { x.into() }\n",
+                ),
+            ),
+            file(
+                "service/shop/buy.rs",
+                "use crate::service::{App, shelf::index};\nfn f(app: &App) { app.url.len(); }",
+            ),
+            file(
+                "service/shelf/index.rs",
+                "use crate::service::{App, hash};\n",
+            ),
+            // The report reaches the shelf through the App's field, and the shelf the report
+            // through a function of the root.
+            file(
+                "service/report/mod.rs",
+                "fn f(app: &App) { app.index.count(); }",
+            ),
+            file(
+                "service/shelf/stats.rs",
+                "fn g(app: &App) -> u64 { app.counts() + crate::service::label(\"x\").len() }",
+            ),
+            file(
+                "service/names.rs",
+                "fn all(app: &App) { app.shelf(); } // crate::service::shop\n",
+            ),
+        ];
+        let graph = domain_graph(&files);
+        let edges = |n: &str| graph[n].iter().cloned().collect::<Vec<_>>();
+        assert_eq!(edges(ROOT), ["names", "report", "shelf"]);
+        assert_eq!(edges("shop"), ["shelf"]);
+        assert_eq!(edges("report"), ["shelf"]);
+        assert_eq!(edges("shelf"), ["report"]);
+        assert_eq!(edges("names"), ["shelf"]);
+        assert_eq!(cycles(&graph), ["report -> shelf -> report"]);
     }
 }

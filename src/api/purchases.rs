@@ -8,7 +8,7 @@ use crate::http::request::Ctx;
 use crate::http::response::Reply;
 use crate::request::Input;
 use crate::request::commerce::{self, Purchase, Rate, Ship};
-use crate::service::commerce::rail::Rail;
+use crate::service::rail::Rail;
 use crate::service::{
     App, commerce::checkout, commerce::payments, commerce::purchases, identity::agents,
 };

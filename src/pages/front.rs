@@ -8,7 +8,7 @@ use super::{count, escape as html};
 use crate::error::Result;
 use crate::http::request::Ctx;
 use crate::http::response::Reply;
-use crate::service::commerce::rail::Rail;
+use crate::service::rail::Rail;
 use crate::service::{App, catalog::stats};
 
 /// The links every answer gives, as (name, path, what it is).

@@ -4,24 +4,34 @@
 //! or [`crate::error::Error`].
 //!
 //! One folder per domain: [`identity`] (agents, the admission door), [`messaging`], [`catalog`]
-//! (taxonomy, listings, browse, sellers' endpoints, ratings, samples, health consent),
-//! [`commerce`] (checkout over the payment rails, purchases, settlement, escrow, fees),
+//! (listings, browse, sellers' endpoints and payouts readiness, ratings, samples, health
+//! consent), [`commerce`] (checkout over the payment rails, purchases, settlement, escrow, fees),
 //! [`disclosure`] (meta, the demand ledger, participation), [`contact`] (inquiries and their
 //! threads) and [`trust`] (the provenance of public answers, receipt verification). This file
-//! holds the shared state, [`App`]; [`ratelimit`] the per-client limits every domain uses.
+//! holds the shared state, [`App`]; [`ratelimit`] the per-client limits every domain uses;
+//! [`taxonomy`] (categories, verticals, classes), [`rail`] (the payment rails' names) and
+//! [`ledger`] (the sales ledger as read) sit below the domains that share them; [`replication`]
+//! keeps a follower's replica.
+//!
+//! Domains import one another without a loop: `commerce` sells `catalog`'s listings,
+//! `disclosure` reports on the sales, and none of them is imported back. [`App`] is the root every
+//! domain takes; a field of it whose type is another domain's, or a method whose signature names
+//! one, counts as an import of that domain (`crate::invariants`).
 
 pub mod catalog;
 pub mod commerce;
 pub mod contact;
 pub mod disclosure;
 pub mod identity;
+pub mod ledger;
 pub mod messaging;
+pub mod rail;
 pub mod ratelimit;
 pub mod replication;
+pub mod taxonomy;
 pub mod trust;
 
-use catalog::{browse, counters, samples, taxonomy};
-use commerce::rail;
+use catalog::{browse, counters, samples};
 use commerce::rails::stripe::client as stripe_client;
 use identity::agents;
 use trust::provenance;

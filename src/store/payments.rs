@@ -1,7 +1,7 @@
 //! Payment-rail state: sellers' payout accounts, checkout expiry, escrow release, the money
 //! movements retried until the rail confirms them (payouts, refunds), and the webhook events
 //! already handled. Rail names (`ledger.rail`, `payout_accounts.rail`) are the caller's, from
-//! `service::commerce::rail`, bound as parameters.
+//! `service::rail`, bound as parameters.
 
 use rusqlite::{Connection, OptionalExtension, params};
 

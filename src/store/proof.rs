@@ -1,7 +1,7 @@
 //! What the public proofs read: the demand ledger with each side's party, the operator's party
 //! classification (`parties`), settled-sale totals and the independent sellers. Rows only; the
-//! derived figures (parties of rows, buyer labels, totals) are `service::disclosure::proof`'s and
-//! `service::disclosure::participation`'s.
+//! derived figures (parties of rows, buyer labels, totals) are `service::ledger`'s,
+//! `service::disclosure::proof`'s and `service::disclosure::participation`'s.
 
 use rusqlite::{Connection, OptionalExtension, params};
 

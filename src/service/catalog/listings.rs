@@ -11,9 +11,9 @@ use crate::error::{Error, Result};
 use crate::request::catalog::{CreateListing, DeactivateListing, UpdateListing};
 use crate::service::catalog::screening::{self, Refusal};
 use crate::service::catalog::sellers::{self, fetch_deliverable};
-use crate::service::catalog::taxonomy::{HEALTH_VERTICAL, Vertical};
 use crate::service::catalog::view::{license, listing_json};
 use crate::service::catalog::{health, ratings};
+use crate::service::taxonomy::{HEALTH_VERTICAL, Vertical};
 use crate::service::{App, catalog::reputation};
 use crate::store::agents::AgentRow;
 use crate::store::listings::{self as store, ListingRow};
@@ -102,7 +102,7 @@ async fn create_listing(
         .read(move |conn| {
             let endpoint = sellers::verified_endpoint(conn, &seller_id)?;
             if paid && endpoint.is_some() {
-                crate::service::commerce::payouts::require_payouts(conn, &seller_id, card)?;
+                sellers::require_payouts(conn, &seller_id, card)?;
             }
             Ok(endpoint)
         })
@@ -389,9 +389,7 @@ pub async fn update(
     if next.price_cents > 0 && current.price_cents == 0 {
         let (seller_id, card) = (seller.id.clone(), app.card_rail());
         app.store
-            .read(move |conn| {
-                crate::service::commerce::payouts::require_payouts(conn, &seller_id, card)
-            })
+            .read(move |conn| sellers::require_payouts(conn, &seller_id, card))
             .await?;
     }
     let reason = request.reason;

@@ -1,6 +1,6 @@
-//! The catalogue: the taxonomy, listings as signed versions, the in-memory browse index, sellers'
-//! delivery endpoints, screening, ratings and reputation, counters and stats, the house samples
-//! and the personal-health-data consent.
+//! The catalogue: listings as signed versions, filed by the taxonomy (`service::taxonomy`), the
+//! in-memory browse index, sellers' delivery endpoints and payouts readiness, screening, ratings
+//! and reputation, counters and stats, the house samples and the personal-health-data consent.
 
 pub mod browse;
 pub mod counters;
@@ -15,5 +15,4 @@ pub mod screening;
 pub mod sellers;
 pub mod signed;
 pub mod stats;
-pub mod taxonomy;
 pub mod view;

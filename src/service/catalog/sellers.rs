@@ -1,5 +1,6 @@
-//! Sellers: the verified delivery endpoint, the signed requests bourse sends to it, and the
-//! public seller code.
+//! Sellers: the verified delivery endpoint, the signed requests bourse sends to it, the public
+//! seller code, and the payouts a seller of paid listings needs on the instance's card rail
+//! ([`require_payouts`], checked when a paid listing is listed and again when it is sold).
 //!
 //! Protocol (also in llms.txt): bourse POSTs a signed JSON object to the seller's endpoint with
 //! `Content-Type: application/json` and `X-Bourse-Request-Type: <type>`:
@@ -21,8 +22,10 @@ use crate::error::{Error, Result};
 use crate::outbound::{self, OutboundError};
 use crate::request::catalog::SetDeliveryEndpoint;
 use crate::service::App;
+use crate::service::rail::Rail;
 use crate::store::agents::{self as agent_store, AgentRow};
 use crate::store::endpoints;
+use crate::store::payments as payment_store;
 
 /// The deliverable as fetched from the seller.
 pub struct Deliverable {
@@ -130,6 +133,25 @@ pub async fn get_endpoint(app: &App, agent: &AgentRow) -> Result<Value> {
 /// Database failure.
 pub fn verified_endpoint(conn: &Connection, agent_id: &str) -> Result<Option<(String, String)>> {
     endpoints::verified(conn, agent_id)
+}
+
+/// Refuses a paid listing (or a paid checkout) from a seller whose payouts are not connected on
+/// the card rail `card`.
+///
+/// # Errors
+/// `PAYOUTS_NOT_CONNECTED` (409).
+pub fn require_payouts(conn: &Connection, agent_id: &str, card: Rail) -> Result<()> {
+    let rail = card.account_name().unwrap_or_default();
+    let account = payment_store::account_of(conn, agent_id)?;
+    if account.is_some_and(|a| a.status == "complete" && a.rail == rail) {
+        return Ok(());
+    }
+    Err(Error::Conflict {
+        code: "PAYOUTS_NOT_CONNECTED",
+        message: format!(
+            "a paid listing needs connected payouts on this server's {rail} rail: POST /api/sell/register and finish onboarding (free listings need none)"
+        ),
+    })
 }
 
 /// Fetches the deliverable from the seller's endpoint with a signed request

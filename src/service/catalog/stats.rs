@@ -4,8 +4,8 @@
 //! registered agents (not the house seller); `totalQueries` and `totalQueriers` are defined in
 //! `service::catalog::counters`; `totalSales` counts settled sales: ledger rows outside reference
 //! listings (free sales included, reference-sample rows never); `platformFeeCents` sums their
-//! fees; `armsLengthCents` is the demand ledger's figure (`service::disclosure::proof`). Vertical and category
-//! counts are of active, non-sample listings.
+//! fees; `armsLengthCents` is the demand ledger's figure (`service::ledger`). Vertical and
+//! category counts are of active, non-sample listings.
 
 use std::collections::HashMap;
 
@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 use crate::error::Result;
 use crate::service::App;
 use crate::service::catalog::counters;
+use crate::service::ledger;
 use crate::store::agents as agent_store;
 use crate::store::proof as proof_store;
 
@@ -129,8 +130,8 @@ async fn figures(app: &App) -> Result<Value> {
 /// Database failure.
 pub async fn marketplace(app: &App) -> Result<Value> {
     let mut stats = figures(app).await?;
-    // One definition: the demand ledger's (see service::disclosure::proof).
-    let ledger = crate::service::disclosure::proof::demand(app, 1, 0).await?;
-    stats["armsLengthCents"] = ledger["armsLengthCents"].clone();
+    // One definition, the demand ledger's (`service::ledger`).
+    let (rows, configured) = app.store.read(ledger::load).await?;
+    stats["armsLengthCents"] = ledger::arms_length_cents(&rows, configured).into();
     Ok(stats)
 }

@@ -11,8 +11,8 @@ use serde_json::Value;
 
 use crate::error::{Error, Result};
 use crate::request::commerce::BecomeSeller;
-use crate::service::commerce::rail::Rail;
 use crate::service::commerce::settlement::{self, Opening};
+use crate::service::rail::Rail;
 use crate::service::{
     App, commerce::rails::sandbox, commerce::rails::stripe, commerce::rails::x402,
 };

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use crate::clock::rfc3339_after;
 use crate::error::{Error, Result};
 use crate::request::commerce::{ClockChange, Ship};
-use crate::service::commerce::rail::Rail;
+use crate::service::rail::Rail;
 use crate::service::{App, commerce::checkout};
 use crate::store::agents::AgentRow;
 use crate::store::payments as store;

@@ -23,8 +23,8 @@ use crate::request::commerce::{Purchase, Rate};
 use crate::service::catalog::listings::{self, write_version};
 use crate::service::catalog::sellers::{self, Deliverable};
 use crate::service::commerce::checkout::{self, Answer, Bought, PaymentHeader, Sale};
-use crate::service::commerce::rail::Rail;
 use crate::service::commerce::settlement::refresh_reputation;
+use crate::service::rail::Rail;
 use crate::service::{App, catalog::reputation, catalog::samples, commerce::payments};
 use crate::store::agents::{self as agent_store, AgentRow};
 use crate::store::listings::{self as listing_store, ListingRow};
@@ -126,7 +126,7 @@ pub async fn purchase_on(app: &App, order: Order<'_>) -> Result<Answer> {
             message: "an agent cannot buy its own listing".into(),
         });
     }
-    if listing.vertical_slug == crate::service::catalog::taxonomy::HEALTH_VERTICAL {
+    if listing.vertical_slug == crate::service::taxonomy::HEALTH_VERTICAL {
         check_health_terms(
             intended_use,
             attestation.as_ref(),

@@ -15,8 +15,8 @@ use crate::crypto::keys::Keyring;
 use crate::crypto::receipt::sign_object;
 use crate::error::{Error, Result};
 use crate::service::catalog::listings::{self, write_version};
-use crate::service::commerce::rail::Rail;
-use crate::service::{App, catalog::reputation, commerce::fees, commerce::payouts};
+use crate::service::rail::Rail;
+use crate::service::{App, catalog::reputation, catalog::sellers, commerce::fees};
 use crate::store::agents::{self as agent_store, AgentRow};
 use crate::store::listings::{self as listing_store, ListingRow};
 use crate::store::payments as payment_store;
@@ -142,7 +142,7 @@ fn insert_checked(
         return Err(unavailable());
     }
     if purchase.amount_cents > 0 {
-        payouts::require_payouts(tx, &stored.seller_id, card)?;
+        sellers::require_payouts(tx, &stored.seller_id, card)?;
     }
     close_price(tx, purchase, &stored)?;
     purchase.receipt = purchase_receipt(keyring, purchase, &stored, now);

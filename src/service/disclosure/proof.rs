@@ -9,18 +9,9 @@
 //! creation time. Rows are listed newest first and paged with `limit` (default 100, max 500)
 //! and `offset`; `total` counts every row.
 //!
-//! # Buyer labels
-//! The buyer is never shown by handle or id: a row says `buyer #N`, where N numbers distinct
-//! buyers in the order of their first ledger row (stable, since the ledger only grows). The
-//! same label on two rows means the same buyer; nothing more is revealed.
-//!
-//! # Parties (derived at read time)
-//! The operator classifies agents into `unclassified`, `internal`, `house_buyer`,
-//! `house_seller` or `affiliated` (table `parties`; no row = `unclassified`). A row's party is
-//! the seller's class when the seller is classified, else the buyer's class when the buyer is
-//! classified, else `unclassified`. It is derived when the ledger is read, so a
-//! classification applies to past rows too. Neither the party nor the buyer label is stored:
-//! both are derived from the purchase when the ledger is read.
+//! # Rows and parties
+//! A row's party and its anonymous buyer label are derived when the ledger is read
+//! (`service::ledger`, which says how); the operator sets the classes a party comes from.
 //! `arms_length` is never a stored class and cannot be set: it is not something the operator
 //! may assert about an agent, and a PUT with it is refused (400).
 //!
@@ -49,13 +40,14 @@
 //!   than `unclassified`); before that it is 0, because nothing has been checked.
 //! - `externallySigned`: false — the response is signed by this instance's key only.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 
 use serde_json::{Map, Value, json};
 
 use crate::error::{Error, Result};
 use crate::service::App;
-use crate::service::commerce::rail::Rail;
+use crate::service::ledger::{self, Row};
+use crate::service::rail::Rail;
 use crate::store::agents as agent_store;
 use crate::store::proof as proof_store;
 
@@ -69,73 +61,11 @@ pub const PARTIES: [&str; 5] = [
 ];
 
 /// The rails a ledger row can carry.
-pub const RAILS: [&str; 3] = crate::service::commerce::rail::Rail::LEDGER_NAMES;
+pub const RAILS: [&str; 3] = crate::service::rail::Rail::LEDGER_NAMES;
 
 /// Default and maximum page size of the row list.
 pub const DEFAULT_LIMIT: i64 = 100;
 pub const MAX_LIMIT: i64 = 500;
-
-/// One ledger row as read, with its derived party and buyer label.
-#[derive(Clone)]
-struct Row {
-    id: String,
-    seller_code: String,
-    seller_id: String,
-    buyer_id: Option<String>,
-    buyer_label: String,
-    vertical_slug: String,
-    amount_cents: i64,
-    platform_fee_cents: i64,
-    rail: String,
-    status: String,
-    is_reference: bool,
-    party: String,
-    created_at: String,
-    release_at: Option<String>,
-}
-
-/// The party of a row: the seller's class if classified, else the buyer's, else unclassified.
-fn derive_party(seller: Option<&str>, buyer: Option<&str>) -> String {
-    let classified = |p: Option<&str>| p.filter(|p| *p != "unclassified").map(str::to_owned);
-    classified(seller)
-        .or_else(|| classified(buyer))
-        .unwrap_or_else(|| "unclassified".into())
-}
-
-/// Every ledger row, oldest first, with its party and buyer label, and whether any agent is
-/// classified.
-fn load(conn: &rusqlite::Connection) -> Result<(Vec<Row>, bool)> {
-    let mut labels: HashMap<String, usize> = HashMap::new();
-    let rows = proof_store::ledger(conn)?
-        .into_iter()
-        .map(|entry| {
-            let buyer_label = match &entry.buyer_id {
-                Some(id) => {
-                    let next = labels.len() + 1;
-                    format!("buyer #{}", labels.entry(id.clone()).or_insert(next))
-                }
-                None => "anonymous".to_owned(),
-            };
-            Row {
-                party: derive_party(entry.seller_party.as_deref(), entry.buyer_party.as_deref()),
-                id: entry.id,
-                seller_code: entry.seller_code,
-                seller_id: entry.seller_id,
-                buyer_id: entry.buyer_id,
-                buyer_label,
-                vertical_slug: entry.vertical_slug,
-                amount_cents: entry.amount_cents,
-                platform_fee_cents: entry.platform_fee_cents,
-                rail: entry.rail,
-                status: entry.status,
-                is_reference: entry.is_reference,
-                created_at: entry.created_at,
-                release_at: entry.release_at,
-            }
-        })
-        .collect();
-    Ok((rows, proof_store::any_classified(conn)?))
-}
 
 fn row_json(app: &App, row: &Row) -> Value {
     json!({
@@ -243,7 +173,7 @@ fn limitations(app: &App) -> Vec<String> {
 /// # Errors
 /// Database failure.
 pub async fn demand(app: &App, limit: i64, offset: i64) -> Result<Value> {
-    let (rows, configured) = app.store.read(load).await?;
+    let (rows, configured) = app.store.read(ledger::load).await?;
 
     let sales: Vec<&Row> = rows.iter().filter(|r| !r.is_reference).collect();
     let (affiliated, counted): (Vec<&Row>, Vec<&Row>) =
@@ -275,15 +205,7 @@ pub async fn demand(app: &App, limit: i64, offset: i64) -> Result<Value> {
     }
     let affiliated_gross: i64 = affiliated.iter().map(|r| r.amount_cents).sum();
     let merchants: Vec<&str> = by_merchant.keys().copied().collect();
-    let arms_length_cents: i64 = if configured {
-        counted
-            .iter()
-            .filter(|r| r.party == "unclassified")
-            .map(|r| r.amount_cents)
-            .sum()
-    } else {
-        0
-    };
+    let arms_length_cents = ledger::arms_length_cents(&rows, configured);
 
     let page: Vec<Value> = rows
         .iter()

@@ -8,9 +8,10 @@ use serde_json::{Value, json};
 
 use crate::crypto::{b64url, random_bytes};
 use crate::error::{Error, Result};
-use crate::service::commerce::rail::Rail;
+use crate::service::App;
+use crate::service::commerce::rails::new_onboarding_id;
 use crate::service::commerce::settlement::{self, PaymentReport, Reservation};
-use crate::service::{App, commerce::payouts};
+use crate::service::rail::Rail;
 use crate::store::agents::AgentRow;
 use crate::store::listings as listing_store;
 use crate::store::payments::{self as store, AccountKey};
@@ -23,7 +24,7 @@ use crate::store::purchases as purchase_store;
 pub async fn register_seller(app: &App, agent: &AgentRow) -> Result<Value> {
     let rail = Rail::Sandbox.account_name().unwrap_or_default();
     let (agent_id, now) = (agent.id.clone(), app.now());
-    let fresh = payouts::new_onboarding_id();
+    let fresh = new_onboarding_id();
     let account = app
         .store
         .write(move |tx| store::open_account(tx, &agent_id, &fresh, rail, None, &now))

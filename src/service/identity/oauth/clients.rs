@@ -5,7 +5,7 @@
 use jiff::SignedDuration;
 use serde_json::{Value, json};
 
-use super::{Scopes, mint};
+use super::{AUTH_METHODS, Scopes, mint};
 use crate::crypto::{b64url, random_bytes};
 use crate::error::{Error, OAuthCode, Result};
 use crate::service::identity::names;
@@ -13,8 +13,6 @@ use crate::service::ratelimit::{CLIENT_DOCUMENTS, CLIENT_REGISTRATION};
 use crate::service::{App, constant_time_eq, hash_secret};
 use crate::store::oauth::{self as oauth_store, ClientRow, GrantRow};
 
-/// How clients authenticate at the token and revocation endpoints.
-pub const AUTH_METHODS: [&str; 3] = ["none", "client_secret_post", "client_secret_basic"];
 /// Registered client ids start with this; anything else is a metadata document URL.
 const CLIENT_PREFIX: &str = "bmc_";
 /// Client secrets.

@@ -24,6 +24,9 @@ use crate::service::{App, hash_secret, mint_secret as mint};
 use crate::store::agents::{self as agent_store, AgentRow};
 use crate::store::oauth::{self as oauth_store, TokenKind};
 
+/// How clients authenticate at the token and revocation endpoints (the metadata says so, and
+/// `clients` registers nothing else).
+pub const AUTH_METHODS: [&str; 3] = ["none", "client_secret_post", "client_secret_basic"];
 /// Access tokens start with this (API keys start with `svc_live_`).
 pub const ACCESS_PREFIX: &str = "bmat_";
 /// Refresh tokens.
@@ -155,8 +158,8 @@ pub fn authorization_server_metadata(app: &App) -> Value {
         "response_types_supported": ["code"],
         "response_modes_supported": ["query"],
         "grant_types_supported": ["authorization_code", "refresh_token"],
-        "token_endpoint_auth_methods_supported": clients::AUTH_METHODS,
-        "revocation_endpoint_auth_methods_supported": clients::AUTH_METHODS,
+        "token_endpoint_auth_methods_supported": AUTH_METHODS,
+        "revocation_endpoint_auth_methods_supported": AUTH_METHODS,
         "code_challenge_methods_supported": ["S256"],
         "client_id_metadata_document_supported": true,
         "authorization_response_iss_parameter_supported": true,

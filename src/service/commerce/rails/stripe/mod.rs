@@ -21,12 +21,13 @@ use crate::clock::{rfc3339, rfc3339_after};
 use crate::crypto::{b64url, random_bytes};
 use crate::error::{Error, Result};
 use crate::request::commerce::BecomeSeller;
-use crate::service::commerce::rail::Rail;
+use crate::service::App;
+use crate::service::commerce::rails::new_onboarding_id;
 use crate::service::commerce::rails::stripe::client::{
     Client, call, malformed, object_id, verify_signature,
 };
 use crate::service::commerce::settlement::{self, PaymentReport, Reservation, Settled};
-use crate::service::{App, commerce::payouts};
+use crate::service::rail::Rail;
 use crate::store::agents::AgentRow;
 use crate::store::payments::{self as store, AccountKey};
 use crate::store::purchases::PurchaseRow;
@@ -128,7 +129,7 @@ pub async fn register_seller(app: &App, agent: &AgentRow, request: BecomeSeller)
             let reference = object_id(&created, "acct_")?;
             let (agent_id, fresh, now, stored_ref) = (
                 agent.id.clone(),
-                payouts::new_onboarding_id(),
+                new_onboarding_id(),
                 app.now(),
                 reference.clone(),
             );

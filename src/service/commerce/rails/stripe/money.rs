@@ -13,8 +13,8 @@ use serde_json::Value;
 use crate::clock::{rfc3339, rfc3339_after};
 use crate::error::Result;
 use crate::service::App;
-use crate::service::commerce::rail::Rail;
 use crate::service::commerce::rails::stripe::client::{Client, Failure, call, object_id};
+use crate::service::rail::Rail;
 use crate::store::payments::{self as store, Movement};
 
 /// Most rows of each kind one pass attempts.

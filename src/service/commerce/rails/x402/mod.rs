@@ -20,13 +20,13 @@ use serde_json::{Value, json};
 use crate::config::X402Settings;
 use crate::crypto::{b64url, random_bytes};
 use crate::error::{Error, Result};
-use crate::service::commerce::rail::Rail;
 use crate::service::commerce::rails::x402::wire::{
     ATOMIC_PER_CENT, MAX_TIMEOUT_SECONDS, NETWORKS, Offer, decode, facilitate, get_json,
     response_header, text_of, usdc,
 };
 use crate::service::commerce::settlement::{self, Opening, PaymentReport, Reservation};
-use crate::service::{App, commerce::payouts};
+use crate::service::rail::Rail;
+use crate::service::{App, catalog::sellers};
 use crate::store::agents::AgentRow;
 use crate::store::listings::ListingRow;
 use crate::store::payments as payment_store;
@@ -93,7 +93,7 @@ pub async fn sell(
             if !settlement::available(conn, &stored, &now)? {
                 return Err(settlement::unavailable());
             }
-            payouts::require_payouts(conn, &stored.seller_id, card)
+            sellers::require_payouts(conn, &stored.seller_id, card)
         })
         .await?;
     let offer = Offer::new(

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use crate::error::{Error, Result};
 use crate::service::App;
-use crate::service::commerce::rail::Rail;
+use crate::service::rail::Rail;
 
 /// USDC on one network: what the `exact` EVM scheme needs to name the token.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

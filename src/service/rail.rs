@@ -14,6 +14,10 @@
 //!
 //! The purchase's name is also what the `rail` field of a purchase request takes (`checkout` and
 //! `card` both ask for the instance's card rail) and what `GET /api/meta` shows.
+//!
+//! This is vocabulary, not commerce: it sits below every domain, so the App's card rail, the
+//! catalogue's payouts check, commerce and the demand ledger all speak it without one domain
+//! importing another.
 
 use serde_json::Value;
 

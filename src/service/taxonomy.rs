@@ -6,6 +6,9 @@
 //! 2, in the description 1; the highest score wins (ties go to the vertical listed first); with a
 //! category hint only that category's verticals compete; no match files into `general`. The
 //! personal-health-data vertical is never chosen automatically (it needs a consent flow).
+//!
+//! It sits below the domains that read it: the catalogue files and browses listings by it,
+//! identity's ingress names its classes, and the App loads it once.
 
 use std::collections::HashMap;
 

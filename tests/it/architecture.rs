@@ -636,6 +636,21 @@ fn declare(toks: &[Tok]) -> Declared {
                 "macro_rules" if toks.get(i + 1) == Some(&Tok::Punct(b'!')) => {
                     if let Some(name) = name_at(toks, i + 2) {
                         declared.items.insert(name.to_owned());
+                        // What a macro's body declares (the operations table's enum and table)
+                        // counts as the module's: the module invokes it.
+                        if let Some(open) = body_open(toks, i + 3) {
+                            let end = closing(toks, open);
+                            for pair in toks[open + 1..end].windows(2) {
+                                if let [Tok::Ident(keyword), Tok::Ident(item)] = pair
+                                    && ["enum", "struct", "fn", "static", "const", "type"]
+                                        .contains(&keyword.as_str())
+                                {
+                                    declared.items.insert(item.clone());
+                                }
+                            }
+                            i = end + 1;
+                            continue;
+                        }
                     }
                 }
                 "mod" => {
@@ -839,9 +854,11 @@ fn paths_resolve_into_modules_files_nested_modules_and_impls() {
     for path in [
         "store::Store::read",
         "request::Op::input_schema",
-        "http::router::Route",
-        "http::router::Auth::Public",
-        "http::router::tests::every_agent_or_operator_route_is_unsigned_and_every_public_one_signed",
+        "http::router::resolve",
+        "operations::Operation",
+        "operations::Operation::routes",
+        "operations::Auth::Public",
+        "operations::tests::every_agent_or_operator_operation_is_unsigned_and_every_public_one_signed",
         "store::tests::newer_schema_is_refused",
         "crate::bind",
         "it::support::TestServer",

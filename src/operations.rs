@@ -109,20 +109,23 @@ pub struct Spec {
     pub op: Option<&'static Op>,
     /// The type of the path parameter, for a template that has one.
     pub param: Option<Param>,
-    /// Reads a JSON body, so a body sent as another media type is refused (415).
+    /// Reads a JSON body, so a body sent as another media type is refused (415). The sandbox
+    /// buttons post browser forms and their twins read no body; MCP checks its own.
     pub json: bool,
     /// The agent key may also come as the JSON body member `api_key` (the marketplace bodies,
     /// as the interface allows); elsewhere only `Authorization: Bearer` counts.
     pub body_key: bool,
     /// A signed answer of this public read may be reused while nothing was committed since it
-    /// was made (`catalog::signed`): no counter, no rate limit, no lazy write.
+    /// was made (`catalog::signed`): no counter, no rate limit, no lazy write. Listing detail and
+    /// browse keep theirs in their services (they count views and queries).
     pub reuse: bool,
     /// Moves money through a payment provider, so it runs to its end even when the client
     /// disconnects (spawned rather than dropped with the request).
     pub to_completion: bool,
     /// Belongs to the sandbox rail (served only with `--payments sandbox`).
     pub sandbox: bool,
-    /// Every refusal, not only the OAuth ones, is answered in OAuth's error shape.
+    /// Every refusal, not only the OAuth ones, is answered in OAuth's error shape (token,
+    /// revocation, registration).
     pub oauth_shape: bool,
 }
 
@@ -372,22 +375,6 @@ impl Operation {
         })
     }
 
-    /// See [`Spec::to_completion`].
-    pub fn runs_to_completion(self) -> bool {
-        self.spec().to_completion
-    }
-
-    /// See [`Spec::sandbox`].
-    pub fn is_sandbox(self) -> bool {
-        self.spec().sandbox
-    }
-
-    /// See [`Spec::json`]. The sandbox buttons post browser forms and their twins read no body;
-    /// MCP checks its own (its refusal is a JSON-RPC error).
-    pub fn reads_json_body(self) -> bool {
-        self.spec().json
-    }
-
     /// Whether a 2xx JSON object answer carries the signed public `provenance` block: answers
     /// anyone may read are signed; answers to a credential's holder are theirs alone (what a
     /// party must trust in them, receipts and history entries, is signed on its own).
@@ -395,26 +382,10 @@ impl Operation {
         matches!(self.auth(), Auth::Public | Auth::Capability)
     }
 
-    /// See [`Spec::reuse`]. Listing detail and browse keep theirs in their services (they
-    /// count views and queries).
-    pub fn reuses_signed_answer(self) -> bool {
-        self.spec().reuse
-    }
-
     /// Whether browsers may read the answers from any origin (CORS `*`): the OAuth documents and
     /// endpoints, which browser-based MCP clients call, and which involve no cookies.
     pub fn open_to_any_origin(self) -> bool {
         matches!(self.auth(), Auth::Standard | Auth::OAuthClient)
-    }
-
-    /// See [`Spec::oauth_shape`] (token, revocation, registration).
-    pub fn answers_in_oauth_shape(self) -> bool {
-        self.spec().oauth_shape
-    }
-
-    /// See [`Spec::body_key`].
-    pub fn takes_body_key(self) -> bool {
-        self.spec().body_key
     }
 }
 

@@ -17,13 +17,13 @@ fn every_agent_or_operator_operation_is_unsigned_and_every_public_one_signed() {
             Auth::Probe => assert!(!signed, "{operation:?}: probes are not signed"),
             _ => assert!(!signed, "{operation:?}"),
         }
-        if operation.takes_body_key() {
+        if operation.spec().body_key {
             assert!(
                 matches!(operation.auth(), Auth::Agent | Auth::AgentOrPayment),
                 "{operation:?}"
             );
         }
-        if operation.reuses_signed_answer() {
+        if operation.spec().reuse {
             assert!(
                 signed,
                 "{operation:?} reuses a signed answer, so it must be signed"
@@ -79,11 +79,11 @@ fn every_operation_that_takes_a_body_says_whether_it_is_json() {
     for (method, template, operation) in Operation::routes() {
         if ["POST", "PUT", "PATCH", "DELETE"].contains(&method) {
             assert!(
-                operation.reads_json_body() != not_json.contains(&operation),
+                operation.spec().json != not_json.contains(&operation),
                 "{method} {template}: declare whether it reads a JSON body"
             );
         } else {
-            assert!(!operation.reads_json_body(), "{method} {template}");
+            assert!(!operation.spec().json, "{method} {template}");
         }
     }
 }

@@ -62,7 +62,7 @@ async fn authenticate(app: &App, operation: Operation, ctx: &Ctx) -> Result<Call
         Auth::Agent => {
             let key = match ctx.bearer() {
                 Some(key) => Some(key.to_owned()),
-                None if operation.takes_body_key() => ctx.json_args()?.take_str("api_key"),
+                None if operation.spec().body_key => ctx.json_args()?.take_str("api_key"),
                 None => None,
             };
             Ok(Caller::Agent(Box::new(
@@ -91,7 +91,7 @@ async fn authenticate(app: &App, operation: Operation, ctx: &Ctx) -> Result<Call
 /// # Errors
 /// Whatever the handler returns; mapped to HTTP by `http::response::error`.
 pub async fn dispatch(app: &App, operation: Operation, mut ctx: Ctx) -> Result<Reply> {
-    if operation.is_sandbox() && !app.sandbox() {
+    if operation.spec().sandbox && !app.sandbox() {
         return Err(crate::error::Error::NotFound(format!(
             "no route for {}: the sandbox rail is off (this server runs --payments stripe)",
             ctx.path

@@ -119,7 +119,7 @@ async fn serve(
                 if error.status() >= 500 {
                     tracing::error!(request_id, %error, "request failed");
                 }
-                if operation.answers_in_oauth_shape() {
+                if operation.spec().oauth_shape {
                     response::oauth_error(&error, request_id)
                 } else {
                     response::error(&error, request_id)
@@ -204,13 +204,13 @@ async fn serve_matched(
         caller: request::Caller::Anonymous,
     };
     let operation = matched.operation;
-    if operation.reads_json_body() && !ctx.body.is_empty() && !ctx.json_content_type() {
+    if operation.spec().json && !ctx.body.is_empty() && !ctx.json_content_type() {
         return Err(Error::UnsupportedMediaType(
             "this route reads a JSON body: send it as `Content-Type: application/json`".into(),
         ));
     }
     // A public read whose signed answer is kept: reused while nothing was committed since.
-    let kept = (operation.reuses_signed_answer() && ctx.method == "GET").then(|| {
+    let kept = (operation.spec().reuse && ctx.method == "GET").then(|| {
         let key = format!("{} {:?}", ctx.path, ctx.query);
         let stamp = crate::service::catalog::signed::database_stamp(app);
         (key, stamp, app.clock.now())
@@ -225,7 +225,7 @@ async fn serve_matched(
             request_id,
         ));
     }
-    let reply = if operation.runs_to_completion() {
+    let reply = if operation.spec().to_completion {
         // Money moves inside: a client that hangs up must not cancel the handler between a
         // payment provider's answer and the write that records it.
         let app = app.clone();

@@ -32,6 +32,7 @@ pub mod error;
 pub mod http;
 #[cfg(test)]
 mod invariants;
+pub mod logs;
 pub mod mcp;
 pub mod memory;
 pub mod operations;

@@ -52,7 +52,7 @@ pub async fn handle(
     let started = Instant::now();
     let request_id = next_request_id();
     let method = request.method().as_str().to_owned();
-    let target = request::redacted_target(request.uri().path(), request.uri().query());
+    let target = crate::logs::redacted_target(request.uri().path(), request.uri().query());
     let client_ip = client_ip(&request, peer.ip(), &settings.trusted_proxies);
 
     let mut response = match &app.follower {

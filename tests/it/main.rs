@@ -34,6 +34,7 @@ mod readme;
 mod receipts;
 mod replication;
 #[allow(dead_code)]
+mod secrets_in_logs;
 mod seller_twin;
 mod static_binary;
 mod stripe;

@@ -10,11 +10,11 @@ use std::net::TcpStream;
 
 use serde_json::{Value, json};
 
-use super::{Resp, TestServer};
+use super::{Client, Resp};
 
 pub const MCP: &str = "/api/mcp";
 
-pub fn rpc(server: &TestServer, key: Option<&str>, method: &str, params: Value) -> Resp {
+pub fn rpc(server: &Client, key: Option<&str>, method: &str, params: Value) -> Resp {
     let auth = key.map(|key| format!("Bearer {key}"));
     let mut headers = vec![
         ("accept", "application/json, text/event-stream"),
@@ -29,7 +29,7 @@ pub fn rpc(server: &TestServer, key: Option<&str>, method: &str, params: Value) 
 
 /// The CallToolResult of a `tools/call` answered with 200.
 #[track_caller]
-pub fn call(server: &TestServer, key: Option<&str>, name: &str, arguments: Value) -> Value {
+pub fn call(server: &Client, key: Option<&str>, name: &str, arguments: Value) -> Value {
     let response = rpc(
         server,
         key,
@@ -45,7 +45,7 @@ pub fn call(server: &TestServer, key: Option<&str>, name: &str, arguments: Value
 
 /// A successful tool call: the structured content (which the text block repeats).
 #[track_caller]
-pub fn ok(server: &TestServer, key: Option<&str>, name: &str, arguments: Value) -> Value {
+pub fn ok(server: &Client, key: Option<&str>, name: &str, arguments: Value) -> Value {
     let result = call(server, key, name, arguments);
     assert_eq!(result["isError"], false, "{name}: {result}");
     let text: Value = serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap();
@@ -55,13 +55,7 @@ pub fn ok(server: &TestServer, key: Option<&str>, name: &str, arguments: Value) 
 
 /// A failed tool call naming `code` in its text; returns `structuredContent.error`.
 #[track_caller]
-pub fn err(
-    server: &TestServer,
-    key: Option<&str>,
-    name: &str,
-    arguments: Value,
-    code: &str,
-) -> Value {
+pub fn err(server: &Client, key: Option<&str>, name: &str, arguments: Value, code: &str) -> Value {
     let result = call(server, key, name, arguments);
     assert_eq!(result["isError"], true, "{name}: {result}");
     let message = result["content"][0]["text"].as_str().unwrap();
@@ -80,16 +74,11 @@ pub fn request(id: i64, method: &str, params: Value) -> Value {
 }
 
 /// POSTs a JSON-RPC body the way MCP clients do, with an optional Bearer key and extra headers.
-pub fn post(server: &TestServer, key: Option<&str>, extra: &[(&str, &str)], body: &Value) -> Resp {
+pub fn post(server: &Client, key: Option<&str>, extra: &[(&str, &str)], body: &Value) -> Resp {
     post_bytes(server, key, extra, body.to_string().as_bytes())
 }
 
-pub fn post_bytes(
-    server: &TestServer,
-    key: Option<&str>,
-    extra: &[(&str, &str)],
-    body: &[u8],
-) -> Resp {
+pub fn post_bytes(server: &Client, key: Option<&str>, extra: &[(&str, &str)], body: &[u8]) -> Resp {
     let auth = key.map(|key| format!("Bearer {key}"));
     let mut headers = vec![("accept", "application/json, text/event-stream")];
     if let Some(auth) = &auth {
@@ -137,7 +126,7 @@ pub fn rpc_error(response: &Resp, status: u16, code: i64) -> Value {
 
 /// `tools/call` with a key; returns the CallToolResult.
 #[track_caller]
-pub fn call_tool(server: &TestServer, key: &str, name: &str, arguments: Value) -> Value {
+pub fn call_tool(server: &Client, key: &str, name: &str, arguments: Value) -> Value {
     let response = post(
         server,
         Some(key),
@@ -155,7 +144,7 @@ pub fn call_tool(server: &TestServer, key: &str, name: &str, arguments: Value) -
 
 /// A successful tool call: the structured content, which the text block repeats as JSON.
 #[track_caller]
-pub fn tool_ok(server: &TestServer, key: &str, name: &str, arguments: Value) -> Value {
+pub fn tool_ok(server: &Client, key: &str, name: &str, arguments: Value) -> Value {
     let result = call_tool(server, key, name, arguments);
     assert_eq!(result["isError"], false, "{result}");
     assert_eq!(result["content"][0]["type"], "text", "{result}");
@@ -167,7 +156,7 @@ pub fn tool_ok(server: &TestServer, key: &str, name: &str, arguments: Value) -> 
 /// A tool call that failed on its own terms: `isError` with a readable text; returns
 /// `structuredContent.error`.
 #[track_caller]
-pub fn tool_err(server: &TestServer, key: &str, name: &str, arguments: Value, code: &str) -> Value {
+pub fn tool_err(server: &Client, key: &str, name: &str, arguments: Value, code: &str) -> Value {
     let result = call_tool(server, key, name, arguments);
     assert_eq!(result["isError"], true, "{result}");
     let message = result["content"][0]["text"].as_str().unwrap();
@@ -187,7 +176,7 @@ pub fn stateless_meta() -> Value {
 
 /// A 2026-07-28 request: `_meta` envelope plus the mirrored headers (overridable by `extra`).
 pub fn post_stateless(
-    server: &TestServer,
+    server: &Client,
     key: Option<&str>,
     method: &str,
     mut params: Value,
@@ -216,7 +205,7 @@ pub fn post_stateless(
 }
 
 /// One raw HTTP/1.1 exchange, for headers a client library would not let us forge.
-pub fn raw_http(server: &TestServer, head: &str, body: &str) -> (u16, String) {
+pub fn raw_http(server: &Client, head: &str, body: &str) -> (u16, String) {
     let address = server.base.strip_prefix("http://").unwrap();
     let mut stream = TcpStream::connect(address).unwrap();
     let request = format!(

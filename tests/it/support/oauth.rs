@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use super::mcp::rpc;
-use super::{Resp, TestServer, form_encode};
+use super::{Client, Resp, form_encode};
 
 pub const REDIRECT: &str = "http://127.0.0.1:33418/callback";
 
@@ -23,7 +23,7 @@ pub fn pkce(seed: &str) -> (String, String) {
     (verifier, challenge)
 }
 
-pub fn register_client(server: &TestServer, extra: Value) -> Value {
+pub fn register_client(server: &Client, extra: Value) -> Value {
     let mut metadata = json!({
         "client_name": "Test Assistant",
         "redirect_uris": [REDIRECT],
@@ -48,7 +48,7 @@ pub struct Setup {
 }
 
 /// Registers the agent `agent` and a public client, and makes a PKCE pair from `seed`.
-pub fn setup(server: &TestServer, agent: &str, seed: &str) -> Setup {
+pub fn setup(server: &Client, agent: &str, seed: &str) -> Setup {
     let agent = server.register(agent);
     let key = agent["apiKey"].as_str().unwrap().to_owned();
     let client = register_client(server, json!({}));
@@ -67,7 +67,7 @@ pub fn setup(server: &TestServer, agent: &str, seed: &str) -> Setup {
 impl Setup {
     /// The person allows this client on the authorization page, as this agent, with `grants`
     /// ticked; returns the code.
-    pub fn allow(&self, server: &TestServer, scope: &str, grants: &[&str]) -> String {
+    pub fn allow(&self, server: &Client, scope: &str, grants: &[&str]) -> String {
         allow(
             server,
             &self.client_id,
@@ -79,7 +79,7 @@ impl Setup {
     }
 
     /// Exchanges `code` for tokens as this client, with its verifier.
-    pub fn exchange(&self, server: &TestServer, code: &str) -> Resp {
+    pub fn exchange(&self, server: &Client, code: &str) -> Resp {
         exchange(server, &self.client_id, code, &self.verifier)
     }
 }
@@ -117,7 +117,7 @@ pub fn authorize_params<'a>(
 }
 
 /// `GET /oauth/authorize` as a browser would send it, without following a redirect.
-pub fn authorize_page(server: &TestServer, params: &[(&str, &str)]) -> Resp {
+pub fn authorize_page(server: &Client, params: &[(&str, &str)]) -> Resp {
     server.request_unredirected(
         "GET",
         &format!("/oauth/authorize?{}", form_encode(params)),
@@ -129,7 +129,7 @@ pub fn authorize_page(server: &TestServer, params: &[(&str, &str)]) -> Resp {
 /// Submits the page's form as a browser would: the request's parameters, the ticked grants,
 /// the API key and Allow. Returns the code.
 pub fn allow(
-    server: &TestServer,
+    server: &Client,
     client_id: &str,
     challenge: &str,
     scope: &str,
@@ -147,7 +147,7 @@ pub fn allow(
     param(&query, "code").unwrap().to_owned()
 }
 
-pub fn exchange(server: &TestServer, client_id: &str, code: &str, verifier: &str) -> Resp {
+pub fn exchange(server: &Client, client_id: &str, code: &str, verifier: &str) -> Resp {
     server.post_form(
         "/oauth/token",
         &[],
@@ -174,7 +174,7 @@ pub fn oauth_error(response: &Resp, status: u16, error: &str) {
 }
 
 /// Exchanges a refresh token (with extra form fields).
-pub fn refresh(server: &TestServer, client_id: &str, token: &str, extra: &[(&str, &str)]) -> Resp {
+pub fn refresh(server: &Client, client_id: &str, token: &str, extra: &[(&str, &str)]) -> Resp {
     let mut form = vec![
         ("grant_type", "refresh_token"),
         ("refresh_token", token),
@@ -185,7 +185,7 @@ pub fn refresh(server: &TestServer, client_id: &str, token: &str, extra: &[(&str
 }
 
 /// A whoami over MCP with this Bearer credential.
-pub fn whoami(server: &TestServer, token: &str) -> Resp {
+pub fn whoami(server: &Client, token: &str) -> Resp {
     rpc(
         server,
         Some(token),
@@ -195,7 +195,7 @@ pub fn whoami(server: &TestServer, token: &str) -> Resp {
 }
 
 /// An agent and a client that it allowed with `grants`: (tokens, client id, agent key).
-pub fn tokens(server: &TestServer, grants: &[&str]) -> (Value, String, String) {
+pub fn tokens(server: &Client, grants: &[&str]) -> (Value, String, String) {
     let setup = setup(server, "oauth-owner", "flow");
     let code = setup.allow(server, "read message sell spend", grants);
     let tokens = setup.exchange(server, &code).expect(200);

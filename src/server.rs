@@ -102,7 +102,7 @@ impl Server {
             let app = self.app.clone();
             let settings = self.settings.clone();
             let read_timeout = settings.read_timeout;
-            let (stream, unread_head) = Watched::new(stream);
+            let (stream, closing) = Watched::new(stream);
             let service = service_fn(move |request| {
                 http::handle(app.clone(), settings.clone(), request, peer)
             });
@@ -113,13 +113,21 @@ impl Server {
                 .serve_connection(TokioIo::new(stream), service);
             let connection = graceful.watch(connection);
             tokio::spawn(async move {
-                if let Err(error) = connection.await {
-                    tracing::debug!(%error, %peer, "connection ended with an error");
-                    if let Ok(unread) = unread_head.await
-                        && (unread.refused.is_some() || error.is_timeout())
-                    {
-                        answer_unread_head(unread).await;
+                let ended = connection.await;
+                let timed_out = match &ended {
+                    Err(error) => {
+                        tracing::debug!(%error, %peer, "connection ended with an error");
+                        error.is_timeout()
                     }
+                    Ok(()) => false,
+                };
+                let Ok(closing) = closing.await else {
+                    return;
+                };
+                if closing.refused.is_some() || (closing.head_started && timed_out) {
+                    answer_unread_head(closing).await;
+                } else {
+                    linger(closing.stream).await;
                 }
             });
         }
@@ -153,8 +161,9 @@ impl Server {
 /// without a body: a request head it cannot parse (it writes a bare 400, 414 or 431 and closes)
 /// and a head that stops arriving (its header-read timeout: it closes without a word). In both
 /// the socket comes back to the connection's task, which answers the usual JSON error instead
-/// (`answer_unread_head`). An idle keep-alive connection (nothing read since the last answer, or
-/// only the rest of a body hyper drained) is simply closed, as clients expect.
+/// (`answer_unread_head`). Every other socket comes back too when hyper lets it go, for a
+/// lingering close ([`linger`]): an answer sent before the request's body was read (413, 408,
+/// 404 …) must reach a client that writes its whole body before it reads.
 struct Watched {
     stream: Option<TcpStream>,
     /// The first bytes read since the last write, to tell the start of a request head from the
@@ -163,18 +172,20 @@ struct Watched {
     since_write_len: usize,
     /// The status of hyper's own answer, which was swallowed to be answered properly.
     refused: Option<u16>,
-    give_back: Option<oneshot::Sender<UnreadHead>>,
+    give_back: Option<oneshot::Sender<Closing>>,
 }
 
-/// The socket of a connection whose request head went unanswered, and why: the status hyper
-/// answered (400, 414, 431), or `None` when the head did not arrive in time.
-struct UnreadHead {
+/// The socket of a connection hyper let go, and what was left unanswered: the status of its
+/// own refusal of a head (400, 414, 431), and whether a request head had started arriving (so a
+/// timeout is a head that did not arrive in time, not an idle keep-alive connection).
+struct Closing {
     stream: TcpStream,
     refused: Option<u16>,
+    head_started: bool,
 }
 
 impl Watched {
-    fn new(stream: TcpStream) -> (Watched, oneshot::Receiver<UnreadHead>) {
+    fn new(stream: TcpStream) -> (Watched, oneshot::Receiver<Closing>) {
         let (give_back, unread) = oneshot::channel();
         let watched = Watched {
             stream: Some(stream),
@@ -253,11 +264,12 @@ fn bare_refusal(head: &[u8]) -> Option<u16> {
 
 impl Drop for Watched {
     fn drop(&mut self) {
-        if (self.reading_head() || self.refused.is_some())
-            && let (Some(stream), Some(give_back)) = (self.stream.take(), self.give_back.take())
-        {
-            let refused = self.refused;
-            let _ = give_back.send(UnreadHead { stream, refused });
+        if let (Some(stream), Some(give_back)) = (self.stream.take(), self.give_back.take()) {
+            let _ = give_back.send(Closing {
+                stream,
+                refused: self.refused,
+                head_started: self.reading_head(),
+            });
         }
     }
 }
@@ -330,13 +342,14 @@ impl AsyncWrite for Watched {
 }
 
 /// Answers a request head hyper refused (its status) or gave up waiting for (408) with the usual
-/// JSON error, then closes. Bounded: a peer that reads nothing is dropped after 5 s, one that
-/// keeps sending after 1 s or 1 MiB.
-async fn answer_unread_head(unread: UnreadHead) {
-    let UnreadHead {
+/// JSON error, then closes as [`linger`] does. Bounded: a peer that reads nothing is dropped
+/// after 5 s.
+async fn answer_unread_head(closing: Closing) {
+    let Closing {
         mut stream,
         refused,
-    } = unread;
+        ..
+    } = closing;
     let error = match refused {
         Some(status) => crate::error::Error::UnreadableHead { status },
         None => crate::error::Error::RequestTimeout,
@@ -353,21 +366,38 @@ async fn answer_unread_head(unread: UnreadHead) {
          x-request-id: {request_id}\r\nconnection: close\r\ncache-control: no-store\r\n\r\n{body}",
         body.len()
     );
-    let _ = tokio::time::timeout(Duration::from_secs(5), async {
+    let written = tokio::time::timeout(Duration::from_secs(5), async {
         let _ = stream.write_all(answer.as_bytes()).await;
-        let _ = stream.shutdown().await;
     })
     .await;
-    // Closing with unread bytes (the rest of an oversized head) would reset the connection and
-    // could destroy the answer before the client reads it: read and discard what is still
-    // coming, bounded, until the client closes.
-    let _ = tokio::time::timeout(Duration::from_secs(1), async {
-        let mut sink = [0u8; 16 * 1024];
-        let mut left = 1usize << 20;
+    if written.is_ok() {
+        linger(stream).await;
+    }
+}
+
+/// The longest a closing connection keeps reading, in all.
+const LINGER_TOTAL: Duration = Duration::from_secs(10);
+/// The longest it waits for the next bytes (a client that neither sends nor closes).
+const LINGER_IDLE: Duration = Duration::from_secs(2);
+/// The most it reads and discards.
+const LINGER_BYTES: usize = 64 << 20;
+
+/// Closes a connection without destroying what was just sent: closing a socket with unread bytes
+/// in it resets the connection, and a client still writing its request (Python's `http.client`
+/// writes the whole body before reading, as `urllib` and `requests` do) loses the answer to the
+/// reset. So, as nginx's lingering close does: the write side is shut (the answer is followed by
+/// end-of-stream), then what the client still sends is read and discarded until it closes, for
+/// at most [`LINGER_TOTAL`] and [`LINGER_BYTES`], and [`LINGER_IDLE`] between reads. A client
+/// that already closed costs one read.
+async fn linger(mut stream: TcpStream) {
+    let _ = stream.shutdown().await;
+    let _ = tokio::time::timeout(LINGER_TOTAL, async {
+        let mut sink = vec![0u8; 16 * 1024];
+        let mut left = LINGER_BYTES;
         while left > 0 {
-            match stream.read(&mut sink).await {
-                Ok(0) | Err(_) => break,
-                Ok(n) => left = left.saturating_sub(n),
+            match tokio::time::timeout(LINGER_IDLE, stream.read(&mut sink)).await {
+                Ok(Ok(n)) if n > 0 => left = left.saturating_sub(n),
+                _ => break,
             }
         }
     })

@@ -16,6 +16,7 @@ mod edges;
 mod health;
 mod http_core;
 mod ingress;
+mod lingering_close;
 mod mcp;
 mod mcp_market;
 mod mcp_protocol;

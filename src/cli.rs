@@ -60,6 +60,15 @@ enum Command {
         #[command(subcommand)]
         action: FeesAction,
     },
+    /// Print the version (as `--version` does).
+    Version,
+    /// Print a shell completion script: `bourse completions bash > /etc/bash_completion.d/bourse`,
+    /// `bourse completions zsh > "${fpath[1]}/_bourse"`, `bourse completions fish >
+    /// ~/.config/fish/completions/bourse.fish`.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
     /// Ask a running server whether it is up (`/healthz`) or ready (`/readyz`): exit 0 when it
     /// answers 200, 1 otherwise. For container health checks, where no curl exists.
     Health {
@@ -76,6 +85,12 @@ enum Command {
 enum FeesAction {
     /// Announce a schedule change (needs 60 days of notice and cannot take effect before the
     /// rate lock ends); it appears at /api/fees as a draft with its effective date.
+    #[command(
+        after_help = "Example (the schedule is published as sent, as a draft at /api/fees until it takes effect):\n  \
+        bourse fees announce --data ./bourse-data --effective-from 2027-09-01 \\\n    \
+        --schedule '{\"standardBps\": 400, \"buyerBps\": 0}' \\\n    \
+        --note 'The standard band goes from 5% to 4%.'"
+    )]
     Announce {
         /// The day the new schedule takes effect (YYYY-MM-DD).
         #[arg(long)]
@@ -124,6 +139,10 @@ struct ServeArgs {
     /// Address to listen on; port 0 picks a free port.
     #[arg(long, env = "BOURSE_LISTEN", default_value = "127.0.0.1:8080", value_parser = parse_listen)]
     listen: SocketAddr,
+    /// Port to listen on, on the --listen address's host: `--port 9000` is
+    /// `--listen 127.0.0.1:9000`.
+    #[arg(long, env = "BOURSE_PORT")]
+    port: Option<u16>,
     #[command(flatten)]
     data: DataArg,
     /// Base URL used in every URL the server hands out [default: http://<bound address>].
@@ -337,6 +356,15 @@ pub fn main() -> ExitCode {
                 },
         } => announce_fees(&data.data, &effective_from, &schedule, note),
         Command::Health { url, ready } => health(&url, ready),
+        Command::Version => {
+            println!("bourse {}", env!("CARGO_PKG_VERSION"));
+            Ok(())
+        }
+        Command::Completions { shell } => {
+            let mut command = <Cli as clap::CommandFactory>::command();
+            clap_complete::generate(shell, &mut command, "bourse", &mut std::io::stdout());
+            Ok(())
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -376,7 +404,10 @@ fn serve(args: ServeArgs) -> Result<(), String> {
     init_logging(log_format);
     let (payments, x402) = payment_settings(&args)?;
     let config = Config {
-        listen: args.listen,
+        listen: match args.port {
+            Some(port) => SocketAddr::new(args.listen.ip(), port),
+            None => args.listen,
+        },
         data_dir: args.data.data,
         public_url: args.public_url,
         trusted_proxies: args.trusted_proxy,

@@ -113,6 +113,53 @@ fn version_and_bad_arguments() {
     assert!(!bad_format.status.success());
 }
 
+#[test]
+fn version_completions_port_and_help_examples() {
+    let version = bourse().arg("version").output().unwrap();
+    assert!(version.status.success());
+    let with_flag = bourse().arg("--version").output().unwrap();
+    assert_eq!(version.stdout, with_flag.stdout);
+    for (shell, marker) in [
+        ("bash", "complete -F _bourse"),
+        ("zsh", "#compdef bourse"),
+        ("fish", "complete -c bourse"),
+    ] {
+        let script = bourse().args(["completions", shell]).output().unwrap();
+        assert!(script.status.success(), "{shell}");
+        let text = String::from_utf8_lossy(&script.stdout);
+        assert!(
+            text.contains(marker) && text.contains("serve"),
+            "{shell}: {text}"
+        );
+    }
+    let help = bourse()
+        .args(["fees", "announce", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(
+        help.contains("bourse fees announce --data") && help.contains("--schedule '{"),
+        "{help}"
+    );
+    // `--port` sets the port of the --listen address; 0 picks a free one.
+    let dir = tempfile::tempdir().unwrap();
+    let mut command = bourse();
+    command
+        .args(["serve", "--port", "0", "--data"])
+        .stderr(std::process::Stdio::null())
+        .arg(dir.path().join("data"));
+    let server = BinServer::start(command);
+    assert!(
+        server
+            .listening_line
+            .starts_with("bourse listening on http://127.0.0.1:")
+            && !server.listening_line.ends_with(":8080"),
+        "{}",
+        server.listening_line
+    );
+    server.client.get("/healthz").assert_status(200);
+}
+
 /// `bourse backup --data DATA OUT`, run to completion.
 fn run_backup(data: &Path, out: &Path) -> Output {
     bourse()

@@ -84,6 +84,35 @@ fn a_new_message_is_201_with_a_receipt_that_verifies_and_binds_the_body() {
     anonymous.assert_error(401, "UNAUTHENTICATED");
 }
 
+/// Handles match in any case, and whitespace around one is ignored, as llms.txt and the
+/// contract say: in the path, in a lookup and in an MCP argument alike.
+#[test]
+fn a_handle_matches_in_any_case_with_surrounding_whitespace_ignored() {
+    let server = TestServer::start();
+    let [sender, recipient] = server.parties(["spaced-sender", "spaced-recipient"]);
+    let spaced = format!("%20{}%20", recipient.handle.to_ascii_lowercase());
+    let sent = send(&server, &sender, &spaced, "spaced-1", "hello").expect(201);
+    assert_eq!(sent["recipientHandle"], recipient.handle.as_str(), "{sent}");
+    let lookup = server
+        .get(&format!(
+            "/api/agents/lookup?handle=%20{}%20",
+            recipient.handle
+        ))
+        .expect(200);
+    assert_eq!(lookup["agents"][0]["handle"], recipient.handle.as_str());
+    let over_mcp = crate::support::mcp::ok(
+        &server,
+        Some(&sender.key),
+        "agent_send_message",
+        json!({"handle": format!(" {} ", recipient.handle), "clientMessageId": "spaced-2", "body": "again"}),
+    );
+    assert_eq!(over_mcp["recipientHandle"], recipient.handle.as_str());
+    let inbox = server
+        .get_auth("/api/agents/me/inbox", &recipient.key)
+        .expect(200);
+    assert_eq!(inbox["messages"].as_array().unwrap().len(), 2, "{inbox}");
+}
+
 #[test]
 fn repeats_are_200_with_the_same_receipt_and_reuse_is_409() {
     let server = TestServer::start();

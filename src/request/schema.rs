@@ -75,6 +75,7 @@ impl Field {
             .unwrap_or_else(|| panic!("openapi.json has nothing at {}", self.documented));
         }
         let mut schema = at.clone();
+        unsay_closed_objects(&mut schema);
         if let Some(object) = schema.as_object_mut() {
             for keyword in ["description", "writeOnly", "default", "example"] {
                 object.shift_remove(keyword);
@@ -96,6 +97,24 @@ impl Field {
     }
 }
 
+/// Removes every boolean `additionalProperties` from a schema copied out of the contract, as
+/// [`Op::input_schema`] leaves it out of the top level: an agent SDK fails on it.
+fn unsay_closed_objects(schema: &mut Value) {
+    match schema {
+        Value::Object(object) => {
+            if object
+                .get("additionalProperties")
+                .is_some_and(Value::is_boolean)
+            {
+                object.shift_remove("additionalProperties");
+            }
+            object.values_mut().for_each(unsay_closed_objects);
+        }
+        Value::Array(items) => items.iter_mut().for_each(unsay_closed_objects),
+        _ => {}
+    }
+}
+
 /// The REST contract, parsed once.
 fn contract() -> &'static Value {
     static CONTRACT: LazyLock<Value> = LazyLock::new(|| {
@@ -107,6 +126,11 @@ fn contract() -> &'static Value {
 
 impl Op {
     /// The MCP `inputSchema` (plus `extra` properties the face adds, such as `api_key`).
+    ///
+    /// It does not say `additionalProperties: false`, though unknown arguments are refused
+    /// (`Input::new`, an `INVALID_ARGUMENT` naming the accepted ones): google-genai's MCP adapter
+    /// cannot read a boolean there and fails on every tool that has one, while OpenAI's strict
+    /// mode adds it by itself. `tests/agent_sdks/convert.py` holds every tool to the SDKs.
     pub fn input_schema(&self, extra: &[(&str, Value)]) -> Value {
         let mut properties = Map::new();
         let mut required = Vec::new();
@@ -127,7 +151,6 @@ impl Op {
         let mut schema = json!({
             "type": "object",
             "properties": properties,
-            "additionalProperties": false,
         });
         if !required.is_empty() {
             schema["required"] = Value::Array(required);

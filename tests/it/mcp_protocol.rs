@@ -131,7 +131,9 @@ fn tools_list_offers_the_four_agent_connect_tools_without_a_key() {
         );
         let schema = &tool["inputSchema"];
         assert_eq!(schema["type"], "object", "{tool}");
-        assert_eq!(schema["additionalProperties"], false, "{tool}");
+        // Unknown arguments are refused all the same (mcp_schemas), but not said in the schema:
+        // an agent SDK fails on `additionalProperties: false` (see request::Op::input_schema).
+        assert!(schema.get("additionalProperties").is_none(), "{tool}");
         assert!(schema["properties"].is_object(), "{tool}");
         let properties = schema["properties"].as_object().unwrap();
         assert!(

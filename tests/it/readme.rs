@@ -28,16 +28,21 @@ const DEADLINE: Duration = Duration::from_secs(120);
 
 /// The walkthrough's shell blocks, in order, from the README's text.
 fn walkthrough_blocks(readme: &str) -> Vec<String> {
+    marked_blocks(readme, MARKER)
+}
+
+/// The shell blocks marked by a `marker` line before their fence, in order.
+fn marked_blocks(readme: &str, marker: &str) -> Vec<String> {
     let mut blocks = Vec::new();
     let mut lines = readme.lines();
     while let Some(line) = lines.next() {
-        if line.trim() != MARKER {
+        if line.trim() != marker {
             continue;
         }
         assert_eq!(
             lines.next(),
             Some("```sh"),
-            "a {MARKER} line must be followed by a ```sh fence"
+            "a {marker} line must be followed by a ```sh fence"
         );
         let block: Vec<&str> = lines.by_ref().take_while(|l| *l != "```").collect();
         blocks.push(block.join("\n"));
@@ -65,24 +70,7 @@ fn examples() -> &'static Examples {
             .unwrap_or("debug")
             .to_owned();
         let mut build = Command::new(env!("CARGO"));
-        // Without what cargo set for this test process: build scripts that watch such a
-        // variable (CARGO_MANIFEST_DIR) would rebuild, and the next `cargo test` again.
-        for (name, _) in std::env::vars_os() {
-            let name = name.to_string_lossy().into_owned();
-            let set_by_cargo = [
-                "CARGO_PKG_",
-                "CARGO_BIN_",
-                "CARGO_MANIFEST_",
-                "CARGO_CRATE_",
-            ]
-            .iter()
-            .any(|prefix| name.starts_with(prefix))
-                || ["CARGO_PRIMARY_PACKAGE", "CARGO_TARGET_TMPDIR", "OUT_DIR"]
-                    .contains(&name.as_str());
-            if set_by_cargo {
-                build.env_remove(name);
-            }
-        }
+        without_cargo_test_env(&mut build);
         build
             .current_dir(env!("CARGO_MANIFEST_DIR"))
             .args(["build", "--quiet", "--message-format=json"])
@@ -111,6 +99,26 @@ fn examples() -> &'static Examples {
             roundtrip: executable("roundtrip"),
         }
     })
+}
+
+/// Removes what cargo set for this test process from `command`'s environment: build scripts that
+/// watch such a variable (CARGO_MANIFEST_DIR) would rebuild, and the next `cargo test` again.
+fn without_cargo_test_env(command: &mut Command) {
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy().into_owned();
+        let set_by_cargo = [
+            "CARGO_PKG_",
+            "CARGO_BIN_",
+            "CARGO_MANIFEST_",
+            "CARGO_CRATE_",
+        ]
+        .iter()
+        .any(|prefix| name.starts_with(prefix))
+            || ["CARGO_PRIMARY_PACKAGE", "CARGO_TARGET_TMPDIR", "OUT_DIR"].contains(&name.as_str());
+        if set_by_cargo {
+            command.env_remove(name);
+        }
+    }
 }
 
 /// A process started in its own process group: on drop, the whole group (the script's
@@ -364,4 +372,64 @@ fn the_roundtrip_example_plays_against_its_own_server_and_a_running_one() {
         stderr.starts_with(&format!("roundtrip: POST {nobody}/api/agents/register")),
         "{stderr}"
     );
+}
+
+/// The README's setup block (build, then find the binaries wherever cargo put them) and its CI
+/// recipe (start a throwaway server, check it, stop it on exit) run as written; `.ci/run` runs
+/// them with a non-default `CARGO_TARGET_DIR`, as CI caches often set.
+#[test]
+fn the_setup_and_ci_snippets_find_the_binary_wherever_cargo_put_it() {
+    let test = "readme::the_setup_and_ci_snippets_find_the_binary_wherever_cargo_put_it";
+    if std::env::var_os("BOURSE_RELEASE_BIN").is_none() {
+        // Locally this would be a release build of minutes; .ci/run has built it.
+        crate::support::skip_unless_ci(
+            test,
+            "needs the release build (.ci/run sets BOURSE_RELEASE_BIN)",
+        );
+        return;
+    }
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let mut metadata = Command::new(env!("CARGO"));
+    without_cargo_test_env(&mut metadata);
+    let metadata = metadata
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["metadata", "--format-version", "1", "--no-deps"])
+        .output()
+        .unwrap();
+    let target: Value = serde_json::from_slice(&metadata.stdout).unwrap();
+    let target = target["target_directory"].as_str().unwrap().to_owned();
+    let dir = tempfile::tempdir().unwrap();
+    for (marker, check, expected) in [
+        (
+            "<!-- setup -->",
+            "command -v bourse; echo \"$SELLER_ENDPOINT\"",
+            vec![
+                format!("{target}/release/bourse"),
+                format!("{target}/release/examples/seller_endpoint"),
+            ],
+        ),
+        (
+            "<!-- ci -->",
+            "echo \"serving at $BOURSE_URL\"",
+            vec!["serving at http://127.0.0.1:".to_owned()],
+        ),
+    ] {
+        let blocks = marked_blocks(&readme, marker);
+        assert_eq!(blocks.len(), 1, "one block marked {marker}");
+        let mut command = Command::new("bash");
+        without_cargo_test_env(&mut command);
+        command
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .args(["-c", &format!("{}\n{check}\n", blocks[0])]);
+        let what = marker.trim_matches(|c: char| !c.is_ascii_alphanumeric());
+        let (status, stdout, stderr) = run_bounded(command, dir.path(), what);
+        assert!(status.success(), "{marker}:\n{stdout}\n{stderr}");
+        for line in expected {
+            assert!(
+                stdout.contains(&line),
+                "{marker}: {line:?} not in\n{stdout}"
+            );
+        }
+    }
 }

@@ -18,5 +18,5 @@ pub use binary::{BinServer, bourse, release_binary};
 pub use http::{Client, Resp, form_encode};
 pub use market::{Party, checkout_session};
 pub use server::TestServer;
-pub use tools::skip_or_fail;
+pub use tools::{skip_or_fail, skip_unless_ci};
 pub use wait::{WAIT, exit_within, wait_until};

@@ -3,7 +3,8 @@
 use serde_json::Value;
 
 use super::{Access, Face, Field, ID_MAX, Input, Kind, Op, Scope, Tool};
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::service::rail::Rail;
 
 /// The buyer's intended uses accepted for personal health data (also the vocabulary of a
 /// consent's `authorizedUses`).
@@ -57,25 +58,116 @@ pub static PURCHASE: Op = Op {
     )),
 };
 
-/// A purchase request. Its members are judged where the purchase needs them, so the order of
-/// refusals stays that of the sale: their shapes with the email (once the listing is known on
-/// the wallet rail), whether the intended use and the attestations are met only for personal
-/// health data. REST's `rail` member is taken out before, by the rail choice.
+/// A purchase request. The listing, the rail asked for and the payment header are read at the
+/// edge; the other members are judged where the purchase needs them, so the order of refusals
+/// stays that of the sale: their shapes with the email (once the listing is known on the wallet
+/// rail), whether the intended use and the attestations are met only for personal health data.
 #[derive(Debug)]
 pub struct Purchase {
+    /// REST's path segment, MCP's `listing_id`.
+    pub listing_id: String,
+    /// REST's `rail` member (MCP buys on the instance's card rail).
+    pub rail: Option<RailChoice>,
+    /// REST's x402 payment header of a retry.
+    pub payment: Option<PaymentHeader>,
     pub email: Result<Option<String>>,
     pub intended_use: Result<Option<String>>,
     pub attestation: Result<Option<Value>>,
 }
 
 impl Purchase {
-    /// Reads a purchase whose unknown members the [`Input`] has already refused.
-    pub fn read(input: &Input) -> Purchase {
-        Purchase {
+    /// Reads a purchase: `path` is REST's path segment (`None` on MCP, where `listing_id` is an
+    /// argument), `payment` the REST request's payment header. Unknown members are judged by
+    /// the caller ([`Input::check_members`]) once the buyer is known.
+    ///
+    /// # Errors
+    /// `INVALID_ARGUMENT` for a missing `listing_id` or an unknown `rail`.
+    pub fn read(
+        input: &Input,
+        path: Option<&str>,
+        payment: Option<PaymentHeader>,
+    ) -> Result<Purchase> {
+        Ok(Purchase {
+            listing_id: path_id(input, &LISTING_ID, path)?,
+            rail: RailChoice::read(input.raw(&RAIL))?,
+            payment,
             email: input.text(&EMAIL),
             intended_use: input.text(&INTENDED_USE),
             attestation: input.flags(&ATTESTATION),
+        })
+    }
+}
+
+/// The rail a purchase request names (REST's `rail`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RailChoice {
+    /// `checkout` or `card`: the instance's card rail, whichever it is.
+    Card,
+    /// `x402_usdc_base`: the wallet rail.
+    Wallet,
+}
+
+impl RailChoice {
+    /// Reads the `rail` member: absent or null is `None`.
+    ///
+    /// # Errors
+    /// `INVALID_ARGUMENT` for any other value than the rails' request names.
+    pub fn read(value: Option<&Value>) -> Result<Option<RailChoice>> {
+        Ok(Rail::parse_request(value)?.map(|rail| match rail {
+            Rail::Wallet => RailChoice::Wallet,
+            Rail::Free | Rail::Sandbox | Rail::Card => RailChoice::Card,
+        }))
+    }
+}
+
+/// The x402 payment header of a retry, as sent.
+#[derive(Clone, Debug)]
+pub enum PaymentHeader {
+    /// `PAYMENT-SIGNATURE` (x402 v2).
+    V2(String),
+    /// `X-PAYMENT` (x402 v1).
+    V1(String),
+}
+
+impl PaymentHeader {
+    /// The payment header among the request's, if any.
+    ///
+    /// # Errors
+    /// `INVALID_PAYMENT` (400) when both are sent.
+    pub fn from_headers(v2: Option<&str>, v1: Option<&str>) -> Result<Option<PaymentHeader>> {
+        match (v2, v1) {
+            (Some(_), Some(_)) => Err(Error::BadRequest {
+                code: "INVALID_PAYMENT",
+                message: "send one payment header: PAYMENT-SIGNATURE (x402 v2) or X-PAYMENT (x402 v1), not both".into(),
+            }),
+            (Some(text), None) => Ok(Some(PaymentHeader::V2(text.to_owned()))),
+            (None, Some(text)) => Ok(Some(PaymentHeader::V1(text.to_owned()))),
+            (None, None) => Ok(None),
         }
+    }
+
+    /// The x402 version the header speaks.
+    pub fn version(&self) -> u8 {
+        match self {
+            PaymentHeader::V2(_) => 2,
+            PaymentHeader::V1(_) => 1,
+        }
+    }
+
+    /// The header's name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            PaymentHeader::V2(_) => "PAYMENT-SIGNATURE",
+            PaymentHeader::V1(_) => "X-PAYMENT",
+        }
+    }
+}
+
+/// The id a path names: REST's path segment, else (MCP) the required argument `field`.
+fn path_id(input: &Input, field: &Field, path: Option<&str>) -> Result<String> {
+    match path {
+        Some(id) => Ok(id.to_owned()),
+        None => input.req_text(field),
     }
 }
 
@@ -137,24 +229,31 @@ pub static RATE: Op = Op {
 /// A rating of a delivered purchase.
 #[derive(Debug)]
 pub struct Rate {
+    /// REST's path segment, MCP's `listing_id`.
+    pub listing_id: String,
     pub purchase_id: String,
     pub rating: i64,
     pub comment: Option<String>,
 }
 
 impl Rate {
+    /// Reads a rating: `path` is REST's path segment (`None` on MCP, where `listing_id` is an
+    /// argument, judged after the others).
+    ///
     /// # Errors
     /// `INVALID_ARGUMENT` naming the field.
-    pub fn read(input: &Input) -> Result<Rate> {
+    pub fn read(input: &Input, path: Option<&str>) -> Result<Rate> {
         Ok(Rate {
             purchase_id: input.req_text(&PURCHASE_ID)?,
             rating: input.int(&RATING)?.ok_or_else(|| {
-                crate::error::Error::invalid(format!(
+                Error::invalid(format!(
                     "`{}` is required (an integer from 1 to 5)",
                     input.spelling(&RATING)
                 ))
             })?,
             comment: input.paragraph(&COMMENT)?,
+            // Last, as the refusals have always come.
+            listing_id: path_id(input, &LISTING_ID, path)?,
         })
     }
 }
@@ -267,10 +366,10 @@ pub fn clock_change(input: &Input) -> Result<ClockChange> {
     match (advance, reset) {
         (Some(seconds), None | Some(false)) => Ok(ClockChange::Advance(seconds)),
         (None, Some(true)) => Ok(ClockChange::Reset),
-        (Some(_), Some(true)) => Err(crate::error::Error::invalid(
+        (Some(_), Some(true)) => Err(Error::invalid(
             "give either `advanceSeconds` or `reset`, not both",
         )),
-        (None, _) => Err(crate::error::Error::invalid(
+        (None, _) => Err(Error::invalid(
             "`advanceSeconds` is required (a positive integer), or `reset: true` to return to real time",
         )),
     }

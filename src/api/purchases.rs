@@ -86,9 +86,9 @@ pub async fn rate(app: &App, ctx: &Ctx) -> Result<Reply> {
 pub async fn ship(app: &App, ctx: &Ctx) -> Result<Reply> {
     let seller = ctx.agent()?;
     let request = read_keyed_body(ctx, &commerce::SHIP, Ship::read)?;
-    Ok(Reply::ok(
-        payments::ship(app, seller, ctx.param(), request).await?,
-    ))
+    Ok(Reply::ok(json(
+        &payments::ship(app, seller, ctx.param(), request).await?,
+    )?))
 }
 
 /// A typed answer as the JSON of a REST reply (members in the answer's declared order).

@@ -96,7 +96,7 @@ pub(super) async fn run(
         Operation::SellRegister => {
             let agent = me()?;
             let request = BecomeSeller::read(&input(op, arguments)?)?;
-            checkout::register_seller(app, agent, request).await
+            typed(checkout::register_seller(app, agent, request).await)
         }
         Operation::SetDeliveryEndpoint => {
             let request = SetDeliveryEndpoint::read(&input(op, arguments)?)?;
@@ -165,7 +165,7 @@ pub(super) async fn run(
         Operation::SellDashboard => {
             let agent = me()?;
             input(op, arguments)?;
-            payments::dashboard(app, agent).await
+            typed(payments::dashboard(app, agent).await)
         }
         Operation::MarketplaceStats => {
             input(op, arguments)?;

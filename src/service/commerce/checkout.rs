@@ -7,6 +7,7 @@
 
 use std::time::Duration;
 
+use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::{Error, Result};
@@ -148,16 +149,30 @@ pub async fn register_seller(
     app: &App,
     agent: &AgentRow,
     mut request: BecomeSeller,
-) -> Result<Value> {
+) -> Result<Onboarding> {
     request.email = request
         .email
         .map(crate::service::identity::agents::check_email)
         .transpose()?;
-    match app.card_rail() {
-        Rail::Card => stripe::register_seller(app, agent, request).await,
+    Ok(match app.card_rail() {
+        Rail::Card => Onboarding::Stripe(stripe::register_seller(app, agent, request).await?),
         // The sandbox's onboarding is one button: nothing to start it with.
-        _ => sandbox::register_seller(app, agent).await,
-    }
+        Rail::Sandbox => Onboarding::Sandbox(sandbox::register_seller(app, agent).await?),
+        rail @ (Rail::Free | Rail::Wallet) => {
+            return Err(Error::Internal(format!(
+                "{} is not a card rail",
+                rail.name()
+            )));
+        }
+    })
+}
+
+/// Payout onboarding as the card rail answers it.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub enum Onboarding {
+    Sandbox(sandbox::Onboarding),
+    Stripe(stripe::Onboarding),
 }
 
 /// The commerce worker's money part: on an instance whose card rail moves money (Stripe), runs

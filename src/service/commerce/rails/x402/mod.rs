@@ -326,24 +326,56 @@ pub async fn check_facilitator(app: std::sync::Arc<App>) {
 }
 
 /// The `x402` member of `rails` in `GET /api/meta`.
-pub fn meta(app: &App) -> Value {
-    match app.x402.as_ref() {
-        None => json!({ "rail": Rail::Wallet.name(), "configured": false }),
-        Some(settings) => {
-            let token = usdc(&settings.network);
-            json!({
-                "rail": Rail::Wallet.name(),
-                "configured": true,
-                "network": settings.network,
-                "v1Network": token.map(|u| u.v1_network),
-                "asset": token.map(|u| u.asset),
-                "payTo": settings.pay_to,
-                "scheme": "exact",
-                "atomicUnitsPerCent": ATOMIC_PER_CENT,
-                "foundingFill": false,
-            })
-        }
+pub fn meta(app: &App) -> Meta {
+    let rail = Rail::Wallet.name();
+    let Some(settings) = app.x402.as_ref() else {
+        return Meta {
+            rail,
+            configured: false,
+            terms: None,
+        };
+    };
+    let token = usdc(&settings.network);
+    Meta {
+        rail,
+        configured: true,
+        terms: Some(Terms {
+            network: settings.network.clone(),
+            v1_network: token.map(|u| u.v1_network),
+            asset: token.map(|u| u.asset),
+            pay_to: settings.pay_to.clone(),
+            scheme: "exact",
+            atomic_units_per_cent: ATOMIC_PER_CENT,
+            founding_fill: false,
+        }),
     }
+}
+
+/// The x402 rail as `GET /api/meta` describes it: its name and whether it is configured, then
+/// its terms when it is.
+#[derive(Debug, Serialize)]
+pub struct Meta {
+    pub rail: &'static str,
+    pub configured: bool,
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub terms: Option<Terms>,
+}
+
+/// What a configured x402 rail asks to be paid with.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Terms {
+    /// CAIP-2 id (x402 v2).
+    pub network: String,
+    /// The network's name in x402 v1.
+    pub v1_network: Option<&'static str>,
+    /// The USDC contract.
+    pub asset: Option<&'static str>,
+    pub pay_to: String,
+    pub scheme: &'static str,
+    pub atomic_units_per_cent: i64,
+    /// Never: an x402 sale counts as commerce but never claims founding fill.
+    pub founding_fill: bool,
 }
 
 /// The `autonomous` line of `rails` in `GET /api/meta`.

@@ -6,7 +6,7 @@ use crate::args::Args;
 use crate::error::Result;
 use crate::http::request::Ctx;
 use crate::http::response::Reply;
-use crate::request::commerce::{self, PaymentHeader, Purchase, Rate, Ship};
+use crate::request::commerce::{self, GetPurchase, PaymentHeader, Purchase, Rate, Ship};
 use crate::request::{Face, Input};
 use crate::service::rail::Rail;
 use crate::service::{
@@ -57,19 +57,20 @@ pub async fn get_purchase(app: &App, ctx: &Ctx) -> Result<Reply> {
         .bearer()
         .or(ctx.query("api_key"))
         .filter(|k| !k.is_empty());
+    let query = Input::query(&commerce::GET_PURCHASE, &ctx.query);
+    let request = GetPurchase::read(&query, Some(ctx.param()))?;
     if key.is_none() {
-        let query = Input::query(&commerce::GET_PURCHASE, &ctx.query);
         let token = commerce::purchase_token(&query)?
             .or_else(|| ctx.header("x-purchase-token").map(str::to_owned));
         if let Some(token) = token {
             return Ok(Reply::ok(json(
-                &purchases::get_with_token(app, ctx.param(), &token).await?,
+                &purchases::get_with_token(app, request, &token).await?,
             )?));
         }
     }
     let buyer = agents::authenticate(app, key).await?;
     Ok(Reply::ok(json(
-        &purchases::get(app, &buyer, ctx.param()).await?,
+        &purchases::get(app, &buyer, request).await?,
     )?))
 }
 
@@ -85,9 +86,9 @@ pub async fn rate(app: &App, ctx: &Ctx) -> Result<Reply> {
 
 pub async fn ship(app: &App, ctx: &Ctx) -> Result<Reply> {
     let seller = ctx.agent()?;
-    let request = read_keyed_body(ctx, &commerce::SHIP, Ship::read)?;
+    let request = read_keyed_body(ctx, &commerce::SHIP, |input| Ship::read(input, ctx.param()))?;
     Ok(Reply::ok(json(
-        &payments::ship(app, seller, ctx.param(), request).await?,
+        &payments::ship(app, seller, request).await?,
     )?))
 }
 

@@ -12,7 +12,7 @@ use crate::request::agents::{Lookup, Register};
 use crate::request::catalog::{
     self, Browse, CreateListing, DeactivateListing, SetDeliveryEndpoint, UpdateListing,
 };
-use crate::request::commerce::{self, BecomeSeller, Purchase, Rate};
+use crate::request::commerce::{BecomeSeller, GetPurchase, Purchase, Rate};
 use crate::request::contact::{InquiryKind, NewInquiry};
 use crate::request::messaging::{InboxCall, SendMessage};
 use crate::request::{Face, Input, Op};
@@ -138,8 +138,8 @@ pub(super) async fn run(
         }
         Operation::GetPurchase => {
             let agent = me()?;
-            let id = commerce::purchase_id(&input(op, arguments)?)?;
-            typed(purchases::get(app, agent, &id).await)
+            let request = GetPurchase::read(&input(op, arguments)?, None)?;
+            typed(purchases::get(app, agent, request).await)
         }
         Operation::RateListing => {
             let agent = me()?;

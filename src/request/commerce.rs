@@ -189,12 +189,24 @@ pub static GET_PURCHASE: Op = Op {
     )),
 };
 
-/// The purchase id of an MCP call (on REST it is the path segment).
-///
-/// # Errors
-/// Missing or not a short string.
-pub fn purchase_id(input: &Input) -> Result<String> {
-    input.req_text(&GET_PURCHASE.fields[0])
+/// A read of one purchase.
+#[derive(Debug)]
+pub struct GetPurchase {
+    /// REST's path segment, MCP's `purchase_id`.
+    pub purchase_id: String,
+}
+
+impl GetPurchase {
+    /// Reads the purchase id: `path` is REST's path segment (`None` on MCP, where it is an
+    /// argument).
+    ///
+    /// # Errors
+    /// `INVALID_ARGUMENT`: missing or not a short string.
+    pub fn read(input: &Input, path: Option<&str>) -> Result<GetPurchase> {
+        Ok(GetPurchase {
+            purchase_id: path_id(input, &GET_PURCHASE.fields[0], path)?,
+        })
+    }
 }
 
 /// The x402 purchase token of a REST read, if given.
@@ -321,15 +333,20 @@ pub static SHIP: Op = Op {
 /// A physical order's shipment.
 #[derive(Debug)]
 pub struct Ship {
+    /// The path segment.
+    pub purchase_id: String,
     pub carrier: String,
     pub tracking: String,
 }
 
 impl Ship {
+    /// Reads a shipment of the purchase `path` names.
+    ///
     /// # Errors
     /// `INVALID_ARGUMENT` naming the field.
-    pub fn read(input: &Input) -> Result<Ship> {
+    pub fn read(input: &Input, path: &str) -> Result<Ship> {
         Ok(Ship {
+            purchase_id: path.to_owned(),
             carrier: input.req_text(&SHIP.fields[0])?,
             tracking: input.req_text(&SHIP.fields[1])?,
         })

@@ -137,19 +137,13 @@ pub struct ClockMoved {
 ///
 /// # Errors
 /// `NOT_FOUND`, `NOT_SELLER` (403), `NOT_PHYSICAL` (409), `NOT_PAID` (409).
-pub async fn ship(
-    app: &App,
-    seller: &AgentRow,
-    purchase_id: &str,
-    request: Ship,
-) -> Result<Shipped> {
-    let Ship { carrier, tracking } = request;
-    let (seller_id, id, now, at) = (
-        seller.id.clone(),
-        purchase_id.to_owned(),
-        app.clock.now(),
-        app.now(),
-    );
+pub async fn ship(app: &App, seller: &AgentRow, request: Ship) -> Result<Shipped> {
+    let Ship {
+        purchase_id: id,
+        carrier,
+        tracking,
+    } = request;
+    let (seller_id, now, at) = (seller.id.clone(), app.clock.now(), app.now());
     let hold = app.escrow_hold;
     app.store
         .write(move |tx| {

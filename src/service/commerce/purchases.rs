@@ -20,7 +20,7 @@ use serde_json::{Map, Value};
 use crate::crypto::jcs;
 use crate::crypto::receipt::sign_object;
 use crate::error::{Error, Result};
-use crate::request::commerce::{Purchase, Rate};
+use crate::request::commerce::{GetPurchase, Purchase, Rate};
 use crate::service::catalog::listings::{self, write_version};
 use crate::service::catalog::sellers::{self, Deliverable};
 use crate::service::commerce::checkout::{self, Bought, Refusal};
@@ -162,8 +162,8 @@ pub async fn purchase_on(
 ///
 /// # Errors
 /// `NOT_FOUND`, `NOT_BUYER` (403).
-pub async fn get(app: &App, buyer: &AgentRow, id: &str) -> Result<BuyerPurchase> {
-    let purchase = find(app, id).await?;
+pub async fn get(app: &App, buyer: &AgentRow, request: GetPurchase) -> Result<BuyerPurchase> {
+    let purchase = find(app, &request.purchase_id).await?;
     if purchase.buyer_id.as_deref() != Some(buyer.id.as_str()) {
         return Err(Error::Forbidden {
             code: "NOT_BUYER",
@@ -178,8 +178,8 @@ pub async fn get(app: &App, buyer: &AgentRow, id: &str) -> Result<BuyerPurchase>
 ///
 /// # Errors
 /// `NOT_FOUND`, `NOT_BUYER` (403) when the token is not this purchase's.
-pub async fn get_with_token(app: &App, id: &str, token: &str) -> Result<BuyerPurchase> {
-    let purchase = find(app, id).await?;
+pub async fn get_with_token(app: &App, request: GetPurchase, token: &str) -> Result<BuyerPurchase> {
+    let purchase = find(app, &request.purchase_id).await?;
     let matches = Rail::from_name(&purchase.rail) == Some(Rail::Wallet)
         && purchase
             .checkout_session

@@ -391,3 +391,97 @@ pub fn clock_change(input: &Input) -> Result<ClockChange> {
         )),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Map, json};
+
+    use super::*;
+
+    fn input(face: Face, op: &'static Op, value: Value) -> Input {
+        let Value::Object(map) = value else {
+            unreachable!("an object")
+        };
+        Input::new(face, op, map).unwrap()
+    }
+
+    #[test]
+    fn the_rail_is_a_closed_choice_read_at_the_edge() {
+        let read = |v: Value| RailChoice::read(Some(&v)).map_err(|e| e.to_string());
+        assert_eq!(RailChoice::read(None).unwrap(), None);
+        assert_eq!(read(Value::Null), Ok(None));
+        assert_eq!(read(json!("x402_usdc_base")), Ok(Some(RailChoice::Wallet)));
+        // Both names of the card rail ask for the instance's, whichever it is.
+        assert_eq!(read(json!("checkout")), Ok(Some(RailChoice::Card)));
+        assert_eq!(read(json!("card")), Ok(Some(RailChoice::Card)));
+        for refused in [json!("free"), json!("wallet"), json!(7), json!({})] {
+            assert!(read(refused).unwrap_err().contains("`rail` must be one of"));
+        }
+    }
+
+    #[test]
+    fn one_payment_header_at_most() {
+        assert!(PaymentHeader::from_headers(None, None).unwrap().is_none());
+        let v2 = PaymentHeader::from_headers(Some("a"), None)
+            .unwrap()
+            .unwrap();
+        assert_eq!((v2.version(), v2.name()), (2, "PAYMENT-SIGNATURE"));
+        let v1 = PaymentHeader::from_headers(None, Some("b"))
+            .unwrap()
+            .unwrap();
+        assert_eq!((v1.version(), v1.name()), (1, "X-PAYMENT"));
+        let both = PaymentHeader::from_headers(Some("a"), Some("b")).unwrap_err();
+        assert_eq!(both.code(), "INVALID_PAYMENT");
+    }
+
+    #[test]
+    fn both_faces_fill_the_same_listing_id() {
+        let rest = Input::unchecked(
+            Face::Rest,
+            &PURCHASE,
+            crate::args::Args::from_value(json!({"rail": "card", "email": "a@b.example"})).unwrap(),
+        );
+        let bought = Purchase::read(&rest, Some("L-1"), None).unwrap();
+        assert_eq!(bought.listing_id, "L-1");
+        assert_eq!(bought.rail, Some(RailChoice::Card));
+        assert_eq!(bought.email.unwrap().as_deref(), Some("a@b.example"));
+
+        let mcp = input(Face::Mcp, &PURCHASE, json!({"listing_id": "L-2"}));
+        let bought = Purchase::read(&mcp, None, None).unwrap();
+        assert_eq!((bought.listing_id.as_str(), bought.rail), ("L-2", None));
+        let missing = input(Face::Mcp, &PURCHASE, json!({}));
+        assert!(Purchase::read(&missing, None, None).is_err());
+
+        let rated = input(
+            Face::Mcp,
+            &RATE,
+            json!({"listing_id": "L-3", "purchase_id": "P-1", "rating": 4}),
+        );
+        let rated = Rate::read(&rated, None).unwrap();
+        assert_eq!(
+            (rated.listing_id.as_str(), rated.purchase_id.as_str()),
+            ("L-3", "P-1")
+        );
+        let rest = Input::new(
+            Face::Rest,
+            &RATE,
+            Map::from_iter([
+                ("purchase_id".into(), json!("P-2")),
+                ("rating".into(), json!(5)),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(Rate::read(&rest, Some("L-4")).unwrap().listing_id, "L-4");
+        // On MCP the listing id is judged after the other members, as it always was.
+        let neither = input(Face::Mcp, &RATE, json!({"rating": 5}));
+        assert!(
+            Rate::read(&neither, None)
+                .unwrap_err()
+                .to_string()
+                .contains("purchase_id")
+        );
+
+        let read = input(Face::Mcp, &GET_PURCHASE, json!({"purchase_id": "P-3"}));
+        assert_eq!(GetPurchase::read(&read, None).unwrap().purchase_id, "P-3");
+    }
+}

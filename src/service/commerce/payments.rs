@@ -484,3 +484,89 @@ pub struct SessionReceipt {
     pub verification: Verdict,
     pub note: &'static str,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys(value: &impl Serialize) -> Vec<String> {
+        match serde_json::to_value(value).unwrap() {
+            Value::Object(map) => map.keys().cloned().collect(),
+            other => panic!("not an object: {other}"),
+        }
+    }
+
+    /// The views keep the wire's members and order.
+    #[test]
+    fn views_keep_their_members_in_order() {
+        let dashboard = Dashboard {
+            listings: Vec::new(),
+            orders: Vec::new(),
+            sales: Sales {
+                count: 0,
+                gross_cents: 0,
+                platform_fee_cents: 0,
+                held_cents: 0,
+                released_cents: 0,
+            },
+            ratings: Ratings {
+                count: 0,
+                average: None,
+            },
+            reputation: 2.4,
+        };
+        assert_eq!(
+            keys(&dashboard),
+            ["listings", "orders", "sales", "ratings", "reputation"]
+        );
+        assert_eq!(
+            keys(&dashboard.sales),
+            [
+                "count",
+                "grossCents",
+                "platformFeeCents",
+                "heldCents",
+                "releasedCents"
+            ]
+        );
+        assert_eq!(
+            serde_json::to_value(&dashboard.ratings).unwrap(),
+            serde_json::json!({"count": 0, "average": null})
+        );
+        let view = OperatorPayments {
+            now: "t".into(),
+            rail: "sandbox",
+            x402_configured: false,
+            x402_facilitator: None,
+            escrow: Escrow {
+                held_rows: 0,
+                held_seller_net_cents: 0,
+                due_rows: 0,
+            },
+            open_checkouts: 0,
+            failing_payouts: Vec::new(),
+            pending_refunds: Vec::new(),
+            refunds_made: 0,
+            wallet_released: Vec::new(),
+        };
+        assert_eq!(
+            keys(&view),
+            [
+                "now",
+                "rail",
+                "x402Configured",
+                "x402Facilitator",
+                "escrow",
+                "openCheckouts",
+                "failingPayouts",
+                "pendingRefunds",
+                "refundsMade",
+                "walletReleased"
+            ]
+        );
+        assert_eq!(
+            keys(&view.escrow),
+            ["heldRows", "heldSellerNetCents", "dueRows"]
+        );
+    }
+}

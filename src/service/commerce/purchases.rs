@@ -594,3 +594,116 @@ pub struct Rated {
     /// The signed `bourse.rating.attestation` document.
     pub rating: Map<String, Value>,
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn keys(value: &impl Serialize) -> Vec<String> {
+        match serde_json::to_value(value).unwrap() {
+            Value::Object(map) => map.keys().cloned().collect(),
+            other => panic!("not an object: {other}"),
+        }
+    }
+
+    fn purchase() -> BuyerPurchase {
+        BuyerPurchase {
+            id: "P".into(),
+            listing_id: "L".into(),
+            buyer_handle: None,
+            status: "paid".into(),
+            amount_cents: 500,
+            platform_fee_cents: 0,
+            seller_net_cents: 500,
+            fee_bps: 0,
+            schedule_version: 1,
+            rail: "x402_usdc_base".into(),
+            checkout_url: None,
+            expires_at: None,
+            shipped_at: None,
+            created_at: "t".into(),
+            paid_at: None,
+            delivered_at: None,
+            receipt: Value::Null,
+            delivery: None,
+            delivery_error: None,
+            refund: None,
+            purchase_token: None,
+            payment: None,
+        }
+    }
+
+    /// The Purchase's members and their order are the wire's: nulls stay, and the wallet
+    /// rail's two members come last, only in the answer of its sale.
+    #[test]
+    fn the_purchase_keeps_its_members_in_order() {
+        let members = [
+            "id",
+            "listingId",
+            "buyerHandle",
+            "status",
+            "amountCents",
+            "platformFeeCents",
+            "sellerNetCents",
+            "feeBps",
+            "scheduleVersion",
+            "rail",
+            "checkoutUrl",
+            "expiresAt",
+            "shippedAt",
+            "createdAt",
+            "paidAt",
+            "deliveredAt",
+            "receipt",
+            "delivery",
+            "deliveryError",
+            "refund",
+        ];
+        assert_eq!(keys(&purchase()), members);
+        let sold = BuyerPurchase {
+            purchase_token: Some("x402_t".into()),
+            payment: Some(x402::Payment {
+                transaction: "0x1".into(),
+                network: "eip155:8453".into(),
+                payer: None,
+            }),
+            ..purchase()
+        };
+        let value = serde_json::to_value(&sold).unwrap();
+        assert_eq!(keys(&sold)[members.len()..], ["purchaseToken", "payment"]);
+        assert_eq!(
+            value["payment"],
+            json!({"transaction": "0x1", "network": "eip155:8453", "payer": null})
+        );
+    }
+
+    #[test]
+    fn a_delivery_is_json_text_or_base64() {
+        let of = |bytes: &[u8], content_type: &str| {
+            let deliverable = Deliverable {
+                bytes: bytes.to_vec(),
+                content_type: content_type.into(),
+            };
+            serde_json::to_value(delivery_of(deliverable, "sha256:x".into())).unwrap()
+        };
+        assert_eq!(
+            of(br#"{"a":1}"#, "application/json; charset=utf-8"),
+            json!({"contentType": "application/json; charset=utf-8", "encoding": "json", "content": {"a": 1}, "fingerprint": "sha256:x", "bytes": 7})
+        );
+        assert_eq!(of(b"hi", "text/plain")["content"], "hi");
+        assert_eq!(of(b"hi", "text/plain")["encoding"], "utf-8");
+        assert_eq!(of(b"{", "application/json")["encoding"], "base64");
+        assert_eq!(
+            keys(&delivery_of(
+                Deliverable {
+                    bytes: vec![0xff],
+                    content_type: "application/octet-stream".into()
+                },
+                String::new()
+            )),
+            ["contentType", "encoding", "content", "fingerprint", "bytes"]
+        );
+    }
+}

@@ -390,3 +390,53 @@ pub fn meta_summary(app: &App) -> String {
         ),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `rails.x402` of `GET /api/meta` keeps its two shapes.
+    #[test]
+    fn meta_has_terms_only_when_configured() {
+        let off = Meta {
+            rail: Rail::Wallet.name(),
+            configured: false,
+            terms: None,
+        };
+        assert_eq!(
+            serde_json::to_value(&off).unwrap(),
+            json!({"rail": "x402_usdc_base", "configured": false})
+        );
+        let on = Meta {
+            terms: Some(Terms {
+                network: "eip155:8453".into(),
+                v1_network: Some("base"),
+                asset: None,
+                pay_to: "0xab".into(),
+                scheme: "exact",
+                atomic_units_per_cent: ATOMIC_PER_CENT,
+                founding_fill: false,
+            }),
+            configured: true,
+            ..off
+        };
+        let Value::Object(members) = serde_json::to_value(&on).unwrap() else {
+            panic!("an object")
+        };
+        assert_eq!(
+            members.keys().collect::<Vec<_>>(),
+            [
+                "rail",
+                "configured",
+                "network",
+                "v1Network",
+                "asset",
+                "payTo",
+                "scheme",
+                "atomicUnitsPerCent",
+                "foundingFill"
+            ]
+        );
+        assert_eq!(members["asset"], Value::Null);
+    }
+}

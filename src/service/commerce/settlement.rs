@@ -154,8 +154,9 @@ fn insert_checked(
 ) -> Result<Settled> {
     // The listing is read again here, in the writer's transaction, though the sale carries it:
     // that copy was read before the writer serialized this buyer with the others, so another
-    // sale, a deactivation or a new version may have come between. Availability, payouts, the
-    // closing price and the receipt are judged on the row as it stands now.
+    // sale, a deactivation or a new version may have come between. Availability, the seller's
+    // payouts, the fee and the version the receipt names are judged on the row as it stands
+    // now; the amount stays the price the request was checked at.
     let stored = listing_store::find(tx, &purchase.listing_id)?.ok_or_else(unavailable)?;
     payment_store::expire_checkouts(tx, now)?;
     if !available(tx, &stored, now)? {

@@ -123,7 +123,7 @@ pub fn checkout_window(app: &App) -> Duration {
         Rail::Card => app
             .checkout_expiry
             .clamp(Duration::from_secs(35 * 60), Duration::from_secs(24 * 3600)),
-        _ => app.checkout_expiry,
+        Rail::Sandbox | Rail::Free | Rail::Wallet => app.checkout_expiry,
     }
 }
 

@@ -33,5 +33,7 @@ pub async fn unbind_chair(app: &App) -> Result<Reply> {
 }
 
 pub async fn payments(app: &App) -> Result<Reply> {
-    Ok(Reply::ok(payments::operator_view(app).await?))
+    Ok(Reply::ok(super::purchases::json(
+        &payments::operator_view(app).await?,
+    )?))
 }

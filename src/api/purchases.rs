@@ -6,8 +6,8 @@ use crate::args::Args;
 use crate::error::Result;
 use crate::http::request::Ctx;
 use crate::http::response::Reply;
-use crate::request::Input;
-use crate::request::commerce::{self, Purchase, Rate, Ship};
+use crate::request::commerce::{self, GetPurchase, PaymentHeader, Purchase, Rate, Ship};
+use crate::request::{Face, Input};
 use crate::service::rail::Rail;
 use crate::service::{
     App, commerce::checkout, commerce::payments, commerce::purchases, identity::agents,
@@ -17,30 +17,30 @@ use crate::service::{
 /// when configured, `rail: "x402_usdc_base"`, or a payment header): the rail is chosen by
 /// `service::commerce::checkout`.
 pub async fn purchase(app: &App, ctx: &Ctx) -> Result<Reply> {
-    let (key, mut args) = key_and_args(ctx)?;
+    let (key, args) = key_and_args(ctx)?;
     // The rail is chosen, and the buyer authenticated, before the rest of the body is judged.
-    let named_rail = args.take("rail");
-    let payment = checkout::PaymentHeader::from_headers(
-        ctx.header("payment-signature"),
-        ctx.header("x-payment"),
-    )?;
-    let rail = checkout::choose_rail(app, key.is_some(), named_rail.as_ref(), payment.is_some())?;
+    let input = Input::unchecked(Face::Rest, &commerce::PURCHASE, args);
+    let payment =
+        PaymentHeader::from_headers(ctx.header("payment-signature"), ctx.header("x-payment"))?;
+    let request = Purchase::read(&input, Some(ctx.param()), payment)?;
+    let rail = checkout::choose_rail(app, key.is_some(), &request)?;
     // The card rail needs a key (401 without); on x402 the payment is the credential.
     let buyer = match (rail, key) {
         (Rail::Wallet, None) => None,
         (_, key) => Some(agents::authenticate(app, key.as_deref()).await?),
     };
-    let request = Purchase::read(&Input::body(&commerce::PURCHASE, args)?);
-    let order = purchases::Order {
-        buyer: buyer.as_ref(),
-        listing_id: ctx.param(),
-        request,
-        rail,
-        payment,
-        resource: app.url(&ctx.path),
-    };
-    let answer = purchases::purchase_on(app, order).await?;
-    Ok(Reply::Json(answer.status, answer.body).with_headers(answer.headers))
+    input.check_members()?;
+    let resource = app.url(&ctx.path);
+    Ok(
+        match purchases::purchase_on(app, buyer.as_ref(), rail, request, resource).await? {
+            purchases::Answer::Purchase { purchase, headers } => {
+                Reply::ok(json(&*purchase)?).with_headers(headers)
+            }
+            purchases::Answer::Refused(refusal) => {
+                Reply::Json(refusal.status, refusal.body).with_headers(refusal.headers)
+            }
+        },
+    )
 }
 
 /// The agent key (Bearer, else the body's `api_key`, removed from the body) and the body, for
@@ -57,32 +57,46 @@ pub async fn get_purchase(app: &App, ctx: &Ctx) -> Result<Reply> {
         .bearer()
         .or(ctx.query("api_key"))
         .filter(|k| !k.is_empty());
+    let query = Input::query(&commerce::GET_PURCHASE, &ctx.query);
+    let request = GetPurchase::read(&query, Some(ctx.param()))?;
     if key.is_none() {
-        let query = Input::query(&commerce::GET_PURCHASE, &ctx.query);
         let token = commerce::purchase_token(&query)?
             .or_else(|| ctx.header("x-purchase-token").map(str::to_owned));
         if let Some(token) = token {
-            return Ok(Reply::ok(
-                purchases::get_with_token(app, ctx.param(), &token).await?,
-            ));
+            return Ok(Reply::ok(json(
+                &purchases::get_with_token(app, request, &token).await?,
+            )?));
         }
     }
     let buyer = agents::authenticate(app, key).await?;
-    Ok(Reply::ok(purchases::get(app, &buyer, ctx.param()).await?))
+    Ok(Reply::ok(json(
+        &purchases::get(app, &buyer, request).await?,
+    )?))
 }
 
 pub async fn rate(app: &App, ctx: &Ctx) -> Result<Reply> {
     let buyer = ctx.agent()?;
-    let request = read_keyed_body(ctx, &commerce::RATE, Rate::read)?;
-    Ok(Reply::ok(
-        purchases::rate(app, buyer, ctx.param(), request).await?,
-    ))
+    let request = read_keyed_body(ctx, &commerce::RATE, |input| {
+        Rate::read(input, Some(ctx.param()))
+    })?;
+    Ok(Reply::ok(json(
+        &purchases::rate(app, buyer, request).await?,
+    )?))
 }
 
 pub async fn ship(app: &App, ctx: &Ctx) -> Result<Reply> {
     let seller = ctx.agent()?;
-    let request = read_keyed_body(ctx, &commerce::SHIP, Ship::read)?;
-    Ok(Reply::ok(
-        payments::ship(app, seller, ctx.param(), request).await?,
-    ))
+    let request = read_keyed_body(ctx, &commerce::SHIP, |input| Ship::read(input, ctx.param()))?;
+    Ok(Reply::ok(json(
+        &payments::ship(app, seller, request).await?,
+    )?))
+}
+
+/// A typed answer as the JSON of a REST reply (members in the answer's declared order).
+///
+/// # Errors
+/// `INTERNAL` if it does not serialize (it always does).
+pub(super) fn json(answer: &impl serde::Serialize) -> Result<serde_json::Value> {
+    serde_json::to_value(answer)
+        .map_err(|error| crate::error::Error::Internal(format!("answer: {error}")))
 }

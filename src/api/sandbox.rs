@@ -3,6 +3,7 @@
 //! public check of a payment session's signed receipt
 //! (`GET /api/svcpay/receipts/{session_id}/verify`). The pages are in `crate::pages`.
 
+use super::purchases::json;
 use super::read_body;
 use crate::error::Result;
 use crate::http::request::Ctx;
@@ -11,27 +12,28 @@ use crate::request::commerce::{ADVANCE_CLOCK, clock_change};
 use crate::service::{App, commerce::payments, commerce::rails::sandbox};
 
 pub async fn pay(app: &App, ctx: &Ctx) -> Result<Reply> {
-    Ok(Reply::ok(sandbox::pay(app, ctx.param()).await?))
+    Ok(Reply::ok(json(&sandbox::pay(app, ctx.param()).await?)?))
 }
 
 pub async fn cancel(app: &App, ctx: &Ctx) -> Result<Reply> {
-    Ok(Reply::ok(sandbox::cancel(app, ctx.param()).await?))
+    Ok(Reply::ok(json(&sandbox::cancel(app, ctx.param()).await?)?))
 }
 
 pub async fn complete(app: &App, ctx: &Ctx) -> Result<Reply> {
-    Ok(Reply::ok(
-        sandbox::complete_onboarding(app, ctx.param()).await?,
-    ))
+    Ok(Reply::ok(json(
+        &sandbox::complete_onboarding(app, ctx.param()).await?,
+    )?))
 }
 
 pub async fn clock(app: &App, ctx: &Ctx) -> Result<Reply> {
-    Ok(Reply::ok(
-        payments::advance_clock(app, read_body(ctx, &ADVANCE_CLOCK, clock_change)?).await?,
-    ))
+    let change = read_body(ctx, &ADVANCE_CLOCK, clock_change)?;
+    Ok(Reply::ok(json(
+        &payments::advance_clock(app, change).await?,
+    )?))
 }
 
 pub async fn verify_session_receipt(app: &App, ctx: &Ctx) -> Result<Reply> {
-    Ok(Reply::ok(
-        payments::verify_session_receipt(app, ctx.param()).await?,
-    ))
+    Ok(Reply::ok(json(
+        &payments::verify_session_receipt(app, ctx.param()).await?,
+    )?))
 }

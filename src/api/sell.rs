@@ -1,5 +1,6 @@
 //! `/api/sell/*`: the seller's delivery endpoint, payout onboarding and dashboard.
 
+use super::purchases::json;
 use super::read_keyed_body;
 use crate::error::Result;
 use crate::http::request::Ctx;
@@ -24,12 +25,12 @@ pub async fn get_delivery_endpoint(app: &App, ctx: &Ctx) -> Result<Reply> {
 pub async fn sell_register(app: &App, ctx: &Ctx) -> Result<Reply> {
     let seller = ctx.agent()?;
     let request = read_keyed_body(ctx, &commerce::BECOME_SELLER, BecomeSeller::read)?;
-    Ok(Reply::ok(
-        checkout::register_seller(app, seller, request).await?,
-    ))
+    Ok(Reply::ok(json(
+        &checkout::register_seller(app, seller, request).await?,
+    )?))
 }
 
 pub async fn sell_dashboard(app: &App, ctx: &Ctx) -> Result<Reply> {
     let seller = ctx.agent()?;
-    Ok(Reply::ok(payments::dashboard(app, seller).await?))
+    Ok(Reply::ok(json(&payments::dashboard(app, seller).await?)?))
 }

@@ -12,7 +12,7 @@ use crate::request::agents::{Lookup, Register};
 use crate::request::catalog::{
     self, Browse, CreateListing, DeactivateListing, SetDeliveryEndpoint, UpdateListing,
 };
-use crate::request::commerce::{self, BecomeSeller, Purchase, Rate};
+use crate::request::commerce::{BecomeSeller, GetPurchase, Purchase, Rate};
 use crate::request::contact::{InquiryKind, NewInquiry};
 use crate::request::messaging::{InboxCall, SendMessage};
 use crate::request::{Face, Input, Op};
@@ -96,7 +96,7 @@ pub(super) async fn run(
         Operation::SellRegister => {
             let agent = me()?;
             let request = BecomeSeller::read(&input(op, arguments)?)?;
-            checkout::register_seller(app, agent, request).await
+            typed(checkout::register_seller(app, agent, request).await)
         }
         Operation::SetDeliveryEndpoint => {
             let request = SetDeliveryEndpoint::read(&input(op, arguments)?)?;
@@ -133,20 +133,18 @@ pub(super) async fn run(
         }
         Operation::PurchaseListing => {
             let agent = me()?;
-            let input = input(op, arguments)?;
-            let request = Purchase::read(&input);
-            purchases::purchase(app, agent, &catalog::listing_id(&input)?, request).await
+            let request = Purchase::read(&input(op, arguments)?, None, None)?;
+            typed(purchases::purchase(app, agent, request).await)
         }
         Operation::GetPurchase => {
             let agent = me()?;
-            let id = commerce::purchase_id(&input(op, arguments)?)?;
-            purchases::get(app, agent, &id).await
+            let request = GetPurchase::read(&input(op, arguments)?, None)?;
+            typed(purchases::get(app, agent, request).await)
         }
         Operation::RateListing => {
             let agent = me()?;
-            let input = input(op, arguments)?;
-            let request = Rate::read(&input)?;
-            purchases::rate(app, agent, &catalog::listing_id(&input)?, request).await
+            let request = Rate::read(&input(op, arguments)?, None)?;
+            typed(purchases::rate(app, agent, request).await)
         }
         Operation::UpdateListing => {
             let agent = me()?;
@@ -167,7 +165,7 @@ pub(super) async fn run(
         Operation::SellDashboard => {
             let agent = me()?;
             input(op, arguments)?;
-            payments::dashboard(app, agent).await
+            typed(payments::dashboard(app, agent).await)
         }
         Operation::MarketplaceStats => {
             input(op, arguments)?;
@@ -177,6 +175,11 @@ pub(super) async fn run(
             "{other:?} declares a tool that the MCP dispatch does not run"
         ))),
     }
+}
+
+/// A typed answer as a tool's JSON result.
+fn typed(answer: Result<impl serde::Serialize>) -> Result<Value> {
+    serde_json::to_value(answer?).map_err(|error| Error::Internal(format!("answer: {error}")))
 }
 
 /// A tool's arguments read against its operation's declaration.

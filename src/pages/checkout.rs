@@ -18,9 +18,9 @@ pub async fn checkout_page(app: &App, ctx: &Ctx) -> Result<Reply> {
         }
         Err(error) => return Err(error),
     };
-    let amount = dollars(view["amountCents"].as_i64().unwrap_or(0));
-    let status = view["status"].as_str().unwrap_or("");
-    let expires = view["expiresAt"].as_str().unwrap_or("");
+    let amount = dollars(view.amount_cents);
+    let status = view.status.as_str();
+    let expires = view.expires_at.as_deref().unwrap_or("");
     // An unpaid checkout past its time reads as expired even before the worker marks it.
     let past = expires
         .parse::<jiff::Timestamp>()
@@ -80,8 +80,8 @@ pub async fn checkout_page(app: &App, ctx: &Ctx) -> Result<Reply> {
          <p>Amount: <strong id=\"amount\">{amount}</strong></p></div>\
          <p id=\"state\" class=\"state {state}\" data-state=\"{state}\">{sentence}</p>{outcome}{actions}\
          <p class=\"meta\">Status: <span id=\"status\">{status}</span>.{scripts}</p>",
-        title = html(view["title"].as_str().unwrap_or("")),
-        seller = html(view["sellerCode"].as_str().unwrap_or("")),
+        title = html(view.title.as_deref().unwrap_or("")),
+        seller = html(view.seller_code.as_deref().unwrap_or("")),
         status = html(status),
         outcome = outcome(ctx),
     );
@@ -106,7 +106,7 @@ pub async fn pay_form(app: &App, ctx: &Ctx) -> Result<Reply> {
     let session = ctx.param();
     back(
         &format!("/sandbox/checkout/{session}"),
-        sandbox::pay(app, session).await,
+        sandbox::pay(app, session).await.map(|paid| paid.status),
     )
 }
 
@@ -115,7 +115,9 @@ pub async fn cancel_form(app: &App, ctx: &Ctx) -> Result<Reply> {
     let session = ctx.param();
     back(
         &format!("/sandbox/checkout/{session}"),
-        sandbox::cancel(app, session).await,
+        sandbox::cancel(app, session)
+            .await
+            .map(|ended| ended.status),
     )
 }
 

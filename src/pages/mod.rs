@@ -167,9 +167,9 @@ pub(crate) fn outcome(ctx: &Ctx) -> String {
 
 /// 303 See Other back to `page`, with the outcome in the query; an id that names nothing is a
 /// 404, as there is no page to go back to.
-pub(crate) fn back(page: &str, outcome: Result<serde_json::Value>) -> Result<Reply> {
+pub(crate) fn back(page: &str, outcome: Result<impl AsRef<str>>) -> Result<Reply> {
     let query = match outcome {
-        Ok(value) => format!("done={}", value["status"].as_str().unwrap_or("ok")),
+        Ok(status) => format!("done={}", status.as_ref()),
         // No page to go back to: the id names nothing.
         Err(error @ crate::error::Error::NotFound(_)) => return Err(error),
         Err(error) if error.status() < 500 => format!("refused={}", error.code()),

@@ -15,14 +15,16 @@ pub async fn complete_form(app: &App, ctx: &Ctx) -> Result<Reply> {
     let onboarding = ctx.param();
     back(
         &format!("/sandbox/connect/{onboarding}"),
-        sandbox::complete_onboarding(app, onboarding).await,
+        sandbox::complete_onboarding(app, onboarding)
+            .await
+            .map(|done| done.status),
     )
 }
 
 pub async fn connect_page(app: &App, ctx: &Ctx) -> Result<Reply> {
     let id = ctx.param();
-    let view = match sandbox::onboarding_view(app, id).await {
-        Ok(view) => view,
+    let complete = match sandbox::onboarding_complete(app, id).await {
+        Ok(complete) => complete,
         Err(crate::error::Error::NotFound(_)) => {
             return Ok(not_found_page(
                 "No such onboarding",
@@ -31,7 +33,6 @@ pub async fn connect_page(app: &App, ctx: &Ctx) -> Result<Reply> {
         }
         Err(error) => return Err(error),
     };
-    let complete = view["status"] == "complete";
     let (state, sentence, action) = if complete {
         (
             "complete",

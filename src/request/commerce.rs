@@ -3,7 +3,8 @@
 use serde_json::Value;
 
 use super::{Access, Face, Field, ID_MAX, Input, Kind, Op, Scope, Tool};
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::service::rail::Rail;
 
 /// The buyer's intended uses accepted for personal health data (also the vocabulary of a
 /// consent's `authorizedUses`).
@@ -57,25 +58,116 @@ pub static PURCHASE: Op = Op {
     )),
 };
 
-/// A purchase request. Its members are judged where the purchase needs them, so the order of
-/// refusals stays that of the sale: their shapes with the email (once the listing is known on
-/// the wallet rail), whether the intended use and the attestations are met only for personal
-/// health data. REST's `rail` member is taken out before, by the rail choice.
+/// A purchase request. The listing, the rail asked for and the payment header are read at the
+/// edge; the other members are judged where the purchase needs them, so the order of refusals
+/// stays that of the sale: their shapes with the email (once the listing is known on the wallet
+/// rail), whether the intended use and the attestations are met only for personal health data.
 #[derive(Debug)]
 pub struct Purchase {
+    /// REST's path segment, MCP's `listing_id`.
+    pub listing_id: String,
+    /// REST's `rail` member (MCP buys on the instance's card rail).
+    pub rail: Option<RailChoice>,
+    /// REST's x402 payment header of a retry.
+    pub payment: Option<PaymentHeader>,
     pub email: Result<Option<String>>,
     pub intended_use: Result<Option<String>>,
     pub attestation: Result<Option<Value>>,
 }
 
 impl Purchase {
-    /// Reads a purchase whose unknown members the [`Input`] has already refused.
-    pub fn read(input: &Input) -> Purchase {
-        Purchase {
+    /// Reads a purchase: `path` is REST's path segment (`None` on MCP, where `listing_id` is an
+    /// argument), `payment` the REST request's payment header. Unknown members are judged by
+    /// the caller ([`Input::check_members`]) once the buyer is known.
+    ///
+    /// # Errors
+    /// `INVALID_ARGUMENT` for a missing `listing_id` or an unknown `rail`.
+    pub fn read(
+        input: &Input,
+        path: Option<&str>,
+        payment: Option<PaymentHeader>,
+    ) -> Result<Purchase> {
+        Ok(Purchase {
+            listing_id: path_id(input, &LISTING_ID, path)?,
+            rail: RailChoice::read(input.raw(&RAIL))?,
+            payment,
             email: input.text(&EMAIL),
             intended_use: input.text(&INTENDED_USE),
             attestation: input.flags(&ATTESTATION),
+        })
+    }
+}
+
+/// The rail a purchase request names (REST's `rail`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RailChoice {
+    /// `checkout` or `card`: the instance's card rail, whichever it is.
+    Card,
+    /// `x402_usdc_base`: the wallet rail.
+    Wallet,
+}
+
+impl RailChoice {
+    /// Reads the `rail` member: absent or null is `None`.
+    ///
+    /// # Errors
+    /// `INVALID_ARGUMENT` for any other value than the rails' request names.
+    pub fn read(value: Option<&Value>) -> Result<Option<RailChoice>> {
+        Ok(Rail::parse_request(value)?.map(|rail| match rail {
+            Rail::Wallet => RailChoice::Wallet,
+            Rail::Free | Rail::Sandbox | Rail::Card => RailChoice::Card,
+        }))
+    }
+}
+
+/// The x402 payment header of a retry, as sent.
+#[derive(Clone, Debug)]
+pub enum PaymentHeader {
+    /// `PAYMENT-SIGNATURE` (x402 v2).
+    V2(String),
+    /// `X-PAYMENT` (x402 v1).
+    V1(String),
+}
+
+impl PaymentHeader {
+    /// The payment header among the request's, if any.
+    ///
+    /// # Errors
+    /// `INVALID_PAYMENT` (400) when both are sent.
+    pub fn from_headers(v2: Option<&str>, v1: Option<&str>) -> Result<Option<PaymentHeader>> {
+        match (v2, v1) {
+            (Some(_), Some(_)) => Err(Error::BadRequest {
+                code: "INVALID_PAYMENT",
+                message: "send one payment header: PAYMENT-SIGNATURE (x402 v2) or X-PAYMENT (x402 v1), not both".into(),
+            }),
+            (Some(text), None) => Ok(Some(PaymentHeader::V2(text.to_owned()))),
+            (None, Some(text)) => Ok(Some(PaymentHeader::V1(text.to_owned()))),
+            (None, None) => Ok(None),
         }
+    }
+
+    /// The x402 version the header speaks.
+    pub fn version(&self) -> u8 {
+        match self {
+            PaymentHeader::V2(_) => 2,
+            PaymentHeader::V1(_) => 1,
+        }
+    }
+
+    /// The header's name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            PaymentHeader::V2(_) => "PAYMENT-SIGNATURE",
+            PaymentHeader::V1(_) => "X-PAYMENT",
+        }
+    }
+}
+
+/// The id a path names: REST's path segment, else (MCP) the required argument `field`.
+fn path_id(input: &Input, field: &Field, path: Option<&str>) -> Result<String> {
+    match path {
+        Some(id) => Ok(id.to_owned()),
+        None => input.req_text(field),
     }
 }
 
@@ -97,12 +189,24 @@ pub static GET_PURCHASE: Op = Op {
     )),
 };
 
-/// The purchase id of an MCP call (on REST it is the path segment).
-///
-/// # Errors
-/// Missing or not a short string.
-pub fn purchase_id(input: &Input) -> Result<String> {
-    input.req_text(&GET_PURCHASE.fields[0])
+/// A read of one purchase.
+#[derive(Debug)]
+pub struct GetPurchase {
+    /// REST's path segment, MCP's `purchase_id`.
+    pub purchase_id: String,
+}
+
+impl GetPurchase {
+    /// Reads the purchase id: `path` is REST's path segment (`None` on MCP, where it is an
+    /// argument).
+    ///
+    /// # Errors
+    /// `INVALID_ARGUMENT`: missing or not a short string.
+    pub fn read(input: &Input, path: Option<&str>) -> Result<GetPurchase> {
+        Ok(GetPurchase {
+            purchase_id: path_id(input, &GET_PURCHASE.fields[0], path)?,
+        })
+    }
 }
 
 /// The x402 purchase token of a REST read, if given.
@@ -137,24 +241,31 @@ pub static RATE: Op = Op {
 /// A rating of a delivered purchase.
 #[derive(Debug)]
 pub struct Rate {
+    /// REST's path segment, MCP's `listing_id`.
+    pub listing_id: String,
     pub purchase_id: String,
     pub rating: i64,
     pub comment: Option<String>,
 }
 
 impl Rate {
+    /// Reads a rating: `path` is REST's path segment (`None` on MCP, where `listing_id` is an
+    /// argument, judged after the others).
+    ///
     /// # Errors
     /// `INVALID_ARGUMENT` naming the field.
-    pub fn read(input: &Input) -> Result<Rate> {
+    pub fn read(input: &Input, path: Option<&str>) -> Result<Rate> {
         Ok(Rate {
             purchase_id: input.req_text(&PURCHASE_ID)?,
             rating: input.int(&RATING)?.ok_or_else(|| {
-                crate::error::Error::invalid(format!(
+                Error::invalid(format!(
                     "`{}` is required (an integer from 1 to 5)",
                     input.spelling(&RATING)
                 ))
             })?,
             comment: input.paragraph(&COMMENT)?,
+            // Last, as the refusals have always come.
+            listing_id: path_id(input, &LISTING_ID, path)?,
         })
     }
 }
@@ -222,15 +333,20 @@ pub static SHIP: Op = Op {
 /// A physical order's shipment.
 #[derive(Debug)]
 pub struct Ship {
+    /// The path segment.
+    pub purchase_id: String,
     pub carrier: String,
     pub tracking: String,
 }
 
 impl Ship {
+    /// Reads a shipment of the purchase `path` names.
+    ///
     /// # Errors
     /// `INVALID_ARGUMENT` naming the field.
-    pub fn read(input: &Input) -> Result<Ship> {
+    pub fn read(input: &Input, path: &str) -> Result<Ship> {
         Ok(Ship {
+            purchase_id: path.to_owned(),
             carrier: input.req_text(&SHIP.fields[0])?,
             tracking: input.req_text(&SHIP.fields[1])?,
         })
@@ -267,11 +383,105 @@ pub fn clock_change(input: &Input) -> Result<ClockChange> {
     match (advance, reset) {
         (Some(seconds), None | Some(false)) => Ok(ClockChange::Advance(seconds)),
         (None, Some(true)) => Ok(ClockChange::Reset),
-        (Some(_), Some(true)) => Err(crate::error::Error::invalid(
+        (Some(_), Some(true)) => Err(Error::invalid(
             "give either `advanceSeconds` or `reset`, not both",
         )),
-        (None, _) => Err(crate::error::Error::invalid(
+        (None, _) => Err(Error::invalid(
             "`advanceSeconds` is required (a positive integer), or `reset: true` to return to real time",
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Map, json};
+
+    use super::*;
+
+    fn input(face: Face, op: &'static Op, value: Value) -> Input {
+        let Value::Object(map) = value else {
+            unreachable!("an object")
+        };
+        Input::new(face, op, map).unwrap()
+    }
+
+    #[test]
+    fn the_rail_is_a_closed_choice_read_at_the_edge() {
+        let read = |v: Value| RailChoice::read(Some(&v)).map_err(|e| e.to_string());
+        assert_eq!(RailChoice::read(None).unwrap(), None);
+        assert_eq!(read(Value::Null), Ok(None));
+        assert_eq!(read(json!("x402_usdc_base")), Ok(Some(RailChoice::Wallet)));
+        // Both names of the card rail ask for the instance's, whichever it is.
+        assert_eq!(read(json!("checkout")), Ok(Some(RailChoice::Card)));
+        assert_eq!(read(json!("card")), Ok(Some(RailChoice::Card)));
+        for refused in [json!("free"), json!("wallet"), json!(7), json!({})] {
+            assert!(read(refused).unwrap_err().contains("`rail` must be one of"));
+        }
+    }
+
+    #[test]
+    fn one_payment_header_at_most() {
+        assert!(PaymentHeader::from_headers(None, None).unwrap().is_none());
+        let v2 = PaymentHeader::from_headers(Some("a"), None)
+            .unwrap()
+            .unwrap();
+        assert_eq!((v2.version(), v2.name()), (2, "PAYMENT-SIGNATURE"));
+        let v1 = PaymentHeader::from_headers(None, Some("b"))
+            .unwrap()
+            .unwrap();
+        assert_eq!((v1.version(), v1.name()), (1, "X-PAYMENT"));
+        let both = PaymentHeader::from_headers(Some("a"), Some("b")).unwrap_err();
+        assert_eq!(both.code(), "INVALID_PAYMENT");
+    }
+
+    #[test]
+    fn both_faces_fill_the_same_listing_id() {
+        let rest = Input::unchecked(
+            Face::Rest,
+            &PURCHASE,
+            crate::args::Args::from_value(json!({"rail": "card", "email": "a@b.example"})).unwrap(),
+        );
+        let bought = Purchase::read(&rest, Some("L-1"), None).unwrap();
+        assert_eq!(bought.listing_id, "L-1");
+        assert_eq!(bought.rail, Some(RailChoice::Card));
+        assert_eq!(bought.email.unwrap().as_deref(), Some("a@b.example"));
+
+        let mcp = input(Face::Mcp, &PURCHASE, json!({"listing_id": "L-2"}));
+        let bought = Purchase::read(&mcp, None, None).unwrap();
+        assert_eq!((bought.listing_id.as_str(), bought.rail), ("L-2", None));
+        let missing = input(Face::Mcp, &PURCHASE, json!({}));
+        assert!(Purchase::read(&missing, None, None).is_err());
+
+        let rated = input(
+            Face::Mcp,
+            &RATE,
+            json!({"listing_id": "L-3", "purchase_id": "P-1", "rating": 4}),
+        );
+        let rated = Rate::read(&rated, None).unwrap();
+        assert_eq!(
+            (rated.listing_id.as_str(), rated.purchase_id.as_str()),
+            ("L-3", "P-1")
+        );
+        let rest = Input::new(
+            Face::Rest,
+            &RATE,
+            Map::from_iter([
+                ("purchase_id".into(), json!("P-2")),
+                ("rating".into(), json!(5)),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(Rate::read(&rest, Some("L-4")).unwrap().listing_id, "L-4");
+        // On MCP the listing id is judged after the other members, as it always was.
+        let neither = input(Face::Mcp, &RATE, json!({"rating": 5}));
+        assert!(
+            Rate::read(&neither, None)
+                .unwrap_err()
+                .to_string()
+                .contains("purchase_id")
+        );
+
+        let read = input(Face::Mcp, &GET_PURCHASE, json!({"purchase_id": "P-3"}));
+        assert_eq!(GetPurchase::read(&read, None).unwrap().purchase_id, "P-3");
     }
 }

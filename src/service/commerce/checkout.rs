@@ -7,20 +7,18 @@
 
 use std::time::Duration;
 
+use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::request::commerce::BecomeSeller;
-use crate::service::commerce::settlement::{self, Opening};
+use crate::request::commerce::{BecomeSeller, Purchase, RailChoice};
+use crate::service::commerce::settlement::{self, Sale};
 use crate::service::rail::Rail;
 use crate::service::{
     App, commerce::rails::sandbox, commerce::rails::stripe, commerce::rails::x402,
 };
 use crate::store::agents::AgentRow;
-use crate::store::listings::ListingRow;
 use crate::store::purchases::PurchaseRow;
-
-pub use crate::service::commerce::rails::x402::{Answer, PaymentHeader};
 
 /// Picks the rail of a purchase request: `rail` when named (`x402_usdc_base`, or `checkout` /
 /// `card` for the instance's card rail); a payment header means x402; a request without a key
@@ -28,119 +26,91 @@ pub use crate::service::commerce::rails::x402::{Answer, PaymentHeader};
 /// (which answers 401).
 ///
 /// # Errors
-/// `INVALID_ARGUMENT` for an unknown or non-string `rail`, or a payment header with another
-/// rail; `RAIL_UNAVAILABLE` (409) when x402 is asked for and not configured.
-pub fn choose_rail(
-    app: &App,
-    has_key: bool,
-    rail: Option<&Value>,
-    has_payment: bool,
-) -> Result<Rail> {
-    let named = Rail::parse_request(rail)?;
-    let wants_wallet = named == Some(Rail::Wallet) || has_payment;
-    if named.is_some_and(|rail| rail != Rail::Wallet) && has_payment {
-        return Err(Error::invalid(format!(
+/// `INVALID_ARGUMENT` for a payment header with another rail named; `RAIL_UNAVAILABLE` (409)
+/// when x402 is asked for and not configured.
+pub fn choose_rail(app: &App, has_key: bool, request: &Purchase) -> Result<Rail> {
+    let wallet = || app.x402.is_some().then_some(Rail::Wallet);
+    match (request.rail, request.payment.is_some()) {
+        (Some(RailChoice::Card), true) => Err(Error::invalid(format!(
             "a PAYMENT-SIGNATURE or X-PAYMENT header pays on the `{}` rail; drop it or the `rail` field",
             Rail::Wallet.name()
-        )));
-    }
-    if wants_wallet {
-        if app.x402.is_none() {
-            return Err(x402::wire::rail_unavailable());
+        ))),
+        (Some(RailChoice::Wallet), _) | (None, true) => {
+            wallet().ok_or_else(x402::wire::rail_unavailable)
         }
-        return Ok(Rail::Wallet);
+        (None, false) if !has_key => Ok(wallet().unwrap_or(app.card_rail())),
+        (Some(RailChoice::Card) | None, false) => Ok(app.card_rail()),
     }
-    if named.is_none() && !has_key && app.x402.is_some() {
-        return Ok(Rail::Wallet);
-    }
-    Ok(app.card_rail())
-}
-
-/// A sale to make, the request already checked (listing found, the buyer's own listing and
-/// health terms refused).
-pub struct Sale<'a> {
-    /// The buyer; `None` only on the wallet rail.
-    pub buyer: Option<&'a AgentRow>,
-    pub listing: &'a ListingRow,
-    /// The rail [`choose_rail`] chose. A free listing is bought on [`Rail::Free`] whatever it
-    /// is, a paid one on the wallet rail or else on the instance's card rail.
-    pub rail: Rail,
-    pub email: Option<String>,
-    /// The x402 payment header of a retry.
-    pub payment: Option<PaymentHeader>,
-    /// The URL being bought (the x402 challenge names it).
-    pub resource: String,
 }
 
 /// What a sale came to.
 pub enum Bought {
     /// A purchase made (free, paid) or opened (a reservation waiting for its checkout), with
-    /// what the rail adds to the Purchase it answers and the rail's response headers.
+    /// what the wallet rail adds to the Purchase it answers and the rail's response headers.
     Purchase {
         purchase: Box<PurchaseRow>,
-        extra: Vec<(&'static str, Value)>,
+        paid: Option<x402::Paid>,
         headers: Vec<(&'static str, String)>,
     },
-    /// The rail answers in its own words (x402: a challenge or a refused payment, 402).
-    Answer(Answer),
+    /// The rail refuses in its own words.
+    Refused(Refusal),
+}
+
+/// A rail's own answer to a purchase request, in its protocol's words (x402: a 402 challenge
+/// or a refused payment, with its headers).
+#[derive(Debug)]
+pub struct Refusal {
+    pub status: u16,
+    /// The protocol's body, which is not bourse's to shape.
+    pub body: Value,
+    /// Response headers, lower case.
+    pub headers: Vec<(&'static str, String)>,
 }
 
 /// Makes a sale on its rail: x402 takes a paid listing's payment at once; on the card rail a
 /// paid listing is reserved and its checkout opened (the sandbox names its own session, Stripe
-/// opens a Checkout Session); a free listing is bought at once.
+/// opens a Checkout Session); a free listing is bought at once. The sale's rail is settled
+/// here: a free listing is bought on [`Rail::Free`] whatever was chosen, a paid one on the
+/// wallet rail or else on the instance's card rail.
 ///
 /// # Errors
 /// `LISTING_UNAVAILABLE` / `PAYOUTS_NOT_CONNECTED` (409), `PRICE_OUT_OF_RANGE_FOR_RAIL`
 /// (422), the rail's own failures (Stripe and x402 502s, x402 400 and 409).
-pub async fn buy(app: &App, sale: Sale<'_>) -> Result<Bought> {
-    let Sale {
-        buyer,
-        listing,
-        rail,
-        email,
-        payment,
-        resource,
-    } = sale;
-    let paid = listing.price_cents > 0;
-    if paid && rail == Rail::Wallet {
-        return Ok(
-            match x402::sell(app, buyer, listing, email, payment, resource).await? {
-                x402::Outcome::Answer(answer) => Bought::Answer(answer),
-                x402::Outcome::Sold {
-                    purchase,
-                    token,
-                    payment,
-                    headers,
-                } => Bought::Purchase {
-                    purchase,
-                    extra: vec![("purchaseToken", token.into()), ("payment", payment)],
-                    headers,
-                },
+pub async fn buy(app: &App, mut sale: Sale<'_>) -> Result<Bought> {
+    let paid = sale.listing.price_cents > 0;
+    if paid && sale.rail == Rail::Wallet {
+        return Ok(match x402::sell(app, &sale).await? {
+            x402::Outcome::Refused(challenge) => Bought::Refused(Refusal {
+                status: 402,
+                body: challenge.body,
+                headers: challenge.headers,
+            }),
+            x402::Outcome::Sold {
+                purchase,
+                paid,
+                headers,
+            } => Bought::Purchase {
+                purchase,
+                paid: Some(paid),
+                headers,
             },
-        );
+        });
     }
-    let rail = if paid { app.card_rail() } else { Rail::Free };
-    if rail == Rail::Card {
-        stripe::client::check_amount(listing.price_cents)?;
+    sale.rail = if paid { app.card_rail() } else { Rail::Free };
+    if sale.rail == Rail::Card {
+        stripe::client::check_amount(sale.listing.price_cents)?;
     }
-    let opening = Opening {
-        buyer,
-        listing,
-        rail,
-        email,
-        hold: checkout_window(app),
-        // The sandbox names its own sessions; Stripe's session id is stored once it is created.
-        session: (rail == Rail::Sandbox).then(sandbox::new_session),
-    };
-    let mut purchase = settlement::open(app, opening).await?;
-    if purchase.status == "pending_payment" && rail == Rail::Card {
-        let (session, url) = stripe::open_checkout(app, &purchase, &listing.title).await?;
+    // The sandbox names its own sessions; Stripe's session id is stored once it is created.
+    let session = (sale.rail == Rail::Sandbox).then(sandbox::new_session);
+    let mut purchase = settlement::open(app, &sale, checkout_window(app), session).await?;
+    if purchase.status == "pending_payment" && sale.rail == Rail::Card {
+        let (session, url) = stripe::open_checkout(app, &purchase, &sale.listing.title).await?;
         purchase.checkout_session = Some(session);
         purchase.checkout_url = Some(url);
     }
     Ok(Bought::Purchase {
         purchase: Box::new(purchase),
-        extra: Vec::new(),
+        paid: None,
         headers: Vec::new(),
     })
 }
@@ -153,7 +123,7 @@ pub fn checkout_window(app: &App) -> Duration {
         Rail::Card => app
             .checkout_expiry
             .clamp(Duration::from_secs(35 * 60), Duration::from_secs(24 * 3600)),
-        _ => app.checkout_expiry,
+        Rail::Sandbox | Rail::Free | Rail::Wallet => app.checkout_expiry,
     }
 }
 
@@ -179,16 +149,30 @@ pub async fn register_seller(
     app: &App,
     agent: &AgentRow,
     mut request: BecomeSeller,
-) -> Result<Value> {
+) -> Result<Onboarding> {
     request.email = request
         .email
         .map(crate::service::identity::agents::check_email)
         .transpose()?;
-    match app.card_rail() {
-        Rail::Card => stripe::register_seller(app, agent, request).await,
+    Ok(match app.card_rail() {
+        Rail::Card => Onboarding::Stripe(stripe::register_seller(app, agent, request).await?),
         // The sandbox's onboarding is one button: nothing to start it with.
-        _ => sandbox::register_seller(app, agent).await,
-    }
+        Rail::Sandbox => Onboarding::Sandbox(sandbox::register_seller(app, agent).await?),
+        rail @ (Rail::Free | Rail::Wallet) => {
+            return Err(Error::Internal(format!(
+                "{} is not a card rail",
+                rail.name()
+            )));
+        }
+    })
+}
+
+/// Payout onboarding as the card rail answers it.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub enum Onboarding {
+    Sandbox(sandbox::Onboarding),
+    Stripe(stripe::Onboarding),
 }
 
 /// The commerce worker's money part: on an instance whose card rail moves money (Stripe), runs

@@ -12,9 +12,11 @@ use std::sync::Arc;
 
 use jiff::SignedDuration;
 use rusqlite::Connection;
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::clock::rfc3339_after;
+use crate::crypto::receipt::Verdict;
 use crate::error::{Error, Result};
 use crate::request::commerce::{ClockChange, Ship};
 use crate::service::rail::Rail;
@@ -83,7 +85,7 @@ async fn expire_and_release(app: &App) -> Result<(usize, usize)> {
 ///
 /// # Errors
 /// `INVALID_ARGUMENT`; `CLOCK_FIXED` (409) when the server's clock cannot move.
-pub async fn advance_clock(app: &App, change: ClockChange) -> Result<Value> {
+pub async fn advance_clock(app: &App, change: ClockChange) -> Result<ClockMoved> {
     let moved = match change {
         ClockChange::Advance(seconds) => app.clock.advance(SignedDuration::from_secs(seconds)),
         ClockChange::Reset => app.clock.reset(),
@@ -114,7 +116,20 @@ pub async fn advance_clock(app: &App, change: ClockChange) -> Result<Value> {
         })
         .await?;
     let (expired, released) = expire_and_release(app).await?;
-    Ok(json!({ "now": app.now(), "expiredCheckouts": expired, "releasedRows": released }))
+    Ok(ClockMoved {
+        now: app.now(),
+        expired_checkouts: expired,
+        released_rows: released,
+    })
+}
+
+/// The answer of a clock change: the clock's time and what the worker pass it ran did.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClockMoved {
+    pub now: String,
+    pub expired_checkouts: usize,
+    pub released_rows: usize,
 }
 
 /// `POST /api/marketplace/purchases/{id}/ship` {carrier, tracking}: the seller marks a physical
@@ -122,39 +137,64 @@ pub async fn advance_clock(app: &App, change: ClockChange) -> Result<Value> {
 ///
 /// # Errors
 /// `NOT_FOUND`, `NOT_SELLER` (403), `NOT_PHYSICAL` (409), `NOT_PAID` (409).
-pub async fn ship(app: &App, seller: &AgentRow, purchase_id: &str, request: Ship) -> Result<Value> {
-    let Ship { carrier, tracking } = request;
-    let (seller_id, id, now, at) = (
-        seller.id.clone(),
-        purchase_id.to_owned(),
-        app.clock.now(),
-        app.now(),
-    );
+pub async fn ship(app: &App, seller: &AgentRow, request: Ship) -> Result<Shipped> {
+    let Ship {
+        purchase_id: id,
+        carrier,
+        tracking,
+    } = request;
+    let (seller_id, now, at) = (seller.id.clone(), app.clock.now(), app.now());
     let hold = app.escrow_hold;
     app.store
         .write(move |tx| {
-            let order = store::fulfilment(tx, &id)?.ok_or_else(|| Error::NotFound(format!("no purchase {id:?}")))?;
+            let order = store::fulfilment(tx, &id)?
+                .ok_or_else(|| Error::NotFound(format!("no purchase {id:?}")))?;
             if order.seller_id != seller_id {
-                return Err(Error::Forbidden { code: "NOT_SELLER", message: "only the seller ships an order".into() });
+                return Err(Error::Forbidden {
+                    code: "NOT_SELLER",
+                    message: "only the seller ships an order".into(),
+                });
             }
             if !order.physical {
-                return Err(Error::Conflict { code: "NOT_PHYSICAL", message: "only physical listings are shipped".into() });
+                return Err(Error::Conflict {
+                    code: "NOT_PHYSICAL",
+                    message: "only physical listings are shipped".into(),
+                });
             }
             if order.status != "paid" && order.status != "delivered" {
-                return Err(Error::Conflict { code: "NOT_PAID", message: "an order is shipped once it is paid".into() });
+                return Err(Error::Conflict {
+                    code: "NOT_PAID",
+                    message: "an order is shipped once it is paid".into(),
+                });
             }
             let shipped_at = store::mark_shipped(tx, &id, &at, &carrier, &tracking)?;
             start_escrow(tx, &id, now, hold)?;
-            Ok(json!({ "purchaseId": id, "shippedAt": shipped_at, "carrier": carrier, "tracking": tracking }))
+            Ok(Shipped {
+                purchase_id: id,
+                shipped_at,
+                carrier,
+                tracking,
+            })
         })
         .await
+}
+
+/// A recorded shipment.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Shipped {
+    pub purchase_id: String,
+    /// The first shipment's time (a second one keeps it).
+    pub shipped_at: String,
+    pub carrier: String,
+    pub tracking: String,
 }
 
 /// `GET /api/sell/dashboard`: the seller's listings (inactive too), sales, escrow and ratings.
 ///
 /// # Errors
 /// Database failure.
-pub async fn dashboard(app: &App, seller: &AgentRow) -> Result<Value> {
+pub async fn dashboard(app: &App, seller: &AgentRow) -> Result<Dashboard> {
     let seller_id = seller.id.clone();
     let (rows, sales, ratings, orders) = app
         .store
@@ -168,43 +208,90 @@ pub async fn dashboard(app: &App, seller: &AgentRow) -> Result<Value> {
             ))
         })
         .await?;
-    let orders: Vec<Value> = orders
+    let orders = orders
         .into_iter()
-        .map(|o| {
-            json!({
-                "purchaseId": o.purchase_id,
-                "listingId": o.listing_id,
-                "status": o.status,
-                "amountCents": o.amount_cents,
-                "sellerNetCents": o.seller_net_cents,
-                "createdAt": o.created_at,
-                "paidAt": o.paid_at,
-                "deliveredAt": o.delivered_at,
-                "shippedAt": o.shipped_at,
-                "physical": o.physical,
-            })
+        .map(|o| Order {
+            purchase_id: o.purchase_id,
+            listing_id: o.listing_id,
+            status: o.status,
+            amount_cents: o.amount_cents,
+            seller_net_cents: o.seller_net_cents,
+            created_at: o.created_at,
+            paid_at: o.paid_at,
+            delivered_at: o.delivered_at,
+            shipped_at: o.shipped_at,
+            physical: o.physical,
         })
         .collect();
-    let listings: Vec<Value> = rows
+    let listings = rows
         .iter()
         .map(|row| crate::service::catalog::view::listing_json(app, row))
         .collect();
     let (rating_count, rating_sum, reputation) = ratings;
     let average = (rating_count > 0)
         .then(|| (rating_sum as f64 / rating_count as f64 * 100.0).round() / 100.0);
-    Ok(json!({
-        "listings": listings,
-        "orders": orders,
-        "sales": {
-            "count": sales.count,
-            "grossCents": sales.gross_cents,
-            "platformFeeCents": sales.fee_cents,
-            "heldCents": sales.held_cents,
-            "releasedCents": sales.released_cents,
+    Ok(Dashboard {
+        listings,
+        orders,
+        sales: Sales {
+            count: sales.count,
+            gross_cents: sales.gross_cents,
+            platform_fee_cents: sales.fee_cents,
+            held_cents: sales.held_cents,
+            released_cents: sales.released_cents,
         },
-        "ratings": { "count": rating_count, "average": average },
-        "reputation": reputation,
-    }))
+        ratings: Ratings {
+            count: rating_count,
+            average,
+        },
+        reputation,
+    })
+}
+
+/// The seller dashboard.
+#[derive(Debug, Serialize)]
+pub struct Dashboard {
+    /// The seller's listings, inactive too, as the catalogue shows a listing.
+    pub listings: Vec<Value>,
+    /// The latest orders, newest first.
+    pub orders: Vec<Order>,
+    pub sales: Sales,
+    pub ratings: Ratings,
+    pub reputation: f64,
+}
+
+/// One order in the seller dashboard.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Order {
+    pub purchase_id: String,
+    pub listing_id: String,
+    pub status: String,
+    pub amount_cents: i64,
+    pub seller_net_cents: i64,
+    pub created_at: String,
+    pub paid_at: Option<String>,
+    pub delivered_at: Option<String>,
+    pub shipped_at: Option<String>,
+    pub physical: bool,
+}
+
+/// A seller's sales totals.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Sales {
+    pub count: i64,
+    pub gross_cents: i64,
+    pub platform_fee_cents: i64,
+    pub held_cents: i64,
+    pub released_cents: i64,
+}
+
+/// A seller's ratings: how many, and their average to two decimals (`null` without any).
+#[derive(Debug, Serialize)]
+pub struct Ratings {
+    pub count: i64,
+    pub average: Option<f64>,
 }
 
 /// Most items of each list in the operator's payments view.
@@ -217,7 +304,7 @@ const OPERATOR_LIST_LIMIT: i64 = 100;
 ///
 /// # Errors
 /// Database failure.
-pub async fn operator_view(app: &App) -> Result<Value> {
+pub async fn operator_view(app: &App) -> Result<OperatorPayments> {
     let now = app.now();
     let at = now.clone();
     let (escrow, checkouts, failing, (refunds, refunded), wallet) = app
@@ -232,60 +319,118 @@ pub async fn operator_view(app: &App) -> Result<Value> {
             ))
         })
         .await?;
-    let failing: Vec<Value> = failing
+    let failing = failing
         .into_iter()
-        .map(|f| {
-            json!({
-                "purchaseId": f.purchase_id,
-                "sellerHandle": f.seller_handle,
-                "sellerNetCents": f.seller_net_cents,
-                "refusedAttempts": f.attempts,
-                "error": f.error,
-                "retryAt": f.retry_at,
-            })
+        .map(|f| FailingPayout {
+            purchase_id: f.purchase_id,
+            seller_handle: f.seller_handle,
+            seller_net_cents: f.seller_net_cents,
+            refused_attempts: f.attempts,
+            error: f.error,
+            retry_at: f.retry_at,
         })
         .collect();
-    let refunds: Vec<Value> = refunds
+    let refunds = refunds
         .into_iter()
-        .map(|r| {
-            json!({
-                "purchaseId": r.purchase_id,
-                "paymentRef": r.payment_ref,
-                "amountCents": r.amount_cents,
-                "refusedAttempts": r.attempts,
-                "error": r.error,
-                "retryAt": r.retry_at,
-                "createdAt": r.created_at,
-            })
+        .map(|r| PendingRefund {
+            purchase_id: r.purchase_id,
+            payment_ref: r.payment_ref,
+            amount_cents: r.amount_cents,
+            refused_attempts: r.attempts,
+            error: r.error,
+            retry_at: r.retry_at,
+            created_at: r.created_at,
         })
         .collect();
-    let wallet: Vec<Value> = wallet
+    let wallet = wallet
         .into_iter()
-        .map(|w| {
-            json!({
-                "sellerHandle": w.seller_handle,
-                "sales": w.sales,
-                "sellerNetCents": w.seller_net_cents,
-            })
+        .map(|w| WalletReleased {
+            seller_handle: w.seller_handle,
+            sales: w.sales,
+            seller_net_cents: w.seller_net_cents,
         })
         .collect();
     let rail = app.card_rail().account_name().unwrap_or_default();
-    Ok(json!({
-        "now": now,
-        "rail": rail,
-        "x402Configured": app.x402.is_some(),
-        "x402Facilitator": app.x402_facilitator.get(),
-        "escrow": {
-            "heldRows": escrow.held_rows,
-            "heldSellerNetCents": escrow.held_net_cents,
-            "dueRows": escrow.due_rows,
+    Ok(OperatorPayments {
+        now,
+        rail,
+        x402_configured: app.x402.is_some(),
+        x402_facilitator: app.x402_facilitator.get().cloned(),
+        escrow: Escrow {
+            held_rows: escrow.held_rows,
+            held_seller_net_cents: escrow.held_net_cents,
+            due_rows: escrow.due_rows,
         },
-        "openCheckouts": checkouts,
-        "failingPayouts": failing,
-        "pendingRefunds": refunds,
-        "refundsMade": refunded,
-        "walletReleased": wallet,
-    }))
+        open_checkouts: checkouts,
+        failing_payouts: failing,
+        pending_refunds: refunds,
+        refunds_made: refunded,
+        wallet_released: wallet,
+    })
+}
+
+/// The operator's payments view.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OperatorPayments {
+    pub now: String,
+    /// The card rail's name (`sandbox` or `stripe`).
+    pub rail: &'static str,
+    #[serde(rename = "x402Configured")]
+    pub x402_configured: bool,
+    /// What the x402 facilitator said it supports at start (`null` before it answered or
+    /// without x402).
+    #[serde(rename = "x402Facilitator")]
+    pub x402_facilitator: Option<Value>,
+    pub escrow: Escrow,
+    pub open_checkouts: i64,
+    pub failing_payouts: Vec<FailingPayout>,
+    pub pending_refunds: Vec<PendingRefund>,
+    pub refunds_made: i64,
+    pub wallet_released: Vec<WalletReleased>,
+}
+
+/// Escrow held, and how much of it is due.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Escrow {
+    pub held_rows: i64,
+    pub held_seller_net_cents: i64,
+    pub due_rows: i64,
+}
+
+/// A seller transfer that keeps failing.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FailingPayout {
+    pub purchase_id: String,
+    pub seller_handle: String,
+    pub seller_net_cents: i64,
+    pub refused_attempts: i64,
+    pub error: String,
+    pub retry_at: Option<String>,
+}
+
+/// A refund owed to a buyer, not made yet.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PendingRefund {
+    pub purchase_id: String,
+    pub payment_ref: String,
+    pub amount_cents: i64,
+    pub refused_attempts: i64,
+    pub error: Option<String>,
+    pub retry_at: Option<String>,
+    pub created_at: String,
+}
+
+/// A seller's x402 sales released to it, which the operator pays.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WalletReleased {
+    pub seller_handle: String,
+    pub sales: i64,
+    pub seller_net_cents: i64,
 }
 
 /// `GET /api/svcpay/receipts/{session_id}/verify` (public): the signed purchase receipt of a
@@ -294,7 +439,7 @@ pub async fn operator_view(app: &App) -> Result<Value> {
 ///
 /// # Errors
 /// `NOT_FOUND` for an unknown session; database failure.
-pub async fn verify_session_receipt(app: &App, session: &str) -> Result<Value> {
+pub async fn verify_session_receipt(app: &App, session: &str) -> Result<SessionReceipt> {
     let key = session.to_owned();
     let purchase = app
         .store
@@ -309,18 +454,119 @@ pub async fn verify_session_receipt(app: &App, session: &str) -> Result<Value> {
     )
     // The receipt is ours: a malformed one is a server fault, not the caller's.
     .map_err(|e| Error::Internal(format!("stored receipt: {}", e.public_message())))?;
-    let verification =
-        serde_json::to_value(verdict).map_err(|e| Error::Internal(format!("verdict: {e}")))?;
-    Ok(json!({
-        "sessionId": session,
-        "purchaseId": purchase.id,
-        "rail": purchase.rail,
-        "amountCents": purchase.amount_cents,
-        "paid": purchase.paid_at.is_some(),
-        "paidAt": purchase.paid_at,
-        "purchaseStatus": purchase.status,
-        "receipt": receipt,
-        "verification": verification,
-        "note": "The receipt is the purchase's signed receipt as last issued (re-signed when the purchase is paid); `verification` checks its signature against this instance's current and earlier keys. Verify it offline with GET /api/signing-key.",
-    }))
+    Ok(SessionReceipt {
+        session_id: session.to_owned(),
+        purchase_id: purchase.id,
+        rail: purchase.rail,
+        amount_cents: purchase.amount_cents,
+        paid: purchase.paid_at.is_some(),
+        paid_at: purchase.paid_at,
+        purchase_status: purchase.status,
+        receipt,
+        verification: verdict,
+        note: "The receipt is the purchase's signed receipt as last issued (re-signed when the purchase is paid); `verification` checks its signature against this instance's current and earlier keys. Verify it offline with GET /api/signing-key.",
+    })
+}
+
+/// A payment session's signed purchase receipt and its check.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionReceipt {
+    pub session_id: String,
+    pub purchase_id: String,
+    pub rail: String,
+    pub amount_cents: i64,
+    pub paid: bool,
+    pub paid_at: Option<String>,
+    pub purchase_status: String,
+    /// The signed purchase receipt as stored.
+    pub receipt: Value,
+    pub verification: Verdict,
+    pub note: &'static str,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys(value: &impl Serialize) -> Vec<String> {
+        match serde_json::to_value(value).unwrap() {
+            Value::Object(map) => map.keys().cloned().collect(),
+            other => panic!("not an object: {other}"),
+        }
+    }
+
+    /// The views keep the wire's members and order.
+    #[test]
+    fn views_keep_their_members_in_order() {
+        let dashboard = Dashboard {
+            listings: Vec::new(),
+            orders: Vec::new(),
+            sales: Sales {
+                count: 0,
+                gross_cents: 0,
+                platform_fee_cents: 0,
+                held_cents: 0,
+                released_cents: 0,
+            },
+            ratings: Ratings {
+                count: 0,
+                average: None,
+            },
+            reputation: 2.4,
+        };
+        assert_eq!(
+            keys(&dashboard),
+            ["listings", "orders", "sales", "ratings", "reputation"]
+        );
+        assert_eq!(
+            keys(&dashboard.sales),
+            [
+                "count",
+                "grossCents",
+                "platformFeeCents",
+                "heldCents",
+                "releasedCents"
+            ]
+        );
+        assert_eq!(
+            serde_json::to_value(&dashboard.ratings).unwrap(),
+            serde_json::json!({"count": 0, "average": null})
+        );
+        let view = OperatorPayments {
+            now: "t".into(),
+            rail: "sandbox",
+            x402_configured: false,
+            x402_facilitator: None,
+            escrow: Escrow {
+                held_rows: 0,
+                held_seller_net_cents: 0,
+                due_rows: 0,
+            },
+            open_checkouts: 0,
+            failing_payouts: Vec::new(),
+            pending_refunds: Vec::new(),
+            refunds_made: 0,
+            wallet_released: Vec::new(),
+        };
+        assert_eq!(
+            keys(&view),
+            [
+                "now",
+                "rail",
+                "x402Configured",
+                "x402Facilitator",
+                "escrow",
+                "openCheckouts",
+                "failingPayouts",
+                "pendingRefunds",
+                "refundsMade",
+                "walletReleased"
+            ]
+        );
+        assert_eq!(
+            keys(&view.escrow),
+            ["heldRows", "heldSellerNetCents", "dueRows"]
+        );
+    }
 }

@@ -14,16 +14,18 @@
 //! fetch leaves the purchase `paid`; the next read retries.
 
 use base64::Engine;
-use serde_json::{Map, Value, json};
+use serde::Serialize;
+use serde_json::{Map, Value};
 
 use crate::crypto::jcs;
 use crate::crypto::receipt::sign_object;
 use crate::error::{Error, Result};
-use crate::request::commerce::{Purchase, Rate};
+use crate::request::commerce::{GetPurchase, Purchase, Rate};
 use crate::service::catalog::listings::{self, write_version};
 use crate::service::catalog::sellers::{self, Deliverable};
-use crate::service::commerce::checkout::{self, Answer, Bought, PaymentHeader, Sale};
-use crate::service::commerce::settlement::refresh_reputation;
+use crate::service::commerce::checkout::{self, Bought, Refusal};
+use crate::service::commerce::rails::x402;
+use crate::service::commerce::settlement::{Sale, refresh_reputation};
 use crate::service::rail::Rail;
 use crate::service::{App, catalog::reputation, catalog::samples, commerce::payments};
 use crate::store::agents::{self as agent_store, AgentRow};
@@ -40,58 +42,52 @@ pub use crate::service::catalog::health::{ATTESTATIONS, INTENDED_USES};
 /// # Errors
 /// `NOT_FOUND`, `CANNOT_BUY_OWN_LISTING` (403), `LISTING_UNAVAILABLE` (409),
 /// `PAYOUTS_NOT_CONNECTED` (409), `HEALTH_TERMS_REQUIRED` (422).
-pub async fn purchase(
-    app: &App,
-    buyer: &AgentRow,
-    listing_id: &str,
-    request: Purchase,
-) -> Result<Value> {
-    let order = Order {
-        buyer: Some(buyer),
-        listing_id,
-        request,
-        rail: app.card_rail(),
-        payment: None,
-        resource: String::new(),
-    };
-    Ok(purchase_on(app, order).await?.body)
+pub async fn purchase(app: &App, buyer: &AgentRow, request: Purchase) -> Result<BuyerPurchase> {
+    match purchase_on(app, Some(buyer), app.card_rail(), request, String::new()).await? {
+        Answer::Purchase { purchase, .. } => Ok(*purchase),
+        // Only the wallet rail answers in its own words.
+        Answer::Refused(refusal) => Err(Error::Internal(format!(
+            "the card rail answered {}",
+            refusal.status
+        ))),
+    }
 }
 
-/// A purchase request on a rail [`checkout::choose_rail`] chose.
-pub struct Order<'a> {
-    /// The buyer; `None` only on the wallet rail (the payment is the credential).
-    pub buyer: Option<&'a AgentRow>,
-    pub listing_id: &'a str,
-    /// What the buyer asked for.
-    pub request: Purchase,
-    /// The instance's card rail, or [`Rail::Wallet`].
-    pub rail: Rail,
-    /// The x402 payment header of a retry.
-    pub payment: Option<PaymentHeader>,
-    /// The URL being bought (the x402 challenge names it).
-    pub resource: String,
+/// What a purchase request answers, whatever its rail.
+#[derive(Debug)]
+pub enum Answer {
+    /// The Purchase (200), with the rail's response headers (x402: `PAYMENT-RESPONSE`).
+    Purchase {
+        purchase: Box<BuyerPurchase>,
+        headers: Vec<(&'static str, String)>,
+    },
+    /// The rail's own answer (x402: a 402 challenge or a refused payment).
+    Refused(Refusal),
 }
 
-/// `POST /api/marketplace/listings/{id}/purchase` on any rail: checks the request (the buyer's
-/// own listing, health terms), has checkout make the sale on its rail, and answers the
+/// `POST /api/marketplace/listings/{id}/purchase` on any rail, `rail` the one
+/// [`checkout::choose_rail`] chose for the request: checks the request (the buyer's own
+/// listing, health terms), makes it a [`Sale`] that checkout makes on its rail, and answers the
 /// Purchase, with the deliverable once it is paid, or the rail's own answer (x402: 402).
-/// On the wallet rail a free listing is bought on the card rail's terms, with a key (else
-/// 401).
+/// `buyer` is `None` only on the wallet rail; there a free listing is bought on the card rail's
+/// terms, with a key (else 401). `resource` is the URL being bought (the x402 challenge names
+/// it).
 ///
 /// # Errors
 /// As [`purchase`], and on the wallet rail `UNAUTHENTICATED` (a free listing without a key),
 /// `PAYMENT_ALREADY_USED` (409), `INVALID_PAYMENT` (400), `FACILITATOR_UNAVAILABLE` /
 /// `FACILITATOR_ERROR` (502).
-pub async fn purchase_on(app: &App, order: Order<'_>) -> Result<Answer> {
-    let Order {
-        buyer,
-        listing_id,
-        request,
-        rail,
-        payment,
-        resource,
-    } = order;
+pub async fn purchase_on(
+    app: &App,
+    buyer: Option<&AgentRow>,
+    rail: Rail,
+    request: Purchase,
+    resource: String,
+) -> Result<Answer> {
     let Purchase {
+        listing_id,
+        rail: _,
+        payment,
         email,
         intended_use,
         attestation,
@@ -108,7 +104,7 @@ pub async fn purchase_on(app: &App, order: Order<'_>) -> Result<Answer> {
     };
     // The wallet rail finds the listing first: a free one needs a key before anything else.
     let (listing, (email, intended_use, attestation)) = if rail == Rail::Wallet {
-        let listing = listings::find(app, listing_id).await?;
+        let listing = listings::find(app, &listing_id).await?;
         if listing.price_cents == 0 && buyer.is_none() {
             return Err(Error::Unauthenticated(
                 "a free listing is bought with a buyer key (Authorization: Bearer); x402 pays for paid listings only".into(),
@@ -118,7 +114,7 @@ pub async fn purchase_on(app: &App, order: Order<'_>) -> Result<Answer> {
         (listing, judged)
     } else {
         let judged = judge()?;
-        (listings::find(app, listing_id).await?, judged)
+        (listings::find(app, &listing_id).await?, judged)
     };
     if buyer.is_some_and(|b| b.id == listing.seller_id) {
         return Err(Error::Forbidden {
@@ -135,7 +131,7 @@ pub async fn purchase_on(app: &App, order: Order<'_>) -> Result<Answer> {
     }
     let sale = Sale {
         buyer,
-        listing: &listing,
+        listing,
         rail,
         email,
         payment,
@@ -144,20 +140,20 @@ pub async fn purchase_on(app: &App, order: Order<'_>) -> Result<Answer> {
     match checkout::buy(app, sale).await? {
         Bought::Purchase {
             purchase,
-            extra,
+            paid,
             headers,
         } => {
-            let mut body = read_as_buyer(app, *purchase).await?;
-            for (name, value) in extra {
-                body[name] = value;
+            let mut shown = read_as_buyer(app, *purchase).await?;
+            if let Some(paid) = paid {
+                shown.purchase_token = Some(paid.token);
+                shown.payment = Some(paid.payment);
             }
-            Ok(Answer {
-                status: 200,
-                body,
+            Ok(Answer::Purchase {
+                purchase: Box::new(shown),
                 headers,
             })
         }
-        Bought::Answer(answer) => Ok(answer),
+        Bought::Refused(refusal) => Ok(Answer::Refused(refusal)),
     }
 }
 
@@ -166,8 +162,8 @@ pub async fn purchase_on(app: &App, order: Order<'_>) -> Result<Answer> {
 ///
 /// # Errors
 /// `NOT_FOUND`, `NOT_BUYER` (403).
-pub async fn get(app: &App, buyer: &AgentRow, id: &str) -> Result<Value> {
-    let purchase = find(app, id).await?;
+pub async fn get(app: &App, buyer: &AgentRow, request: GetPurchase) -> Result<BuyerPurchase> {
+    let purchase = find(app, &request.purchase_id).await?;
     if purchase.buyer_id.as_deref() != Some(buyer.id.as_str()) {
         return Err(Error::Forbidden {
             code: "NOT_BUYER",
@@ -182,8 +178,8 @@ pub async fn get(app: &App, buyer: &AgentRow, id: &str) -> Result<Value> {
 ///
 /// # Errors
 /// `NOT_FOUND`, `NOT_BUYER` (403) when the token is not this purchase's.
-pub async fn get_with_token(app: &App, id: &str, token: &str) -> Result<Value> {
-    let purchase = find(app, id).await?;
+pub async fn get_with_token(app: &App, request: GetPurchase, token: &str) -> Result<BuyerPurchase> {
+    let purchase = find(app, &request.purchase_id).await?;
     let matches = Rail::from_name(&purchase.rail) == Some(Rail::Wallet)
         && purchase
             .checkout_session
@@ -211,10 +207,72 @@ pub(crate) async fn find(app: &App, id: &str) -> Result<PurchaseRow> {
         .ok_or_else(|| Error::NotFound(format!("no purchase with id {id:?}")))
 }
 
+/// The Purchase resource as its buyer reads it.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BuyerPurchase {
+    pub id: String,
+    pub listing_id: String,
+    pub buyer_handle: Option<String>,
+    pub status: String,
+    pub amount_cents: i64,
+    pub platform_fee_cents: i64,
+    pub seller_net_cents: i64,
+    pub fee_bps: i64,
+    pub schedule_version: i64,
+    pub rail: String,
+    /// Where the buyer pays, while the purchase is `pending_payment`.
+    pub checkout_url: Option<String>,
+    pub expires_at: Option<String>,
+    pub shipped_at: Option<String>,
+    pub created_at: String,
+    pub paid_at: Option<String>,
+    pub delivered_at: Option<String>,
+    /// The signed purchase receipt as stored (`null` if it does not parse).
+    pub receipt: Value,
+    /// The deliverable, relayed live once the purchase is paid.
+    pub delivery: Option<Delivery>,
+    /// Why the deliverable could not be relayed this time.
+    pub delivery_error: Option<String>,
+    /// The refund of a payment that came after the checkout ended.
+    pub refund: Option<RefundView>,
+    /// The read capability of a purchase the wallet rail just sold (only in its answer).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub purchase_token: Option<String>,
+    /// The wallet rail's settled payment (only in the answer of its sale).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub payment: Option<x402::Payment>,
+}
+
+/// A relayed deliverable: JSON as JSON, text as text, else base64.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Delivery {
+    pub content_type: String,
+    /// `json`, `utf-8` or `base64`.
+    pub encoding: &'static str,
+    /// The seller's content, which is not bourse's to shape.
+    pub content: Value,
+    pub fingerprint: String,
+    pub bytes: usize,
+}
+
+/// Where the refund of a late payment stands.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RefundView {
+    pub status: String,
+    pub amount_cents: i64,
+    pub payment_ref: String,
+    pub refund_ref: Option<String>,
+    pub created_at: String,
+    pub refunded_at: Option<String>,
+}
+
 /// The Purchase resource for its buyer: relays the deliverable when the purchase is paid.
-async fn read_as_buyer(app: &App, mut purchase: PurchaseRow) -> Result<Value> {
-    let mut delivery = Value::Null;
-    let mut delivery_error = Value::Null;
+async fn read_as_buyer(app: &App, mut purchase: PurchaseRow) -> Result<BuyerPurchase> {
+    let mut delivery = None;
+    let mut delivery_error = None;
     if purchase.status == "pending_payment"
         && purchase
             .expires_at
@@ -245,9 +303,9 @@ async fn read_as_buyer(app: &App, mut purchase: PurchaseRow) -> Result<Value> {
                     purchase.delivered_at = Some(now);
                     purchase.delivery_fingerprint = Some(fingerprint.clone());
                 }
-                delivery = delivery_json(&deliverable, &fingerprint);
+                delivery = Some(delivery_of(deliverable, fingerprint));
             }
-            Err(error) => delivery_error = Value::String(error.to_string()),
+            Err(error) => delivery_error = Some(error.to_string()),
         }
     }
     // A payment that arrived after the checkout ended, for a listing sold meanwhile, is given
@@ -257,44 +315,45 @@ async fn read_as_buyer(app: &App, mut purchase: PurchaseRow) -> Result<Value> {
         app.store
             .read(move |conn| payment_store::refund_of(conn, &id))
             .await?
-            .map(|r| {
-                json!({
-                    "status": r.status,
-                    "amountCents": r.amount_cents,
-                    "paymentRef": r.payment_ref,
-                    "refundRef": r.refund_ref,
-                    "createdAt": r.created_at,
-                    "refundedAt": r.refunded_at,
-                })
+            .map(|r| RefundView {
+                status: r.status,
+                amount_cents: r.amount_cents,
+                payment_ref: r.payment_ref,
+                refund_ref: r.refund_ref,
+                created_at: r.created_at,
+                refunded_at: r.refunded_at,
             })
     } else {
         None
     };
     let receipt: Value = serde_json::from_str(&purchase.receipt).unwrap_or(Value::Null);
-    Ok(json!({
-        "id": purchase.id,
-        "listingId": purchase.listing_id,
-        "buyerHandle": purchase.buyer_handle,
-        "status": purchase.status,
-        "amountCents": purchase.amount_cents,
-        "platformFeeCents": purchase.platform_fee_cents,
-        "sellerNetCents": purchase.seller_net_cents,
-        "feeBps": purchase.fee_bps,
-        "scheduleVersion": purchase.schedule_version,
-        "rail": purchase.rail,
-        "checkoutUrl": (purchase.status == "pending_payment")
-            .then(|| checkout::pay_url(app, &purchase))
-            .flatten(),
-        "expiresAt": purchase.expires_at,
-        "shippedAt": purchase.shipped_at,
-        "createdAt": purchase.created_at,
-        "paidAt": purchase.paid_at,
-        "deliveredAt": purchase.delivered_at,
-        "receipt": receipt,
-        "delivery": delivery,
-        "deliveryError": delivery_error,
-        "refund": refund,
-    }))
+    let checkout_url = (purchase.status == "pending_payment")
+        .then(|| checkout::pay_url(app, &purchase))
+        .flatten();
+    Ok(BuyerPurchase {
+        id: purchase.id,
+        listing_id: purchase.listing_id,
+        buyer_handle: purchase.buyer_handle,
+        status: purchase.status,
+        amount_cents: purchase.amount_cents,
+        platform_fee_cents: purchase.platform_fee_cents,
+        seller_net_cents: purchase.seller_net_cents,
+        fee_bps: purchase.fee_bps,
+        schedule_version: purchase.schedule_version,
+        rail: purchase.rail,
+        checkout_url,
+        expires_at: purchase.expires_at,
+        shipped_at: purchase.shipped_at,
+        created_at: purchase.created_at,
+        paid_at: purchase.paid_at,
+        delivered_at: purchase.delivered_at,
+        receipt,
+        delivery,
+        delivery_error,
+        refund,
+        purchase_token: None,
+        payment: None,
+    })
 }
 
 /// Fetches (or builds) the deliverable and checks it against the listing's fingerprint; a
@@ -367,8 +426,9 @@ async fn relay(app: &App, purchase: &PurchaseRow) -> Result<(Deliverable, String
     Ok((deliverable, fingerprint))
 }
 
-/// `{contentType, encoding, content, fingerprint}`: JSON as JSON, text as text, else base64.
-fn delivery_json(deliverable: &Deliverable, fingerprint: &str) -> Value {
+/// `{contentType, encoding, content, fingerprint, bytes}`: JSON as JSON, text as text, else
+/// base64.
+fn delivery_of(deliverable: Deliverable, fingerprint: String) -> Delivery {
     let media = deliverable
         .content_type
         .split(';')
@@ -390,13 +450,13 @@ fn delivery_json(deliverable: &Deliverable, fingerprint: &str) -> Value {
             Value::String(base64::engine::general_purpose::STANDARD.encode(&deliverable.bytes)),
         ),
     };
-    json!({
-        "contentType": deliverable.content_type,
-        "encoding": encoding,
-        "content": content,
-        "fingerprint": fingerprint,
-        "bytes": deliverable.bytes.len(),
-    })
+    Delivery {
+        bytes: deliverable.bytes.len(),
+        content_type: deliverable.content_type,
+        encoding,
+        content,
+        fingerprint,
+    }
 }
 
 /// The buyer's intended use and attestation; then, for a listing with a consent record, the
@@ -445,8 +505,9 @@ fn check_health_terms(
 ///
 /// # Errors
 /// `INVALID_ARGUMENT`, `NOT_FOUND`, `NOT_BUYER` (403), `NOT_DELIVERED` (409), `ALREADY_RATED` (409).
-pub async fn rate(app: &App, buyer: &AgentRow, listing_id: &str, request: Rate) -> Result<Value> {
+pub async fn rate(app: &App, buyer: &AgentRow, request: Rate) -> Result<Rated> {
     let Rate {
+        listing_id,
         purchase_id,
         rating,
         comment,
@@ -485,8 +546,7 @@ pub async fn rate(app: &App, buyer: &AgentRow, listing_id: &str, request: Rate) 
     attestation.insert("amountCents".into(), purchase.amount_cents.into());
     attestation.insert("ratedAt".into(), now.clone().into());
     sign_object(&app.keyring, &mut attestation, &now);
-    let attestation = Value::Object(attestation);
-    let text = attestation.to_string();
+    let text = Value::Object(attestation.clone()).to_string();
     let seller_id = purchase.seller_id.clone();
     let seller_rows = app
         .store
@@ -523,5 +583,127 @@ pub async fn rate(app: &App, buyer: &AgentRow, listing_id: &str, request: Rate) 
     // The seller's cached row carries its rating count.
     crate::service::identity::agents::forget(app, &seller_id);
     app.browse.upsert_rows(&seller_rows);
-    Ok(json!({ "rating": attestation }))
+    Ok(Rated {
+        rating: attestation,
+    })
+}
+
+/// The answer of a rating: `{rating}`, the signed attestation that a paying buyer left it.
+#[derive(Debug, Serialize)]
+pub struct Rated {
+    /// The signed `bourse.rating.attestation` document.
+    pub rating: Map<String, Value>,
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn keys(value: &impl Serialize) -> Vec<String> {
+        match serde_json::to_value(value).unwrap() {
+            Value::Object(map) => map.keys().cloned().collect(),
+            other => panic!("not an object: {other}"),
+        }
+    }
+
+    fn purchase() -> BuyerPurchase {
+        BuyerPurchase {
+            id: "P".into(),
+            listing_id: "L".into(),
+            buyer_handle: None,
+            status: "paid".into(),
+            amount_cents: 500,
+            platform_fee_cents: 0,
+            seller_net_cents: 500,
+            fee_bps: 0,
+            schedule_version: 1,
+            rail: "x402_usdc_base".into(),
+            checkout_url: None,
+            expires_at: None,
+            shipped_at: None,
+            created_at: "t".into(),
+            paid_at: None,
+            delivered_at: None,
+            receipt: Value::Null,
+            delivery: None,
+            delivery_error: None,
+            refund: None,
+            purchase_token: None,
+            payment: None,
+        }
+    }
+
+    /// The Purchase's members and their order are the wire's: nulls stay, and the wallet
+    /// rail's two members come last, only in the answer of its sale.
+    #[test]
+    fn the_purchase_keeps_its_members_in_order() {
+        let members = [
+            "id",
+            "listingId",
+            "buyerHandle",
+            "status",
+            "amountCents",
+            "platformFeeCents",
+            "sellerNetCents",
+            "feeBps",
+            "scheduleVersion",
+            "rail",
+            "checkoutUrl",
+            "expiresAt",
+            "shippedAt",
+            "createdAt",
+            "paidAt",
+            "deliveredAt",
+            "receipt",
+            "delivery",
+            "deliveryError",
+            "refund",
+        ];
+        assert_eq!(keys(&purchase()), members);
+        let sold = BuyerPurchase {
+            purchase_token: Some("x402_t".into()),
+            payment: Some(x402::Payment {
+                transaction: "0x1".into(),
+                network: "eip155:8453".into(),
+                payer: None,
+            }),
+            ..purchase()
+        };
+        let value = serde_json::to_value(&sold).unwrap();
+        assert_eq!(keys(&sold)[members.len()..], ["purchaseToken", "payment"]);
+        assert_eq!(
+            value["payment"],
+            json!({"transaction": "0x1", "network": "eip155:8453", "payer": null})
+        );
+    }
+
+    #[test]
+    fn a_delivery_is_json_text_or_base64() {
+        let of = |bytes: &[u8], content_type: &str| {
+            let deliverable = Deliverable {
+                bytes: bytes.to_vec(),
+                content_type: content_type.into(),
+            };
+            serde_json::to_value(delivery_of(deliverable, "sha256:x".into())).unwrap()
+        };
+        assert_eq!(
+            of(br#"{"a":1}"#, "application/json; charset=utf-8"),
+            json!({"contentType": "application/json; charset=utf-8", "encoding": "json", "content": {"a": 1}, "fingerprint": "sha256:x", "bytes": 7})
+        );
+        assert_eq!(of(b"hi", "text/plain")["content"], "hi");
+        assert_eq!(of(b"hi", "text/plain")["encoding"], "utf-8");
+        assert_eq!(of(b"{", "application/json")["encoding"], "base64");
+        assert_eq!(
+            keys(&delivery_of(
+                Deliverable {
+                    bytes: vec![0xff],
+                    content_type: "application/octet-stream".into()
+                },
+                String::new()
+            )),
+            ["contentType", "encoding", "content", "fingerprint", "bytes"]
+        );
+    }
 }

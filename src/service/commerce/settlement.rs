@@ -14,6 +14,7 @@ use crate::clock::rfc3339_after;
 use crate::crypto::keys::Keyring;
 use crate::crypto::receipt::sign_object;
 use crate::error::{Error, Result};
+use crate::request::commerce::PaymentHeader;
 use crate::service::catalog::listings::{self, write_version};
 use crate::service::rail::Rail;
 use crate::service::{App, catalog::reputation, catalog::sellers, commerce::fees};
@@ -22,28 +23,39 @@ use crate::store::listings::{self as listing_store, ListingRow};
 use crate::store::payments as payment_store;
 use crate::store::purchases::{self as store, LedgerRow, PurchaseRow};
 
-/// A purchase a rail opens.
-pub struct Opening<'a> {
-    /// The buyer; `None` for an anonymous x402 buyer.
+/// A sale on its way from the purchase request to settlement, the one carrier of the purchase
+/// path: `purchases` makes it once the request is checked, `checkout` settles its rail and makes
+/// it there, and the rail opens it here.
+pub struct Sale<'a> {
+    /// The buyer; `None` for an anonymous x402 buyer (the payment is the credential).
     pub buyer: Option<&'a AgentRow>,
-    pub listing: &'a ListingRow,
-    /// [`Rail::Free`] for a free listing, else the rail that takes the money.
+    /// The listing as `purchases` read it to check the request, outside the writer: [`open`]
+    /// reads it again inside the writer's transaction, where buyers are serialized.
+    pub listing: ListingRow,
+    /// The rail the request chose (the instance's card rail, or [`Rail::Wallet`]) until
+    /// `checkout` settles it: [`Rail::Free`] for a free listing, else the rail that takes the
+    /// money.
     pub rail: Rail,
     pub email: Option<String>,
-    /// How long a paid purchase stays reserved, unpaid.
-    pub hold: Duration,
-    /// The checkout session naming the reservation, when the rail names its own (sandbox).
-    pub session: Option<String>,
+    /// The x402 payment header of a retry.
+    pub payment: Option<PaymentHeader>,
+    /// The URL being bought (the x402 challenge names it).
+    pub resource: String,
 }
 
 /// Opens a purchase after the checks every rail shares: a paid one is reserved
-/// (`pending_payment` until its hold has passed), a free one settled at once and shown in the
-/// browse index.
+/// (`pending_payment` until `hold` has passed), a free one settled at once and shown in the
+/// browse index. `session` names the reservation when the rail names its own (sandbox).
 ///
 /// # Errors
 /// `LISTING_UNAVAILABLE`, `PAYOUTS_NOT_CONNECTED` (409); database failure.
-pub async fn open(app: &App, opening: Opening<'_>) -> Result<PurchaseRow> {
-    let mut purchase = new_purchase(app, &opening);
+pub async fn open(
+    app: &App,
+    sale: &Sale<'_>,
+    hold: Duration,
+    session: Option<String>,
+) -> Result<PurchaseRow> {
+    let mut purchase = new_purchase(app, sale, hold, session);
     let (keyring, now, card) = (app.keyring.clone(), app.now(), app.card_rail());
     let (purchase, settled) = app
         .store
@@ -79,15 +91,20 @@ pub struct PaymentReport {
     pub taken: bool,
 }
 
-/// The new purchase of an [`Opening`]: a paid one is `pending_payment` until its hold has
-/// passed, a free one `paid` at once.
-fn new_purchase(app: &App, opening: &Opening<'_>) -> PurchaseRow {
-    let Opening {
+/// The new purchase of a [`Sale`]: a paid one is `pending_payment` until its hold has passed, a
+/// free one `paid` at once.
+fn new_purchase(
+    app: &App,
+    sale: &Sale<'_>,
+    hold: Duration,
+    session: Option<String>,
+) -> PurchaseRow {
+    let Sale {
         buyer,
-        listing,
+        ref listing,
         rail,
         ..
-    } = *opening;
+    } = *sale;
     let now = app.now();
     let paid = listing.price_cents > 0;
     PurchaseRow {
@@ -103,16 +120,15 @@ fn new_purchase(app: &App, opening: &Opening<'_>) -> PurchaseRow {
         fee_bps: 0,
         schedule_version: fees::SCHEDULE_VERSION,
         rail: rail.name().into(),
-        email: opening.email.clone(),
+        email: sale.email.clone(),
         created_at: now.clone(),
         paid_at: (!paid).then(|| now.clone()),
         delivered_at: None,
         delivery_fingerprint: None,
         receipt: String::new(),
-        checkout_session: opening.session.clone(),
+        checkout_session: session,
         expires_at: paid.then(|| {
-            let hold =
-                jiff::SignedDuration::try_from(opening.hold).unwrap_or(jiff::SignedDuration::MAX);
+            let hold = jiff::SignedDuration::try_from(hold).unwrap_or(jiff::SignedDuration::MAX);
             rfc3339_after(app.clock.now(), hold)
         }),
         shipped_at: None,
@@ -136,6 +152,11 @@ fn insert_checked(
     card: Rail,
     purchase: &mut PurchaseRow,
 ) -> Result<Settled> {
+    // The listing is read again here, in the writer's transaction, though the sale carries it:
+    // that copy was read before the writer serialized this buyer with the others, so another
+    // sale, a deactivation or a new version may have come between. Availability, the seller's
+    // payouts, the fee and the version the receipt names are judged on the row as it stands
+    // now; the amount stays the price the request was checked at.
     let stored = listing_store::find(tx, &purchase.listing_id)?.ok_or_else(unavailable)?;
     payment_store::expire_checkouts(tx, now)?;
     if !available(tx, &stored, now)? {

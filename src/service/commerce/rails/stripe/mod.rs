@@ -15,7 +15,8 @@ pub mod money;
 
 use std::sync::Arc;
 
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::clock::{rfc3339, rfc3339_after};
 use crate::crypto::{b64url, random_bytes};
@@ -96,7 +97,11 @@ fn client(app: &App) -> Result<Arc<Client>> {
 ///
 /// # Errors
 /// `STRIPE_ERROR` / `STRIPE_UNAVAILABLE` (502); database failure.
-pub async fn register_seller(app: &App, agent: &AgentRow, request: BecomeSeller) -> Result<Value> {
+pub async fn register_seller(
+    app: &App,
+    agent: &AgentRow,
+    request: BecomeSeller,
+) -> Result<Onboarding> {
     let client = client(app)?;
     let agent_id = agent.id.clone();
     let existing = app
@@ -155,18 +160,49 @@ pub async fn register_seller(app: &App, agent: &AgentRow, request: BecomeSeller)
     } else {
         Some(account_link(app, &client, &account.onboarding_id, &reference).await?)
     };
-    Ok(json!({
-        "rail": ACCOUNTS,
-        "status": if complete { "complete" } else { "pending" },
-        "accountId": reference,
-        "onboardingUrl": link.as_ref().map(|l| l.0.clone()),
-        "onboardingUrlExpiresAt": link.and_then(|l| l.1),
-        "note": if complete {
+    let (onboarding_url, onboarding_url_expires_at) = link.unzip();
+    Ok(Onboarding {
+        rail: ACCOUNTS,
+        status: if complete { "complete" } else { "pending" },
+        account_id: reference,
+        onboarding_url,
+        onboarding_url_expires_at: onboarding_url_expires_at.flatten(),
+        note: if complete {
             "payouts are connected: paid listings can be sold"
         } else {
             "open onboardingUrl (single use, short-lived) to finish Stripe onboarding; call again for a fresh link"
         },
-    }))
+    })
+}
+
+/// Payout onboarding on Stripe: the Connect account and, until payouts are connected, a fresh
+/// onboarding link.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Onboarding {
+    /// `stripe`.
+    pub rail: &'static str,
+    /// `pending` or `complete`.
+    pub status: &'static str,
+    /// The Connect account (`acct_…`).
+    pub account_id: String,
+    /// Single use and short-lived; `None` once payouts are connected.
+    pub onboarding_url: Option<String>,
+    pub onboarding_url_expires_at: Option<String>,
+    pub note: &'static str,
+}
+
+/// The webhook's acknowledgement: the event's type and what was done with it.
+#[derive(Debug, Serialize)]
+pub struct Received {
+    /// Always `true`.
+    pub received: bool,
+    /// The event's `type`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// `paid`, `checkout_ended`, `account_updated`, `refunded`, `refund_pending`,
+    /// `refund_by_hand`, `duplicate`, `ignored`, `unknown_object` or `ignored_other_mode`.
+    pub handled: &'static str,
 }
 
 /// Reads the account from Stripe and stores whether its payouts are enabled.
@@ -327,7 +363,7 @@ pub async fn open_checkout(
 ///
 /// # Errors
 /// 404 off the Stripe rail; 400 `STRIPE_SIGNATURE_*`; 400 for a body that is not an event.
-pub async fn webhook(app: &App, signature: Option<&str>, body: &[u8]) -> Result<Value> {
+pub async fn webhook(app: &App, signature: Option<&str>, body: &[u8]) -> Result<Received> {
     let client = app.stripe.clone().ok_or_else(|| {
         Error::NotFound(
             "no route for /api/webhooks/stripe: Stripe is not this server's payment rail".into(),
@@ -350,7 +386,11 @@ pub async fn webhook(app: &App, signature: Option<&str>, body: &[u8]) -> Result<
         .as_bool()
         .is_some_and(|live| live != client.livemode())
     {
-        return Ok(json!({ "received": true, "type": kind, "handled": "ignored_other_mode" }));
+        return Ok(Received {
+            received: true,
+            kind: kind.to_owned(),
+            handled: "ignored_other_mode",
+        });
     }
     let object = &event["data"]["object"];
     let text = |key: &str| object[key].as_str().map(str::to_owned);
@@ -460,7 +500,11 @@ pub async fn webhook(app: &App, signature: Option<&str>, body: &[u8]) -> Result<
         Outcome::Refund(Some(_)) => "refunded",
         Outcome::Refund(None) => "refund_by_hand",
     };
-    Ok(json!({ "received": true, "type": answer_kind, "handled": handled }))
+    Ok(Received {
+        received: true,
+        kind: answer_kind,
+        handled,
+    })
 }
 
 /// A session bourse has not stored yet (the payment beat the write that records the session id)

@@ -15,6 +15,7 @@ pub mod wire;
 
 use std::time::Duration;
 
+use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::config::X402Settings;
@@ -24,15 +25,13 @@ use crate::service::commerce::rails::x402::wire::{
     ATOMIC_PER_CENT, MAX_TIMEOUT_SECONDS, NETWORKS, Offer, decode, facilitate, get_json,
     response_header, text_of, usdc,
 };
-use crate::service::commerce::settlement::{self, Opening, PaymentReport, Reservation};
+use crate::service::commerce::settlement::{self, PaymentReport, Reservation, Sale};
 use crate::service::rail::Rail;
 use crate::service::{App, catalog::sellers};
-use crate::store::agents::AgentRow;
-use crate::store::listings::ListingRow;
 use crate::store::payments as payment_store;
 use crate::store::purchases::{self as store, PurchaseRow};
 
-pub use crate::service::commerce::rails::x402::wire::{Answer, PaymentHeader};
+pub use crate::service::commerce::rails::x402::wire::Challenge;
 
 /// Refuses settings the rail cannot use.
 ///
@@ -60,33 +59,44 @@ pub const TOKEN_PREFIX: &str = "x402_";
 /// How a sale on this rail ends.
 pub enum Outcome {
     /// A 402: the challenge, or a payment the facilitator or the chain did not take.
-    Answer(Answer),
-    /// Paid and settled into the ledger: the purchase, its read capability (`purchaseToken`),
-    /// the payment as the Purchase shows it, and `PAYMENT-RESPONSE`.
+    Refused(Challenge),
+    /// Paid and settled into the ledger: the purchase, the payment as the Purchase shows it
+    /// (with the purchase's read capability), and `PAYMENT-RESPONSE`.
     Sold {
         purchase: Box<PurchaseRow>,
-        token: String,
-        payment: Value,
+        paid: Paid,
         headers: Vec<(&'static str, String)>,
     },
 }
 
+/// What the Purchase of a sale on this rail adds: its read capability and the payment.
+#[derive(Debug)]
+pub struct Paid {
+    /// `purchaseToken`: reads the purchase without a key.
+    pub token: String,
+    pub payment: Payment,
+}
+
+/// The settled payment as the Purchase shows it (`payment`).
+#[derive(Debug, Serialize)]
+pub struct Payment {
+    pub transaction: String,
+    pub network: String,
+    pub payer: Option<String>,
+}
+
 /// Sells a paid listing on the x402 rail, the request already checked (the buyer's own listing,
-/// health terms). `buyer` is `None` for an anonymous buyer (the payment is the credential).
+/// health terms). The sale's buyer is `None` for an anonymous buyer (the payment is the
+/// credential).
 ///
 /// # Errors
 /// `LISTING_UNAVAILABLE` / `PAYOUTS_NOT_CONNECTED` / `PAYMENT_ALREADY_USED` (409),
 /// `INVALID_PAYMENT` (400), `FACILITATOR_UNAVAILABLE` / `FACILITATOR_ERROR` (502). Challenges
-/// and refused payments are 402 [`Answer`]s.
-pub async fn sell(
-    app: &App,
-    buyer: Option<&AgentRow>,
-    listing: &ListingRow,
-    email: Option<String>,
-    payment: Option<PaymentHeader>,
-    resource_url: String,
-) -> Result<Outcome> {
-    // Refuse what cannot be sold before anyone signs a payment.
+/// and refused payments are 402 [`Challenge`]s.
+pub async fn sell(app: &App, sale: &Sale<'_>) -> Result<Outcome> {
+    let listing = &sale.listing;
+    // Refuse what cannot be sold before anyone signs a payment (the listing is read again
+    // inside the writer when it is reserved).
     let (stored, card, now) = (listing.clone(), app.card_rail(), app.now());
     app.store
         .read(move |conn| {
@@ -99,18 +109,18 @@ pub async fn sell(
     let offer = Offer::new(
         app,
         listing.price_cents,
-        resource_url,
+        sale.resource.clone(),
         listing.title.clone(),
     )?;
-    let Some(header) = payment else {
-        return Ok(Outcome::Answer(offer.challenge(
+    let Some(header) = &sale.payment else {
+        return Ok(Outcome::Refused(offer.challenge(
             "payment required: sign one of `accepts` and retry with PAYMENT-SIGNATURE (x402 v2) or X-PAYMENT (x402 v1)",
         )));
     };
     let version = header.version();
-    let payload = decode(&header)?;
+    let payload = decode(header)?;
     if let Some(reason) = offer.mismatch(version, &payload) {
-        return Ok(Outcome::Answer(offer.challenge(&reason)));
+        return Ok(Outcome::Refused(offer.challenge(&reason)));
     }
     let exchange = json!({
         "x402Version": version,
@@ -124,12 +134,12 @@ pub async fn sell(
         let detail = text_of(&verified, "invalidMessage")
             .map(|m| format!(" ({m})"))
             .unwrap_or_default();
-        return Ok(Outcome::Answer(offer.challenge(&format!(
+        return Ok(Outcome::Refused(offer.challenge(&format!(
             "payment refused by the facilitator: {reason}{detail}"
         ))));
     }
 
-    let reservation = reserve(app, buyer, listing, email).await?;
+    let reservation = reserve(app, sale).await?;
     let settled = match facilitate(app, "settle", exchange, "success").await {
         Ok(settled) => settled,
         Err(error) => {
@@ -151,7 +161,7 @@ pub async fn sell(
         release(app, &reservation.id).await?;
         let reason =
             text_of(&settled, "errorReason").unwrap_or_else(|| "unexpected_settle_error".into());
-        let mut answer = offer.challenge(&format!("payment not settled: {reason}"));
+        let mut challenge = offer.challenge(&format!("payment not settled: {reason}"));
         let mut failure = json!({
             "success": false,
             "errorReason": reason,
@@ -161,47 +171,36 @@ pub async fn sell(
         if let Some(payer) = text_of(&settled, "payer") {
             failure["payer"] = payer.into();
         }
-        answer.headers.push(response_header(version, &failure));
-        return Ok(Outcome::Answer(answer));
+        challenge.headers.push(response_header(version, &failure));
+        return Ok(Outcome::Refused(challenge));
     };
     let payer = text_of(&settled, "payer")
         .or_else(|| text_of(&verified, "payer"))
         .or_else(|| text_of(&payload["payload"]["authorization"], "from"));
     let sold = complete(app, reservation, transaction.clone(), payer.clone()).await?;
     let token = sold.checkout_session.clone().unwrap_or_default();
-    let shown = json!({
-        "transaction": transaction,
-        "network": network,
-        "payer": payer,
-    });
     let mut success = json!({ "success": true, "transaction": transaction, "network": network });
-    success["payer"] = payer.map_or(Value::Null, Value::from);
+    success["payer"] = payer.clone().map_or(Value::Null, Value::from);
     Ok(Outcome::Sold {
         purchase: Box::new(sold),
-        token,
-        payment: shown,
+        paid: Paid {
+            token,
+            payment: Payment {
+                transaction,
+                network,
+                payer,
+            },
+        },
         headers: vec![response_header(version, &success)],
     })
 }
 
 /// Reserves the listing for a verified payment: a `pending_payment` purchase on this rail,
 /// checked in the writer like a checkout (one buyer wins the last copy).
-async fn reserve(
-    app: &App,
-    buyer: Option<&AgentRow>,
-    listing: &ListingRow,
-    email: Option<String>,
-) -> Result<PurchaseRow> {
-    let opening = Opening {
-        buyer,
-        listing,
-        rail: Rail::Wallet,
-        email,
-        hold: Duration::from_secs(MAX_TIMEOUT_SECONDS + 60),
-        // No capability while unpaid: nothing can pay or cancel this reservation but us.
-        session: None,
-    };
-    settlement::open(app, opening).await
+async fn reserve(app: &App, sale: &Sale<'_>) -> Result<PurchaseRow> {
+    let hold = Duration::from_secs(MAX_TIMEOUT_SECONDS + 60);
+    // No capability while unpaid: nothing can pay or cancel this reservation but us.
+    settlement::open(app, sale, hold, None).await
 }
 
 /// Frees a reservation whose payment did not settle.
@@ -327,24 +326,56 @@ pub async fn check_facilitator(app: std::sync::Arc<App>) {
 }
 
 /// The `x402` member of `rails` in `GET /api/meta`.
-pub fn meta(app: &App) -> Value {
-    match app.x402.as_ref() {
-        None => json!({ "rail": Rail::Wallet.name(), "configured": false }),
-        Some(settings) => {
-            let token = usdc(&settings.network);
-            json!({
-                "rail": Rail::Wallet.name(),
-                "configured": true,
-                "network": settings.network,
-                "v1Network": token.map(|u| u.v1_network),
-                "asset": token.map(|u| u.asset),
-                "payTo": settings.pay_to,
-                "scheme": "exact",
-                "atomicUnitsPerCent": ATOMIC_PER_CENT,
-                "foundingFill": false,
-            })
-        }
+pub fn meta(app: &App) -> Meta {
+    let rail = Rail::Wallet.name();
+    let Some(settings) = app.x402.as_ref() else {
+        return Meta {
+            rail,
+            configured: false,
+            terms: None,
+        };
+    };
+    let token = usdc(&settings.network);
+    Meta {
+        rail,
+        configured: true,
+        terms: Some(Terms {
+            network: settings.network.clone(),
+            v1_network: token.map(|u| u.v1_network),
+            asset: token.map(|u| u.asset),
+            pay_to: settings.pay_to.clone(),
+            scheme: "exact",
+            atomic_units_per_cent: ATOMIC_PER_CENT,
+            founding_fill: false,
+        }),
     }
+}
+
+/// The x402 rail as `GET /api/meta` describes it: its name and whether it is configured, then
+/// its terms when it is.
+#[derive(Debug, Serialize)]
+pub struct Meta {
+    pub rail: &'static str,
+    pub configured: bool,
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub terms: Option<Terms>,
+}
+
+/// What a configured x402 rail asks to be paid with.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Terms {
+    /// CAIP-2 id (x402 v2).
+    pub network: String,
+    /// The network's name in x402 v1.
+    pub v1_network: Option<&'static str>,
+    /// The USDC contract.
+    pub asset: Option<&'static str>,
+    pub pay_to: String,
+    pub scheme: &'static str,
+    pub atomic_units_per_cent: i64,
+    /// Never: an x402 sale counts as commerce but never claims founding fill.
+    pub founding_fill: bool,
 }
 
 /// The `autonomous` line of `rails` in `GET /api/meta`.
@@ -357,5 +388,55 @@ pub fn meta_summary(app: &App) -> String {
             settings.network,
             settings.pay_to
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `rails.x402` of `GET /api/meta` keeps its two shapes.
+    #[test]
+    fn meta_has_terms_only_when_configured() {
+        let off = Meta {
+            rail: Rail::Wallet.name(),
+            configured: false,
+            terms: None,
+        };
+        assert_eq!(
+            serde_json::to_value(&off).unwrap(),
+            json!({"rail": "x402_usdc_base", "configured": false})
+        );
+        let on = Meta {
+            terms: Some(Terms {
+                network: "eip155:8453".into(),
+                v1_network: Some("base"),
+                asset: None,
+                pay_to: "0xab".into(),
+                scheme: "exact",
+                atomic_units_per_cent: ATOMIC_PER_CENT,
+                founding_fill: false,
+            }),
+            configured: true,
+            ..off
+        };
+        let Value::Object(members) = serde_json::to_value(&on).unwrap() else {
+            panic!("an object")
+        };
+        assert_eq!(
+            members.keys().collect::<Vec<_>>(),
+            [
+                "rail",
+                "configured",
+                "network",
+                "v1Network",
+                "asset",
+                "payTo",
+                "scheme",
+                "atomicUnitsPerCent",
+                "foundingFill"
+            ]
+        );
+        assert_eq!(members["asset"], Value::Null);
     }
 }

@@ -9,6 +9,7 @@ use base64::Engine;
 use serde_json::{Value, json};
 
 use crate::error::{Error, Result};
+use crate::request::commerce::PaymentHeader;
 use crate::service::App;
 use crate::service::rail::Rail;
 
@@ -61,51 +62,10 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 const TOTAL_TIMEOUT: Duration = Duration::from_secs(15);
 const MAX_ANSWER_BYTES: u64 = 1 << 20;
 
-/// The payment header of a retry, as sent.
-#[derive(Clone, Debug)]
-pub enum PaymentHeader {
-    /// `PAYMENT-SIGNATURE` (x402 v2).
-    V2(String),
-    /// `X-PAYMENT` (x402 v1).
-    V1(String),
-}
-
-impl PaymentHeader {
-    /// The payment header among the request's, if any.
-    ///
-    /// # Errors
-    /// `INVALID_PAYMENT` (400) when both are sent.
-    pub fn from_headers(v2: Option<&str>, v1: Option<&str>) -> Result<Option<PaymentHeader>> {
-        match (v2, v1) {
-            (Some(_), Some(_)) => Err(invalid_payment(
-                "send one payment header: PAYMENT-SIGNATURE (x402 v2) or X-PAYMENT (x402 v1), not both",
-            )),
-            (Some(text), None) => Ok(Some(PaymentHeader::V2(text.to_owned()))),
-            (None, Some(text)) => Ok(Some(PaymentHeader::V1(text.to_owned()))),
-            (None, None) => Ok(None),
-        }
-    }
-
-    pub(crate) fn version(&self) -> u8 {
-        match self {
-            PaymentHeader::V2(_) => 2,
-            PaymentHeader::V1(_) => 1,
-        }
-    }
-
-    fn name(&self) -> &'static str {
-        match self {
-            PaymentHeader::V2(_) => "PAYMENT-SIGNATURE",
-            PaymentHeader::V1(_) => "X-PAYMENT",
-        }
-    }
-}
-
-/// What a purchase request answers: the rail's own 402s (challenges, refused payments) and
-/// 200 sales, with their x402 headers (lower case; none on the card rails).
+/// A 402 in x402's words: the challenge (a v1 `PaymentRequired` body and the v2
+/// `PAYMENT-REQUIRED` header), or a payment refused, with its headers (lower case).
 #[derive(Debug)]
-pub struct Answer {
-    pub status: u16,
+pub struct Challenge {
     pub body: Value,
     pub headers: Vec<(&'static str, String)>,
 }
@@ -204,7 +164,7 @@ impl Offer {
     }
 
     /// 402: the v2 `PAYMENT-REQUIRED` header and the v1 `PaymentRequirementsResponse` body.
-    pub(crate) fn challenge(&self, error: &str) -> Answer {
+    pub(crate) fn challenge(&self, error: &str) -> Challenge {
         let required = json!({
             "x402Version": 2,
             "error": error,
@@ -215,8 +175,7 @@ impl Offer {
             },
             "accepts": [self.v2()],
         });
-        Answer {
-            status: 402,
+        Challenge {
             body: json!({ "x402Version": 1, "error": error, "accepts": [self.v1()] }),
             headers: vec![("payment-required", encode(&required))],
         }

@@ -268,3 +268,27 @@ fn every_operation_accepts_on_each_face_what_its_contract_documents() {
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+/// A body sent as another media type is refused with 415 exactly where the row says the
+/// operation reads a JSON body, and the contract documents that answer there (and only there,
+/// MCP's transport aside, whose 415 is a JSON-RPC error).
+#[test]
+fn every_json_body_operation_documents_its_415() {
+    let openapi: Value = serde_json::from_str(include_str!("../assets/openapi.json")).unwrap();
+    for (method, path, operation) in Operation::routes() {
+        let documented = &openapi["paths"][path][method.to_ascii_lowercase()];
+        let has_415 = documented["responses"].get("415").is_some();
+        let reads_json = documented["requestBody"]["content"]
+            .get("application/json")
+            .is_some();
+        if operation.spec().json {
+            assert!(
+                has_415,
+                "{method} {path} refuses other media types with 415: document it"
+            );
+            assert!(reads_json, "{method} {path} reads JSON: document its body");
+        } else if operation.auth() != Auth::Mcp {
+            assert!(!has_415, "{method} {path} documents a 415 it never answers");
+        }
+    }
+}

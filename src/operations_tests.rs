@@ -292,3 +292,49 @@ fn every_json_body_operation_documents_its_415() {
         }
     }
 }
+
+/// What the reader refuses in a text field (blank, control characters, whitespace at the ends of
+/// a token) the contract says too: each REST body field read as text carries the pattern its
+/// kind implies, as its MCP schema does.
+#[test]
+fn every_text_field_of_a_body_states_the_pattern_its_reader_holds() {
+    use crate::request::Kind;
+    let openapi: Value = serde_json::from_str(include_str!("../assets/openapi.json")).unwrap();
+    let schemas = &openapi["components"]["schemas"];
+    let mut problems = Vec::new();
+    for (method, path, operation) in Operation::routes() {
+        let Some(op) = operation.op() else { continue };
+        let body = &openapi["paths"][path][method.to_ascii_lowercase()]["requestBody"]["content"]["application/json"]
+            ["schema"];
+        let body = match body["$ref"].as_str() {
+            Some(reference) => &schemas[reference.rsplit('/').next().unwrap()],
+            None => body,
+        };
+        let Some(properties) = body["properties"].as_object() else {
+            continue;
+        };
+        for field in op.on(Face::Rest) {
+            if !field.documented.is_empty()
+                || !matches!(
+                    field.kind,
+                    Kind::Text(_) | Kind::Token(_) | Kind::Paragraph(_)
+                )
+            {
+                continue;
+            }
+            let wanted = field.schema();
+            let documented = &properties[field.rest];
+            // A closed list or a format (date, email) already says more than the pattern.
+            if documented.get("enum").is_some() || documented.get("format").is_some() {
+                continue;
+            }
+            if documented["pattern"] != wanted["pattern"] {
+                problems.push(format!(
+                    "{method} {path} `{}`: pattern {}",
+                    field.rest, wanted["pattern"]
+                ));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}

@@ -115,7 +115,8 @@ pub static UPDATE_ME: Op = Op {
     fields: &[
         Field::rest("displayName", Kind::Text(NAME_MAX)),
         Field::rest("email", Kind::Text(EMAIL_MAX)),
-        Field::rest("callbackUrl", Kind::Token(URL_MAX)),
+        Field::rest("callbackUrl", Kind::Token(URL_MAX))
+            .documented("/components/schemas/UpdateMeRequest/properties/callbackUrl"),
     ],
     scope: None,
     tool: None,

@@ -9,6 +9,7 @@ use crate::error::{Error, OAuthCode, Result};
 use crate::http::request::{Caller, Ctx};
 use crate::http::response::Reply;
 use crate::request::agents::{REVOKE_OAUTH_CLIENT, oauth_client_id};
+use crate::request::oauth::{AuthMethod, ClientMetadata, RevokeRequest, TokenRequest};
 use crate::service::App;
 use crate::service::identity::oauth::{self, clients, flow};
 
@@ -47,7 +48,7 @@ pub async fn register(app: &App, ctx: &Ctx) -> Result<Reply> {
         )
     })?;
     // RFC 7591 §3.2.1: absent, the method is `client_secret_basic`.
-    let metadata = clients::ClientMetadata::read(&doc, "client_secret_basic")?;
+    let metadata = ClientMetadata::read(&doc, AuthMethod::ClientSecretBasic)?;
     let ip = ctx.client_ip.to_string();
     Ok(no_store(Reply::Json(
         201,
@@ -71,15 +72,15 @@ fn form(ctx: &Ctx) -> Result<Vec<(String, String)>> {
 
 /// `POST /oauth/token`.
 pub async fn token(app: &App, ctx: &Ctx) -> Result<Reply> {
-    let params = form(ctx)?;
-    let answer = flow::token(app, &params, ctx.basic_auth()).await?;
+    let request = TokenRequest::read(&form(ctx)?, ctx.basic_auth())?;
+    let answer = flow::token(app, request).await?;
     Ok(no_store(Reply::ok(answer)))
 }
 
 /// `POST /oauth/revoke` (RFC 7009): 200 whether or not the token was live.
 pub async fn revoke(app: &App, ctx: &Ctx) -> Result<Reply> {
-    let params = form(ctx)?;
-    flow::revoke(app, &params, ctx.basic_auth()).await?;
+    let request = RevokeRequest::read(&form(ctx)?, ctx.basic_auth())?;
+    flow::revoke(app, request).await?;
     Ok(no_store(Reply::ok(json!({}))))
 }
 

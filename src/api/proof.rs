@@ -6,13 +6,13 @@ use super::read_body;
 use crate::error::Result;
 use crate::http::request::Ctx;
 use crate::http::response::Reply;
-use crate::request::disclosure::{CLASSIFY, party};
+use crate::request::Input;
+use crate::request::disclosure::{CLASSIFY, DEMAND, DemandPage, party};
 use crate::service::{App, disclosure::participation, disclosure::proof};
 
 pub async fn demand(app: &App, ctx: &Ctx) -> Result<Reply> {
-    let limit = ctx.query_int("limit", proof::DEFAULT_LIMIT, 1, proof::MAX_LIMIT)?;
-    let offset = ctx.query_int("offset", 0, 0, i64::from(i32::MAX))?;
-    Ok(Reply::ok(proof::demand(app, limit, offset).await?))
+    let page = DemandPage::read(&Input::query(&DEMAND, &ctx.query))?;
+    Ok(Reply::ok(proof::demand(app, page).await?))
 }
 
 pub async fn classify(app: &App, ctx: &Ctx) -> Result<Reply> {

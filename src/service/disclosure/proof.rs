@@ -45,6 +45,7 @@ use std::collections::{BTreeMap, HashSet};
 use serde_json::{Map, Value, json};
 
 use crate::error::{Error, Result};
+use crate::request::disclosure::DemandPage;
 use crate::service::App;
 use crate::service::ledger::{self, Row};
 use crate::service::rail::Rail;
@@ -62,10 +63,6 @@ pub const PARTIES: [&str; 5] = [
 
 /// The rails a ledger row can carry.
 pub const RAILS: [&str; 3] = crate::service::rail::Rail::LEDGER_NAMES;
-
-/// Default and maximum page size of the row list.
-pub const DEFAULT_LIMIT: i64 = 100;
-pub const MAX_LIMIT: i64 = 500;
 
 fn row_json(app: &App, row: &Row) -> Value {
     json!({
@@ -172,7 +169,8 @@ fn limitations(app: &App) -> Vec<String> {
 ///
 /// # Errors
 /// Database failure.
-pub async fn demand(app: &App, limit: i64, offset: i64) -> Result<Value> {
+pub async fn demand(app: &App, page: DemandPage) -> Result<Value> {
+    let DemandPage { limit, offset } = page;
     let (rows, configured) = app.store.read(ledger::load).await?;
 
     let sales: Vec<&Row> = rows.iter().filter(|r| !r.is_reference).collect();

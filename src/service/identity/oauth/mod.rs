@@ -26,7 +26,7 @@ use crate::store::oauth::{self as oauth_store, TokenKind};
 
 /// How clients authenticate at the token and revocation endpoints (the metadata says so, and
 /// `clients` registers nothing else).
-pub const AUTH_METHODS: [&str; 3] = ["none", "client_secret_post", "client_secret_basic"];
+pub const AUTH_METHODS: [&str; 3] = crate::request::oauth::AuthMethod::NAMES;
 /// Access tokens start with this (API keys start with `svc_live_`).
 pub const ACCESS_PREFIX: &str = "bmat_";
 /// Refresh tokens.

@@ -49,11 +49,11 @@ pub(super) async fn run(
     match operation {
         Operation::GetMe => {
             input(op, arguments)?;
-            agents::me(app, me()?).await
+            typed(agents::me(app, me()?).await)
         }
         Operation::LookupAgents => {
             let request = Lookup::read(&input(op, arguments)?)?;
-            agents::lookup(app, request, client).await
+            typed(agents::lookup(app, request, client).await)
         }
         Operation::ReadInbox => match InboxCall::read(&input(op, arguments)?)? {
             InboxCall::Read(request) => messages::inbox(app, me()?, request, client).await,
@@ -78,7 +78,7 @@ pub(super) async fn run(
         }
         Operation::RegisterAgent => {
             let request = Register::read(&input(op, arguments)?)?;
-            agents::register(app, request, client).await
+            typed(agents::register(app, request, client).await)
         }
         Operation::PlatformStats => {
             input(op, arguments)?;
@@ -177,6 +177,11 @@ pub(super) async fn run(
             "{other:?} declares a tool that the MCP dispatch does not run"
         ))),
     }
+}
+
+/// A typed answer as a tool's JSON result.
+fn typed(answer: Result<impl serde::Serialize>) -> Result<Value> {
+    serde_json::to_value(answer?).map_err(|error| Error::Internal(format!("answer: {error}")))
 }
 
 /// A tool's arguments read against its operation's declaration.

@@ -580,7 +580,10 @@ fn announce_fees(
             crate::service::disclosure::meta::announce(tx, &request, today, &stamp)
         })
         .map_err(|e| e.to_string())?;
-    println!("{announced}");
+    println!(
+        "{}",
+        serde_json::to_string(&announced).map_err(|e| e.to_string())?
+    );
     Ok(())
 }
 

@@ -2,6 +2,7 @@
 //! `PUT /api/operator/parties/{handle}` (operator).
 //! Definitions live in `service::disclosure::proof` and `service::disclosure::participation`.
 
+use super::agents::json;
 use super::read_body;
 use crate::error::Result;
 use crate::http::request::Ctx;
@@ -12,16 +13,17 @@ use crate::service::{App, disclosure::participation, disclosure::proof};
 
 pub async fn demand(app: &App, ctx: &Ctx) -> Result<Reply> {
     let page = DemandPage::read(&Input::query(&DEMAND, &ctx.query))?;
-    Ok(Reply::ok(proof::demand(app, page).await?))
+    Ok(Reply::ok(json(&proof::demand(app, page).await?)?))
 }
 
 pub async fn classify(app: &App, ctx: &Ctx) -> Result<Reply> {
     let handle = ctx.param();
-    Ok(Reply::ok(
-        proof::classify(app, handle, read_body(ctx, &CLASSIFY, party)?).await?,
-    ))
+    let party = read_body(ctx, &CLASSIFY, party)?;
+    Ok(Reply::ok(json(
+        &proof::classify(app, handle, party).await?,
+    )?))
 }
 
 pub async fn participation(app: &App) -> Result<Reply> {
-    Ok(Reply::ok(participation::participation(app).await?))
+    Ok(Reply::ok(json(&participation::participation(app).await?)?))
 }

@@ -91,7 +91,7 @@ pub(super) async fn run(
             };
             // The service judges its rate limit before the request's shape.
             let request = input(op, arguments).and_then(|i| NewInquiry::read(&i, kind));
-            inquiries::submit(app, client.ip, agent, request).await
+            typed(inquiries::submit(app, client.ip, agent, request).await)
         }
         Operation::SellRegister => {
             let agent = me()?;

@@ -3,9 +3,10 @@
 //! rules, and the operator's list and revocation of clients and grants.
 
 use jiff::SignedDuration;
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 
-use super::{Scopes, mint};
+use super::{GRANT_TYPES, Scopes, mint};
 use crate::crypto::{b64url, random_bytes};
 use crate::error::{Error, OAuthCode, Result};
 use crate::request::oauth::{
@@ -98,7 +99,7 @@ pub fn redirect_allowed(client: &ClientRow, presented: &str) -> bool {
 ///
 /// # Errors
 /// `invalid_redirect_uri`, `invalid_client_metadata`; `RATE_LIMITED` past 20 per hour per IP.
-pub async fn register(app: &App, metadata: ClientMetadata, ip: &str) -> Result<Value> {
+pub async fn register(app: &App, metadata: ClientMetadata, ip: &str) -> Result<Registration> {
     let name = client_name(&metadata)?;
     let scope = known_scope(&metadata);
     app.limiter.check(CLIENT_REGISTRATION, ip)?;
@@ -120,26 +121,43 @@ pub async fn register(app: &App, metadata: ClientMetadata, ip: &str) -> Result<V
     app.store
         .write(move |tx| oauth_store::save_client(tx, &row))
         .await?;
-    let mut answer = json!({
-        "client_id": client_id,
-        "client_id_issued_at": now.as_second(),
-        "client_name": name,
-        "redirect_uris": metadata.redirect_uris,
-        "token_endpoint_auth_method": metadata.auth_method,
-        "grant_types": ["authorization_code", "refresh_token"],
-        "response_types": ["code"],
-    });
-    if let Some((secret, _)) = secret {
-        answer["client_secret"] = secret.into();
-        answer["client_secret_expires_at"] = 0.into();
-    }
-    if let Some(uri) = metadata.client_uri {
-        answer["client_uri"] = uri.into();
-    }
-    if let Some(scope) = scope {
-        answer["scope"] = scope.into();
-    }
-    Ok(answer)
+    let secret = secret.map(|(secret, _)| secret);
+    Ok(Registration {
+        client_id,
+        client_id_issued_at: now.as_second(),
+        client_name: name,
+        redirect_uris: metadata.redirect_uris,
+        token_endpoint_auth_method: metadata.auth_method,
+        grant_types: GRANT_TYPES,
+        response_types: ["code"],
+        // A secret never expires (RFC 7591 §3.2.1: 0).
+        client_secret_expires_at: secret.as_ref().map(|_| 0),
+        client_secret: secret,
+        client_uri: metadata.client_uri,
+        scope,
+    })
+}
+
+/// A registered client (RFC 7591 §3.2.1): its secret is shown once.
+#[derive(Clone, Debug, Serialize)]
+pub struct Registration {
+    pub client_id: String,
+    pub client_id_issued_at: i64,
+    pub client_name: String,
+    pub redirect_uris: Vec<String>,
+    pub token_endpoint_auth_method: AuthMethod,
+    pub grant_types: [&'static str; 2],
+    pub response_types: [&'static str; 1],
+    /// A confidential client's secret and its expiry (absent for a public client).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_secret: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_secret_expires_at: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_uri: Option<String>,
+    /// The known scope names of the metadata's `scope` (absent when none is left).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
 }
 
 /// Whether `client_id` names a metadata document (an https URL; http too where outbound
@@ -294,55 +312,123 @@ pub fn check_secret(client: &ClientRow, secret: Option<&str>) -> Result<()> {
     }
 }
 
-fn client_view(client: &ClientRow) -> Value {
-    json!({
-        "clientId": client.client_id,
-        "kind": client.kind,
-        "name": client.name,
-        "clientUri": client.client_uri,
-        "redirectUris": client.redirect_uris,
-        "authMethod": client.auth_method,
-        "createdAt": client.created_at,
-        "fetchedAt": client.fetched_at,
-        "revokedAt": client.revoked_at,
-    })
+/// A client as the operator sees it.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClientView {
+    pub client_id: String,
+    pub kind: String,
+    pub name: String,
+    pub client_uri: Option<String>,
+    pub redirect_uris: Vec<String>,
+    pub auth_method: String,
+    pub created_at: String,
+    pub fetched_at: Option<String>,
+    pub revoked_at: Option<String>,
 }
 
-fn grant_view(grant: &GrantRow) -> Value {
-    json!({
-        "id": grant.id,
-        "clientId": grant.client_id,
-        "clientName": grant.client_name,
-        "agent": grant.agent_handle,
-        "scopes": grant.scopes.split(' ').collect::<Vec<_>>(),
-        "resource": grant.resource,
-        "createdAt": grant.created_at,
-        "usedAt": grant.used_at,
-        "revokedAt": grant.revoked_at,
-        "revokedBy": grant.revoked_by,
-    })
+fn client_view(client: &ClientRow) -> ClientView {
+    ClientView {
+        client_id: client.client_id.clone(),
+        kind: client.kind.clone(),
+        name: client.name.clone(),
+        client_uri: client.client_uri.clone(),
+        redirect_uris: client.redirect_uris.clone(),
+        auth_method: client.auth_method.clone(),
+        created_at: client.created_at.clone(),
+        fetched_at: client.fetched_at.clone(),
+        revoked_at: client.revoked_at.clone(),
+    }
+}
+
+/// A grant as the operator, or the agent that gave it, sees it.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GrantView {
+    pub id: String,
+    pub client_id: String,
+    pub client_name: String,
+    /// The agent's handle.
+    pub agent: String,
+    pub scopes: Vec<String>,
+    pub resource: String,
+    pub created_at: String,
+    pub used_at: Option<String>,
+    pub revoked_at: Option<String>,
+    pub revoked_by: Option<String>,
+}
+
+fn grant_view(grant: &GrantRow) -> GrantView {
+    GrantView {
+        id: grant.id.clone(),
+        client_id: grant.client_id.clone(),
+        client_name: grant.client_name.clone(),
+        agent: grant.agent_handle.clone(),
+        scopes: grant.scopes.split(' ').map(str::to_owned).collect(),
+        resource: grant.resource.clone(),
+        created_at: grant.created_at.clone(),
+        used_at: grant.used_at.clone(),
+        revoked_at: grant.revoked_at.clone(),
+        revoked_by: grant.revoked_by.clone(),
+    }
+}
+
+/// `GET /api/operator/oauth/clients`.
+#[derive(Clone, Debug, Serialize)]
+pub struct ClientPage {
+    pub clients: Vec<ClientView>,
+    pub total: i64,
+    pub limit: i64,
+    pub offset: i64,
+}
+
+/// `GET /api/operator/oauth/grants`, `GET /api/agents/me/oauth/grants`.
+#[derive(Clone, Debug, Serialize)]
+pub struct GrantPage {
+    pub grants: Vec<GrantView>,
+    pub total: i64,
+    pub limit: i64,
+    pub offset: i64,
+}
+
+/// A client revoked by the operator.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClientRevoked {
+    pub client_id: String,
+    pub revoked_at: String,
+}
+
+/// A grant revoked.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GrantRevoked {
+    pub id: String,
+    pub revoked_at: String,
 }
 
 /// `GET /api/operator/oauth/clients`.
 ///
 /// # Errors
 /// Database failure.
-pub async fn list_clients(app: &App, limit: i64, offset: i64) -> Result<Value> {
+pub async fn list_clients(app: &App, limit: i64, offset: i64) -> Result<ClientPage> {
     let (rows, total) = app
         .store
         .read(move |conn| oauth_store::clients(conn, limit, offset))
         .await?;
-    Ok(json!({
-        "clients": rows.iter().map(client_view).collect::<Vec<_>>(),
-        "total": total, "limit": limit, "offset": offset,
-    }))
+    Ok(ClientPage {
+        clients: rows.iter().map(client_view).collect(),
+        total,
+        limit,
+        offset,
+    })
 }
 
 /// `POST /api/operator/oauth/clients/revoke`: the client and every grant it holds.
 ///
 /// # Errors
 /// `NOT_FOUND` for an unknown client; `CONFLICT` (`ALREADY_REVOKED`) for a revoked one.
-pub async fn revoke_client(app: &App, client_id: String) -> Result<Value> {
+pub async fn revoke_client(app: &App, client_id: String) -> Result<ClientRevoked> {
     let now = app.now();
     let id = client_id.clone();
     let at = now.clone();
@@ -359,7 +445,10 @@ pub async fn revoke_client(app: &App, client_id: String) -> Result<Value> {
             code: "ALREADY_REVOKED",
             message: format!("client {client_id:?} is already revoked"),
         }),
-        (true, true) => Ok(json!({ "clientId": client_id, "revokedAt": now })),
+        (true, true) => Ok(ClientRevoked {
+            client_id,
+            revoked_at: now,
+        }),
     }
 }
 
@@ -374,15 +463,17 @@ pub async fn list_grants(
     active: bool,
     limit: i64,
     offset: i64,
-) -> Result<Value> {
+) -> Result<GrantPage> {
     let (rows, total) = app
         .store
         .read(move |conn| oauth_store::grants(conn, agent.as_deref(), active, limit, offset))
         .await?;
-    Ok(json!({
-        "grants": rows.iter().map(grant_view).collect::<Vec<_>>(),
-        "total": total, "limit": limit, "offset": offset,
-    }))
+    Ok(GrantPage {
+        grants: rows.iter().map(grant_view).collect(),
+        total,
+        limit,
+        offset,
+    })
 }
 
 /// Who revokes a grant: the operator (any grant) or an agent (its own; another agent's grant is
@@ -397,7 +488,7 @@ pub enum Revoker {
 ///
 /// # Errors
 /// `NOT_FOUND`; `CONFLICT` (`ALREADY_REVOKED`).
-pub async fn revoke_grant(app: &App, id: String, by: Revoker) -> Result<Value> {
+pub async fn revoke_grant(app: &App, id: String, by: Revoker) -> Result<GrantRevoked> {
     let now = app.now();
     let grant_id = id.clone();
     let at = now.clone();
@@ -424,7 +515,10 @@ pub async fn revoke_grant(app: &App, id: String, by: Revoker) -> Result<Value> {
             code: "ALREADY_REVOKED",
             message: format!("grant {id} is already revoked"),
         }),
-        (true, true) => Ok(json!({ "id": id, "revokedAt": now })),
+        (true, true) => Ok(GrantRevoked {
+            id,
+            revoked_at: now,
+        }),
     }
 }
 

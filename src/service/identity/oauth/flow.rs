@@ -2,7 +2,7 @@
 //! the token endpoint (code exchange with PKCE, refresh with rotation) and revocation.
 
 use jiff::SignedDuration;
-use serde_json::{Value, json};
+use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use super::clients::{self, redirect_allowed};
@@ -299,7 +299,7 @@ async fn client_of(app: &App, auth: &ClientAuth) -> Result<ClientRow> {
 /// # Errors
 /// OAuth errors (`invalid_request`, `invalid_client`, `invalid_grant`, `invalid_scope`,
 /// `invalid_target`, `unsupported_grant_type`).
-pub async fn token(app: &App, request: TokenRequest) -> Result<Value> {
+pub async fn token(app: &App, request: TokenRequest) -> Result<Tokens> {
     let client = client_of(app, &request.client).await?;
     let resource = request
         .resource?
@@ -352,7 +352,7 @@ async fn exchange_code(
     verifier: &str,
     redirect_uri: Option<&str>,
     resource: Option<String>,
-) -> Result<Value> {
+) -> Result<Tokens> {
     let invalid = |message: &str| oauth(OAuthCode::InvalidGrant, message);
     let code_hash = hash_secret(code);
     let now = app.now();
@@ -421,7 +421,7 @@ async fn exchange_code(
 }
 
 /// Mints an access and a refresh token for a grant.
-async fn issue(app: &App, grant_id: &str, scopes: &str) -> Result<Value> {
+async fn issue(app: &App, grant_id: &str, scopes: &str) -> Result<Tokens> {
     let (access, access_hash) = mint(ACCESS_PREFIX);
     let (refresh, refresh_hash) = mint(REFRESH_PREFIX);
     let now = app.clock.now();
@@ -454,13 +454,25 @@ async fn issue(app: &App, grant_id: &str, scopes: &str) -> Result<Value> {
             oauth_store::touch_grant(tx, &id, &at)
         })
         .await?;
-    Ok(json!({
-        "access_token": access,
-        "token_type": "Bearer",
-        "expires_in": ACCESS_TTL.as_secs(),
-        "refresh_token": refresh,
-        "scope": scopes,
-    }))
+    Ok(Tokens {
+        access_token: access,
+        token_type: "Bearer",
+        expires_in: ACCESS_TTL.as_secs(),
+        refresh_token: refresh,
+        scope: scopes.to_owned(),
+    })
+}
+
+/// A token answer (RFC 6749 §5.1): a new access token and its rotated refresh token.
+#[derive(Clone, Debug, Serialize)]
+pub struct Tokens {
+    pub access_token: String,
+    pub token_type: &'static str,
+    /// Seconds.
+    pub expires_in: i64,
+    pub refresh_token: String,
+    /// The granted scopes, space-separated.
+    pub scope: String,
 }
 
 /// What exchanging a refresh token found.
@@ -481,7 +493,7 @@ async fn refresh_grant(
     refresh: &str,
     narrowed: Option<Scopes>,
     resource: Option<String>,
-) -> Result<Value> {
+) -> Result<Tokens> {
     let token_hash = hash_secret(refresh);
     let now = app.clock.now();
     let at = crate::clock::rfc3339(now);

@@ -358,3 +358,29 @@ pub fn announce(
         note,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_top_band_has_a_floor_and_a_cap_and_no_end() {
+        let bands = serde_json::to_value(bands()).unwrap();
+        assert_eq!(bands[0]["band"], "micro");
+        assert!(bands[0].get("floorCents").is_none() && bands[1].get("capCents").is_none());
+        assert!(bands[2]["toCents"].is_null());
+        assert_eq!(bands[2]["floorCents"], HIGH_TICKET_FLOOR_CENTS);
+        let keys: Vec<&String> = bands[2].as_object().unwrap().keys().collect();
+        assert_eq!(
+            keys,
+            [
+                "band",
+                "fromCents",
+                "toCents",
+                "bps",
+                "floorCents",
+                "capCents"
+            ]
+        );
+    }
+}

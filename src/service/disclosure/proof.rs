@@ -533,3 +533,18 @@ pub async fn classify(app: &App, handle: &str, party: String) -> Result<Classifi
         })
         .await
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn definitions_keep_their_order_and_breakdowns_every_key() {
+        let text = serde_json::to_string(&METRIC_DEFINITIONS).unwrap();
+        assert!(text.starts_with(r#"{"row.party":"#), "{text}");
+        assert!(text.find("\"window\"").unwrap() < text.find("\"total\"").unwrap());
+        let empty = breakdown(&RAILS, std::iter::empty(), |r| &r.rail);
+        assert_eq!(empty.len(), RAILS.len());
+        assert!(empty.values().all(|bucket| *bucket == Bucket::default()));
+    }
+}

@@ -481,3 +481,21 @@ pub fn keys(app: &App) -> DoorKeys {
         note: "The door signs with this instance's receipt keys: the same keys as GET /api/signing-key, listed here so that an ingress answer can be checked with nothing else.",
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn figures_by_class_keep_their_first_place_when_updated() {
+        let mut by_class = ByClass::default();
+        by_class.set("b".into(), Admitted { admitted_keys: 0 });
+        by_class.set("a".into(), Admitted { admitted_keys: 0 });
+        by_class.set("b".into(), Admitted { admitted_keys: 2 });
+        by_class.set("z".into(), Admitted { admitted_keys: 1 });
+        assert_eq!(
+            serde_json::to_string(&by_class).unwrap(),
+            r#"{"b":{"admittedKeys":2},"a":{"admittedKeys":0},"z":{"admittedKeys":1}}"#
+        );
+    }
+}

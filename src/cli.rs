@@ -570,7 +570,10 @@ fn bind_chair(data: &Path, handle: &str) -> Result<(), String> {
     let store = Store::open(&database).map_err(|e| e.to_string())?;
     let bound = agents::bind_chair(&store, handle, &rfc3339(jiff::Timestamp::now()))
         .map_err(|e| e.to_string())?;
-    println!("{bound}");
+    println!(
+        "{}",
+        serde_json::to_string(&bound).map_err(|e| e.to_string())?
+    );
     Ok(())
 }
 
@@ -608,7 +611,10 @@ fn announce_fees(
             crate::service::disclosure::meta::announce(tx, &request, today, &stamp)
         })
         .map_err(|e| e.to_string())?;
-    println!("{announced}");
+    println!(
+        "{}",
+        serde_json::to_string(&announced).map_err(|e| e.to_string())?
+    );
     Ok(())
 }
 

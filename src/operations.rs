@@ -259,7 +259,7 @@ operations! {
     AnnounceFees: Operator [POST "/api/operator/fees/announcements"] => disclosure::ANNOUNCE
         { json };
     Disclosures: Public [GET "/disclosures"] {};
-    DemandLedger: Public [GET "/api/proof/demand"] { reuse };
+    DemandLedger: Public [GET "/api/proof/demand"] => disclosure::DEMAND { reuse };
     Participation: Public [GET "/api/proof/participation"] {};
     ClassifyParty: Operator [PUT "/api/operator/parties/{handle}"] => disclosure::CLASSIFY
         { param: Some(Handle), json };

@@ -14,40 +14,48 @@ pub async fn register(app: &App, ctx: &Ctx) -> Result<Reply> {
     let ip = ctx.client_ip.to_string();
     let request = read_body(ctx, &REGISTER, Register::read)?;
     let body = agents::register(app, request, &Client { ip: &ip }).await?;
-    Ok(Reply::Json(201, body))
+    Ok(Reply::Json(201, json(&body)?))
 }
 
 pub async fn list(app: &App, ctx: &Ctx) -> Result<Reply> {
     let limit = ctx.query_int("limit", LIST_DEFAULT, 1, LIST_MAX)?;
     let offset = ctx.query_int("offset", 0, 0, i64::from(i32::MAX))?;
-    Ok(Reply::ok(agents::list(app, limit, offset).await?))
+    Ok(Reply::ok(json(&agents::list(app, limit, offset).await?)?))
 }
 
 pub async fn me(app: &App, ctx: &Ctx) -> Result<Reply> {
     let agent = ctx.agent()?;
-    Ok(Reply::ok(agents::me(app, agent).await?))
+    Ok(Reply::ok(json(&agents::me(app, agent).await?)?))
 }
 
 pub async fn update_me(app: &App, ctx: &Ctx) -> Result<Reply> {
     let agent = ctx.agent()?;
-    Ok(Reply::ok(
-        agents::update_me(
-            app,
-            agent.clone(),
-            read_body(ctx, &UPDATE_ME, UpdateMe::read)?,
-        )
-        .await?,
-    ))
+    let request = read_body(ctx, &UPDATE_ME, UpdateMe::read)?;
+    Ok(Reply::ok(json(
+        &agents::update_me(app, agent.clone(), request).await?,
+    )?))
 }
 
 pub async fn lookup(app: &App, ctx: &Ctx) -> Result<Reply> {
     let ip = ctx.client_ip.to_string();
     let request = Lookup::read(&Input::query(&LOOKUP, &ctx.query))?;
-    Ok(Reply::ok(
-        agents::lookup(app, request, &Client { ip: &ip }).await?,
-    ))
+    Ok(Reply::ok(json(
+        &agents::lookup(app, request, &Client { ip: &ip }).await?,
+    )?))
 }
 
 pub async fn revoke_key(app: &App, ctx: &Ctx) -> Result<Reply> {
-    Ok(Reply::ok(agents::revoke_key(app, ctx.bearer()).await?))
+    Ok(Reply::ok(json(
+        &agents::revoke_key(app, ctx.bearer()).await?,
+    )?))
+}
+
+/// A typed answer as the JSON of a REST reply (members in the answer's declared order), for
+/// the identity, contact and disclosure handlers.
+///
+/// # Errors
+/// `INTERNAL` if it does not serialize (it always does).
+pub(super) fn json(answer: &impl serde::Serialize) -> Result<serde_json::Value> {
+    serde_json::to_value(answer)
+        .map_err(|error| crate::error::Error::Internal(format!("answer: {error}")))
 }

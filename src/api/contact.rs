@@ -1,6 +1,7 @@
 //! `/api/inquiries/*`, `/api/operator/inquiries/*`, `/api/rails`, `/api/services/request`.
 //! The rules live in `service::contact::threads`.
 
+use super::agents::json;
 use super::read_body;
 use crate::error::Result;
 use crate::http::request::Ctx;
@@ -20,21 +21,22 @@ pub async fn create_inquiry(app: &App, ctx: &Ctx) -> Result<Reply> {
     let args = ctx.json_args()?;
     let request =
         Input::body(&CONTACT, args).and_then(|i| NewInquiry::read(&i, InquiryKind::Contact));
-    Ok(Reply::Json(201, contact::create(app, &ip, request).await?))
+    Ok(Reply::Json(
+        201,
+        json(&contact::create(app, &ip, request).await?)?,
+    ))
 }
 
 pub async fn thread(app: &App, ctx: &Ctx) -> Result<Reply> {
-    Ok(Reply::ok(contact::thread(app, ctx.param()).await?))
+    Ok(Reply::ok(json(&contact::thread(app, ctx.param()).await?)?))
 }
 
 pub async fn follow_up(app: &App, ctx: &Ctx) -> Result<Reply> {
     let poster = Poster::Inquirer {
         token: ctx.bearer(),
     };
-    Ok(Reply::Json(
-        201,
-        contact::post(app, ctx.param(), poster, post_message(ctx)?).await?,
-    ))
+    let posted = contact::post(app, ctx.param(), poster, post_message(ctx)?).await?;
+    Ok(Reply::Json(201, json(&posted)?))
 }
 
 pub async fn list(app: &App, ctx: &Ctx) -> Result<Reply> {
@@ -44,34 +46,37 @@ pub async fn list(app: &App, ctx: &Ctx) -> Result<Reply> {
         .map(str::to_owned);
     let limit = ctx.query_int("limit", 50, 1, 200)?;
     let offset = ctx.query_int("offset", 0, 0, i64::MAX >> 11)?;
-    Ok(Reply::ok(contact::list(app, status, limit, offset).await?))
+    Ok(Reply::ok(json(
+        &contact::list(app, status, limit, offset).await?,
+    )?))
 }
 
 pub async fn reply(app: &App, ctx: &Ctx) -> Result<Reply> {
-    Ok(Reply::Json(
-        201,
-        contact::post(app, ctx.param(), Poster::Team, post_message(ctx)?).await?,
-    ))
+    let posted = contact::post(app, ctx.param(), Poster::Team, post_message(ctx)?).await?;
+    Ok(Reply::Json(201, json(&posted)?))
 }
 
 pub async fn update(app: &App, ctx: &Ctx) -> Result<Reply> {
-    Ok(Reply::ok(
-        contact::set_status(app, ctx.param(), read_body(ctx, &SET_STATUS, status)?).await?,
-    ))
+    let status = read_body(ctx, &SET_STATUS, status)?;
+    Ok(Reply::ok(json(
+        &contact::set_status(app, ctx.param(), status).await?,
+    )?))
 }
 
 pub async fn create_rail(app: &App, ctx: &Ctx) -> Result<Reply> {
+    let root = read_body(ctx, &CREATE_RAIL, root_inquiry)?;
     Ok(Reply::Json(
         201,
-        contact::create_rail(app, read_body(ctx, &CREATE_RAIL, root_inquiry)?).await?,
+        json(&contact::create_rail(app, root).await?)?,
     ))
 }
 
 pub async fn service_request(app: &App, ctx: &Ctx) -> Result<Reply> {
     let ip = ctx.client_ip.to_string();
+    let request = service_request_body(ctx)?;
     Ok(Reply::Json(
         201,
-        contact::service_request(app, &ip, service_request_body(ctx)?).await?,
+        json(&contact::service_request(app, &ip, request).await?)?,
     ))
 }
 

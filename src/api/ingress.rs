@@ -3,6 +3,7 @@
 
 use hyper::body::Bytes;
 
+use super::agents::json;
 use super::read_body;
 use crate::error::Result;
 use crate::http::request::Ctx;
@@ -26,9 +27,9 @@ pub async fn decide(app: &App, ctx: &Ctx) -> Result<Reply> {
 }
 
 pub async fn describe(app: &App) -> Result<Reply> {
-    Ok(Reply::ok(ingress::describe(app).await?))
+    Ok(Reply::ok(json(&ingress::describe(app).await?)?))
 }
 
 pub fn keys(app: &App) -> Result<Reply> {
-    Ok(Reply::ok(ingress::keys(app)))
+    Ok(Reply::ok(json(&ingress::keys(app))?))
 }

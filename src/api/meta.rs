@@ -1,5 +1,6 @@
 //! `/api/meta`, `/api/fees` and fee announcements (the `/disclosures` page is in `crate::pages`).
 
+use super::agents::json;
 use super::read_body;
 use crate::error::Result;
 use crate::http::request::Ctx;
@@ -8,16 +9,17 @@ use crate::request::disclosure::{ANNOUNCE, Announce};
 use crate::service::{App, disclosure::meta as service};
 
 pub fn meta(app: &App) -> Result<Reply> {
-    Ok(Reply::ok(service::meta(app)))
+    Ok(Reply::ok(json(&service::meta(app))?))
 }
 
 pub async fn fees(app: &App) -> Result<Reply> {
-    Ok(Reply::ok(service::fees(app).await?))
+    Ok(Reply::ok(json(&service::fees(app).await?)?))
 }
 
 pub async fn announce(app: &App, ctx: &Ctx) -> Result<Reply> {
+    let request = read_body(ctx, &ANNOUNCE, Announce::read)?;
     Ok(Reply::Json(
         201,
-        service::announce_now(app, read_body(ctx, &ANNOUNCE, Announce::read)?).await?,
+        json(&service::announce_now(app, request).await?)?,
     ))
 }

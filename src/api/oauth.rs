@@ -4,13 +4,20 @@
 
 use serde_json::{Value, json};
 
+use super::agents::json;
 use super::read_body;
 use crate::error::{Error, OAuthCode, Result};
 use crate::http::request::{Caller, Ctx};
 use crate::http::response::Reply;
 use crate::request::agents::{REVOKE_OAUTH_CLIENT, oauth_client_id};
+use crate::request::oauth::{AuthMethod, ClientMetadata, RevokeRequest, TokenRequest};
 use crate::service::App;
 use crate::service::identity::oauth::{self, clients, flow};
+
+/// A metadata document (its handler answers without a `Result`; serializing never fails).
+fn answer(document: &impl serde::Serialize) -> Reply {
+    Reply::ok(serde_json::to_value(document).unwrap_or_default())
+}
 
 /// Token answers and errors must not be cached (RFC 6749 §5.1).
 fn no_store(reply: Reply) -> Reply {
@@ -27,12 +34,12 @@ pub fn protected_resource(app: &App, ctx: &Ctx) -> Reply {
         .path
         .strip_prefix("/.well-known/oauth-protected-resource")
         .unwrap_or_default();
-    Reply::ok(oauth::protected_resource_metadata(app, &app.url(path)))
+    answer(&oauth::protected_resource_metadata(app, &app.url(path)))
 }
 
 /// `GET /.well-known/oauth-authorization-server` (RFC 8414).
 pub fn authorization_server(app: &App) -> Reply {
-    Reply::ok(oauth::authorization_server_metadata(app))
+    answer(&oauth::authorization_server_metadata(app))
 }
 
 /// `POST /oauth/register` (RFC 7591): open registration of a client.
@@ -47,12 +54,10 @@ pub async fn register(app: &App, ctx: &Ctx) -> Result<Reply> {
         )
     })?;
     // RFC 7591 §3.2.1: absent, the method is `client_secret_basic`.
-    let metadata = clients::ClientMetadata::read(&doc, "client_secret_basic")?;
+    let metadata = ClientMetadata::read(&doc, AuthMethod::ClientSecretBasic)?;
     let ip = ctx.client_ip.to_string();
-    Ok(no_store(Reply::Json(
-        201,
-        clients::register(app, metadata, &ip).await?,
-    )))
+    let registered = clients::register(app, metadata, &ip).await?;
+    Ok(no_store(Reply::Json(201, json(&registered)?)))
 }
 
 /// The form of a token or revocation request.
@@ -71,15 +76,15 @@ fn form(ctx: &Ctx) -> Result<Vec<(String, String)>> {
 
 /// `POST /oauth/token`.
 pub async fn token(app: &App, ctx: &Ctx) -> Result<Reply> {
-    let params = form(ctx)?;
-    let answer = flow::token(app, &params, ctx.basic_auth()).await?;
-    Ok(no_store(Reply::ok(answer)))
+    let request = TokenRequest::read(&form(ctx)?, ctx.basic_auth())?;
+    let tokens = flow::token(app, request).await?;
+    Ok(no_store(Reply::ok(json(&tokens)?)))
 }
 
 /// `POST /oauth/revoke` (RFC 7009): 200 whether or not the token was live.
 pub async fn revoke(app: &App, ctx: &Ctx) -> Result<Reply> {
-    let params = form(ctx)?;
-    flow::revoke(app, &params, ctx.basic_auth()).await?;
+    let request = RevokeRequest::read(&form(ctx)?, ctx.basic_auth())?;
+    flow::revoke(app, request).await?;
     Ok(no_store(Reply::ok(json!({}))))
 }
 
@@ -90,13 +95,17 @@ const PAGE_MAX: i64 = 200;
 pub async fn list_clients(app: &App, ctx: &Ctx) -> Result<Reply> {
     let limit = ctx.query_int("limit", PAGE_DEFAULT, 1, PAGE_MAX)?;
     let offset = ctx.query_int("offset", 0, 0, i64::from(i32::MAX))?;
-    Ok(Reply::ok(clients::list_clients(app, limit, offset).await?))
+    Ok(Reply::ok(json(
+        &clients::list_clients(app, limit, offset).await?,
+    )?))
 }
 
 /// `POST /api/operator/oauth/clients/revoke`.
 pub async fn revoke_client(app: &App, ctx: &Ctx) -> Result<Reply> {
     let client_id = read_body(ctx, &REVOKE_OAUTH_CLIENT, oauth_client_id)?;
-    Ok(Reply::ok(clients::revoke_client(app, client_id).await?))
+    Ok(Reply::ok(json(
+        &clients::revoke_client(app, client_id).await?,
+    )?))
 }
 
 /// `GET /api/operator/oauth/grants?active=true` (every agent's) and
@@ -117,9 +126,9 @@ pub async fn list_grants(app: &App, ctx: &Ctx) -> Result<Reply> {
             )));
         }
     };
-    Ok(Reply::ok(
-        clients::list_grants(app, agent, active, limit, offset).await?,
-    ))
+    Ok(Reply::ok(json(
+        &clients::list_grants(app, agent, active, limit, offset).await?,
+    )?))
 }
 
 /// `POST /api/operator/oauth/grants/{id}/revoke` and `POST /api/agents/me/oauth/grants/{id}/revoke`.
@@ -128,7 +137,7 @@ pub async fn revoke_grant(app: &App, ctx: &Ctx) -> Result<Reply> {
         Caller::Agent(agent) => clients::Revoker::Agent(agent.id.clone()),
         _ => clients::Revoker::Operator,
     };
-    Ok(Reply::ok(
-        clients::revoke_grant(app, ctx.param().to_owned(), by).await?,
-    ))
+    Ok(Reply::ok(json(
+        &clients::revoke_grant(app, ctx.param().to_owned(), by).await?,
+    )?))
 }

@@ -23,13 +23,15 @@ pub async fn update_provenance(app: &App, ctx: &Ctx) -> Result<Reply> {
 }
 
 pub async fn bind_chair(app: &App, ctx: &Ctx) -> Result<Reply> {
-    Ok(Reply::ok(
-        agents::bind_chair_request(app, read_body(ctx, &BIND_CHAIR, chair_handle)?).await?,
-    ))
+    Ok(Reply::ok(super::agents::json(
+        &agents::bind_chair_request(app, read_body(ctx, &BIND_CHAIR, chair_handle)?).await?,
+    )?))
 }
 
 pub async fn unbind_chair(app: &App) -> Result<Reply> {
-    Ok(Reply::ok(agents::unbind_chair(app).await?))
+    Ok(Reply::ok(super::agents::json(
+        &agents::unbind_chair(app).await?,
+    )?))
 }
 
 pub async fn payments(app: &App) -> Result<Reply> {

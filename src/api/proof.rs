@@ -2,26 +2,28 @@
 //! `PUT /api/operator/parties/{handle}` (operator).
 //! Definitions live in `service::disclosure::proof` and `service::disclosure::participation`.
 
+use super::agents::json;
 use super::read_body;
 use crate::error::Result;
 use crate::http::request::Ctx;
 use crate::http::response::Reply;
-use crate::request::disclosure::{CLASSIFY, party};
+use crate::request::Input;
+use crate::request::disclosure::{CLASSIFY, DEMAND, DemandPage, party};
 use crate::service::{App, disclosure::participation, disclosure::proof};
 
 pub async fn demand(app: &App, ctx: &Ctx) -> Result<Reply> {
-    let limit = ctx.query_int("limit", proof::DEFAULT_LIMIT, 1, proof::MAX_LIMIT)?;
-    let offset = ctx.query_int("offset", 0, 0, i64::from(i32::MAX))?;
-    Ok(Reply::ok(proof::demand(app, limit, offset).await?))
+    let page = DemandPage::read(&Input::query(&DEMAND, &ctx.query))?;
+    Ok(Reply::ok(json(&proof::demand(app, page).await?)?))
 }
 
 pub async fn classify(app: &App, ctx: &Ctx) -> Result<Reply> {
     let handle = ctx.param();
-    Ok(Reply::ok(
-        proof::classify(app, handle, read_body(ctx, &CLASSIFY, party)?).await?,
-    ))
+    let party = read_body(ctx, &CLASSIFY, party)?;
+    Ok(Reply::ok(json(
+        &proof::classify(app, handle, party).await?,
+    )?))
 }
 
 pub async fn participation(app: &App) -> Result<Reply> {
-    Ok(Reply::ok(participation::participation(app).await?))
+    Ok(Reply::ok(json(&participation::participation(app).await?)?))
 }

@@ -49,11 +49,11 @@ pub(super) async fn run(
     match operation {
         Operation::GetMe => {
             input(op, arguments)?;
-            agents::me(app, me()?).await
+            typed(agents::me(app, me()?).await)
         }
         Operation::LookupAgents => {
             let request = Lookup::read(&input(op, arguments)?)?;
-            agents::lookup(app, request, client).await
+            typed(agents::lookup(app, request, client).await)
         }
         Operation::ReadInbox => match InboxCall::read(&input(op, arguments)?)? {
             InboxCall::Read(request) => messages::inbox(app, me()?, request, client).await,
@@ -78,7 +78,7 @@ pub(super) async fn run(
         }
         Operation::RegisterAgent => {
             let request = Register::read(&input(op, arguments)?)?;
-            agents::register(app, request, client).await
+            typed(agents::register(app, request, client).await)
         }
         Operation::PlatformStats => {
             input(op, arguments)?;
@@ -91,7 +91,7 @@ pub(super) async fn run(
             };
             // The service judges its rate limit before the request's shape.
             let request = input(op, arguments).and_then(|i| NewInquiry::read(&i, kind));
-            inquiries::submit(app, client.ip, agent, request).await
+            typed(inquiries::submit(app, client.ip, agent, request).await)
         }
         Operation::SellRegister => {
             let agent = me()?;

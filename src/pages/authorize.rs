@@ -271,7 +271,7 @@ async fn register(
     let input = Input::body(&REGISTER, Args::from_value(json!({ "name": name }))?)?;
     let ip = ctx.client_ip.to_string();
     let answer = agents::register(app, Register::read(&input)?, &Client { ip: &ip }).await?;
-    let key = answer["apiKey"].as_str().unwrap_or_default().to_owned();
+    let key = answer.api_key;
     let agent = agents::authenticate(app, Some(&key)).await?;
     Ok((agent, key))
 }

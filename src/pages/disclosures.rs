@@ -140,9 +140,9 @@ pub async fn disclosures(app: &App) -> Result<Reply> {
          <h2>Escrow</h2><p>Money from paid sales is held in escrow and released {escrow_days} days after the first successful delivery; physical orders also wait for shipment. Free sales settle at once with an amount of 0.</p>\
          <h2>Participation</h2><p>Cumulative independent sellers (agents other than the platform's house seller) by the date of their first listing.</p>{chart}\
          <p>Machine-readable: <a href=\"/api/meta\">/api/meta</a>, <a href=\"/api/fees\">/api/fees</a>, <a href=\"/llms.txt\">/llms.txt</a>.</p></body></html>",
-        version = meta["fees"]["schedule_version"],
-        micro = dollars(meta["microUnderCents"].as_i64().unwrap_or(0)),
-        below_high = dollars(meta["highTicketAtCents"].as_i64().unwrap_or(0) - 1),
+        version = meta.fees.schedule_version,
+        micro = dollars(meta.micro_under_cents),
+        below_high = dollars(meta.high_ticket_at_cents - 1),
         standard = fees::STANDARD_BPS,
         standard_pct = fees::percent(fees::STANDARD_BPS),
         seller_pct = fees::percent(10_000 - fees::STANDARD_BPS),
@@ -155,11 +155,11 @@ pub async fn disclosures(app: &App) -> Result<Reply> {
                 fees::percent(listing)
             ),
         },
-        high = dollars(meta["highTicketAtCents"].as_i64().unwrap_or(0)),
+        high = dollars(meta.high_ticket_at_cents),
         high_bps = fees::HIGH_TICKET_BPS,
-        floor = dollars(meta["highTicketFloorCents"].as_i64().unwrap_or(0)),
-        cap = dollars(meta["highTicketCapCents"].as_i64().unwrap_or(0)),
-        notice = html(meta["fees"]["change_notice"].as_str().unwrap_or("")),
+        floor = dollars(meta.high_ticket_floor_cents),
+        cap = dollars(meta.high_ticket_cap_cents),
+        notice = html(&meta.fees.change_notice),
         license_notice = html(license["notice"].as_str().unwrap_or("")),
         permissions = items(&license["permissions"]),
         restrictions = items(&license["restrictions"]),

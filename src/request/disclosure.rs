@@ -67,3 +67,80 @@ impl Announce {
         })
     }
 }
+
+/// Default and maximum page size of the demand ledger's row list.
+pub const DEMAND_DEFAULT_LIMIT: i64 = 100;
+pub const DEMAND_MAX_LIMIT: i64 = 500;
+
+/// `GET /api/proof/demand` (query; public). Other parameters are ignored.
+pub static DEMAND: Op = Op {
+    name: "demand_ledger",
+    fields: &[
+        Field::rest("limit", Kind::Int(1, DEMAND_MAX_LIMIT)),
+        Field::rest("offset", Kind::Int(0, i32::MAX as i64)),
+    ],
+    scope: None,
+    tool: None,
+};
+
+/// A page of the demand ledger's rows, newest first (the totals cover every row).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DemandPage {
+    pub limit: i64,
+    pub offset: i64,
+}
+
+impl DemandPage {
+    /// # Errors
+    /// `INVALID_ARGUMENT` for a `limit` or `offset` that is not an integer in its range.
+    pub fn read(input: &Input) -> Result<DemandPage> {
+        Ok(DemandPage {
+            limit: input
+                .int(&DEMAND.fields[0])?
+                .unwrap_or(DEMAND_DEFAULT_LIMIT),
+            offset: input.int(&DEMAND.fields[1])?.unwrap_or(0),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn page(query: &[(&str, &str)]) -> Result<DemandPage> {
+        let pairs: Vec<(String, String)> = query
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        DemandPage::read(&Input::query(&DEMAND, &pairs))
+    }
+
+    #[test]
+    fn the_demand_page_has_defaults_and_bounds() {
+        assert_eq!(
+            page(&[]).unwrap(),
+            DemandPage {
+                limit: 100,
+                offset: 0
+            }
+        );
+        assert_eq!(
+            page(&[("limit", ""), ("offset", "5"), ("utm", "x")]).unwrap(),
+            DemandPage {
+                limit: 100,
+                offset: 5
+            }
+        );
+        assert_eq!(
+            page(&[("limit", "501")]).unwrap_err().to_string(),
+            page(&[("limit", "0")]).unwrap_err().to_string()
+        );
+        assert!(
+            page(&[("limit", "x")])
+                .unwrap_err()
+                .to_string()
+                .contains("`limit` must be an integer from 1 to 500")
+        );
+        assert!(page(&[("offset", "-1")]).is_err());
+    }
+}

@@ -14,6 +14,7 @@ pub mod commerce;
 pub mod contact;
 pub mod disclosure;
 pub mod messaging;
+pub mod oauth;
 mod schema;
 pub mod trust;
 

@@ -339,3 +339,89 @@ fn the_ledger_adds_up_discloses_reference_and_affiliated_rows_and_tracks_escrow(
     assert_eq!(body["rows"][0]["party"], "house_buyer");
     assert_eq!(body["rows"][1]["party"], "affiliated");
 }
+
+/// An object's member names, sorted (a signed answer is sent in canonical order).
+fn members(value: &Value) -> Vec<&str> {
+    let mut names: Vec<&str> = value
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    names.sort_unstable();
+    names
+}
+
+fn sorted<const N: usize>(mut names: [&str; N]) -> [&str; N] {
+    names.sort_unstable();
+    names
+}
+
+#[test]
+fn the_ledger_and_its_rows_have_every_member() {
+    let server = TestServer::start();
+    let (alpha, _token) = server.seller("alpha", b"alpha bytes");
+    let [x] = server.parties(["buyer-x"]);
+    let free = list(&server, &alpha, "Alpha free", 0);
+    assert_eq!(server.buy(&x, &free).json()["status"], "delivered");
+    classify(&server, &alpha.handle, "affiliated").assert_status(200);
+    let body = ledger(&server);
+    let mut top = members(&body);
+    top.retain(|name| *name != "provenance");
+    assert_eq!(
+        top,
+        sorted([
+            "externallySigned",
+            "generatedAt",
+            "window",
+            "totals",
+            "reconciliation",
+            "byRail",
+            "byParty",
+            "byRailAllRows",
+            "byPartyAllRows",
+            "breakdownBasis",
+            "escrow",
+            "affiliatedRail",
+            "armsLengthCents",
+            "armsLengthClassification",
+            "metric_definitions",
+            "limitations",
+            "verify",
+            "limit",
+            "offset",
+            "total",
+            "rows",
+        ])
+    );
+    let row = sorted([
+        "id",
+        "seller",
+        "buyer",
+        "verticalName",
+        "verticalSlug",
+        "amountCents",
+        "platformFeeCents",
+        "rail",
+        "status",
+        "isReferenceListing",
+        "party",
+        "createdAt",
+    ]);
+    assert_eq!(members(&body["rows"][0]), row);
+    assert_eq!(members(&body["affiliatedRail"]["ledger"][0]), row);
+    assert_eq!(
+        members(&body["affiliatedRail"]["byMerchant"][0]),
+        sorted(["seller", "rows", "grossCents"])
+    );
+    assert_eq!(
+        members(&body["byParty"]),
+        [
+            "affiliated",
+            "house_buyer",
+            "house_seller",
+            "internal",
+            "unclassified"
+        ]
+    );
+}

@@ -2,7 +2,7 @@
 //! operator. Each is stored as sent and answered with its id; the id is the capability to read
 //! the inquiry's thread later (the contact surfaces define those threads).
 
-use serde_json::{Value, json};
+use serde::Serialize;
 
 use crate::error::Result;
 use crate::request::contact::NewInquiry;
@@ -26,15 +26,26 @@ pub async fn submit(
     ip: &str,
     sender: Option<&AgentRow>,
     request: Result<NewInquiry>,
-) -> Result<Value> {
+) -> Result<Submitted> {
     let row = create(app, ip, sender, request).await?;
-    Ok(json!({
-        "id": row.id,
-        "kind": row.kind,
-        "status": row.status,
-        "createdAt": row.created_at,
-        "note": "keep this id: it is the capability to read this inquiry's thread later",
-    }))
+    Ok(Submitted {
+        id: row.id,
+        kind: row.kind,
+        status: row.status,
+        created_at: row.created_at,
+        note: "keep this id: it is the capability to read this inquiry's thread later",
+    })
+}
+
+/// An idea or contact message stored through MCP.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Submitted {
+    pub id: String,
+    pub kind: String,
+    pub status: String,
+    pub created_at: String,
+    pub note: &'static str,
 }
 
 /// Stores an idea or a contact message, with its thread's first message (the inquiry itself,

@@ -28,7 +28,8 @@
 //! - A service request (`POST /api/services/request`) is stored in `service_requests` and gets a
 //!   thread through a `contact` inquiry of category `service` with the same id.
 
-use serde_json::{Map, Value, json};
+use serde::Serialize;
+use serde_json::{Value, json};
 
 use super::inquiries::{self, EMAIL_NOT_CONFIGURED};
 use crate::error::{Error, Result};
@@ -67,63 +68,193 @@ fn thread_path(id: &str) -> String {
 }
 
 /// The inquiry as its holder and the operator see it.
-fn view(app: &App, row: &InquiryRow) -> Map<String, Value> {
-    let mut out = Map::new();
-    out.insert("id".into(), json!(row.id));
-    out.insert("kind".into(), json!(row.kind));
-    out.insert("subject".into(), json!(row.subject));
-    out.insert("message".into(), json!(row.message));
-    out.insert("category".into(), json!(row.category));
-    out.insert("name".into(), json!(row.name));
-    out.insert("email".into(), json!(row.email));
-    out.insert("submittedBy".into(), json!(row.submitted_by));
-    if row.impact.is_some() {
-        out.insert("impact".into(), json!(row.impact));
-    }
-    out.insert("status".into(), json!(row.status));
-    out.insert("createdAt".into(), json!(row.created_at));
-    out.insert("threadUrl".into(), json!(app.url(&thread_path(&row.id))));
-    out.insert(
-        "messagesUrl".into(),
-        json!(app.url(&format!("/api/inquiries/{}/messages", row.id))),
-    );
-    out
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InquiryView {
+    pub id: String,
+    pub kind: String,
+    pub subject: String,
+    pub message: String,
+    pub category: Option<String>,
+    pub name: Option<String>,
+    pub email: Option<String>,
+    pub submitted_by: Option<String>,
+    /// An idea's impact (absent on other inquiries).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub impact: Option<String>,
+    pub status: String,
+    pub created_at: String,
+    pub thread_url: String,
+    pub messages_url: String,
 }
 
-fn message_view(row: &MessageRow) -> Value {
-    let attachments: Value = serde_json::from_str(&row.attachments).unwrap_or_else(|_| json!([]));
-    json!({
-        "id": row.id,
-        "from": row.sender,
-        "authorName": row.author_name,
-        "body": row.body,
-        "emailStatus": row.email_status,
-        "createdAt": row.created_at,
-        "attachments": attachments,
-    })
+fn view(app: &App, row: &InquiryRow) -> InquiryView {
+    InquiryView {
+        id: row.id.clone(),
+        kind: row.kind.clone(),
+        subject: row.subject.clone(),
+        message: row.message.clone(),
+        category: row.category.clone(),
+        name: row.name.clone(),
+        email: row.email.clone(),
+        submitted_by: row.submitted_by.clone(),
+        impact: row.impact.clone(),
+        status: row.status.clone(),
+        created_at: row.created_at.clone(),
+        thread_url: app.url(&thread_path(&row.id)),
+        messages_url: app.url(&format!("/api/inquiries/{}/messages", row.id)),
+    }
+}
+
+/// One message of a thread.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MessageView {
+    pub id: String,
+    pub from: String,
+    pub author_name: Option<String>,
+    pub body: String,
+    pub email_status: String,
+    pub created_at: String,
+    /// `{name, contentType, size, data}` each, as sent.
+    pub attachments: Value,
+}
+
+fn message_view(row: &MessageRow) -> MessageView {
+    MessageView {
+        id: row.id.clone(),
+        from: row.sender.clone(),
+        author_name: row.author_name.clone(),
+        body: row.body.clone(),
+        email_status: row.email_status.clone(),
+        created_at: row.created_at.clone(),
+        attachments: serde_json::from_str(&row.attachments).unwrap_or_else(|_| json!([])),
+    }
+}
+
+/// An inquiry just stored, with a word on keeping its id.
+#[derive(Clone, Debug, Serialize)]
+pub struct Created {
+    #[serde(flatten)]
+    pub inquiry: InquiryView,
+    pub note: &'static str,
+}
+
+/// `GET /api/inquiries/{id}/thread`.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Thread {
+    #[serde(flatten)]
+    pub inquiry: InquiryView,
+    /// The service request the thread answers, as stored (absent for other inquiries).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub service_request: Option<Value>,
+    pub message_count: usize,
+    pub message_limit: i64,
+    pub messages: Vec<MessageView>,
+}
+
+/// A message posted to a thread.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Posted {
+    pub inquiry_id: String,
+    pub status: String,
+    pub message: MessageView,
+    pub thread_url: String,
+    /// The relay rail it came through (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rail_id: Option<String>,
+}
+
+/// `GET /api/operator/inquiries`.
+#[derive(Clone, Debug, Serialize)]
+pub struct InquiryPage {
+    pub inquiries: Vec<ListedInquiry>,
+    pub total: i64,
+    pub limit: i64,
+    pub offset: i64,
+    pub status: Option<String>,
+}
+
+/// An inquiry in the operator's list.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListedInquiry {
+    #[serde(flatten)]
+    pub inquiry: InquiryView,
+    pub agent_id: Option<String>,
+    pub message_count: i64,
+}
+
+/// `POST /api/rails`: the rail, and its consent token shown once.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RailCreated {
+    pub rail: RailView,
+    pub consent_token: String,
+    pub note: &'static str,
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RailView {
+    pub id: String,
+    pub root_inquiry_id: String,
+    pub created_at: String,
+    pub permits: Vec<String>,
+    pub does_not_permit: &'static str,
+}
+
+/// `POST /api/services/request`: the request's thread, with the request as stored.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServiceRequested {
+    #[serde(flatten)]
+    pub inquiry: InquiryView,
+    pub service_request: ServiceRequestRecord,
+    pub note: &'static str,
+}
+
+/// A service request as stored in `service_requests`.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServiceRequestRecord {
+    pub id: String,
+    pub title: Option<String>,
+    pub what: String,
+    /// `{amountCents, currency}` normalized, or null.
+    pub budget: Value,
+    pub deadline: Option<String>,
+    pub contact: ServiceContact,
+    pub submitted_by: Option<String>,
+    pub created_at: String,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct ServiceContact {
+    pub name: Option<String>,
+    pub email: Option<String>,
+    pub handle: Option<String>,
 }
 
 /// `POST /api/inquiries`: stores a contact inquiry; answers it with its thread URL.
 ///
 /// # Errors
 /// `RATE_LIMITED`, `INVALID_ARGUMENT`.
-pub async fn create(app: &App, ip: &str, request: Result<NewInquiry>) -> Result<Value> {
+pub async fn create(app: &App, ip: &str, request: Result<NewInquiry>) -> Result<Created> {
     let row = inquiries::create(app, ip, None, request).await?;
-    let mut out = view(app, &row);
-    out.insert(
-        "note".into(),
-        json!(
-            "keep this id: it is the capability to read this inquiry's thread and post follow-ups"
-        ),
-    );
-    Ok(Value::Object(out))
+    Ok(Created {
+        inquiry: view(app, &row),
+        note: "keep this id: it is the capability to read this inquiry's thread and post follow-ups",
+    })
 }
 
 /// `GET /api/inquiries/{id}/thread`: the inquiry and its messages, oldest first.
 ///
 /// # Errors
 /// `NOT_FOUND`.
-pub async fn thread(app: &App, id: &str) -> Result<Value> {
+pub async fn thread(app: &App, id: &str) -> Result<Thread> {
     check_id(id)?;
     let key = id.to_owned();
     let (row, messages, request) = app
@@ -138,20 +269,14 @@ pub async fn thread(app: &App, id: &str) -> Result<Value> {
         })
         .await?
         .ok_or_else(|| not_found(id))?;
-    let mut out = view(app, &row);
-    if let Some(request) = request {
-        out.insert(
-            "serviceRequest".into(),
-            serde_json::from_str(&request).unwrap_or(Value::Null),
-        );
-    }
-    out.insert("messageCount".into(), json!(messages.len()));
-    out.insert("messageLimit".into(), json!(THREAD_MAX));
-    out.insert(
-        "messages".into(),
-        Value::Array(messages.iter().map(message_view).collect()),
-    );
-    Ok(Value::Object(out))
+    Ok(Thread {
+        inquiry: view(app, &row),
+        service_request: request
+            .map(|request| serde_json::from_str(&request).unwrap_or(Value::Null)),
+        message_count: messages.len(),
+        message_limit: THREAD_MAX,
+        messages: messages.iter().map(message_view).collect(),
+    })
 }
 
 /// Posts a message to a thread: a follow-up by the inquirer (`POST /api/inquiries/{id}/messages`)
@@ -167,7 +292,7 @@ pub async fn post(
     id: &str,
     poster: Poster<'_>,
     request: Result<PostMessage>,
-) -> Result<Value> {
+) -> Result<Posted> {
     check_id(id)?;
     let rail = match poster {
         Poster::Inquirer { token: Some(token) } if token.starts_with(RAIL_TOKEN_PREFIX) => {
@@ -229,16 +354,13 @@ pub async fn post(
             Ok(status)
         })
         .await?;
-    let mut out = json!({
-        "inquiryId": id,
-        "status": status,
-        "message": message_view(&row),
-        "threadUrl": app.url(&thread_path(id)),
-    });
-    if let Some(rail) = rail {
-        out["railId"] = json!(rail.id);
-    }
-    Ok(out)
+    Ok(Posted {
+        inquiry_id: id.to_owned(),
+        status,
+        message: message_view(&row),
+        thread_url: app.url(&thread_path(id)),
+        rail_id: rail.map(|rail| rail.id),
+    })
 }
 
 /// The rail a consent token belongs to, if it is rooted in inquiry `id`.
@@ -262,7 +384,12 @@ async fn rail_for(app: &App, id: &str, token: &str) -> Result<RailRow> {
 ///
 /// # Errors
 /// `INVALID_ARGUMENT` for an unknown status.
-pub async fn list(app: &App, status: Option<String>, limit: i64, offset: i64) -> Result<Value> {
+pub async fn list(
+    app: &App,
+    status: Option<String>,
+    limit: i64,
+    offset: i64,
+) -> Result<InquiryPage> {
     if let Some(status) = &status
         && !STATUSES.contains(&status.as_str())
     {
@@ -276,29 +403,28 @@ pub async fn list(app: &App, status: Option<String>, limit: i64, offset: i64) ->
         .store
         .read(move |conn| store::list(conn, filter.as_deref(), limit, offset))
         .await?;
-    let inquiries: Vec<Value> = rows
+    let inquiries = rows
         .iter()
-        .map(|(row, count)| {
-            let mut out = view(app, row);
-            out.insert("agentId".into(), json!(row.agent_id));
-            out.insert("messageCount".into(), json!(count));
-            Value::Object(out)
+        .map(|(row, count)| ListedInquiry {
+            inquiry: view(app, row),
+            agent_id: row.agent_id.clone(),
+            message_count: *count,
         })
         .collect();
-    Ok(json!({
-        "inquiries": inquiries,
-        "total": total,
-        "limit": limit,
-        "offset": offset,
-        "status": status,
-    }))
+    Ok(InquiryPage {
+        inquiries,
+        total,
+        limit,
+        offset,
+        status,
+    })
 }
 
 /// `PATCH /api/operator/inquiries/{id}` `{status}`: answers the inquiry.
 ///
 /// # Errors
 /// `NOT_FOUND`, `INVALID_ARGUMENT`.
-pub async fn set_status(app: &App, id: &str, status: &'static str) -> Result<Value> {
+pub async fn set_status(app: &App, id: &str, status: &'static str) -> Result<InquiryView> {
     check_id(id)?;
     let key = id.to_owned();
     let row = app
@@ -311,14 +437,14 @@ pub async fn set_status(app: &App, id: &str, status: &'static str) -> Result<Val
         })
         .await?
         .ok_or_else(|| not_found(id))?;
-    Ok(Value::Object(view(app, &row)))
+    Ok(view(app, &row))
 }
 
 /// `POST /api/rails` `{rootInquiryId}`: approves a relay rail; the consent token is shown once.
 ///
 /// # Errors
 /// `INVALID_ARGUMENT`, `NOT_FOUND` for an unknown root inquiry.
-pub async fn create_rail(app: &App, root: String) -> Result<Value> {
+pub async fn create_rail(app: &App, root: String) -> Result<RailCreated> {
     check_id(&root)?;
     let (token, token_hash) = mint_secret(RAIL_TOKEN_PREFIX);
     let rail = RailRow {
@@ -336,19 +462,19 @@ pub async fn create_rail(app: &App, root: String) -> Result<Value> {
             store::insert_rail(conn, &stored)
         })
         .await?;
-    Ok(json!({
-        "rail": {
-            "id": rail.id,
-            "rootInquiryId": rail.root_inquiry_id,
-            "createdAt": rail.created_at,
-            "permits": [format!(
+    Ok(RailCreated {
+        rail: RailView {
+            id: rail.id,
+            root_inquiry_id: rail.root_inquiry_id,
+            created_at: rail.created_at,
+            permits: vec![format!(
                 "POST /api/inquiries/{root}/messages with `Authorization: Bearer <consentToken>`: post into the root inquiry's thread as `inquirer`, also when it is closed"
             )],
-            "doesNotPermit": "any other inquiry (403 RAIL_SCOPE), reading beyond the thread the inquiry id already opens, operator or agent endpoints; agent inbox messages never need a rail",
+            does_not_permit: "any other inquiry (403 RAIL_SCOPE), reading beyond the thread the inquiry id already opens, operator or agent endpoints; agent inbox messages never need a rail",
         },
-        "consentToken": token,
-        "note": "the consent token is shown once and stored only as its SHA-256",
-    }))
+        consent_token: token,
+        note: "the consent token is shown once and stored only as its SHA-256",
+    })
 }
 
 /// `POST /api/services/request`: a request for quoted work.
@@ -364,7 +490,7 @@ pub async fn service_request(
     app: &App,
     ip: &str,
     request: Result<ServiceRequest>,
-) -> Result<Value> {
+) -> Result<ServiceRequested> {
     // Every attempt counts, a malformed one included (anti-abuse), as for inquiries.
     app.limiter.check(INQUIRIES, ip)?;
     let ServiceRequest {
@@ -384,16 +510,22 @@ pub async fn service_request(
     }
     let id = uuid::Uuid::new_v4().to_string();
     let created_at = app.now();
-    let request = json!({
-        "id": id,
-        "title": title,
-        "what": what,
-        "budget": budget,
-        "deadline": deadline,
-        "contact": { "name": name, "email": email, "handle": handle },
-        "submittedBy": submitted_by,
-        "createdAt": created_at,
-    });
+    let request = ServiceRequestRecord {
+        id: id.clone(),
+        title: title.clone(),
+        what: what.clone(),
+        budget,
+        deadline,
+        contact: ServiceContact {
+            name: name.clone(),
+            email: email.clone(),
+            handle,
+        },
+        submitted_by: submitted_by.clone(),
+        created_at: created_at.clone(),
+    };
+    let stored = serde_json::to_string(&request)
+        .map_err(|e| Error::Internal(format!("service request: {e}")))?;
     let row = InquiryRow {
         id,
         kind: "contact".into(),
@@ -408,12 +540,10 @@ pub async fn service_request(
         status: "open".into(),
         created_at,
     };
-    let row = inquiries::store_new(app, row, Some(request.to_string())).await?;
-    let mut out = view(app, &row);
-    out.insert("serviceRequest".into(), request);
-    out.insert(
-        "note".into(),
-        json!("keep this id: it is the capability to read this request's thread and post follow-ups; the operator answers there with a quote"),
-    );
-    Ok(Value::Object(out))
+    let row = inquiries::store_new(app, row, Some(stored)).await?;
+    Ok(ServiceRequested {
+        inquiry: view(app, &row),
+        service_request: request,
+        note: "keep this id: it is the capability to read this request's thread and post follow-ups; the operator answers there with a quote",
+    })
 }

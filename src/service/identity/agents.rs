@@ -1,7 +1,7 @@
 //! Agent identity: registration, authentication, profile, lookup, key rotation, the chair.
 
 use rusqlite::Connection;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use crate::crypto::random_bytes;
 use crate::error::{Error, Result};
@@ -9,6 +9,10 @@ use crate::outbound;
 use crate::request::Patch;
 use crate::request::agents::UpdateMe;
 use crate::request::agents::{Lookup, Register};
+use crate::service::identity::cards::{
+    AgentPage, ChairBound, ChairUnbound, Connect, Found, KeyRotated, OwnRecord, PublicCard,
+    Registered,
+};
 use crate::service::identity::names;
 use crate::service::ratelimit::{ADMISSION, REGISTRATION};
 use crate::service::{App, hash_secret, mint_secret};
@@ -32,7 +36,7 @@ pub struct Client<'a> {
 ///
 /// # Errors
 /// `INVALID_ARGUMENT` for bad fields, `RATE_LIMITED` past 10 per hour per IP.
-pub async fn register(app: &App, request: Register, client: &Client<'_>) -> Result<Value> {
+pub async fn register(app: &App, request: Register, client: &Client<'_>) -> Result<Registered> {
     let Register {
         name,
         email,
@@ -91,15 +95,15 @@ pub async fn register(app: &App, request: Register, client: &Client<'_>) -> Resu
         })
         .await?;
     let connect = connect_block(app, &agent.handle).await?;
-    Ok(json!({
-        "id": agent.id,
-        "name": agent.name,
-        "displayName": agent.display_name,
-        "handle": agent.handle,
-        "apiKey": api_key,
-        "createdAt": agent.created_at,
-        "connect": connect,
-    }))
+    Ok(Registered {
+        id: agent.id,
+        name: agent.name,
+        display_name: agent.display_name,
+        handle: agent.handle,
+        api_key,
+        created_at: agent.created_at,
+        connect,
+    })
 }
 
 fn unused_handle(conn: &Connection) -> Result<String> {
@@ -223,16 +227,16 @@ pub fn unknown_key() -> Error {
 ///
 /// # Errors
 /// Database failure.
-pub async fn me(app: &App, agent: &AgentRow) -> Result<Value> {
+pub async fn me(app: &App, agent: &AgentRow) -> Result<OwnRecord> {
     let connect = connect_block(app, &agent.handle).await?;
-    Ok(own_record(agent, connect))
+    Ok(OwnRecord::new(agent, connect))
 }
 
 /// `PATCH /api/agents/me`: displayName, email, callbackUrl (null clears).
 ///
 /// # Errors
 /// `INVALID_ARGUMENT` for unknown or bad fields.
-pub async fn update_me(app: &App, agent: AgentRow, request: UpdateMe) -> Result<Value> {
+pub async fn update_me(app: &App, agent: AgentRow, request: UpdateMe) -> Result<OwnRecord> {
     let display_name = map_patch(request.display_name, |text| names::display_name(&text))?;
     let email = map_patch(request.email, check_email)?;
     let callback_url = map_patch(request.callback_url, |url| {
@@ -314,7 +318,7 @@ fn map_patch<T>(patch: Patch<String>, check: impl Fn(String) -> Result<T>) -> Re
 ///
 /// # Errors
 /// Database failure.
-pub async fn list(app: &App, limit: i64, offset: i64) -> Result<Value> {
+pub async fn list(app: &App, limit: i64, offset: i64) -> Result<AgentPage> {
     let (rows, total, chair) = app
         .store
         .read(move |conn| {
@@ -322,11 +326,16 @@ pub async fn list(app: &App, limit: i64, offset: i64) -> Result<Value> {
             Ok((rows, total, chair_id(conn)?))
         })
         .await?;
-    let agents: Vec<Value> = rows
+    let agents = rows
         .iter()
         .map(|row| public_card(row, chair.as_deref()))
         .collect();
-    Ok(json!({ "agents": agents, "total": total, "limit": limit, "offset": offset }))
+    Ok(AgentPage {
+        agents,
+        total,
+        limit,
+        offset,
+    })
 }
 
 /// `GET /api/agents/lookup?handle=…` or `?name=…` (exact opt-in display name).
@@ -335,7 +344,7 @@ pub async fn list(app: &App, limit: i64, offset: i64) -> Result<Value> {
 /// # Errors
 /// `INVALID_ARGUMENT` without exactly one of handle/name; `CHAIR_UNBOUND` (503) for
 /// `handle=chair` while no chair is bound; `RATE_LIMITED` past the admission limit.
-pub async fn lookup(app: &App, request: Lookup, client: &Client<'_>) -> Result<Value> {
+pub async fn lookup(app: &App, request: Lookup, client: &Client<'_>) -> Result<Found> {
     let query = match (request.handle, request.name) {
         (Some(handle), None) => Ok(handle.trim().to_ascii_uppercase()),
         // Display names are stored in NFC; a query in another normal form finds them.
@@ -379,11 +388,11 @@ pub async fn lookup(app: &App, request: Lookup, client: &Client<'_>) -> Result<V
                 .await?
         }
     };
-    let agents: Vec<Value> = rows
+    let agents = rows
         .iter()
         .map(|row| public_card(row, chair.as_deref()))
-        .collect::<Vec<_>>();
-    Ok(json!({ "agents": agents }))
+        .collect();
+    Ok(Found { agents })
 }
 
 /// `POST /api/agents/keys/revoke`: a new key; the old one fails at once, and so do the OAuth
@@ -392,7 +401,7 @@ pub async fn lookup(app: &App, request: Lookup, client: &Client<'_>) -> Result<V
 ///
 /// # Errors
 /// Database failure.
-pub async fn revoke_key(app: &App, presented_key: Option<&str>) -> Result<Value> {
+pub async fn revoke_key(app: &App, presented_key: Option<&str>) -> Result<KeyRotated> {
     let agent = authenticate(app, presented_key).await?;
     let old_hash = key_hash(presented_key)?;
     let (api_key, new_hash) = mint_secret(KEY_PREFIX);
@@ -414,25 +423,28 @@ pub async fn revoke_key(app: &App, presented_key: Option<&str>) -> Result<Value>
     if !replaced {
         return Err(unknown_key());
     }
-    Ok(json!({
-        "newApiKey": api_key,
-        "handle": agent.handle,
-        "rotatedAt": rotated_at,
-        "note": "the previous key no longer authenticates; store this one privately, it is shown once",
-    }))
+    Ok(KeyRotated {
+        new_api_key: api_key,
+        handle: agent.handle,
+        rotated_at,
+        note: "the previous key no longer authenticates; store this one privately, it is shown once",
+    })
 }
 
 /// Binds the operator's chair agent by handle (CLI and operator API).
 ///
 /// # Errors
 /// `NOT_FOUND` when no agent has that handle.
-pub fn bind_chair(store: &Store, handle: &str, now: &str) -> Result<Value> {
+pub fn bind_chair(store: &Store, handle: &str, now: &str) -> Result<ChairBound> {
     let (handle, now) = (handle.to_owned(), now.to_owned());
     store.write_blocking(move |tx| {
         let agent = agent_store::find_by_handle(tx, &handle.trim().to_ascii_uppercase())?
             .ok_or_else(|| Error::NotFound(format!("no agent has the handle {handle:?}")))?;
         settings::put(tx, settings::CHAIR, &json!({ "agentId": agent.id }), &now)?;
-        Ok(json!({ "chairHandle": agent.handle, "boundAt": now }))
+        Ok(ChairBound {
+            chair_handle: agent.handle,
+            bound_at: now,
+        })
     })
 }
 
@@ -440,7 +452,7 @@ pub fn bind_chair(store: &Store, handle: &str, now: &str) -> Result<Value> {
 ///
 /// # Errors
 /// `INVALID_ARGUMENT` without a handle, `NOT_FOUND` for an unknown one.
-pub async fn bind_chair_request(app: &App, handle: String) -> Result<Value> {
+pub async fn bind_chair_request(app: &App, handle: String) -> Result<ChairBound> {
     let store = app.store.clone();
     let now = app.now();
     tokio::task::spawn_blocking(move || bind_chair(&store, &handle, &now))
@@ -452,11 +464,11 @@ pub async fn bind_chair_request(app: &App, handle: String) -> Result<Value> {
 ///
 /// # Errors
 /// Database failure.
-pub async fn unbind_chair(app: &App) -> Result<Value> {
+pub async fn unbind_chair(app: &App) -> Result<ChairUnbound> {
     app.store
         .write(|tx| {
             settings::delete(tx, settings::CHAIR)?;
-            Ok(json!({ "chairHandle": null }))
+            Ok(ChairUnbound::default())
         })
         .await
 }
@@ -479,7 +491,7 @@ fn chair_unbound() -> Error {
 }
 
 /// The connect block: how to reach and be reached.
-async fn connect_block(app: &App, handle: &str) -> Result<Value> {
+async fn connect_block(app: &App, handle: &str) -> Result<Connect> {
     let chair_handle = app
         .store
         .read(|conn| match chair_id(conn)? {
@@ -487,44 +499,24 @@ async fn connect_block(app: &App, handle: &str) -> Result<Value> {
             None => Ok(None),
         })
         .await?;
-    Ok(json!({
-        "handle": handle,
-        "inboxUrl": app.url("/api/agents/me/inbox"),
-        "lookupUrl": app.url(&format!("/api/agents/lookup?handle={handle}")),
-        "sendUrl": app.url(&format!("/api/agents/{handle}/messages")),
-        "teamDoor": app.url("/api/inquiries"),
-        "chairHandle": chair_handle,
-    }))
-}
-
-/// The owner's view: everything but key material.
-fn own_record(agent: &AgentRow, connect: Value) -> Value {
-    json!({
-        "id": agent.id,
-        "name": agent.name,
-        "displayName": agent.display_name,
-        "email": agent.email,
-        "callbackUrl": agent.callback_url,
-        "handle": agent.handle,
-        "createdAt": agent.created_at,
-        "updatedAt": agent.updated_at,
-        "connect": connect,
+    Ok(Connect {
+        handle: handle.to_owned(),
+        inbox_url: app.url("/api/agents/me/inbox"),
+        lookup_url: app.url(&format!("/api/agents/lookup?handle={handle}")),
+        send_url: app.url(&format!("/api/agents/{handle}/messages")),
+        team_door: app.url("/api/inquiries"),
+        chair_handle,
     })
 }
 
 /// The public card: handle, opt-in display name, chair mark. Never name, email, callback or keys.
-pub fn public_card(agent: &AgentRow, chair_id: Option<&str>) -> Value {
-    let mut card = Map::new();
-    card.insert("handle".into(), agent.handle.clone().into());
-    if let Some(display_name) = &agent.display_name {
-        card.insert("displayName".into(), display_name.clone().into());
+pub fn public_card(agent: &AgentRow, chair_id: Option<&str>) -> PublicCard {
+    PublicCard {
+        handle: agent.handle.clone(),
+        display_name: agent.display_name.clone(),
+        verified: chair_id == Some(agent.id.as_str()),
+        created_at: agent.created_at.clone(),
     }
-    card.insert(
-        "verified".into(),
-        (chair_id == Some(agent.id.as_str())).into(),
-    );
-    card.insert("createdAt".into(), agent.created_at.clone().into());
-    Value::Object(card)
 }
 
 /// An `email` argument that looks like an address, else 400.

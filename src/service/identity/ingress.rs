@@ -33,6 +33,7 @@
 //! on any other route: to trade or message, an agent registers (`POST /api/agents/register`).
 
 use jiff::{SignedDuration, Timestamp};
+use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use crate::crypto::keys::verify_with;
@@ -252,83 +253,249 @@ fn class_names(app: &App) -> Vec<String> {
 }
 
 /// `GET /api/ingress`: how to use the door, and its public figures.
+#[derive(Clone, Debug, Serialize)]
+pub struct Door {
+    pub door: String,
+    pub method: &'static str,
+    pub request: RequestShape,
+    pub classes: Vec<ClassName>,
+    pub decisions: Decisions,
+    pub errors: ErrorCodes,
+    pub replay: &'static str,
+    pub grants: &'static str,
+    pub verification: Verification,
+    pub figures: Figures,
+    pub limits: Limits,
+}
+
+/// What a door request holds, member by member.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RequestShape {
+    pub public_key: &'static str,
+    pub request: SignedShape,
+    pub signature: &'static str,
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SignedShape {
+    pub class: String,
+    pub idempotency_key: &'static str,
+    pub issued_at: String,
+    pub purpose: &'static str,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct ClassName {
+    pub slug: String,
+    pub name: String,
+}
+
+/// The outcomes of each decision.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub struct Decisions {
+    pub admit: [&'static str; 2],
+    pub refuse: [&'static str; 2],
+}
+
+/// The refusals that are errors, not decisions.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub struct ErrorCodes {
+    pub missing_class: &'static str,
+    pub idempotency_conflict: &'static str,
+    pub unauthenticated: &'static str,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Verification {
+    pub keys: String,
+    pub recipe: &'static str,
+}
+
+/// The door's public figures.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Figures {
+    pub admitted_keys: i64,
+    pub refusals: i64,
+    /// Every class of the taxonomy, then any other class admitted in the past, in that order.
+    pub by_class: ByClass,
+}
+
+/// Admitted keys by class, as a JSON object in the order of its entries.
+#[derive(Clone, Debug, Default)]
+pub struct ByClass(pub Vec<(String, Admitted)>);
+
+impl ByClass {
+    /// Sets `class`'s figure, in place when it is already listed.
+    fn set(&mut self, class: String, admitted: Admitted) {
+        match self.0.iter_mut().find(|(listed, _)| *listed == class) {
+            Some((_, figure)) => *figure = admitted,
+            None => self.0.push((class, admitted)),
+        }
+    }
+}
+
+impl Serialize for ByClass {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
+        serializer.collect_map(self.0.iter().map(|(class, figure)| (class, figure)))
+    }
+}
+
+#[derive(Clone, Copy, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Admitted {
+    pub admitted_keys: i64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Limits {
+    pub new_decisions_per_ip_per_hour: usize,
+    pub max_skew_seconds: i64,
+}
+
+/// `GET /api/ingress`: how to use the door, and its public figures.
 ///
 /// # Errors
 /// Database failure.
-pub async fn describe(app: &App) -> Result<Value> {
+pub async fn describe(app: &App) -> Result<Door> {
     let (counts, admitted_keys) = app
         .store
         .read(|conn| Ok((store::counts(conn)?, store::admitted_keys(conn)?)))
         .await?;
-    let mut by_class = Map::new();
+    let mut by_class = ByClass::default();
     for class in &app.taxonomy.classes {
-        by_class.insert(class.slug.clone(), json!({"admittedKeys": 0}));
+        by_class.set(class.slug.clone(), Admitted { admitted_keys: 0 });
     }
     let mut refusals = 0;
     for (decision, class, rows, keys) in counts {
         if decision == "ADMIT" {
             if let Some(class) = class {
-                by_class.insert(class, json!({"admittedKeys": keys}));
+                by_class.set(
+                    class,
+                    Admitted {
+                        admitted_keys: keys,
+                    },
+                );
             }
         } else {
             refusals += rows;
         }
     }
-    Ok(json!({
-        "door": app.url("/api/ingress"),
-        "method": "POST",
-        "request": {
-            "publicKey": "the stranger's Ed25519 public key, 32 bytes, unpadded base64url",
-            "request": {
-                "class": format!("required: one of {} (the browse classes)", class_names(app).join(", ")),
-                "idempotencyKey": "required, 1–200 characters; unique per public key",
-                "issuedAt": format!("required, RFC 3339, within {MAX_SKEW_SECS} s of the server clock"),
-                "purpose": "optional, at most 500 characters",
+    Ok(Door {
+        door: app.url("/api/ingress"),
+        method: "POST",
+        request: RequestShape {
+            public_key: "the stranger's Ed25519 public key, 32 bytes, unpadded base64url",
+            request: SignedShape {
+                class: format!(
+                    "required: one of {} (the browse classes)",
+                    class_names(app).join(", ")
+                ),
+                idempotency_key: "required, 1–200 characters; unique per public key",
+                issued_at: format!(
+                    "required, RFC 3339, within {MAX_SKEW_SECS} s of the server clock"
+                ),
+                purpose: "optional, at most 500 characters",
             },
-            "signature": "Ed25519 by publicKey over the RFC 8785 canonical JSON of `request`, 64 bytes, unpadded base64url",
+            signature: "Ed25519 by publicKey over the RFC 8785 canonical JSON of `request`, 64 bytes, unpadded base64url",
         },
-        "classes": app.taxonomy.classes.iter().map(|c| json!({"slug": c.slug, "name": c.name})).collect::<Vec<_>>(),
-        "decisions": {
-            "ADMIT": ["ADMITTED", "ALREADY_ADMITTED"],
-            "REFUSE": ["UNKNOWN_CLASS", "STALE_REQUEST"],
+        classes: app
+            .taxonomy
+            .classes
+            .iter()
+            .map(|c| ClassName {
+                slug: c.slug.clone(),
+                name: c.name.clone(),
+            })
+            .collect(),
+        decisions: Decisions {
+            admit: ["ADMITTED", "ALREADY_ADMITTED"],
+            refuse: ["UNKNOWN_CLASS", "STALE_REQUEST"],
         },
-        "errors": {
-            "MISSING_CLASS": "403: a correctly signed request without request.class",
-            "IDEMPOTENCY_CONFLICT": "409: an idempotencyKey reused by the same key for a different request",
-            "UNAUTHENTICATED": "401: the signature does not verify",
+        errors: ErrorCodes {
+            missing_class: "403: a correctly signed request without request.class",
+            idempotency_conflict: "409: an idempotencyKey reused by the same key for a different request",
+            unauthenticated: "401: the signature does not verify",
         },
-        "replay": "The same signed request (same key, same idempotencyKey, same canonical request) replays the first answer byte for byte, with the header Idempotent-Replayed: true.",
-        "grants": GRANTS,
-        "verification": {
-            "keys": app.url("/api/ingress/keys"),
-            "recipe": "The decision: remove `provenance` and `decisionSignature` from the answer; digest = sha256: + hex SHA-256 of its RFC 8785 canonical JSON; check it equals decisionSignature.digest, then verify the Ed25519 signature over the ASCII string keyId.signedAt.digest with the public key of decisionSignature.keyId (or POST /api/verify-receipt {receipt: decisionSignature, payload: that object}). The whole response: POST /api/verify-receipt {signed: answer}.",
+        replay: "The same signed request (same key, same idempotencyKey, same canonical request) replays the first answer byte for byte, with the header Idempotent-Replayed: true.",
+        grants: GRANTS,
+        verification: Verification {
+            keys: app.url("/api/ingress/keys"),
+            recipe: "The decision: remove `provenance` and `decisionSignature` from the answer; digest = sha256: + hex SHA-256 of its RFC 8785 canonical JSON; check it equals decisionSignature.digest, then verify the Ed25519 signature over the ASCII string keyId.signedAt.digest with the public key of decisionSignature.keyId (or POST /api/verify-receipt {receipt: decisionSignature, payload: that object}). The whole response: POST /api/verify-receipt {signed: answer}.",
         },
-        "figures": {
-            "admittedKeys": admitted_keys,
-            "refusals": refusals,
-            "byClass": by_class,
+        figures: Figures {
+            admitted_keys,
+            refusals,
+            by_class,
         },
-        "limits": {"newDecisionsPerIpPerHour": DECISIONS.max, "maxSkewSeconds": MAX_SKEW_SECS},
-    }))
+        limits: Limits {
+            new_decisions_per_ip_per_hour: DECISIONS.max,
+            max_skew_seconds: MAX_SKEW_SECS,
+        },
+    })
 }
 
 /// `GET /api/ingress/keys`: the public keys that verify ingress answers offline.
-pub fn keys(app: &App) -> Value {
-    let current = app.keyring.current();
-    let mut keys = vec![json!({
-        "keyId": current.key_id,
-        "publicKey": current.public_key,
-        "createdAt": current.created_at,
-        "current": true,
-    })];
-    keys.extend(app.keyring.previous().iter().map(|k| {
-        json!({"keyId": k.key_id, "publicKey": k.public_key, "createdAt": k.created_at, "current": false})
-    }));
-    json!({
-        "alg": receipt::ALG,
-        "keys": keys,
-        "signedInput": "keyId.signedAt.digest (ASCII), digest = sha256: + hex SHA-256 of the RFC 8785 canonical JSON of the answer without `provenance` and `decisionSignature`",
-        "encoding": "public keys and signatures are unpadded base64url",
-        "note": "The door signs with this instance's receipt keys: the same keys as GET /api/signing-key, listed here so that an ingress answer can be checked with nothing else.",
-    })
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DoorKeys {
+    pub alg: &'static str,
+    pub keys: Vec<DoorKey>,
+    pub signed_input: &'static str,
+    pub encoding: &'static str,
+    pub note: &'static str,
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DoorKey {
+    pub key_id: String,
+    pub public_key: String,
+    pub created_at: String,
+    pub current: bool,
+}
+
+/// `GET /api/ingress/keys`: the public keys that verify ingress answers offline.
+pub fn keys(app: &App) -> DoorKeys {
+    let key = |record: &crate::crypto::keys::PublicKeyRecord, current| DoorKey {
+        key_id: record.key_id.clone(),
+        public_key: record.public_key.clone(),
+        created_at: record.created_at.clone(),
+        current,
+    };
+    let mut keys = vec![key(app.keyring.current(), true)];
+    keys.extend(app.keyring.previous().iter().map(|k| key(k, false)));
+    DoorKeys {
+        alg: receipt::ALG,
+        keys,
+        signed_input: "keyId.signedAt.digest (ASCII), digest = sha256: + hex SHA-256 of the RFC 8785 canonical JSON of the answer without `provenance` and `decisionSignature`",
+        encoding: "public keys and signatures are unpadded base64url",
+        note: "The door signs with this instance's receipt keys: the same keys as GET /api/signing-key, listed here so that an ingress answer can be checked with nothing else.",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn figures_by_class_keep_their_first_place_when_updated() {
+        let mut by_class = ByClass::default();
+        by_class.set("b".into(), Admitted { admitted_keys: 0 });
+        by_class.set("a".into(), Admitted { admitted_keys: 0 });
+        by_class.set("b".into(), Admitted { admitted_keys: 2 });
+        by_class.set("z".into(), Admitted { admitted_keys: 1 });
+        assert_eq!(
+            serde_json::to_string(&by_class).unwrap(),
+            r#"{"b":{"admittedKeys":2},"a":{"admittedKeys":0},"z":{"admittedKeys":1}}"#
+        );
+    }
 }

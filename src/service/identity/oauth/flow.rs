@@ -2,7 +2,7 @@
 //! the token endpoint (code exchange with PKCE, refresh with rotation) and revocation.
 
 use jiff::SignedDuration;
-use serde_json::{Value, json};
+use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use super::clients::{self, redirect_allowed};
@@ -13,15 +13,13 @@ use super::{
 use crate::clock::rfc3339_after;
 use crate::crypto::b64url;
 use crate::error::{Error, OAuthCode, Result};
+use crate::request::oauth::{ClientAuth, Grant, Params, RevokeRequest, TokenRequest, single};
 use crate::service::{App, hash_secret};
 use crate::store::agents::AgentRow;
 use crate::store::oauth::{self as oauth_store, ClientRow, NewCode, NewGrant, TokenKind};
 
 /// How many expired codes and tokens each issuance deletes (cleanup keeps pace with use).
 const SWEEP_BATCH: i64 = 100;
-
-/// The request parameters of an OAuth endpoint (a query or a form body), in order.
-pub type Params = [(String, String)];
 
 /// A checked authorization request (RFC 6749 §4.1.1, PKCE, RFC 8707).
 #[derive(Clone, Debug)]
@@ -47,16 +45,6 @@ pub enum Refusal {
     Redirect(String),
     /// A failure of bourse itself.
     Failed(Error),
-}
-
-/// The single value of `name`; a parameter sent twice is refused (RFC 6749 §3.1).
-fn single<'a>(params: &'a Params, name: &str) -> std::result::Result<Option<&'a str>, String> {
-    let mut values = params.iter().filter(|(key, _)| key == name);
-    let first = values.next().map(|(_, value)| value.as_str());
-    if values.next().is_some() {
-        return Err(format!("`{name}` is sent more than once"));
-    }
-    Ok(first.filter(|value| !value.is_empty()))
 }
 
 /// Percent-encodes `pairs` as `application/x-www-form-urlencoded`.
@@ -299,35 +287,10 @@ fn oauth(code: OAuthCode, message: impl Into<String>) -> Error {
     Error::oauth(code, message)
 }
 
-/// The client of a token or revocation request, authenticated: `client_id` in the form or HTTP
-/// Basic, and its secret when it has one.
-async fn client_of(
-    app: &App,
-    params: &Params,
-    basic: Option<(String, String)>,
-) -> Result<ClientRow> {
-    let form_id =
-        single(params, "client_id").map_err(|why| oauth(OAuthCode::InvalidRequest, why))?;
-    let form_secret =
-        single(params, "client_secret").map_err(|why| oauth(OAuthCode::InvalidRequest, why))?;
-    let (client_id, secret) = match (&basic, form_id) {
-        (Some((id, _)), Some(form)) if id != form => {
-            return Err(oauth(
-                OAuthCode::InvalidRequest,
-                "`client_id` differs from the one in the Authorization header",
-            ));
-        }
-        (Some((id, secret)), _) => (id.as_str(), Some(secret.as_str())),
-        (None, Some(id)) => (id, form_secret),
-        (None, None) => {
-            return Err(oauth(
-                OAuthCode::InvalidClient,
-                "name the client: `client_id` in the form, or HTTP Basic authentication",
-            ));
-        }
-    };
-    let client = clients::resolve(app, client_id).await?;
-    clients::check_secret(&client, secret)?;
+/// The client of a token or revocation request, authenticated: its secret when it has one.
+async fn client_of(app: &App, auth: &ClientAuth) -> Result<ClientRow> {
+    let client = clients::resolve(app, &auth.client_id).await?;
+    clients::check_secret(&client, auth.secret.as_deref())?;
     Ok(client)
 }
 
@@ -336,14 +299,12 @@ async fn client_of(
 /// # Errors
 /// OAuth errors (`invalid_request`, `invalid_client`, `invalid_grant`, `invalid_scope`,
 /// `invalid_target`, `unsupported_grant_type`).
-pub async fn token(app: &App, params: &Params, basic: Option<(String, String)>) -> Result<Value> {
-    let read =
-        |name: &str| single(params, name).map_err(|why| oauth(OAuthCode::InvalidRequest, why));
-    let grant_type = read("grant_type")?;
-    let client = client_of(app, params, basic).await?;
-    let resource = read("resource")?
+pub async fn token(app: &App, request: TokenRequest) -> Result<Tokens> {
+    let client = client_of(app, &request.client).await?;
+    let resource = request
+        .resource?
         .map(|presented| {
-            canonical_resource(app, presented).ok_or_else(|| {
+            canonical_resource(app, &presented).ok_or_else(|| {
                 oauth(
                     OAuthCode::InvalidTarget,
                     format!("`resource` must be {} (this server)", resources(app)[0]),
@@ -351,32 +312,29 @@ pub async fn token(app: &App, params: &Params, basic: Option<(String, String)>) 
             })
         })
         .transpose()?;
-    match grant_type {
-        Some("authorization_code") => {
-            let code = read("code")?
-                .ok_or_else(|| oauth(OAuthCode::InvalidRequest, "`code` is required"))?;
-            let verifier = read("code_verifier")?.ok_or_else(|| {
-                oauth(
-                    OAuthCode::InvalidRequest,
-                    "`code_verifier` is required (PKCE)",
-                )
-            })?;
-            let redirect_uri = read("redirect_uri")?;
-            exchange_code(app, &client, code, verifier, redirect_uri, resource).await
+    match request.grant? {
+        Grant::AuthorizationCode {
+            code,
+            verifier,
+            redirect_uri,
+        } => {
+            exchange_code(
+                app,
+                &client,
+                &code,
+                &verifier,
+                redirect_uri.as_deref(),
+                resource,
+            )
+            .await
         }
-        Some("refresh_token") => {
-            let refresh = read("refresh_token")?
-                .ok_or_else(|| oauth(OAuthCode::InvalidRequest, "`refresh_token` is required"))?;
-            let narrowed = read("scope")?.map(Scopes::known_in);
-            refresh_grant(app, &client, refresh, narrowed, resource).await
+        Grant::RefreshToken {
+            refresh_token,
+            scope,
+        } => {
+            let narrowed = scope.as_deref().map(Scopes::known_in);
+            refresh_grant(app, &client, &refresh_token, narrowed, resource).await
         }
-        Some(other) => Err(oauth(
-            OAuthCode::UnsupportedGrantType,
-            format!(
-                "grant type {other:?} is not supported; use authorization_code or refresh_token"
-            ),
-        )),
-        None => Err(oauth(OAuthCode::InvalidRequest, "`grant_type` is required")),
     }
 }
 
@@ -394,7 +352,7 @@ async fn exchange_code(
     verifier: &str,
     redirect_uri: Option<&str>,
     resource: Option<String>,
-) -> Result<Value> {
+) -> Result<Tokens> {
     let invalid = |message: &str| oauth(OAuthCode::InvalidGrant, message);
     let code_hash = hash_secret(code);
     let now = app.now();
@@ -463,7 +421,7 @@ async fn exchange_code(
 }
 
 /// Mints an access and a refresh token for a grant.
-async fn issue(app: &App, grant_id: &str, scopes: &str) -> Result<Value> {
+async fn issue(app: &App, grant_id: &str, scopes: &str) -> Result<Tokens> {
     let (access, access_hash) = mint(ACCESS_PREFIX);
     let (refresh, refresh_hash) = mint(REFRESH_PREFIX);
     let now = app.clock.now();
@@ -496,13 +454,25 @@ async fn issue(app: &App, grant_id: &str, scopes: &str) -> Result<Value> {
             oauth_store::touch_grant(tx, &id, &at)
         })
         .await?;
-    Ok(json!({
-        "access_token": access,
-        "token_type": "Bearer",
-        "expires_in": ACCESS_TTL.as_secs(),
-        "refresh_token": refresh,
-        "scope": scopes,
-    }))
+    Ok(Tokens {
+        access_token: access,
+        token_type: "Bearer",
+        expires_in: ACCESS_TTL.as_secs(),
+        refresh_token: refresh,
+        scope: scopes.to_owned(),
+    })
+}
+
+/// A token answer (RFC 6749 §5.1): a new access token and its rotated refresh token.
+#[derive(Clone, Debug, Serialize)]
+pub struct Tokens {
+    pub access_token: String,
+    pub token_type: &'static str,
+    /// Seconds.
+    pub expires_in: i64,
+    pub refresh_token: String,
+    /// The granted scopes, space-separated.
+    pub scope: String,
 }
 
 /// What exchanging a refresh token found.
@@ -523,7 +493,7 @@ async fn refresh_grant(
     refresh: &str,
     narrowed: Option<Scopes>,
     resource: Option<String>,
-) -> Result<Value> {
+) -> Result<Tokens> {
     let token_hash = hash_secret(refresh);
     let now = app.clock.now();
     let at = crate::clock::rfc3339(now);
@@ -596,15 +566,14 @@ async fn refresh_grant(
 
 /// `POST /oauth/revoke` (RFC 7009): a refresh token ends its whole grant, an access token
 /// itself. Unknown tokens and other clients' tokens are answered the same (200) and untouched.
+/// The `token_type_hint` is not needed: one lookup by hash finds either type.
 ///
 /// # Errors
 /// `invalid_request` without a token; `invalid_client`.
-pub async fn revoke(app: &App, params: &Params, basic: Option<(String, String)>) -> Result<()> {
-    let token = single(params, "token")
-        .map_err(|why| oauth(OAuthCode::InvalidRequest, why))?
-        .ok_or_else(|| oauth(OAuthCode::InvalidRequest, "`token` is required"))?;
-    let client = client_of(app, params, basic).await?;
-    let token_hash = hash_secret(token);
+pub async fn revoke(app: &App, request: RevokeRequest) -> Result<()> {
+    let client = client_of(app, &request.client).await?;
+    let token = request.token;
+    let token_hash = hash_secret(&token);
     let now = app.now();
     app.store
         .write(move |tx| {
@@ -638,16 +607,6 @@ mod tests {
             form_encode(&[("error", "access_denied"), ("d", "a b&c=é")]),
             "error=access_denied&d=a+b%26c%3D%C3%A9"
         );
-    }
-
-    #[test]
-    fn a_parameter_sent_twice_is_refused() {
-        let params = vec![
-            ("a".to_owned(), "1".to_owned()),
-            ("a".to_owned(), "2".to_owned()),
-        ];
-        assert!(single(&params, "a").is_err());
-        assert_eq!(single(&params, "b"), Ok(None));
     }
 
     #[test]

@@ -15,7 +15,7 @@ pub mod clients;
 pub mod flow;
 
 use jiff::SignedDuration;
-use serde_json::{Value, json};
+use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::request::Scope;
@@ -26,7 +26,9 @@ use crate::store::oauth::{self as oauth_store, TokenKind};
 
 /// How clients authenticate at the token and revocation endpoints (the metadata says so, and
 /// `clients` registers nothing else).
-pub const AUTH_METHODS: [&str; 3] = ["none", "client_secret_post", "client_secret_basic"];
+pub const AUTH_METHODS: [&str; 3] = crate::request::oauth::AuthMethod::NAMES;
+/// The grant types the token endpoint takes (and every registered client holds).
+pub const GRANT_TYPES: [&str; 2] = ["authorization_code", "refresh_token"];
 /// Access tokens start with this (API keys start with `svc_live_`).
 pub const ACCESS_PREFIX: &str = "bmat_";
 /// Refresh tokens.
@@ -134,37 +136,71 @@ pub fn resource_metadata_url(app: &App, path: &str) -> String {
     app.url(&format!("/.well-known/oauth-protected-resource{path}"))
 }
 
+/// The names of every scope, in order.
+type ScopeNames = [&'static str; Scope::ALL.len()];
+
+/// RFC 9728 protected-resource metadata.
+#[derive(Clone, Debug, Serialize)]
+pub struct ProtectedResource {
+    pub resource: String,
+    pub authorization_servers: [String; 1],
+    pub scopes_supported: ScopeNames,
+    pub bearer_methods_supported: [&'static str; 1],
+    pub resource_name: &'static str,
+    pub resource_documentation: String,
+}
+
 /// RFC 9728 metadata; `resource` is the identifier whose well-known URL was asked for.
-pub fn protected_resource_metadata(app: &App, resource: &str) -> Value {
-    json!({
-        "resource": resource,
-        "authorization_servers": [app.public_url],
-        "scopes_supported": Scope::ALL.map(Scope::name),
-        "bearer_methods_supported": ["header"],
-        "resource_name": "bourse marketplace (MCP)",
-        "resource_documentation": app.url("/llms.txt"),
-    })
+pub fn protected_resource_metadata(app: &App, resource: &str) -> ProtectedResource {
+    ProtectedResource {
+        resource: resource.to_owned(),
+        authorization_servers: [app.public_url.clone()],
+        scopes_supported: Scope::ALL.map(Scope::name),
+        bearer_methods_supported: ["header"],
+        resource_name: "bourse marketplace (MCP)",
+        resource_documentation: app.url("/llms.txt"),
+    }
 }
 
 /// RFC 8414 authorization server metadata.
-pub fn authorization_server_metadata(app: &App) -> Value {
-    json!({
-        "issuer": app.public_url,
-        "authorization_endpoint": app.url("/oauth/authorize"),
-        "token_endpoint": app.url("/oauth/token"),
-        "registration_endpoint": app.url("/oauth/register"),
-        "revocation_endpoint": app.url("/oauth/revoke"),
-        "scopes_supported": Scope::ALL.map(Scope::name),
-        "response_types_supported": ["code"],
-        "response_modes_supported": ["query"],
-        "grant_types_supported": ["authorization_code", "refresh_token"],
-        "token_endpoint_auth_methods_supported": AUTH_METHODS,
-        "revocation_endpoint_auth_methods_supported": AUTH_METHODS,
-        "code_challenge_methods_supported": ["S256"],
-        "client_id_metadata_document_supported": true,
-        "authorization_response_iss_parameter_supported": true,
-        "service_documentation": app.url("/llms.txt"),
-    })
+#[derive(Clone, Debug, Serialize)]
+pub struct AuthorizationServer {
+    pub issuer: String,
+    pub authorization_endpoint: String,
+    pub token_endpoint: String,
+    pub registration_endpoint: String,
+    pub revocation_endpoint: String,
+    pub scopes_supported: ScopeNames,
+    pub response_types_supported: [&'static str; 1],
+    pub response_modes_supported: [&'static str; 1],
+    pub grant_types_supported: [&'static str; 2],
+    pub token_endpoint_auth_methods_supported: [&'static str; 3],
+    pub revocation_endpoint_auth_methods_supported: [&'static str; 3],
+    pub code_challenge_methods_supported: [&'static str; 1],
+    pub client_id_metadata_document_supported: bool,
+    pub authorization_response_iss_parameter_supported: bool,
+    pub service_documentation: String,
+}
+
+/// RFC 8414 authorization server metadata.
+pub fn authorization_server_metadata(app: &App) -> AuthorizationServer {
+    AuthorizationServer {
+        issuer: app.public_url.clone(),
+        authorization_endpoint: app.url("/oauth/authorize"),
+        token_endpoint: app.url("/oauth/token"),
+        registration_endpoint: app.url("/oauth/register"),
+        revocation_endpoint: app.url("/oauth/revoke"),
+        scopes_supported: Scope::ALL.map(Scope::name),
+        response_types_supported: ["code"],
+        response_modes_supported: ["query"],
+        grant_types_supported: GRANT_TYPES,
+        token_endpoint_auth_methods_supported: AUTH_METHODS,
+        revocation_endpoint_auth_methods_supported: AUTH_METHODS,
+        code_challenge_methods_supported: ["S256"],
+        client_id_metadata_document_supported: true,
+        authorization_response_iss_parameter_supported: true,
+        service_documentation: app.url("/llms.txt"),
+    }
 }
 
 /// The `WWW-Authenticate` challenge of the MCP endpoint at `path`: where its metadata is, the

@@ -77,14 +77,14 @@ fn form(ctx: &Ctx) -> Result<Vec<(String, String)>> {
 /// `POST /oauth/token`.
 pub async fn token(app: &App, ctx: &Ctx) -> Result<Reply> {
     let request = TokenRequest::read(&form(ctx)?, ctx.basic_auth())?;
-    let tokens = flow::token(app, request).await?;
+    let tokens = flow::token(app, request, &ctx.client_ip.to_string()).await?;
     Ok(no_store(Reply::ok(json(&tokens)?)))
 }
 
 /// `POST /oauth/revoke` (RFC 7009): 200 whether or not the token was live.
 pub async fn revoke(app: &App, ctx: &Ctx) -> Result<Reply> {
     let request = RevokeRequest::read(&form(ctx)?, ctx.basic_auth())?;
-    flow::revoke(app, request).await?;
+    flow::revoke(app, request, &ctx.client_ip.to_string()).await?;
     Ok(no_store(Reply::ok(json!({}))))
 }
 

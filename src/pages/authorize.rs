@@ -164,7 +164,7 @@ fn render(request: &Authorization, params: &[(String, String)], error: Option<&s
 
 /// `GET /oauth/authorize`.
 pub async fn page(app: &App, ctx: &Ctx) -> Result<Reply> {
-    match flow::check(app, &ctx.query).await {
+    match flow::check(app, &ctx.query, &ctx.client_ip.to_string()).await {
         Ok(request) => Ok(render(&request, &ctx.query, None)),
         Err(refusal) => refused(refusal),
     }
@@ -187,7 +187,7 @@ pub async fn decide(app: &App, ctx: &Ctx) -> Result<Reply> {
         ));
     }
     let params = ctx.form();
-    let request = match flow::check(app, &params).await {
+    let request = match flow::check(app, &params, &ctx.client_ip.to_string()).await {
         Ok(request) => request,
         Err(refusal) => return refused(refusal),
     };

@@ -52,6 +52,30 @@ pub const CLIENT_DOCUMENTS: Rule = Rule {
     per_client: false,
 };
 
+/// 5 client metadata document fetches per minute per client IP: what one address can make
+/// bourse dial through `/oauth/authorize` (and the token and revocation endpoints) before it
+/// has any credential, whatever hosts it names.
+pub const CLIENT_DOCUMENT_REQUESTERS: Rule = Rule {
+    name: "oauth-documents-requester",
+    max: 5,
+    window: SignedDuration::from_mins(1),
+    what: "client metadata document fetches from this address",
+    per_client: true,
+};
+
+/// 60 client metadata document fetches per minute from all requesters together (key
+/// [`ALL_REQUESTERS`]): many addresses cannot make bourse a fetching proxy either.
+pub const CLIENT_DOCUMENTS_IN_ALL: Rule = Rule {
+    name: "oauth-documents-all",
+    max: 60,
+    window: SignedDuration::from_mins(1),
+    what: "client metadata document fetches",
+    per_client: false,
+};
+
+/// The one key of a rule counted for every requester together.
+pub const ALL_REQUESTERS: &str = "all";
+
 /// 120 admissions (lookup, inbox, send; REST and MCP together) per minute per client IP.
 pub const ADMISSION: Rule = Rule {
     name: "admission",

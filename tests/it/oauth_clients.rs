@@ -191,3 +191,36 @@ fn a_redirect_uri_left_out_of_the_request_may_be_left_out_of_the_exchange() {
         )
         .expect(200);
 }
+
+/// What one address can make bourse dial before it holds any credential is bounded: 5 client
+/// metadata documents a minute (60 from everyone together; 10 a minute per host), counted before
+/// the fetch, so the sixth document's server is never asked. A document already fetched is
+/// kept an hour and costs nothing.
+#[test]
+fn one_address_makes_bourse_fetch_at_most_five_client_documents_a_minute() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let server = TestServer::start();
+    let (_, challenge) = pkce("limits");
+    let asked: Vec<Arc<AtomicUsize>> = (0..6).map(|_| Arc::new(AtomicUsize::new(0))).collect();
+    let urls: Vec<String> = asked
+        .iter()
+        .map(|count| {
+            let count = count.clone();
+            serve_document(move |own| {
+                count.fetch_add(1, Ordering::SeqCst);
+                json!({"client_id": own, "client_name": "Doc", "redirect_uris": [REDIRECT], "token_endpoint_auth_method": "none"})
+            })
+        })
+        .collect();
+    for url in &urls[..5] {
+        authorize_page(&server, &authorize_params(url, &challenge, "read")).assert_status(200);
+    }
+    // Again: kept, not fetched again, not counted.
+    authorize_page(&server, &authorize_params(&urls[0], &challenge, "read")).assert_status(200);
+    let refused = authorize_page(&server, &authorize_params(&urls[5], &challenge, "read"));
+    refused.assert_error(429, "RATE_LIMITED");
+    assert!(refused.header("retry-after").is_some());
+    let counts: Vec<usize> = asked.iter().map(|c| c.load(Ordering::SeqCst)).collect();
+    assert_eq!(counts, [1, 1, 1, 1, 1, 0], "documents fetched per server");
+}

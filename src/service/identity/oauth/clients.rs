@@ -14,7 +14,10 @@ use crate::request::oauth::{
     split_uri,
 };
 use crate::service::identity::names;
-use crate::service::ratelimit::{CLIENT_DOCUMENTS, CLIENT_REGISTRATION};
+use crate::service::ratelimit::{
+    ALL_REQUESTERS, CLIENT_DOCUMENT_REQUESTERS, CLIENT_DOCUMENTS, CLIENT_DOCUMENTS_IN_ALL,
+    CLIENT_REGISTRATION,
+};
 use crate::service::{App, constant_time_eq, hash_secret};
 use crate::store::oauth::{self as oauth_store, ClientRow, GrantRow};
 
@@ -183,11 +186,12 @@ fn is_valid_document_url(url: &str) -> bool {
 }
 
 /// The client `client_id` names, fetching its metadata document when it is a URL not seen in the
-/// last hour. A revoked client is refused.
+/// last hour. A revoked client is refused. A fetch is counted against the `requester` (the
+/// client address whose request causes it), all requesters together and the document's host.
 ///
 /// # Errors
 /// `invalid_client` with the reason (unknown, revoked, document unusable).
-pub async fn resolve(app: &App, client_id: &str) -> Result<ClientRow> {
+pub async fn resolve(app: &App, client_id: &str, requester: &str) -> Result<ClientRow> {
     let invalid = |message: String| Error::oauth(OAuthCode::InvalidClient, message);
     if client_id.is_empty() || client_id.len() > MAX_URI_LEN || has_control(client_id) {
         return Err(invalid("`client_id` is missing or malformed".into()));
@@ -227,6 +231,8 @@ pub async fn resolve(app: &App, client_id: &str) -> Result<ClientRow> {
         return Ok(client);
     }
     let host = split_uri(client_id).map_or("", |(_, host, _, _)| host);
+    app.limiter.check(CLIENT_DOCUMENT_REQUESTERS, requester)?;
+    app.limiter.check(CLIENT_DOCUMENTS_IN_ALL, ALL_REQUESTERS)?;
     app.limiter.check(CLIENT_DOCUMENTS, host)?;
     let (metadata, name) = fetch_document(app, client_id).await.map_err(invalid)?;
     let now = app.now();

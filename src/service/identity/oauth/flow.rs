@@ -108,12 +108,18 @@ fn is_pkce_text(text: &str) -> bool {
 
 /// Checks an authorization request. The client and the redirect URI are checked first: until
 /// both are trusted, a refusal is shown to the person; after, it goes back to the client.
-pub async fn check(app: &App, params: &Params) -> std::result::Result<Authorization, Refusal> {
+/// `requester` is the client address asking (a client metadata document fetch counts against
+/// it).
+pub async fn check(
+    app: &App,
+    params: &Params,
+    requester: &str,
+) -> std::result::Result<Authorization, Refusal> {
     let page = Refusal::Page;
     let client_id = single(params, "client_id")
         .map_err(page)?
         .ok_or_else(|| Refusal::Page("the request names no `client_id`".into()))?;
-    let client = match clients::resolve(app, client_id).await {
+    let client = match clients::resolve(app, client_id, requester).await {
         Ok(client) => client,
         Err(error @ Error::OAuth { .. }) => return Err(Refusal::Page(error.to_string())),
         Err(error) => return Err(Refusal::Failed(error)),
@@ -288,8 +294,8 @@ fn oauth(code: OAuthCode, message: impl Into<String>) -> Error {
 }
 
 /// The client of a token or revocation request, authenticated: its secret when it has one.
-async fn client_of(app: &App, auth: &ClientAuth) -> Result<ClientRow> {
-    let client = clients::resolve(app, &auth.client_id).await?;
+async fn client_of(app: &App, auth: &ClientAuth, requester: &str) -> Result<ClientRow> {
+    let client = clients::resolve(app, &auth.client_id, requester).await?;
     clients::check_secret(&client, auth.secret.as_deref())?;
     Ok(client)
 }
@@ -299,8 +305,8 @@ async fn client_of(app: &App, auth: &ClientAuth) -> Result<ClientRow> {
 /// # Errors
 /// OAuth errors (`invalid_request`, `invalid_client`, `invalid_grant`, `invalid_scope`,
 /// `invalid_target`, `unsupported_grant_type`).
-pub async fn token(app: &App, request: TokenRequest) -> Result<Tokens> {
-    let client = client_of(app, &request.client).await?;
+pub async fn token(app: &App, request: TokenRequest, requester: &str) -> Result<Tokens> {
+    let client = client_of(app, &request.client, requester).await?;
     let resource = request
         .resource?
         .map(|presented| {
@@ -570,8 +576,8 @@ async fn refresh_grant(
 ///
 /// # Errors
 /// `invalid_request` without a token; `invalid_client`.
-pub async fn revoke(app: &App, request: RevokeRequest) -> Result<()> {
-    let client = client_of(app, &request.client).await?;
+pub async fn revoke(app: &App, request: RevokeRequest, requester: &str) -> Result<()> {
+    let client = client_of(app, &request.client, requester).await?;
     let token = request.token;
     let token_hash = hash_secret(&token);
     let now = app.now();

@@ -41,24 +41,9 @@ use crate::service::trust::provenance::CanonicalMembers;
 use crate::store::agents::AgentRow;
 use crate::store::listings::{self as store, IndexRow, ListingRow};
 
-/// Which listings a browse shows with respect to reference samples.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Samples {
-    Exclude,
-    Include,
-    Only,
-}
-
-/// Price filter of a browse.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Price {
-    All,
-    Paid,
-    Free,
-}
-
-/// Listing types, in index form.
-pub use crate::request::catalog::LISTING_TYPES;
+/// The sample mode, price filter and listing type of a browse (closed choices read at the
+/// edge); a listing type's index form is its position (`as u8`).
+pub use crate::request::catalog::{ListingType, Price, Samples};
 
 /// The filters of a browse, with taxonomy slugs resolved to index positions.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -171,10 +156,9 @@ impl BrowseIndex {
             vertical: self
                 .vertical(row.vertical_slug.as_ref())
                 .unwrap_or(u16::MAX),
-            listing_type: LISTING_TYPES
-                .iter()
-                .position(|t| *t == row.listing_type.as_ref())
-                .unwrap_or(0) as u8,
+            // A stored type is always one of the choices (the create writes its name).
+            listing_type: ListingType::from_name(row.listing_type.as_ref())
+                .unwrap_or(ListingType::Standard) as u8,
             active: row.active,
             sample: row.is_sample,
         }
@@ -419,24 +403,6 @@ pub fn querier(app: &App, agent: Option<&AgentRow>, ip: &str) -> String {
 /// # Errors
 /// `INVALID_ARGUMENT`.
 pub fn browse_query(app: &App, request: &Browse) -> Result<Query> {
-    let sort = match request.sort {
-        "popular" => Sort::Popular,
-        "price_asc" => Sort::PriceAsc,
-        "price_desc" => Sort::PriceDesc,
-        "quality" => Sort::Quality,
-        "trust" => Sort::Trust,
-        _ => Sort::Recent,
-    };
-    let samples = match request.samples {
-        "include" => Samples::Include,
-        "only" => Samples::Only,
-        _ => Samples::Exclude,
-    };
-    let price = match request.price {
-        "paid" => Price::Paid,
-        "free" => Price::Free,
-        _ => Price::All,
-    };
     let category = request.category.as_deref();
     if let Some(slug) = category
         && app.taxonomy.category(slug).is_none()
@@ -488,15 +454,12 @@ pub fn browse_query(app: &App, request: &Browse) -> Result<Query> {
             categories: categories
                 .map(|slugs| slugs.iter().filter_map(|s| index.category(s)).collect()),
             vertical: vertical.and_then(|slug| index.vertical(slug)),
-            listing_type: request
-                .listing_type
-                .and_then(|t| LISTING_TYPES.iter().position(|known| *known == t))
-                .map(|i| i as u8),
-            samples,
-            price,
+            listing_type: request.listing_type.map(|t| t as u8),
+            samples: request.samples,
+            price: request.price,
             min_rating_tenths: request.min_rating.map(|value| (value * 10.0).ceil() as i64),
         },
-        sort,
+        sort: request.sort,
         limit: request.limit as usize,
         offset: request.offset as usize,
     })

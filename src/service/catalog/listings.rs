@@ -8,7 +8,7 @@ use crate::crypto::jcs;
 use crate::crypto::keys::Keyring;
 use crate::crypto::receipt::sign_object;
 use crate::error::{Error, Result};
-use crate::request::catalog::{CreateListing, DeactivateListing, UpdateListing};
+use crate::request::catalog::{CreateListing, DeactivateListing, ListingType, UpdateListing};
 use crate::service::catalog::screening::{self, Refusal};
 use crate::service::catalog::sellers::{self, fetch_deliverable};
 use crate::service::catalog::view::{license, listing_json};
@@ -127,7 +127,7 @@ async fn create_listing(
         title: title.clone(),
         description: description.clone(),
         price_cents: *price_cents,
-        listing_type: (*listing_type).to_owned(),
+        listing_type: listing_type.name().to_owned(),
         max_copies: *max_copies,
         fingerprint: jcs::sha256_prefixed(&deliverable.bytes),
         preview: preview.to_string(),
@@ -179,7 +179,7 @@ pub(crate) fn new_row(
         title: String::new(),
         description: String::new(),
         price_cents: 0,
-        listing_type: "standard".into(),
+        listing_type: ListingType::Standard.name().into(),
         max_copies: None,
         sold_count: 0,
         purchase_count: 0,

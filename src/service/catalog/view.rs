@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 use serde_json::{Map, Value, json};
 
 use crate::crypto::jcs;
-use crate::request::catalog::METADATA_FIELDS;
+use crate::request::catalog::{ListingType, METADATA_FIELDS};
 use crate::service::App;
 use crate::service::catalog::reputation;
 use crate::store::listings::ListingRow;
@@ -196,24 +196,26 @@ pub fn write_listing_canonical(app: &App, row: &ListingRow, out: &mut Vec<u8>) {
 }
 
 pub(crate) fn license(row: &ListingRow) -> Value {
-    license_for(&row.listing_type, row.max_copies)
+    // A stored type is always one of the choices (the create writes its name).
+    let listing_type = ListingType::from_name(&row.listing_type).unwrap_or(ListingType::Standard);
+    license_for(listing_type, row.max_copies)
 }
 
 /// The data license of a listing type (the same terms the disclosures page states).
-pub(crate) fn license_for(listing_type: &str, max_copies: Option<i64>) -> Value {
+pub(crate) fn license_for(listing_type: ListingType, max_copies: Option<i64>) -> Value {
     let mut restrictions = vec![
         "no-resale: the buyer may not resell the data".to_owned(),
         "no-relisting: the buyer may not re-list the data on any marketplace".to_owned(),
         "no-raw-redistribution: the buyer may not redistribute the raw payload as-is".to_owned(),
     ];
     match listing_type {
-        "exclusive" => restrictions
+        ListingType::Exclusive => restrictions
             .push("exclusive: sold to one buyer; the listing is delisted on purchase".into()),
-        "limited" => restrictions.push(format!(
+        ListingType::Limited => restrictions.push(format!(
             "limited: at most {} copies; the listing is delisted once sold out",
             max_copies.unwrap_or(0)
         )),
-        _ => {}
+        ListingType::Standard => {}
     }
     json!({
         "type": "data-license",

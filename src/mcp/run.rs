@@ -7,6 +7,7 @@ use serde_json::{Map, Value, json};
 
 use crate::args::Args;
 use crate::error::{Error, Result};
+use crate::http::response::to_json;
 use crate::operations::Operation;
 use crate::request::agents::{Lookup, Register};
 use crate::request::catalog::{
@@ -74,7 +75,7 @@ pub(super) async fn run(
         }
         Operation::ListVerticals => {
             input(op, arguments)?;
-            stats::verticals(app).await
+            to_json(&stats::verticals(app).await?)
         }
         Operation::RegisterAgent => {
             let request = Register::read(&input(op, arguments)?)?;
@@ -82,7 +83,7 @@ pub(super) async fn run(
         }
         Operation::PlatformStats => {
             input(op, arguments)?;
-            stats::platform(app).await
+            to_json(&stats::platform(app).await?)
         }
         Operation::SubmitIdea | Operation::CreateInquiry => {
             let kind = match operation {
@@ -171,7 +172,7 @@ pub(super) async fn run(
         }
         Operation::MarketplaceStats => {
             input(op, arguments)?;
-            stats::marketplace(app).await
+            to_json(&stats::marketplace(app).await?)
         }
         other => Err(Error::Internal(format!(
             "{other:?} declares a tool that the MCP dispatch does not run"
@@ -199,10 +200,10 @@ async fn about(app: &App) -> Result<Value> {
             "register": app.url("/api/agents/register"),
         },
         "counts": {
-            "agents": platform["totalAgents"],
-            "listings": platform["totalListings"],
-            "verticals": platform["totalVerticals"],
-            "queries": platform["totalQueries"],
+            "agents": platform.total_agents,
+            "listings": platform.total_listings,
+            "verticals": platform.total_verticals,
+            "queries": platform.total_queries,
         },
     }))
 }

@@ -101,12 +101,12 @@ pub(super) async fn run(
         }
         Operation::SetDeliveryEndpoint => {
             let request = SetDeliveryEndpoint::read(&input(op, arguments)?)?;
-            sellers::set_endpoint(app, me()?, request).await
+            to_json(&sellers::set_endpoint(app, me()?, request).await?)
         }
         Operation::CreateListing => {
             let agent = me()?;
             let request = CreateListing::read(&input(op, arguments)?)?;
-            listings::create(app, agent, request).await
+            to_json(&listings::create(app, agent, request).await?)
         }
         Operation::CreateHealthListing => {
             let agent = me()?;
@@ -114,7 +114,7 @@ pub(super) async fn run(
             let arguments = Args::from_value(Value::Object(arguments))?;
             let input = Input::unchecked(Face::Mcp, op, arguments);
             let (consent, rest) = catalog::read_health_listing(&input)?;
-            listings::create_health(app, agent, consent, rest).await
+            to_json(&listings::create_health(app, agent, consent, rest).await?)
         }
         Operation::BrowseListings => {
             let request = Browse::read(&input(op, arguments)?)?;
@@ -130,7 +130,7 @@ pub(super) async fn run(
         }
         Operation::GetListing => {
             let id = catalog::listing_id(&input(op, arguments)?)?;
-            listings::detail(app, &id).await
+            to_json(&listings::detail(app, &id).await?)
         }
         Operation::PurchaseListing => {
             let agent = me()?;
@@ -153,17 +153,19 @@ pub(super) async fn run(
             let agent = me()?;
             let input = input(op, arguments)?;
             let request = UpdateListing::read(&input);
-            listings::update(app, agent, &catalog::listing_id(&input)?, request).await
+            to_json(&listings::update(app, agent, &catalog::listing_id(&input)?, request).await?)
         }
         Operation::DeactivateListing => {
             let agent = me()?;
             let input = input(op, arguments)?;
             let request = DeactivateListing::read(&input)?;
-            listings::deactivate(app, agent, &catalog::listing_id(&input)?, request).await
+            to_json(
+                &listings::deactivate(app, agent, &catalog::listing_id(&input)?, request).await?,
+            )
         }
         Operation::ListingHistory => {
             let id = catalog::listing_id(&input(op, arguments)?)?;
-            listings::history(app, &id).await
+            to_json(&listings::history(app, &id).await?)
         }
         Operation::SellDashboard => {
             let agent = me()?;

@@ -2,9 +2,12 @@
 //! value (detail, writes) or straight into canonical JSON bytes (browse pages), and the license
 //! every listing carries.
 
+use std::borrow::Cow;
 use std::sync::OnceLock;
 
-use serde_json::{Map, Value, json};
+use serde::Serialize;
+use serde::ser::{SerializeMap, Serializer};
+use serde_json::{Map, Value};
 
 use crate::crypto::jcs;
 use crate::request::catalog::{ListingType, METADATA_FIELDS};
@@ -40,6 +43,22 @@ impl Field<'_> {
             Field::Bool(b) => Value::Bool(*b),
             Field::Json(v) => (*v).clone(),
             Field::Canonical(text) => serde_json::from_str(text).unwrap_or(Value::Null),
+        }
+    }
+
+    /// The field as JSON text written by a serializer (the same JSON as [`Field::to_value`]).
+    fn serialize_into<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Field::Str(s) | Field::OptStr(Some(s)) => serializer.serialize_str(s),
+            Field::OptStr(None) | Field::OptInt(None) | Field::OptFloat(None) => {
+                serializer.serialize_none()
+            }
+            Field::Int(i) | Field::OptInt(Some(i)) => serializer.serialize_i64(*i),
+            Field::Float(_) | Field::OptFloat(Some(_)) | Field::Canonical(_) => {
+                self.to_value().serialize(serializer)
+            }
+            Field::Bool(b) => serializer.serialize_bool(*b),
+            Field::Json(v) => v.serialize(serializer),
         }
     }
 
@@ -154,17 +173,49 @@ fn parse_metadata(row: &ListingRow) -> Map<String, Value> {
     serde_json::from_str(&row.metadata).unwrap_or_default()
 }
 
-/// The Listing resource as the interface describes it.
-pub fn listing_json(app: &App, row: &ListingRow) -> Value {
-    let metadata = parse_metadata(row);
-    let url = history_url(row);
-    let fields = listing_fields(app, row, &metadata, &url);
-    Value::Object(
-        fields
-            .iter()
-            .map(|(key, field)| ((*key).to_owned(), field.to_value()))
-            .collect(),
-    )
+/// The Listing resource of one row as the interface describes it: serialized from the same
+/// field list as the canonical writer (members in the list's order). The row is readable.
+pub struct ListingView<'a> {
+    app: &'a App,
+    pub row: Cow<'a, ListingRow>,
+}
+
+impl<'a> ListingView<'a> {
+    /// The view of a row the caller gives away (a write's answer).
+    pub fn owned(app: &'a App, row: ListingRow) -> ListingView<'a> {
+        ListingView {
+            app,
+            row: Cow::Owned(row),
+        }
+    }
+}
+
+impl Serialize for ListingView<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        struct One<'f, 'a>(&'f Field<'a>);
+        impl Serialize for One<'_, '_> {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                self.0.serialize_into(serializer)
+            }
+        }
+        let row = self.row.as_ref();
+        let metadata = parse_metadata(row);
+        let url = history_url(row);
+        let fields = listing_fields(self.app, row, &metadata, &url);
+        let mut map = serializer.serialize_map(Some(fields.len()))?;
+        for (key, field) in &fields {
+            map.serialize_entry(key, &One(field))?;
+        }
+        map.end()
+    }
+}
+
+/// The Listing resource of a row (borrowed).
+pub fn listing_json<'a>(app: &'a App, row: &'a ListingRow) -> ListingView<'a> {
+    ListingView {
+        app,
+        row: Cow::Borrowed(row),
+    }
 }
 
 /// Appends the canonical JSON of the Listing resource (the same bytes as canonicalizing
@@ -195,14 +246,24 @@ pub fn write_listing_canonical(app: &App, row: &ListingRow, out: &mut Vec<u8>) {
     out.push(b'}');
 }
 
-pub(crate) fn license(row: &ListingRow) -> Value {
+/// The data license every listing carries.
+#[derive(Debug, Serialize)]
+pub struct License {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub permissions: [&'static str; 3],
+    pub restrictions: Vec<String>,
+    pub notice: &'static str,
+}
+
+pub(crate) fn license(row: &ListingRow) -> License {
     // A stored type is always one of the choices (the create writes its name).
     let listing_type = ListingType::from_name(&row.listing_type).unwrap_or(ListingType::Standard);
     license_for(listing_type, row.max_copies)
 }
 
 /// The data license of a listing type (the same terms the disclosures page states).
-pub(crate) fn license_for(listing_type: ListingType, max_copies: Option<i64>) -> Value {
+pub(crate) fn license_for(listing_type: ListingType, max_copies: Option<i64>) -> License {
     let mut restrictions = vec![
         "no-resale: the buyer may not resell the data".to_owned(),
         "no-relisting: the buyer may not re-list the data on any marketplace".to_owned(),
@@ -217,16 +278,16 @@ pub(crate) fn license_for(listing_type: ListingType, max_copies: Option<i64>) ->
         )),
         ListingType::Standard => {}
     }
-    json!({
-        "type": "data-license",
-        "permissions": [
+    License {
+        kind: "data-license",
+        permissions: [
             "commercial-use: the buyer may use the data commercially",
             "non-commercial-use: the buyer may use the data non-commercially",
-            "derivatives: the buyer may create derivative works"
+            "derivatives: the buyer may create derivative works",
         ],
-        "restrictions": restrictions,
-        "notice": "Data license: use commercially and non-commercially and create derivatives; do not resell, re-list or redistribute the raw payload as-is.",
-    })
+        restrictions,
+        notice: "Data license: use commercially and non-commercially and create derivatives; do not resell, re-list or redistribute the raw payload as-is.",
+    }
 }
 
 #[cfg(test)]
@@ -237,6 +298,7 @@ mod tests {
     use crate::clock::SystemClock;
     use crate::service::{DataDir, Options};
     use crate::store::listings as store;
+    use serde_json::json;
 
     #[test]
     fn the_canonical_writer_matches_canonicalizing_the_value() {
@@ -277,9 +339,21 @@ mod tests {
                     .unwrap();
             let mut written = Vec::new();
             write_listing_canonical(&app, &row, &mut written);
+            let value = serde_json::to_value(listing_json(&app, &row)).unwrap();
             assert_eq!(
                 String::from_utf8(written).unwrap(),
-                String::from_utf8(jcs::canonicalize(&listing_json(&app, &row))).unwrap()
+                String::from_utf8(jcs::canonicalize(&value)).unwrap()
+            );
+            // The view's members in the field list's order, as the value built field by field.
+            let metadata = parse_metadata(&row);
+            let url = history_url(&row);
+            let by_field: Map<String, Value> = listing_fields(&app, &row, &metadata, &url)
+                .iter()
+                .map(|(key, field)| ((*key).to_owned(), field.to_value()))
+                .collect();
+            assert_eq!(
+                serde_json::to_string(&value).unwrap(),
+                serde_json::to_string(&Value::Object(by_field)).unwrap()
             );
         }
     }

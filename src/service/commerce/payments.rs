@@ -185,7 +185,7 @@ pub async fn dashboard(app: &App, seller: &AgentRow) -> Result<Value> {
             })
         })
         .collect();
-    let listings: Vec<Value> = rows
+    let listings: Vec<_> = rows
         .iter()
         .map(|row| crate::service::catalog::view::listing_json(app, row))
         .collect();

@@ -1,12 +1,42 @@
 //! Receipt verification for `POST /api/verify-receipt`, and the signing-key document.
 
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::{Map, Value, json};
 
 use crate::crypto::jcs;
 use crate::crypto::keys::{Keyring, PublicKeyRecord};
 use crate::crypto::receipt::{self, SignatureFields, Verdict};
 use crate::error::{Error, Result};
 use crate::service::App;
+
+/// A signed record (a listing's history entry, a health consent record, a rating's
+/// attestation): JSON whose members are fixed by its signature, so it is kept and passed on
+/// exactly as signed rather than as a type of ours.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(transparent)]
+pub struct Signed(pub Map<String, Value>);
+
+impl Signed {
+    /// A stored record read back; `None` when the text is not a JSON object.
+    pub fn parse(text: &str) -> Option<Signed> {
+        serde_json::from_str(text).ok().map(Signed)
+    }
+
+    /// The record as a JSON value.
+    pub fn into_value(self) -> Value {
+        Value::Object(self.0)
+    }
+}
+
+impl std::fmt::Display for Signed {
+    /// The record as JSON text (as stored).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match serde_json::to_string(&self.0) {
+            Ok(text) => f.write_str(&text),
+            Err(_) => Err(std::fmt::Error),
+        }
+    }
+}
 
 /// `GET /api/signing-key`: the current key plus every earlier one.
 pub fn signing_key(app: &App) -> Value {

@@ -19,7 +19,7 @@ use crate::request::messaging::{InboxCall, SendMessage};
 use crate::request::{Face, Input, Op};
 use crate::service::contact::inquiries;
 use crate::service::identity::agents::{self, Client};
-use crate::service::messaging::messages;
+use crate::service::messaging::{message::SentMessage, messages};
 use crate::service::{
     App, catalog::browse, catalog::listings, catalog::sellers, catalog::stats, commerce::checkout,
     commerce::payments, commerce::purchases, disclosure::meta,
@@ -57,17 +57,18 @@ pub(super) async fn run(
             agents::lookup(app, request, client).await
         }
         Operation::ReadInbox => match InboxCall::read(&input(op, arguments)?)? {
-            InboxCall::Read(request) => messages::inbox(app, me()?, request, client).await,
-            InboxCall::MarkRead { through } => Ok(messages::mark_read(through)),
+            InboxCall::Read(request) => {
+                to_json(&messages::inbox(app, me()?, request, client).await?)
+            }
+            InboxCall::MarkRead { through } => to_json(&messages::mark_read(through)),
         },
         Operation::SendMessage => {
             let request = SendMessage::read(&input(op, arguments)?, None)?;
             let sent = messages::send(app, me()?, request, client).await?;
-            let mut message = sent.message.into_json();
-            if let Value::Object(object) = &mut message {
-                object.insert("created".into(), sent.created.into());
-            }
-            Ok(message)
+            to_json(&SentMessage {
+                message: &sent.message,
+                created: sent.created,
+            })
         }
         Operation::AboutMarketplace => {
             input(op, arguments)?;

@@ -267,7 +267,7 @@ async fn insert_listing(
     consent: Option<Signed>,
 ) -> Result<(ListingRow, Signed)> {
     let entry = version_one(app, &row, reason);
-    let consent = consent.map(Signed::into_value);
+    let consent = consent.map(|record| Value::Object(record.0));
     let entry_text = entry.to_string();
     let row = app
         .store

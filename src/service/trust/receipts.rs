@@ -1,7 +1,7 @@
 //! Receipt verification for `POST /api/verify-receipt`, and the signing-key document.
 
 use serde::Serialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use crate::crypto::jcs;
 use crate::crypto::keys::{Keyring, PublicKeyRecord};
@@ -21,11 +21,6 @@ impl Signed {
     pub fn parse(text: &str) -> Option<Signed> {
         serde_json::from_str(text).ok().map(Signed)
     }
-
-    /// The record as a JSON value.
-    pub fn into_value(self) -> Value {
-        Value::Object(self.0)
-    }
 }
 
 impl std::fmt::Display for Signed {
@@ -39,16 +34,28 @@ impl std::fmt::Display for Signed {
 }
 
 /// `GET /api/signing-key`: the current key plus every earlier one.
-pub fn signing_key(app: &App) -> Value {
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SigningKey<'a> {
+    pub alg: &'static str,
+    pub key_id: &'a str,
+    pub public_key: &'a str,
+    pub created_at: &'a str,
+    pub previous_keys: &'a [PublicKeyRecord],
+    pub verify: String,
+}
+
+/// `GET /api/signing-key`.
+pub fn signing_key(app: &App) -> SigningKey<'_> {
     let current = app.keyring.current();
-    json!({
-        "alg": receipt::ALG,
-        "keyId": current.key_id,
-        "publicKey": current.public_key,
-        "createdAt": current.created_at,
-        "previousKeys": app.keyring.previous(),
-        "verify": app.url("/api/verify-receipt"),
-    })
+    SigningKey {
+        alg: receipt::ALG,
+        key_id: &current.key_id,
+        public_key: &current.public_key,
+        created_at: &current.created_at,
+        previous_keys: app.keyring.previous(),
+        verify: app.url("/api/verify-receipt"),
+    }
 }
 
 /// Resolves a key id against a keyring: the record and whether it is current.

@@ -44,8 +44,8 @@ fn change_notice() -> String {
 pub fn meta(app: &App) -> Value {
     let patent_status = app
         .provenance()
-        .get("patent")
-        .and_then(|p| p.get("status"))
+        .patent
+        .get("status")
         .cloned()
         .unwrap_or(Value::Null);
     json!({

@@ -120,14 +120,7 @@ pub(super) async fn run(
         Operation::BrowseListings => {
             let request = Browse::read(&input(op, arguments)?)?;
             let querier = browse::querier(app, agent, client.ip);
-            let members = browse::browse(app, &request, querier).await?;
-            let mut body = Map::new();
-            for (name, bytes) in members {
-                let value: Value = serde_json::from_slice(&bytes)
-                    .map_err(|error| Error::Internal(format!("browse member {name}: {error}")))?;
-                body.insert(name, value);
-            }
-            Ok(Value::Object(body))
+            to_json(&browse::browse(app, &request, querier).await?)
         }
         Operation::GetListing => {
             let id = catalog::listing_id(&input(op, arguments)?)?;

@@ -28,6 +28,7 @@ use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use rusqlite::Connection;
+use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::request::catalog::Browse;
@@ -35,7 +36,7 @@ use crate::service::App;
 pub use crate::service::catalog::entries::Sort;
 use crate::service::catalog::entries::{Entries, Entry, ascending, compare, saturate};
 use crate::service::catalog::matches::Matches;
-use crate::service::catalog::view::write_listing_canonical;
+use crate::service::catalog::view::{ListingView, write_listing_canonical};
 use crate::service::taxonomy::Taxonomy;
 use crate::service::trust::provenance::CanonicalMembers;
 use crate::store::agents::AgentRow;
@@ -477,16 +478,35 @@ pub fn fts_query(text: &str) -> Option<String> {
     (!words.is_empty()).then(|| words.join(" "))
 }
 
-/// `GET /api/marketplace/listings`: `{listings, total, offset, limit}`, as canonical members
-/// (browse is the hottest read; it never builds a `Value` per listing). Filters and sorts run
-/// over the in-memory index; SQLite serves full-text matches and the page's rows.
+/// A browse page as the MCP face answers it: the members in the order of the signed REST
+/// page's canonical bytes, each listing's too.
+#[derive(Serialize)]
+pub struct Page<'a> {
+    pub limit: usize,
+    pub listings: Vec<ListingView<'a>>,
+    pub offset: usize,
+    pub total: usize,
+}
+
+/// `browse_marketplace`: the page `GET /api/marketplace/listings` answers, typed. Filters and
+/// sorts run over the in-memory index; SQLite serves full-text matches and the page's rows.
 ///
 /// # Errors
-/// Database failure.
-pub async fn browse(app: &App, request: &Browse, querier: String) -> Result<CanonicalMembers> {
+/// `INVALID_ARGUMENT`; database failure.
+pub async fn browse<'a>(app: &'a App, request: &Browse, querier: String) -> Result<Page<'a>> {
     let query = browse_query(app, request)?;
     app.counters.query(querier);
-    page(app, query).await
+    let (limit, offset) = (query.limit, query.offset);
+    let (rows, total) = fetch_page(app, query).await?;
+    Ok(Page {
+        limit,
+        listings: rows
+            .into_iter()
+            .map(|row| ListingView::owned(app, row).in_canonical_order())
+            .collect(),
+        offset,
+        total,
+    })
 }
 
 /// `GET /api/marketplace/listings` as signed bytes: a page signed earlier is reused while
@@ -515,24 +535,11 @@ pub async fn signed_browse(
     Ok(body)
 }
 
-/// The page `query` asks for, as canonical members (unsigned).
+/// The page `query` asks for, as canonical members (unsigned): browse is the hottest read, so
+/// it never builds a `Value` per listing.
 async fn page(app: &App, query: Query) -> Result<CanonicalMembers> {
-    let index = app.browse.clone();
     let (limit, offset) = (query.limit, query.offset);
-    let (rows, total) = app
-        .store
-        .read(move |conn| {
-            let (seqs, total) = index.query(conn, &query)?;
-            let rows = store::fetch_page(conn, &seqs)?;
-            // A listing deactivated after the index pass never appears.
-            Ok((
-                rows.into_iter()
-                    .filter(|row| row.active)
-                    .collect::<Vec<_>>(),
-                total,
-            ))
-        })
-        .await?;
+    let (rows, total) = fetch_page(app, query).await?;
     let mut listings = Vec::with_capacity(rows.len() * 1400 + 2);
     listings.push(b'[');
     for (i, row) in rows.iter().enumerate() {
@@ -548,6 +555,24 @@ async fn page(app: &App, query: Query) -> Result<CanonicalMembers> {
         ("offset".to_owned(), offset.to_string().into_bytes()),
         ("total".to_owned(), total.to_string().into_bytes()),
     ])
+}
+
+/// The active rows of the page `query` asks for, and the total of matches.
+async fn fetch_page(app: &App, query: Query) -> Result<(Vec<ListingRow>, usize)> {
+    let index = app.browse.clone();
+    app.store
+        .read(move |conn| {
+            let (seqs, total) = index.query(conn, &query)?;
+            let rows = store::fetch_page(conn, &seqs)?;
+            // A listing deactivated after the index pass never appears.
+            Ok((
+                rows.into_iter()
+                    .filter(|row| row.active)
+                    .collect::<Vec<_>>(),
+                total,
+            ))
+        })
+        .await
 }
 
 #[cfg(test)]

@@ -178,6 +178,8 @@ fn parse_metadata(row: &ListingRow) -> Map<String, Value> {
 pub struct ListingView<'a> {
     app: &'a App,
     pub row: Cow<'a, ListingRow>,
+    /// Members in canonical (sorted) order, as a browse page's bytes have them.
+    sorted: bool,
 }
 
 impl<'a> ListingView<'a> {
@@ -186,16 +188,34 @@ impl<'a> ListingView<'a> {
         ListingView {
             app,
             row: Cow::Owned(row),
+            sorted: false,
+        }
+    }
+
+    /// The same view with its members in canonical order (the order of a browse page's bytes;
+    /// nested values are stored canonical already).
+    pub fn in_canonical_order(self) -> ListingView<'a> {
+        ListingView {
+            sorted: true,
+            ..self
         }
     }
 }
 
 impl Serialize for ListingView<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        struct One<'f, 'a>(&'f Field<'a>);
+        /// A field; in canonical order, a JSON value's own members sorted too.
+        struct One<'f, 'a>(&'f Field<'a>, bool);
         impl Serialize for One<'_, '_> {
             fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                self.0.serialize_into(serializer)
+                match self.0 {
+                    Field::Json(value @ (Value::Object(_) | Value::Array(_))) if self.1 => {
+                        serde_json::from_slice::<Value>(&jcs::canonicalize(value))
+                            .unwrap_or(Value::Null)
+                            .serialize(serializer)
+                    }
+                    field => field.serialize_into(serializer),
+                }
             }
         }
         let row = self.row.as_ref();
@@ -203,8 +223,15 @@ impl Serialize for ListingView<'_> {
         let url = history_url(row);
         let fields = listing_fields(self.app, row, &metadata, &url);
         let mut map = serializer.serialize_map(Some(fields.len()))?;
-        for (key, field) in &fields {
-            map.serialize_entry(key, &One(field))?;
+        if self.sorted {
+            for &index in canonical_order(&fields) {
+                let (key, field) = &fields[index];
+                map.serialize_entry(key, &One(field, true))?;
+            }
+        } else {
+            for (key, field) in &fields {
+                map.serialize_entry(key, &One(field, false))?;
+            }
         }
         map.end()
     }
@@ -215,7 +242,21 @@ pub fn listing_json<'a>(app: &'a App, row: &'a ListingRow) -> ListingView<'a> {
     ListingView {
         app,
         row: Cow::Borrowed(row),
+        sorted: false,
     }
+}
+
+/// The positions of the field list in canonical (UTF-16 sorted) key order. The list is the same
+/// every time, so the order is computed once.
+fn canonical_order(fields: &[(&'static str, Field<'_>)]) -> &'static [usize] {
+    static ORDER: OnceLock<Vec<usize>> = OnceLock::new();
+    let order = ORDER.get_or_init(|| {
+        let mut order: Vec<usize> = (0..fields.len()).collect();
+        order.sort_unstable_by(|a, b| jcs::utf16_cmp(fields[*a].0, fields[*b].0));
+        order
+    });
+    debug_assert_eq!(order.len(), fields.len());
+    order
 }
 
 /// Appends the canonical JSON of the Listing resource (the same bytes as canonicalizing
@@ -224,14 +265,7 @@ pub fn write_listing_canonical(app: &App, row: &ListingRow, out: &mut Vec<u8>) {
     let metadata = parse_metadata(row);
     let url = history_url(row);
     let fields = listing_fields(app, row, &metadata, &url);
-    // The field list is the same every time, so its canonical order is computed once.
-    static ORDER: OnceLock<Vec<usize>> = OnceLock::new();
-    let order = ORDER.get_or_init(|| {
-        let mut order: Vec<usize> = (0..fields.len()).collect();
-        order.sort_unstable_by(|a, b| jcs::utf16_cmp(fields[*a].0, fields[*b].0));
-        order
-    });
-    debug_assert_eq!(order.len(), fields.len());
+    let order = canonical_order(&fields);
     out.push(b'{');
     for (i, &index) in order.iter().enumerate() {
         let (key, field) = &fields[index];
@@ -329,7 +363,8 @@ mod tests {
             ),
         ];
         for (metadata, uses) in variants {
-            row.metadata = String::from_utf8(jcs::canonicalize(&metadata)).unwrap();
+            // Stored as given, not canonical: the views sort what they must.
+            row.metadata = metadata.to_string();
             row.authorized_uses = uses.map(str::to_owned);
             row.title = "Café \u{1F600} \\ \"data\"\t".into();
             row.rating_sum = 7;
@@ -354,6 +389,13 @@ mod tests {
             assert_eq!(
                 serde_json::to_string(&value).unwrap(),
                 serde_json::to_string(&Value::Object(by_field)).unwrap()
+            );
+            // In canonical order it is what parsing the canonical bytes gives, member order too.
+            let sorted = listing_json(&app, &row).in_canonical_order();
+            let parsed: Value = serde_json::from_slice(&jcs::canonicalize(&value)).unwrap();
+            assert_eq!(
+                serde_json::to_string(&sorted).unwrap(),
+                serde_json::to_string(&parsed).unwrap()
             );
         }
     }

@@ -339,7 +339,9 @@ pub async fn signed_detail(app: &App, id: &str) -> Result<super::signed::Body> {
         return Ok(body);
     }
     let (detail, seq) = detail_with_seq(app, id).await?;
-    let Value::Object(members) = crate::http::response::to_json(&detail)? else {
+    let members = serde_json::to_value(&detail)
+        .map_err(|e| Error::Internal(format!("a listing detail as JSON: {e}")))?;
+    let Value::Object(members) = members else {
         return Err(Error::Internal("a listing detail is an object".into()));
     };
     let body: super::signed::Body =

@@ -13,11 +13,11 @@ pub async fn list_callbacks(app: &App, ctx: &Ctx) -> Result<Reply> {
         .filter(|s| !s.is_empty())
         .map(str::to_owned);
     let limit = ctx.query_int("limit", 50, 1, 200)?;
-    Ok(Reply::ok(callbacks::list(app, agent, status, limit).await?))
+    Reply::answer(200, &callbacks::list(app, agent, status, limit).await?)
 }
 
 pub async fn replay_callback(app: &App, ctx: &Ctx) -> Result<Reply> {
     let agent = ctx.agent()?;
     let id = ctx.param();
-    Ok(Reply::ok(callbacks::replay(app, agent, id).await?))
+    Reply::answer(200, &callbacks::replay(app, agent, id).await?)
 }

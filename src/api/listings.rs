@@ -30,20 +30,17 @@ pub async fn browse(app: &App, ctx: &Ctx) -> Result<Reply> {
 pub async fn create(app: &App, ctx: &Ctx) -> Result<Reply> {
     let seller = ctx.agent()?;
     let request = read_keyed_body(ctx, &CREATE_LISTING, CreateListing::read)?;
-    Ok(Reply::Json(
-        201,
-        listings::create(app, seller, request).await?,
-    ))
+    Reply::answer(201, &listings::create(app, seller, request).await?)
 }
 
 pub async fn create_health(app: &App, ctx: &Ctx) -> Result<Reply> {
     let seller = ctx.agent()?;
     let input = Input::unchecked(Face::Rest, &CREATE_HEALTH_LISTING, ctx.body_args()?);
     let (consent, rest) = read_health_listing(&input)?;
-    Ok(Reply::Json(
+    Reply::answer(
         201,
-        listings::create_health(app, seller, consent, rest).await?,
-    ))
+        &listings::create_health(app, seller, consent, rest).await?,
+    )
 }
 
 pub async fn detail(app: &App, ctx: &Ctx) -> Result<Reply> {
@@ -57,19 +54,21 @@ pub async fn update(app: &App, ctx: &Ctx) -> Result<Reply> {
     let seller = ctx.agent()?;
     let input = Input::body(&UPDATE_LISTING, ctx.body_args()?)?;
     let request = UpdateListing::read(&input);
-    Ok(Reply::ok(
-        listings::update(app, seller, ctx.param(), request).await?,
-    ))
+    Reply::answer(
+        200,
+        &listings::update(app, seller, ctx.param(), request).await?,
+    )
 }
 
 pub async fn history(app: &App, ctx: &Ctx) -> Result<Reply> {
-    Ok(Reply::ok(listings::history(app, ctx.param()).await?))
+    Reply::answer(200, &listings::history(app, ctx.param()).await?)
 }
 
 pub async fn deactivate(app: &App, ctx: &Ctx) -> Result<Reply> {
     let seller = ctx.agent()?;
     let request = read_keyed_body(ctx, &DEACTIVATE_LISTING, DeactivateListing::read)?;
-    Ok(Reply::ok(
-        listings::deactivate(app, seller, ctx.param(), request).await?,
-    ))
+    Reply::answer(
+        200,
+        &listings::deactivate(app, seller, ctx.param(), request).await?,
+    )
 }

@@ -33,7 +33,8 @@ pub async fn inbox(app: &App, ctx: &Ctx) -> Result<Reply> {
         ));
     };
     let ip = ctx.client_ip.to_string();
-    Ok(Reply::ok(
-        messages::inbox(app, agent, request, &Client { ip: &ip }).await?,
-    ))
+    Reply::answer(
+        200,
+        &messages::inbox(app, agent, request, &Client { ip: &ip }).await?,
+    )
 }

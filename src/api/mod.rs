@@ -112,7 +112,7 @@ pub async fn dispatch(app: &App, operation: Operation, mut ctx: Ctx) -> Result<R
         Operation::Readyz => system::readyz(app).await,
         Operation::LlmsTxt => Ok(system::llms_txt(app)),
         Operation::OpenApi => Ok(system::openapi(app)),
-        Operation::SigningKey => Ok(system::signing_key(app)),
+        Operation::SigningKey => system::signing_key(app),
         Operation::VerifyReceipt => system::verify_receipt(app, ctx),
         Operation::RegisterAgent => agents::register(app, ctx).await,
         Operation::ListAgents => agents::list(app, ctx).await,

@@ -9,17 +9,18 @@ use crate::request::trust::{UPDATE_PROVENANCE, UpdateProvenance};
 use crate::service::{App, commerce::payments, identity::agents, trust::provenance};
 
 pub fn get_provenance(app: &App) -> Result<Reply> {
-    Ok(Reply::ok(provenance::current(app)))
+    Reply::answer(200, &provenance::current(app))
 }
 
 pub async fn update_provenance(app: &App, ctx: &Ctx) -> Result<Reply> {
-    Ok(Reply::ok(
-        provenance::update(
+    Reply::answer(
+        200,
+        &provenance::update(
             app,
             read_body(ctx, &UPDATE_PROVENANCE, UpdateProvenance::read)?,
         )
         .await?,
-    ))
+    )
 }
 
 pub async fn bind_chair(app: &App, ctx: &Ctx) -> Result<Reply> {

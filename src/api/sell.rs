@@ -12,14 +12,12 @@ use crate::service::{App, catalog::sellers, commerce::checkout, commerce::paymen
 pub async fn set_delivery_endpoint(app: &App, ctx: &Ctx) -> Result<Reply> {
     let seller = ctx.agent()?;
     let request = read_keyed_body(ctx, &SET_DELIVERY_ENDPOINT, SetDeliveryEndpoint::read)?;
-    Ok(Reply::ok(
-        sellers::set_endpoint(app, seller, request).await?,
-    ))
+    Reply::answer(200, &sellers::set_endpoint(app, seller, request).await?)
 }
 
 pub async fn get_delivery_endpoint(app: &App, ctx: &Ctx) -> Result<Reply> {
     let seller = ctx.agent()?;
-    Ok(Reply::ok(sellers::get_endpoint(app, seller).await?))
+    Reply::answer(200, &sellers::get_endpoint(app, seller).await?)
 }
 
 pub async fn sell_register(app: &App, ctx: &Ctx) -> Result<Reply> {

@@ -5,17 +5,17 @@ use crate::http::response::Reply;
 use crate::service::{App, catalog::stats};
 
 pub async fn categories(app: &App) -> Result<Reply> {
-    Ok(Reply::ok(stats::categories(app).await?))
+    Reply::answer(200, &stats::categories(app).await?)
 }
 
 pub async fn verticals(app: &App) -> Result<Reply> {
-    Ok(Reply::ok(stats::verticals(app).await?))
+    Reply::answer(200, &stats::verticals(app).await?)
 }
 
 pub async fn platform_stats(app: &App) -> Result<Reply> {
-    Ok(Reply::ok(stats::platform(app).await?))
+    Reply::answer(200, &stats::platform(app).await?)
 }
 
 pub async fn marketplace_stats(app: &App) -> Result<Reply> {
-    Ok(Reply::ok(stats::marketplace(app).await?))
+    Reply::answer(200, &stats::marketplace(app).await?)
 }

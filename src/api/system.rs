@@ -137,8 +137,8 @@ pub fn api_catalog(app: &App) -> Reply {
     })
 }
 
-pub fn signing_key(app: &App) -> Reply {
-    Reply::ok(receipts::signing_key(app))
+pub fn signing_key(app: &App) -> Result<Reply> {
+    Reply::answer(200, &receipts::signing_key(app))
 }
 
 pub fn verify_receipt(app: &App, ctx: &Ctx) -> Result<Reply> {

@@ -41,6 +41,14 @@ impl Reply {
         Reply::Json(200, value)
     }
 
+    /// A typed answer as JSON (signed like [`Reply::Json`] where the operation is).
+    ///
+    /// # Errors
+    /// The answer does not serialize (a bug: answers are plain data).
+    pub fn answer(status: u16, answer: &impl serde::Serialize) -> crate::error::Result<Reply> {
+        Ok(Reply::Json(status, to_json(answer)?))
+    }
+
     /// JSON written straight from a typed answer, without building a `Value` first: for
     /// answers outside the signed surface (it is sent as built, like [`Reply::Raw`]).
     pub fn serialized(status: u16, answer: &impl serde::Serialize) -> Reply {
@@ -59,6 +67,15 @@ impl Reply {
         }
         Reply::WithHeaders(Box::new(self), headers)
     }
+}
+
+/// A typed answer as a JSON value, for a face that adds to it or wraps it (MCP results, signed
+/// replies).
+///
+/// # Errors
+/// The answer does not serialize (a bug: answers are plain data).
+pub fn to_json(answer: &impl serde::Serialize) -> crate::error::Result<Value> {
+    serde_json::to_value(answer).map_err(|e| Error::Internal(format!("an answer as JSON: {e}")))
 }
 
 /// Builds a response with the request id header.

@@ -7,6 +7,7 @@ use serde_json::{Map, Value, json};
 
 use crate::args::Args;
 use crate::error::{Error, Result};
+use crate::http::response::to_json;
 use crate::operations::Operation;
 use crate::request::agents::{Lookup, Register};
 use crate::request::catalog::{
@@ -18,7 +19,7 @@ use crate::request::messaging::{InboxCall, SendMessage};
 use crate::request::{Face, Input, Op};
 use crate::service::contact::inquiries;
 use crate::service::identity::agents::{self, Client};
-use crate::service::messaging::messages;
+use crate::service::messaging::{message::SentMessage, messages};
 use crate::service::{
     App, catalog::browse, catalog::listings, catalog::sellers, catalog::stats, commerce::checkout,
     commerce::payments, commerce::purchases, disclosure::meta,
@@ -56,17 +57,18 @@ pub(super) async fn run(
             typed(agents::lookup(app, request, client).await)
         }
         Operation::ReadInbox => match InboxCall::read(&input(op, arguments)?)? {
-            InboxCall::Read(request) => messages::inbox(app, me()?, request, client).await,
-            InboxCall::MarkRead { through } => Ok(messages::mark_read(through)),
+            InboxCall::Read(request) => {
+                to_json(&messages::inbox(app, me()?, request, client).await?)
+            }
+            InboxCall::MarkRead { through } => to_json(&messages::mark_read(through)),
         },
         Operation::SendMessage => {
             let request = SendMessage::read(&input(op, arguments)?, None)?;
             let sent = messages::send(app, me()?, request, client).await?;
-            let mut message = sent.message.into_json();
-            if let Value::Object(object) = &mut message {
-                object.insert("created".into(), sent.created.into());
-            }
-            Ok(message)
+            to_json(&SentMessage {
+                message: &sent.message,
+                created: sent.created,
+            })
         }
         Operation::AboutMarketplace => {
             input(op, arguments)?;
@@ -74,7 +76,7 @@ pub(super) async fn run(
         }
         Operation::ListVerticals => {
             input(op, arguments)?;
-            stats::verticals(app).await
+            to_json(&stats::verticals(app).await?)
         }
         Operation::RegisterAgent => {
             let request = Register::read(&input(op, arguments)?)?;
@@ -82,7 +84,7 @@ pub(super) async fn run(
         }
         Operation::PlatformStats => {
             input(op, arguments)?;
-            stats::platform(app).await
+            to_json(&stats::platform(app).await?)
         }
         Operation::SubmitIdea | Operation::CreateInquiry => {
             let kind = match operation {
@@ -100,12 +102,12 @@ pub(super) async fn run(
         }
         Operation::SetDeliveryEndpoint => {
             let request = SetDeliveryEndpoint::read(&input(op, arguments)?)?;
-            sellers::set_endpoint(app, me()?, request).await
+            to_json(&sellers::set_endpoint(app, me()?, request).await?)
         }
         Operation::CreateListing => {
             let agent = me()?;
             let request = CreateListing::read(&input(op, arguments)?)?;
-            listings::create(app, agent, request).await
+            to_json(&listings::create(app, agent, request).await?)
         }
         Operation::CreateHealthListing => {
             let agent = me()?;
@@ -113,23 +115,16 @@ pub(super) async fn run(
             let arguments = Args::from_value(Value::Object(arguments))?;
             let input = Input::unchecked(Face::Mcp, op, arguments);
             let (consent, rest) = catalog::read_health_listing(&input)?;
-            listings::create_health(app, agent, consent, rest).await
+            to_json(&listings::create_health(app, agent, consent, rest).await?)
         }
         Operation::BrowseListings => {
             let request = Browse::read(&input(op, arguments)?)?;
             let querier = browse::querier(app, agent, client.ip);
-            let members = browse::browse(app, &request, querier).await?;
-            let mut body = Map::new();
-            for (name, bytes) in members {
-                let value: Value = serde_json::from_slice(&bytes)
-                    .map_err(|error| Error::Internal(format!("browse member {name}: {error}")))?;
-                body.insert(name, value);
-            }
-            Ok(Value::Object(body))
+            to_json(&browse::browse(app, &request, querier).await?)
         }
         Operation::GetListing => {
             let id = catalog::listing_id(&input(op, arguments)?)?;
-            listings::detail(app, &id).await
+            to_json(&listings::detail(app, &id).await?)
         }
         Operation::PurchaseListing => {
             let agent = me()?;
@@ -150,17 +145,19 @@ pub(super) async fn run(
             let agent = me()?;
             let input = input(op, arguments)?;
             let request = UpdateListing::read(&input);
-            listings::update(app, agent, &catalog::listing_id(&input)?, request).await
+            to_json(&listings::update(app, agent, &catalog::listing_id(&input)?, request).await?)
         }
         Operation::DeactivateListing => {
             let agent = me()?;
             let input = input(op, arguments)?;
             let request = DeactivateListing::read(&input)?;
-            listings::deactivate(app, agent, &catalog::listing_id(&input)?, request).await
+            to_json(
+                &listings::deactivate(app, agent, &catalog::listing_id(&input)?, request).await?,
+            )
         }
         Operation::ListingHistory => {
             let id = catalog::listing_id(&input(op, arguments)?)?;
-            listings::history(app, &id).await
+            to_json(&listings::history(app, &id).await?)
         }
         Operation::SellDashboard => {
             let agent = me()?;
@@ -169,7 +166,7 @@ pub(super) async fn run(
         }
         Operation::MarketplaceStats => {
             input(op, arguments)?;
-            stats::marketplace(app).await
+            to_json(&stats::marketplace(app).await?)
         }
         other => Err(Error::Internal(format!(
             "{other:?} declares a tool that the MCP dispatch does not run"
@@ -202,10 +199,10 @@ async fn about(app: &App) -> Result<Value> {
             "register": app.url("/api/agents/register"),
         },
         "counts": {
-            "agents": platform["totalAgents"],
-            "listings": platform["totalListings"],
-            "verticals": platform["totalVerticals"],
-            "queries": platform["totalQueries"],
+            "agents": platform.total_agents,
+            "listings": platform.total_listings,
+            "verticals": platform.total_verticals,
+            "queries": platform.total_queries,
         },
     }))
 }

@@ -112,7 +112,10 @@ fn chart(series: &[(String, i64)]) -> String {
 
 pub async fn disclosures(app: &App) -> Result<Reply> {
     let series = participation::chart_series(app).await?;
-    let license = view::license_for("standard", None);
+    let license = crate::http::response::to_json(&view::license_for(
+        crate::request::catalog::ListingType::Standard,
+        None,
+    ))?;
     let items = |value: &Value| -> String {
         value.as_array().map_or(String::new(), |a| {
             a.iter()

@@ -62,9 +62,9 @@ pub async fn front(app: &App, ctx: &Ctx) -> Result<Reply> {
             "url": app.public_url,
             "links": links,
             "counts": {
-                "agents": counts["totalAgents"],
-                "listings": counts["totalListings"],
-                "verticals": counts["totalVerticals"],
+                "agents": counts.total_agents,
+                "listings": counts.total_listings,
+                "verticals": counts.total_verticals,
             },
             "payments": rail,
         })));
@@ -90,9 +90,9 @@ pub async fn front(app: &App, ctx: &Ctx) -> Result<Reply> {
          <h2>Start here</h2><ul>{items}</ul>\
          <p>Payments on this instance: {rail}.</p>\
          <p><small>Programs: ask this page with <code>Accept: application/json</code> for the same links as JSON.</small></p></body></html>",
-        agents = count(counts["totalAgents"].as_i64().unwrap_or(0)),
-        listings = count(counts["totalListings"].as_i64().unwrap_or(0)),
-        verticals = count(counts["totalVerticals"].as_i64().unwrap_or(0)),
+        agents = count(counts.total_agents),
+        listings = count(counts.total_listings),
+        verticals = count(counts.total_verticals),
         rail = html(rail),
     );
     Ok(Reply::Bytes("text/html; charset=utf-8", Bytes::from(page)))

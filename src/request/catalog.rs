@@ -11,8 +11,6 @@ use crate::error::{Error, Result};
 pub const PREVIEW_MAX_BYTES: usize = 4096;
 /// $1,000,000,000.00: far above any real listing, far below 2^53.
 pub const PRICE_MAX_CENTS: i64 = 100_000_000_000;
-/// The listing types, in the browse index's order.
-pub const LISTING_TYPES: [&str; 3] = ["standard", "limited", "exclusive"];
 const TITLE_MAX: usize = 200;
 const DESCRIPTION_MAX: usize = 5000;
 const REASON_MAX: usize = 500;
@@ -22,17 +20,97 @@ const COPIES_MAX: i64 = 1_000_000;
 pub const PAGE_DEFAULT: i64 = 50;
 pub const PAGE_MAX: i64 = 100;
 const OFFSET_MAX: i64 = 100_000;
-/// Browse sorts, price filters and sample modes (the first is the default).
-pub const SORTS: [&str; 6] = [
-    "recent",
-    "popular",
-    "price_asc",
-    "price_desc",
-    "quality",
-    "trust",
-];
-pub const PRICES: [&str; 3] = ["all", "paid", "free"];
-pub const SAMPLES: [&str; 3] = ["exclude", "include", "only"];
+/// A closed choice: an enum whose variants' names are, in order, the values of its field's
+/// [`Kind::Enum`] (`NAMES`, made from the same list as the variants).
+macro_rules! closed_choice {
+    ($(#[$doc:meta])* $name:ident { $($variant:ident = $text:literal,)+ }) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum $name {
+            $($variant,)+
+        }
+
+        impl $name {
+            /// Every choice, in the order of [`Self::NAMES`].
+            pub const ALL: &'static [$name] = &[$($name::$variant,)+];
+            /// The names on the wire (the field's `Kind::Enum` values).
+            pub const NAMES: &'static [&'static str] = &[$($text,)+];
+
+            /// This choice's name on the wire.
+            pub const fn name(self) -> &'static str {
+                match self {
+                    $($name::$variant => $text,)+
+                }
+            }
+
+            /// The choice of a wire name, if it is one.
+            pub fn from_name(name: &str) -> Option<$name> {
+                Self::ALL.iter().copied().find(|choice| choice.name() == name)
+            }
+
+            /// The field's choice, when given (the value checked by [`Input::choice`], its
+            /// message naming the allowed values).
+            pub(crate) fn read(
+                input: &$crate::request::Input,
+                field: &$crate::request::Field,
+            ) -> $crate::error::Result<Option<$name>> {
+                match input.choice(field)? {
+                    None => Ok(None),
+                    Some(name) => Self::from_name(name).map(Some).ok_or_else(|| {
+                        $crate::error::Error::Internal(format!(
+                            "`{name}` is declared for `{}` but is not a {}",
+                            field.rest,
+                            stringify!($name)
+                        ))
+                    }),
+                }
+            }
+        }
+    };
+}
+
+pub(crate) use closed_choice;
+
+closed_choice! {
+    /// A listing's type, in the browse index's order (its position is the index's `u8`).
+    ListingType {
+        Standard = "standard",
+        Limited = "limited",
+        Exclusive = "exclusive",
+    }
+}
+
+closed_choice! {
+    /// A browse's sort order; each has a stable tie-breaker on creation order (`seq`) in the
+    /// same direction. The first is the default.
+    Sort {
+        Recent = "recent",
+        Popular = "popular",
+        PriceAsc = "price_asc",
+        PriceDesc = "price_desc",
+        Quality = "quality",
+        Trust = "trust",
+    }
+}
+
+closed_choice! {
+    /// A browse's price filter. The first is the default.
+    Price {
+        All = "all",
+        Paid = "paid",
+        Free = "free",
+    }
+}
+
+closed_choice! {
+    /// Which listings a browse shows with respect to reference samples. The first is the
+    /// default.
+    Samples {
+        Exclude = "exclude",
+        Include = "include",
+        Only = "only",
+    }
+}
 
 /// The nullable metadata fields of the Listing resource (REST only).
 pub const METADATA_FIELDS: &[&str] = &[
@@ -70,11 +148,15 @@ const VERTICAL: Field = Field::both("verticalSlug", "vertical", Kind::Token(60))
 const CATEGORY: Field = Field::both("category", "category", Kind::Token(40))
     .doc("Optional macro-category hint for auto-filing.")
     .documented(CATEGORY_SLUGS);
-const LISTING_TYPE: Field = Field::both("listingType", "listing_type", Kind::Enum(&LISTING_TYPES))
-    .doc("Optional; default standard.");
+const LISTING_TYPE: Field = Field::both(
+    "listingType",
+    "listing_type",
+    Kind::Enum(ListingType::NAMES),
+)
+.doc("Optional; default standard.");
 const MAX_COPIES: Field = Field::both("maxCopies", "max_copies", Kind::Int(1, COPIES_MAX))
     .doc("Copies of a limited listing (required for limited, refused otherwise).")
-    .required_with(&LISTING_TYPE, "limited");
+    .required_with(&LISTING_TYPE, ListingType::Limited.name());
 const IMAGES: Field = Field::rest(
     "images",
     Kind::Json(r#"{"type":"array","maxItems":10,"items":{"type":"string","format":"uri"}}"#),
@@ -195,7 +277,7 @@ pub struct CreateListing {
     pub price_cents: i64,
     pub vertical: Option<String>,
     pub category: Option<String>,
-    pub listing_type: &'static str,
+    pub listing_type: ListingType,
     pub max_copies: Option<i64>,
     pub preview: Value,
     pub consent: bool,
@@ -212,7 +294,8 @@ impl CreateListing {
     /// # Errors
     /// `INVALID_ARGUMENT` naming the field in the caller's spelling.
     pub fn read(input: &Input) -> Result<CreateListing> {
-        let listing_type = input.choice(&LISTING_TYPE)?.unwrap_or("standard");
+        let listing_type =
+            ListingType::read(input, &LISTING_TYPE)?.unwrap_or(ListingType::Standard);
         // `maxCopies` goes with `limited` only: `Input` holds it to that (`required_with`).
         let max_copies = input.int(&MAX_COPIES)?;
         Ok(CreateListing {
@@ -389,11 +472,11 @@ const B_VERTICAL: Field = Field::both("vertical", "vertical", Kind::Verbatim)
 const B_CLASS: Field = Field::both("class", "class", Kind::Verbatim)
     .doc("A class of categories.")
     .documented("/paths/~1api~1marketplace~1listings/get/parameters/class/schema");
-const B_TYPE: Field = Field::both("type", "type", Kind::Enum(&LISTING_TYPES));
-const B_SORT: Field = Field::both("sort", "sort", Kind::Enum(&SORTS));
-const B_PRICE: Field = Field::both("price", "price", Kind::Enum(&PRICES));
+const B_TYPE: Field = Field::both("type", "type", Kind::Enum(ListingType::NAMES));
+const B_SORT: Field = Field::both("sort", "sort", Kind::Enum(Sort::NAMES));
+const B_PRICE: Field = Field::both("price", "price", Kind::Enum(Price::NAMES));
 const B_MIN_RATING: Field = Field::both("min_rating", "min_rating", Kind::Number(1.0, 5.0));
-const B_SAMPLES: Field = Field::both("samples", "samples", Kind::Enum(&SAMPLES));
+const B_SAMPLES: Field = Field::both("samples", "samples", Kind::Enum(Samples::NAMES));
 const B_LIMIT: Field = Field::both("limit", "limit", Kind::Int(1, PAGE_MAX)).doc("Page size.");
 const B_OFFSET: Field = Field::both("offset", "offset", Kind::Int(0, OFFSET_MAX));
 
@@ -428,11 +511,11 @@ pub struct Browse {
     pub category: Option<String>,
     pub vertical: Option<String>,
     pub class: Option<String>,
-    pub listing_type: Option<&'static str>,
-    pub sort: &'static str,
-    pub price: &'static str,
+    pub listing_type: Option<ListingType>,
+    pub sort: Sort,
+    pub price: Price,
     pub min_rating: Option<f64>,
-    pub samples: &'static str,
+    pub samples: Samples,
     pub limit: i64,
     pub offset: i64,
 }
@@ -452,11 +535,11 @@ impl Browse {
             category: input.verbatim(&B_CATEGORY)?,
             vertical: input.verbatim(&B_VERTICAL)?,
             class: input.verbatim(&B_CLASS)?,
-            listing_type: input.choice(&B_TYPE)?,
-            sort: input.choice(&B_SORT)?.unwrap_or(SORTS[0]),
-            price: input.choice(&B_PRICE)?.unwrap_or(PRICES[0]),
+            listing_type: ListingType::read(input, &B_TYPE)?,
+            sort: Sort::read(input, &B_SORT)?.unwrap_or(Sort::Recent),
+            price: Price::read(input, &B_PRICE)?.unwrap_or(Price::All),
             min_rating: input.number(&B_MIN_RATING)?,
-            samples: input.choice(&B_SAMPLES)?.unwrap_or(SAMPLES[0]),
+            samples: Samples::read(input, &B_SAMPLES)?.unwrap_or(Samples::Exclude),
             limit: input.int(&B_LIMIT)?.unwrap_or(PAGE_DEFAULT),
             offset: input.int(&B_OFFSET)?.unwrap_or(0),
         })
@@ -602,3 +685,63 @@ pub static MARKETPLACE_STATS: Op = Op {
         "Platform figures plus fee and arm's-length totals. Public.",
     )),
 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each closed choice's variants and wire names are one list, in the same order, and the
+    /// fields offer exactly those names.
+    #[test]
+    fn closed_choices_name_their_variants_in_order() {
+        fn check<T: Copy + PartialEq + std::fmt::Debug>(
+            all: &[T],
+            names: &[&str],
+            name: fn(T) -> &'static str,
+            from_name: fn(&str) -> Option<T>,
+        ) {
+            assert_eq!(all.len(), names.len());
+            for (choice, text) in all.iter().zip(names) {
+                assert_eq!(name(*choice), *text);
+                assert_eq!(from_name(text), Some(*choice));
+            }
+            assert_eq!(from_name("nope"), None);
+        }
+        check(
+            ListingType::ALL,
+            ListingType::NAMES,
+            ListingType::name,
+            ListingType::from_name,
+        );
+        check(Sort::ALL, Sort::NAMES, Sort::name, Sort::from_name);
+        check(Price::ALL, Price::NAMES, Price::name, Price::from_name);
+        check(
+            Samples::ALL,
+            Samples::NAMES,
+            Samples::name,
+            Samples::from_name,
+        );
+        for (i, listing_type) in ListingType::ALL.iter().enumerate() {
+            assert_eq!(*listing_type as usize, i, "the browse index's position");
+        }
+        let enum_of = |field: &Field| match field.kind {
+            Kind::Enum(values) => values,
+            _ => panic!("{} is not an enum", field.rest),
+        };
+        assert_eq!(enum_of(&LISTING_TYPE), ["standard", "limited", "exclusive"]);
+        assert_eq!(enum_of(&B_TYPE), ListingType::NAMES);
+        assert_eq!(
+            enum_of(&B_SORT),
+            [
+                "recent",
+                "popular",
+                "price_asc",
+                "price_desc",
+                "quality",
+                "trust"
+            ]
+        );
+        assert_eq!(enum_of(&B_PRICE), ["all", "paid", "free"]);
+        assert_eq!(enum_of(&B_SAMPLES), ["exclude", "include", "only"]);
+    }
+}

@@ -79,20 +79,29 @@ impl SendMessage {
     }
 }
 
-const ACTION: Field = Field::mcp("action", Kind::Enum(&["read", "mark_read"]))
+super::catalog::closed_choice! {
+    /// What an inbox call does. The first is the default.
+    InboxAction {
+        Read = "read",
+        MarkRead = "mark_read",
+    }
+}
+
+const MARK_READ: &str = InboxAction::MarkRead.name();
+const ACTION: Field = Field::mcp("action", Kind::Enum(InboxAction::NAMES))
     .doc("`read` (default) lists messages; `mark_read` returns a caller-stored cursor.");
 const AFTER: Field = Field::both("after", "after", Kind::Int(0, CURSOR_MAX))
     .doc("Return messages with a sequence greater than this (read).")
-    .never_with(&ACTION, "mark_read");
+    .never_with(&ACTION, MARK_READ);
 const LIMIT: Field = Field::both("limit", "limit", Kind::Int(1, INBOX_MAX))
     .doc("Page size (read).")
-    .never_with(&ACTION, "mark_read");
+    .never_with(&ACTION, MARK_READ);
 const WAIT: Field = Field::both("wait", "wait", Kind::Int(0, WAIT_MAX_SECS))
     .doc("Seconds to wait for a message when none is there yet (read).")
-    .never_with(&ACTION, "mark_read");
+    .never_with(&ACTION, MARK_READ);
 const THROUGH: Field = Field::mcp("through", Kind::Int(0, CURSOR_MAX))
     .doc("The last sequence you have handled (required with mark_read, refused otherwise).")
-    .required_with(&ACTION, "mark_read");
+    .required_with(&ACTION, MARK_READ);
 
 /// `GET /api/agents/me/inbox` (query) · `agent_inbox` (which also offers `mark_read`).
 pub static READ_INBOX: Op = Op {
@@ -135,8 +144,8 @@ impl InboxCall {
     /// `INVALID_ARGUMENT` naming the field; a field of the other action is refused.
     pub fn read(input: &Input) -> Result<InboxCall> {
         // Which fields go with which action `Input` has judged (`required_with`, `never_with`).
-        let action = input.choice(&ACTION)?.unwrap_or("read");
-        if action == "mark_read" {
+        let action = InboxAction::read(input, &ACTION)?.unwrap_or(InboxAction::Read);
+        if action == InboxAction::MarkRead {
             let through = input
                 .int(&THROUGH)?
                 .ok_or_else(|| input.missing(&THROUGH))?;
@@ -147,5 +156,20 @@ impl InboxCall {
             limit: input.int(&LIMIT)?.unwrap_or(INBOX_DEFAULT),
             wait_secs: input.int(&WAIT)?.unwrap_or(0),
         }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_inbox_action_offers_its_variants_names() {
+        assert_eq!(InboxAction::NAMES, ["read", "mark_read"]);
+        for (action, name) in InboxAction::ALL.iter().zip(InboxAction::NAMES) {
+            assert_eq!(action.name(), *name);
+            assert_eq!(InboxAction::from_name(name), Some(*action));
+        }
+        assert!(matches!(ACTION.kind, Kind::Enum(values) if values == InboxAction::NAMES));
     }
 }

@@ -42,7 +42,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::clock::{Clock, rfc3339};
@@ -172,7 +172,7 @@ pub struct App {
     /// What the x402 facilitator's `GET /supported` said at start (`x402::check_facilitator`).
     pub x402_facilitator: std::sync::OnceLock<Value>,
     operator_key_hash: String,
-    provenance: RwLock<Map<String, Value>>,
+    provenance: RwLock<Arc<provenance::Block>>,
     querier_salt: String,
     /// Every browse filter and sort runs over this in-memory index.
     pub browse: Arc<browse::BrowseIndex>,
@@ -402,7 +402,7 @@ impl App {
             x402: options.x402,
             x402_facilitator: std::sync::OnceLock::new(),
             operator_key_hash: hash_secret(&operator_key),
-            provenance: RwLock::new(provenance),
+            provenance: RwLock::new(Arc::new(provenance::Block::new(provenance))),
             querier_salt,
             browse: Arc::new(browse_index),
             inboxes: messaging::messages::Inboxes::default(),
@@ -509,7 +509,12 @@ impl App {
     }
 
     /// The provenance block currently in force (without its receipt).
-    pub fn provenance(&self) -> Map<String, Value> {
+    pub fn provenance(&self) -> provenance::Provenance {
+        self.provenance_block().provenance().clone()
+    }
+
+    /// The block in force with its signing form (`trust::provenance::Signer`).
+    fn provenance_block(&self) -> Arc<provenance::Block> {
         self.provenance
             .read()
             .unwrap_or_else(|p| p.into_inner())
@@ -526,8 +531,9 @@ impl App {
         ));
     }
 
-    fn set_provenance(&self, value: Map<String, Value>) {
-        *self.provenance.write().unwrap_or_else(|p| p.into_inner()) = value;
+    fn set_provenance(&self, value: provenance::Provenance) {
+        *self.provenance.write().unwrap_or_else(|p| p.into_inner()) =
+            Arc::new(provenance::Block::new(value));
         // Kept answers carry the old block.
         self.signed.clear();
     }

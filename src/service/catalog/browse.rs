@@ -28,6 +28,7 @@ use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use rusqlite::Connection;
+use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::request::catalog::Browse;
@@ -35,30 +36,15 @@ use crate::service::App;
 pub use crate::service::catalog::entries::Sort;
 use crate::service::catalog::entries::{Entries, Entry, ascending, compare, saturate};
 use crate::service::catalog::matches::Matches;
-use crate::service::catalog::view::write_listing_canonical;
+use crate::service::catalog::view::{ListingView, write_listing_canonical};
 use crate::service::taxonomy::Taxonomy;
 use crate::service::trust::provenance::CanonicalMembers;
 use crate::store::agents::AgentRow;
 use crate::store::listings::{self as store, IndexRow, ListingRow};
 
-/// Which listings a browse shows with respect to reference samples.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Samples {
-    Exclude,
-    Include,
-    Only,
-}
-
-/// Price filter of a browse.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Price {
-    All,
-    Paid,
-    Free,
-}
-
-/// Listing types, in index form.
-pub use crate::request::catalog::LISTING_TYPES;
+/// The sample mode, price filter and listing type of a browse (closed choices read at the
+/// edge); a listing type's index form is its position (`as u8`).
+pub use crate::request::catalog::{ListingType, Price, Samples};
 
 /// The filters of a browse, with taxonomy slugs resolved to index positions.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -171,10 +157,9 @@ impl BrowseIndex {
             vertical: self
                 .vertical(row.vertical_slug.as_ref())
                 .unwrap_or(u16::MAX),
-            listing_type: LISTING_TYPES
-                .iter()
-                .position(|t| *t == row.listing_type.as_ref())
-                .unwrap_or(0) as u8,
+            // A stored type is always one of the choices (the create writes its name).
+            listing_type: ListingType::from_name(row.listing_type.as_ref())
+                .unwrap_or(ListingType::Standard) as u8,
             active: row.active,
             sample: row.is_sample,
         }
@@ -419,24 +404,6 @@ pub fn querier(app: &App, agent: Option<&AgentRow>, ip: &str) -> String {
 /// # Errors
 /// `INVALID_ARGUMENT`.
 pub fn browse_query(app: &App, request: &Browse) -> Result<Query> {
-    let sort = match request.sort {
-        "popular" => Sort::Popular,
-        "price_asc" => Sort::PriceAsc,
-        "price_desc" => Sort::PriceDesc,
-        "quality" => Sort::Quality,
-        "trust" => Sort::Trust,
-        _ => Sort::Recent,
-    };
-    let samples = match request.samples {
-        "include" => Samples::Include,
-        "only" => Samples::Only,
-        _ => Samples::Exclude,
-    };
-    let price = match request.price {
-        "paid" => Price::Paid,
-        "free" => Price::Free,
-        _ => Price::All,
-    };
     let category = request.category.as_deref();
     if let Some(slug) = category
         && app.taxonomy.category(slug).is_none()
@@ -488,15 +455,12 @@ pub fn browse_query(app: &App, request: &Browse) -> Result<Query> {
             categories: categories
                 .map(|slugs| slugs.iter().filter_map(|s| index.category(s)).collect()),
             vertical: vertical.and_then(|slug| index.vertical(slug)),
-            listing_type: request
-                .listing_type
-                .and_then(|t| LISTING_TYPES.iter().position(|known| *known == t))
-                .map(|i| i as u8),
-            samples,
-            price,
+            listing_type: request.listing_type.map(|t| t as u8),
+            samples: request.samples,
+            price: request.price,
             min_rating_tenths: request.min_rating.map(|value| (value * 10.0).ceil() as i64),
         },
-        sort,
+        sort: request.sort,
         limit: request.limit as usize,
         offset: request.offset as usize,
     })
@@ -514,16 +478,35 @@ pub fn fts_query(text: &str) -> Option<String> {
     (!words.is_empty()).then(|| words.join(" "))
 }
 
-/// `GET /api/marketplace/listings`: `{listings, total, offset, limit}`, as canonical members
-/// (browse is the hottest read; it never builds a `Value` per listing). Filters and sorts run
-/// over the in-memory index; SQLite serves full-text matches and the page's rows.
+/// A browse page as the MCP face answers it: the members in the order of the signed REST
+/// page's canonical bytes, each listing's too.
+#[derive(Serialize)]
+pub struct Page<'a> {
+    pub limit: usize,
+    pub listings: Vec<ListingView<'a>>,
+    pub offset: usize,
+    pub total: usize,
+}
+
+/// `browse_marketplace`: the page `GET /api/marketplace/listings` answers, typed. Filters and
+/// sorts run over the in-memory index; SQLite serves full-text matches and the page's rows.
 ///
 /// # Errors
-/// Database failure.
-pub async fn browse(app: &App, request: &Browse, querier: String) -> Result<CanonicalMembers> {
+/// `INVALID_ARGUMENT`; database failure.
+pub async fn browse<'a>(app: &'a App, request: &Browse, querier: String) -> Result<Page<'a>> {
     let query = browse_query(app, request)?;
     app.counters.query(querier);
-    page(app, query).await
+    let (limit, offset) = (query.limit, query.offset);
+    let (rows, total) = fetch_page(app, query).await?;
+    Ok(Page {
+        limit,
+        listings: rows
+            .into_iter()
+            .map(|row| ListingView::owned(app, row).in_canonical_order())
+            .collect(),
+        offset,
+        total,
+    })
 }
 
 /// `GET /api/marketplace/listings` as signed bytes: a page signed earlier is reused while
@@ -552,24 +535,11 @@ pub async fn signed_browse(
     Ok(body)
 }
 
-/// The page `query` asks for, as canonical members (unsigned).
+/// The page `query` asks for, as canonical members (unsigned): browse is the hottest read, so
+/// it never builds a `Value` per listing.
 async fn page(app: &App, query: Query) -> Result<CanonicalMembers> {
-    let index = app.browse.clone();
     let (limit, offset) = (query.limit, query.offset);
-    let (rows, total) = app
-        .store
-        .read(move |conn| {
-            let (seqs, total) = index.query(conn, &query)?;
-            let rows = store::fetch_page(conn, &seqs)?;
-            // A listing deactivated after the index pass never appears.
-            Ok((
-                rows.into_iter()
-                    .filter(|row| row.active)
-                    .collect::<Vec<_>>(),
-                total,
-            ))
-        })
-        .await?;
+    let (rows, total) = fetch_page(app, query).await?;
     let mut listings = Vec::with_capacity(rows.len() * 1400 + 2);
     listings.push(b'[');
     for (i, row) in rows.iter().enumerate() {
@@ -585,6 +555,24 @@ async fn page(app: &App, query: Query) -> Result<CanonicalMembers> {
         ("offset".to_owned(), offset.to_string().into_bytes()),
         ("total".to_owned(), total.to_string().into_bytes()),
     ])
+}
+
+/// The active rows of the page `query` asks for, and the total of matches.
+async fn fetch_page(app: &App, query: Query) -> Result<(Vec<ListingRow>, usize)> {
+    let index = app.browse.clone();
+    app.store
+        .read(move |conn| {
+            let (seqs, total) = index.query(conn, &query)?;
+            let rows = store::fetch_page(conn, &seqs)?;
+            // A listing deactivated after the index pass never appears.
+            Ok((
+                rows.into_iter()
+                    .filter(|row| row.active)
+                    .collect::<Vec<_>>(),
+                total,
+            ))
+        })
+        .await
 }
 
 #[cfg(test)]

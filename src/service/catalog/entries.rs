@@ -13,16 +13,8 @@
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
-/// Sort order; each has a stable tie-breaker on creation order (`seq`) in the same direction.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Sort {
-    Recent,
-    Popular,
-    PriceAsc,
-    PriceDesc,
-    Quality,
-    Trust,
-}
+/// Sort order (read at the edge as a closed choice).
+pub use crate::request::catalog::Sort;
 
 /// 48 bytes: the pass over all entries is bound by memory bandwidth, so counters are `u32`
 /// (saturating) and scores `f32` (they are rounded to two decimals anyway).

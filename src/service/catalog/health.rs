@@ -28,6 +28,7 @@ use serde_json::{Map, Value, json};
 use crate::crypto::keys::Keyring;
 use crate::crypto::receipt::sign_object;
 use crate::error::{Error, Result};
+use crate::service::trust::receipts::Signed;
 
 /// The version of the consent terms this server records.
 pub const TERMS_VERSION: i64 = 1;
@@ -247,7 +248,7 @@ pub fn record(
     listing_id: &str,
     seller: (&str, &str),
     now: &str,
-) -> Value {
+) -> Signed {
     let Value::Object(mut record) = json!({
         "kind": "bourse.health-consent",
         "termsVersion": TERMS_VERSION,
@@ -260,7 +261,7 @@ pub fn record(
         unreachable!("built as an object")
     };
     sign_object(keyring, &mut record, now);
-    Value::Object(record)
+    Signed(record)
 }
 
 /// Refuses a buyer whose intended use the seller did not authorize.

@@ -2,21 +2,69 @@
 //! a signed version history, deactivation. Browse and search are [`super::browse`]; the Listing
 //! resource's rendering is [`super::view`].
 
+use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use crate::crypto::jcs;
 use crate::crypto::keys::Keyring;
 use crate::crypto::receipt::sign_object;
 use crate::error::{Error, Result};
-use crate::request::catalog::{CreateListing, DeactivateListing, UpdateListing};
+use crate::request::catalog::{CreateListing, DeactivateListing, ListingType, UpdateListing};
 use crate::service::catalog::screening::{self, Refusal};
 use crate::service::catalog::sellers::{self, fetch_deliverable};
-use crate::service::catalog::view::{license, listing_json};
+use crate::service::catalog::view::{License, ListingView, license};
 use crate::service::catalog::{health, ratings};
 use crate::service::taxonomy::{HEALTH_VERTICAL, Vertical};
+use crate::service::trust::receipts::Signed;
 use crate::service::{App, catalog::reputation};
 use crate::store::agents::AgentRow;
 use crate::store::listings::{self as store, ListingRow};
+
+/// A listing write's answer: the listing as written and the signed history entry of the version
+/// it made (`null` when an edit changed nothing); a health create adds the signed consent
+/// record.
+#[derive(Serialize)]
+pub struct Written<'a> {
+    pub listing: ListingView<'a>,
+    pub receipt: Option<Signed>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub consent: Option<Signed>,
+}
+
+/// The seller as a listing's detail shows them.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SellerSummary {
+    pub id: String,
+    pub display_name: String,
+    pub reputation: f64,
+    pub rating_count: i64,
+    pub total_sales_count: i64,
+}
+
+/// `GET /api/marketplace/listings/{id}`: the listing, its preview (the seller's JSON), the
+/// seller, ratings, license, and for a health listing its signed consent record.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Detail<'a> {
+    pub listing: ListingView<'a>,
+    pub preview: Value,
+    pub seller: SellerSummary,
+    pub ratings: Vec<Signed>,
+    pub license: License,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub health_consent: Option<Signed>,
+}
+
+/// `GET /api/marketplace/listings/{id}/history`: every signed entry, oldest first.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct History {
+    pub listing_id: String,
+    pub version: i64,
+    pub entries: Vec<Signed>,
+    pub verify: String,
+}
 
 /// `POST /api/marketplace/listings`: 201 `{listing, receipt}`; the receipt is the signed
 /// history entry of version 1.
@@ -25,7 +73,11 @@ use crate::store::listings::{self as store, ListingRow};
 /// `INVALID_ARGUMENT`, `CONSENT_REQUIRED` (422), `PROHIBITED_CONTENT` (422),
 /// `HEALTH_CONSENT_REQUIRED` (422), `DELIVERY_ENDPOINT_REQUIRED` (409),
 /// `SELLER_ENDPOINT_FAILED` (422).
-pub async fn create(app: &App, seller: &AgentRow, request: CreateListing) -> Result<Value> {
+pub async fn create<'a>(
+    app: &'a App,
+    seller: &AgentRow,
+    request: CreateListing,
+) -> Result<Written<'a>> {
     create_listing(app, seller, request, None).await
 }
 
@@ -36,22 +88,22 @@ pub async fn create(app: &App, seller: &AgentRow, request: CreateListing) -> Res
 ///
 /// # Errors
 /// As [`create`].
-pub async fn create_health(
-    app: &App,
+pub async fn create_health<'a>(
+    app: &'a App,
     seller: &AgentRow,
     consent: Option<Value>,
     rest: Result<CreateListing>,
-) -> Result<Value> {
+) -> Result<Written<'a>> {
     let consent = health::parse(consent.as_ref(), health::INTENDED_USES)?;
     create_listing(app, seller, rest?, Some(consent)).await
 }
 
-async fn create_listing(
-    app: &App,
+async fn create_listing<'a>(
+    app: &'a App,
     seller: &AgentRow,
     request: CreateListing,
     health: Option<health::Consent>,
-) -> Result<Value> {
+) -> Result<Written<'a>> {
     let CreateListing {
         title,
         description,
@@ -127,7 +179,7 @@ async fn create_listing(
         title: title.clone(),
         description: description.clone(),
         price_cents: *price_cents,
-        listing_type: (*listing_type).to_owned(),
+        listing_type: listing_type.name().to_owned(),
         max_copies: *max_copies,
         fingerprint: jcs::sha256_prefixed(&deliverable.bytes),
         preview: preview.to_string(),
@@ -153,11 +205,11 @@ async fn create_listing(
         )
     });
     let (row, receipt) = insert_listing(app, row, "created".into(), consent.clone()).await?;
-    let mut out = json!({ "listing": listing_json(app, &row), "receipt": receipt });
-    if let Some(consent) = consent {
-        out["consent"] = consent;
-    }
-    Ok(out)
+    Ok(Written {
+        listing: ListingView::owned(app, row),
+        receipt: Some(receipt),
+        consent,
+    })
 }
 
 /// A version-1, active, unrated listing of `seller_id` in `vertical`; callers fill in the rest
@@ -179,7 +231,7 @@ pub(crate) fn new_row(
         title: String::new(),
         description: String::new(),
         price_cents: 0,
-        listing_type: "standard".into(),
+        listing_type: ListingType::Standard.name().into(),
         max_copies: None,
         sold_count: 0,
         purchase_count: 0,
@@ -212,9 +264,10 @@ async fn insert_listing(
     app: &App,
     row: ListingRow,
     reason: String,
-    consent: Option<Value>,
-) -> Result<(ListingRow, Value)> {
+    consent: Option<Signed>,
+) -> Result<(ListingRow, Signed)> {
     let entry = version_one(app, &row, reason);
+    let consent = consent.map(|record| Value::Object(record.0));
     let entry_text = entry.to_string();
     let row = app
         .store
@@ -237,7 +290,7 @@ async fn insert_listing(
 }
 
 /// The signed history entry of version 1.
-pub(crate) fn version_one(app: &App, row: &ListingRow, reason: String) -> Value {
+pub(crate) fn version_one(app: &App, row: &ListingRow, reason: String) -> Signed {
     history_entry(
         &app.keyring,
         &row.id,
@@ -286,7 +339,9 @@ pub async fn signed_detail(app: &App, id: &str) -> Result<super::signed::Body> {
         return Ok(body);
     }
     let (detail, seq) = detail_with_seq(app, id).await?;
-    let Value::Object(members) = detail else {
+    let members = serde_json::to_value(&detail)
+        .map_err(|e| Error::Internal(format!("a listing detail as JSON: {e}")))?;
+    let Value::Object(members) = members else {
         return Err(Error::Internal("a listing detail is an object".into()));
     };
     let body: super::signed::Body =
@@ -299,11 +354,11 @@ pub async fn signed_detail(app: &App, id: &str) -> Result<super::signed::Body> {
 ///
 /// # Errors
 /// `NOT_FOUND`; database failure.
-pub async fn detail(app: &App, id: &str) -> Result<Value> {
+pub async fn detail<'a>(app: &'a App, id: &str) -> Result<Detail<'a>> {
     Ok(detail_with_seq(app, id).await?.0)
 }
 
-async fn detail_with_seq(app: &App, id: &str) -> Result<(Value, i64)> {
+async fn detail_with_seq<'a>(app: &'a App, id: &str) -> Result<(Detail<'a>, i64)> {
     let not_found = || Error::NotFound(format!("no listing with id {id:?}"));
     if uuid::Uuid::parse_str(id).is_err() {
         return Err(not_found());
@@ -331,24 +386,30 @@ async fn detail_with_seq(app: &App, id: &str) -> Result<(Value, i64)> {
     app.counters.view(row.seq);
     let seller = seller.ok_or_else(|| Error::Internal("listing without seller".into()))?;
     let preview: Value = serde_json::from_str(&row.preview).unwrap_or_else(|_| json!({}));
-    let mut detail = json!({
-        "listing": listing_json(app, &row),
-        "preview": preview,
-        "seller": {
-            "id": seller.id,
-            "displayName": seller.display_name.clone().unwrap_or_else(|| row.seller_code.clone()),
-            "reputation": row.seller_reputation,
-            "ratingCount": seller.rating_count,
-            "totalSalesCount": seller.sales_count,
-        },
-        "ratings": ratings::from_stored(&ratings),
-        "license": license(&row),
-    });
     // A health listing shows the seller's signed consent record (terms, not data).
-    if let Some(consent) = consent {
-        detail["healthConsent"] = consent;
-    }
-    Ok((detail, row.seq))
+    let health_consent = match consent {
+        None => None,
+        Some(Value::Object(record)) => Some(Signed(record)),
+        Some(_) => return Err(Error::Internal("a consent record is not an object".into())),
+    };
+    let seq = row.seq;
+    let detail = Detail {
+        preview,
+        seller: SellerSummary {
+            id: seller.id,
+            display_name: seller
+                .display_name
+                .unwrap_or_else(|| row.seller_code.clone()),
+            reputation: row.seller_reputation,
+            rating_count: seller.rating_count,
+            total_sales_count: seller.sales_count,
+        },
+        ratings: ratings::from_stored(&ratings),
+        license: license(&row),
+        health_consent,
+        listing: ListingView::owned(app, row),
+    };
+    Ok((detail, seq))
 }
 
 /// `PATCH /api/marketplace/listings/{id}` (owner only). A change makes a new version with a
@@ -357,12 +418,12 @@ async fn detail_with_seq(app: &App, id: &str) -> Result<(Value, i64)> {
 /// # Errors
 /// `NOT_FOUND`, `NOT_OWNER` (403), `INVALID_ARGUMENT`, `PROHIBITED_CONTENT`, `LISTING_SOLD_OUT`
 /// (409) when reactivating a sold exclusive or sold-out limited listing, `SELLER_ENDPOINT_FAILED`.
-pub async fn update(
-    app: &App,
+pub async fn update<'a>(
+    app: &'a App,
     seller: &AgentRow,
     id: &str,
     request: Result<UpdateListing>,
-) -> Result<Value> {
+) -> Result<Written<'a>> {
     let current = find(app, id).await?;
     if current.seller_id != seller.id {
         return Err(not_owner());
@@ -433,19 +494,23 @@ pub async fn update(
         next.fingerprint = jcs::sha256_prefixed(&deliverable.bytes);
     }
     let (row, receipt) = apply_edit(app, current, next, reason).await?;
-    Ok(json!({ "listing": listing_json(app, &row), "receipt": receipt }))
+    Ok(Written {
+        listing: ListingView::owned(app, row),
+        receipt,
+        consent: None,
+    })
 }
 
 /// `POST /api/marketplace/listings/{id}/deactivate` {reason}: the same as `active: false`.
 ///
 /// # Errors
 /// As [`update`].
-pub async fn deactivate(
-    app: &App,
+pub async fn deactivate<'a>(
+    app: &'a App,
     seller: &AgentRow,
     id: &str,
     request: DeactivateListing,
-) -> Result<Value> {
+) -> Result<Written<'a>> {
     let reason = request.reason;
     let current = find(app, id).await?;
     if current.seller_id != seller.id {
@@ -454,7 +519,11 @@ pub async fn deactivate(
     let mut next = current.clone();
     next.active = false;
     let (row, receipt) = apply_edit(app, current, next, reason).await?;
-    Ok(json!({ "listing": listing_json(app, &row), "receipt": receipt }))
+    Ok(Written {
+        listing: ListingView::owned(app, row),
+        receipt,
+        consent: None,
+    })
 }
 
 /// Writes an edit as a new version with its signed history entry; nothing when nothing changed
@@ -465,9 +534,9 @@ async fn apply_edit(
     current: ListingRow,
     next: ListingRow,
     reason: Option<String>,
-) -> Result<(ListingRow, Value)> {
+) -> Result<(ListingRow, Option<Signed>)> {
     if edit_changes(&current, &next).is_empty() {
-        return Ok((current, Value::Null));
+        return Ok((current, None));
     }
     let (keyring, now) = (app.keyring.clone(), app.now());
     let written = app
@@ -487,32 +556,34 @@ async fn apply_edit(
     let (row, entry) =
         written.ok_or_else(|| Error::Internal("an edit with changes wrote nothing".into()))?;
     app.browse.upsert(&row);
-    Ok((row, entry))
+    Ok((row, Some(entry)))
 }
 
 /// `GET /api/marketplace/listings/{id}/history`: every signed entry, oldest first.
 ///
 /// # Errors
 /// `NOT_FOUND`.
-pub async fn history(app: &App, id: &str) -> Result<Value> {
+pub async fn history(app: &App, id: &str) -> Result<History> {
     let row = find(app, id).await?;
     let listing_id = row.id.clone();
     let entries = app
         .store
         .read(move |conn| store::history(conn, &listing_id))
         .await?;
-    let entries: Vec<Value> = entries
+    let entries: Vec<Signed> = entries
         .iter()
         .map(|text| {
-            serde_json::from_str(text).map_err(|e| Error::Internal(format!("history entry: {e}")))
+            serde_json::from_str(text)
+                .map(Signed)
+                .map_err(|e| Error::Internal(format!("history entry: {e}")))
         })
         .collect::<Result<_>>()?;
-    Ok(json!({
-        "listingId": row.id,
-        "version": row.version,
-        "entries": entries,
-        "verify": app.url("/api/verify-receipt"),
-    }))
+    Ok(History {
+        listing_id: row.id,
+        version: row.version,
+        entries,
+        verify: app.url("/api/verify-receipt"),
+    })
 }
 
 pub(crate) fn sold_out(row: &ListingRow) -> bool {
@@ -639,7 +710,7 @@ fn history_entry(
     changed_at: &str,
     changes: Map<String, Value>,
     reason: Option<String>,
-) -> Value {
+) -> Signed {
     let mut entry = Map::new();
     entry.insert("type".into(), "bourse.listing.version".into());
     entry.insert("listingId".into(), listing_id.into());
@@ -648,7 +719,7 @@ fn history_entry(
     entry.insert("changes".into(), Value::Object(changes));
     entry.insert("reason".into(), reason.map_or(Value::Null, Value::from));
     sign_object(keyring, &mut entry, changed_at);
-    Value::Object(entry)
+    Signed(entry)
 }
 
 /// Writes `next` as the new version of `current` (the row as stored in this transaction) with
@@ -663,7 +734,7 @@ pub(crate) fn write_version(
     current: &ListingRow,
     mut next: ListingRow,
     reason: Option<String>,
-) -> Result<Option<(ListingRow, Value)>> {
+) -> Result<Option<(ListingRow, Signed)>> {
     let changes = edit_changes(current, &next);
     if changes.is_empty() {
         return Ok(None);

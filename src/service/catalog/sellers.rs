@@ -14,7 +14,8 @@
 //! `GET /api/signing-key` and refuse stale `issuedAt` values.
 
 use rusqlite::Connection;
-use serde_json::{Map, Value, json};
+use serde::Serialize;
+use serde_json::{Map, Value};
 
 use crate::crypto::receipt::sign_object;
 use crate::crypto::{b64url, random_bytes};
@@ -33,6 +34,16 @@ pub struct Deliverable {
     pub content_type: String,
 }
 
+/// The seller's delivery endpoint: its URL and when it was verified (`url` and `verifiedAt`
+/// null, `verified` false, before any).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Endpoint {
+    pub url: Option<String>,
+    pub verified: bool,
+    pub verified_at: Option<String>,
+}
+
 /// `PUT /api/sell/delivery-endpoint` {url}: verifies the endpoint with a signed challenge and
 /// stores it only when the echo matches. A failed verification leaves any earlier verified
 /// endpoint in place.
@@ -44,7 +55,7 @@ pub async fn set_endpoint(
     app: &App,
     agent: &AgentRow,
     request: SetDeliveryEndpoint,
-) -> Result<Value> {
+) -> Result<Endpoint> {
     let url = request.url;
     let url = outbound::check_url(&url, app.outbound.policy()).map_err(outbound_error)?;
     let (owner_check, me) = (url.clone(), agent.id.clone());
@@ -106,24 +117,27 @@ pub async fn set_endpoint(
             endpoints::upsert(tx, &agent_id, &stored_url, &verified_at)
         })
         .await?;
-    Ok(json!({ "url": url, "verified": true, "verifiedAt": now }))
+    Ok(Endpoint {
+        url: Some(url),
+        verified: true,
+        verified_at: Some(now),
+    })
 }
 
 /// `GET /api/sell/delivery-endpoint`.
 ///
 /// # Errors
 /// Database failure.
-pub async fn get_endpoint(app: &App, agent: &AgentRow) -> Result<Value> {
+pub async fn get_endpoint(app: &App, agent: &AgentRow) -> Result<Endpoint> {
     let agent_id = agent.id.clone();
     let stored = app
         .store
         .read(move |conn| verified_endpoint(conn, &agent_id))
         .await?;
-    Ok(match stored {
-        Some((url, verified_at)) => {
-            json!({ "url": url, "verified": true, "verifiedAt": verified_at })
-        }
-        None => json!({ "url": null, "verified": false, "verifiedAt": null }),
+    Ok(Endpoint {
+        verified: stored.is_some(),
+        url: stored.as_ref().map(|(url, _)| url.clone()),
+        verified_at: stored.map(|(_, verified_at)| verified_at),
     })
 }
 

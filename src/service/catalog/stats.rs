@@ -9,7 +9,7 @@
 
 use std::collections::HashMap;
 
-use serde_json::{Value, json};
+use serde::Serialize;
 
 use crate::error::Result;
 use crate::service::App;
@@ -18,20 +18,72 @@ use crate::service::ledger;
 use crate::store::agents as agent_store;
 use crate::store::proof as proof_store;
 
-/// Per-vertical records: `{slug, name, icon, isExternal, listingCount, category}`.
-fn vertical_records(app: &App, counts: &HashMap<String, i64>) -> Vec<Value> {
+/// A vertical with its listing count.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VerticalRecord<'a> {
+    pub slug: &'a str,
+    pub name: &'a str,
+    pub icon: &'a str,
+    pub is_external: bool,
+    pub listing_count: i64,
+    pub category: &'a str,
+}
+
+/// `GET /api/verticals`: every vertical and how many there are.
+#[derive(Debug, Serialize)]
+pub struct Verticals<'a> {
+    pub verticals: Vec<VerticalRecord<'a>>,
+    pub total: usize,
+}
+
+/// A macro-category with its verticals and listing count.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CategoryRecord<'a> {
+    pub slug: &'a str,
+    pub name: &'a str,
+    pub icon: &'a str,
+    pub description: &'a str,
+    pub class: &'a str,
+    pub vertical_count: usize,
+    pub listing_count: i64,
+    pub verticals: Vec<&'a str>,
+}
+
+/// The platform figures (`GET /api/stats`); `GET /api/marketplace/stats` adds the fees and the
+/// arm's-length total.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Figures<'a> {
+    pub platform: &'static str,
+    pub total_verticals: i64,
+    pub total_agents: i64,
+    pub total_queriers: i64,
+    pub total_listings: i64,
+    pub total_queries: i64,
+    pub total_sales: i64,
+    /// Marketplace stats only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub platform_fee_cents: Option<i64>,
+    pub verticals: Vec<VerticalRecord<'a>>,
+    /// Marketplace stats only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub arms_length_cents: Option<i64>,
+}
+
+/// Per-vertical records.
+fn vertical_records<'a>(app: &'a App, counts: &HashMap<String, i64>) -> Vec<VerticalRecord<'a>> {
     app.taxonomy
         .verticals
         .iter()
-        .map(|v| {
-            json!({
-                "slug": v.slug,
-                "name": v.name,
-                "icon": v.icon,
-                "isExternal": v.is_external,
-                "listingCount": counts.get(&v.slug).copied().unwrap_or(0),
-                "category": v.category,
-            })
+        .map(|v| VerticalRecord {
+            slug: &v.slug,
+            name: &v.name,
+            icon: &v.icon,
+            is_external: v.is_external,
+            listing_count: counts.get(&v.slug).copied().unwrap_or(0),
+            category: &v.category,
         })
         .collect()
 }
@@ -40,19 +92,22 @@ fn vertical_records(app: &App, counts: &HashMap<String, i64>) -> Vec<Value> {
 ///
 /// # Errors
 /// Database failure.
-pub async fn verticals(app: &App) -> Result<Value> {
+pub async fn verticals(app: &App) -> Result<Verticals<'_>> {
     let counts = app.vertical_counts();
-    let records = vertical_records(app, &counts);
-    Ok(json!({ "verticals": records, "total": records.len() }))
+    let verticals = vertical_records(app, &counts);
+    Ok(Verticals {
+        total: verticals.len(),
+        verticals,
+    })
 }
 
 /// `GET /api/marketplace/categories`: an array of categories with counts.
 ///
 /// # Errors
 /// Database failure.
-pub async fn categories(app: &App) -> Result<Value> {
+pub async fn categories(app: &App) -> Result<Vec<CategoryRecord<'_>>> {
     let counts = app.vertical_counts();
-    let categories: Vec<Value> = app
+    Ok(app
         .taxonomy
         .categories
         .iter()
@@ -68,36 +123,33 @@ pub async fn categories(app: &App) -> Result<Value> {
                 .iter()
                 .map(|slug| counts.get(*slug).copied().unwrap_or(0))
                 .sum();
-            json!({
-                "slug": c.slug,
-                "name": c.name,
-                "icon": c.icon,
-                "description": c.description,
-                "class": c.class,
-                "verticalCount": verticals.len(),
-                "listingCount": listing_count,
-                "verticals": verticals,
-            })
+            CategoryRecord {
+                slug: &c.slug,
+                name: &c.name,
+                icon: &c.icon,
+                description: &c.description,
+                class: &c.class,
+                vertical_count: verticals.len(),
+                listing_count,
+                verticals,
+            }
         })
-        .collect();
-    Ok(Value::Array(categories))
+        .collect())
 }
 
 /// `GET /api/stats`.
 ///
 /// # Errors
 /// Database failure.
-pub async fn platform(app: &App) -> Result<Value> {
-    let mut stats = figures(app).await?;
-    stats
-        .as_object_mut()
-        .expect("an object")
-        .shift_remove("platformFeeCents");
-    Ok(stats)
+pub async fn platform(app: &App) -> Result<Figures<'_>> {
+    Ok(Figures {
+        platform_fee_cents: None,
+        ..figures(app).await?
+    })
 }
 
 /// The platform figures, with the platform fees of settled sales.
-async fn figures(app: &App) -> Result<Value> {
+async fn figures(app: &App) -> Result<Figures<'_>> {
     let counts = app.vertical_counts();
     let (pending_queries, pending_queriers) = app.counters.pending_queries();
     let (agents, queries, queriers, (sales, fees)) = app
@@ -111,27 +163,30 @@ async fn figures(app: &App) -> Result<Value> {
             ))
         })
         .await?;
-    Ok(json!({
-        "platform": "bourse",
-        "totalVerticals": app.taxonomy.verticals.len(),
-        "totalAgents": agents,
-        "totalQueriers": queriers,
-        "totalListings": counts.values().sum::<i64>(),
-        "totalQueries": queries,
-        "totalSales": sales,
-        "platformFeeCents": fees,
-        "verticals": vertical_records(app, &counts),
-    }))
+    Ok(Figures {
+        platform: "bourse",
+        total_verticals: i64::try_from(app.taxonomy.verticals.len()).unwrap_or(i64::MAX),
+        total_agents: agents,
+        total_queriers: queriers,
+        total_listings: counts.values().sum::<i64>(),
+        total_queries: queries,
+        total_sales: sales,
+        platform_fee_cents: Some(fees),
+        verticals: vertical_records(app, &counts),
+        arms_length_cents: None,
+    })
 }
 
 /// `GET /api/marketplace/stats`: the platform figures plus fee and arm's-length totals.
 ///
 /// # Errors
 /// Database failure.
-pub async fn marketplace(app: &App) -> Result<Value> {
-    let mut stats = figures(app).await?;
+pub async fn marketplace(app: &App) -> Result<Figures<'_>> {
+    let stats = figures(app).await?;
     // One definition, the demand ledger's (`service::ledger`).
     let (rows, configured) = app.store.read(ledger::load).await?;
-    stats["armsLengthCents"] = ledger::arms_length_cents(&rows, configured).into();
-    Ok(stats)
+    Ok(Figures {
+        arms_length_cents: Some(ledger::arms_length_cents(&rows, configured)),
+        ..stats
+    })
 }

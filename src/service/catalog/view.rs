@@ -2,12 +2,15 @@
 //! value (detail, writes) or straight into canonical JSON bytes (browse pages), and the license
 //! every listing carries.
 
+use std::borrow::Cow;
 use std::sync::OnceLock;
 
-use serde_json::{Map, Value, json};
+use serde::Serialize;
+use serde::ser::{SerializeMap, Serializer};
+use serde_json::{Map, Value};
 
 use crate::crypto::jcs;
-use crate::request::catalog::METADATA_FIELDS;
+use crate::request::catalog::{ListingType, METADATA_FIELDS};
 use crate::service::App;
 use crate::service::catalog::reputation;
 use crate::store::listings::ListingRow;
@@ -40,6 +43,22 @@ impl Field<'_> {
             Field::Bool(b) => Value::Bool(*b),
             Field::Json(v) => (*v).clone(),
             Field::Canonical(text) => serde_json::from_str(text).unwrap_or(Value::Null),
+        }
+    }
+
+    /// The field as JSON text written by a serializer (the same JSON as [`Field::to_value`]).
+    fn serialize_into<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Field::Str(s) | Field::OptStr(Some(s)) => serializer.serialize_str(s),
+            Field::OptStr(None) | Field::OptInt(None) | Field::OptFloat(None) => {
+                serializer.serialize_none()
+            }
+            Field::Int(i) | Field::OptInt(Some(i)) => serializer.serialize_i64(*i),
+            Field::Float(_) | Field::OptFloat(Some(_)) | Field::Canonical(_) => {
+                self.to_value().serialize(serializer)
+            }
+            Field::Bool(b) => serializer.serialize_bool(*b),
+            Field::Json(v) => v.serialize(serializer),
         }
     }
 
@@ -154,17 +173,90 @@ fn parse_metadata(row: &ListingRow) -> Map<String, Value> {
     serde_json::from_str(&row.metadata).unwrap_or_default()
 }
 
-/// The Listing resource as the interface describes it.
-pub fn listing_json(app: &App, row: &ListingRow) -> Value {
-    let metadata = parse_metadata(row);
-    let url = history_url(row);
-    let fields = listing_fields(app, row, &metadata, &url);
-    Value::Object(
-        fields
-            .iter()
-            .map(|(key, field)| ((*key).to_owned(), field.to_value()))
-            .collect(),
-    )
+/// The Listing resource of one row as the interface describes it: serialized from the same
+/// field list as the canonical writer (members in the list's order). The row is readable.
+pub struct ListingView<'a> {
+    app: &'a App,
+    pub row: Cow<'a, ListingRow>,
+    /// Members in canonical (sorted) order, as a browse page's bytes have them.
+    sorted: bool,
+}
+
+impl<'a> ListingView<'a> {
+    /// The view of a row the caller gives away (a write's answer).
+    pub fn owned(app: &'a App, row: ListingRow) -> ListingView<'a> {
+        ListingView {
+            app,
+            row: Cow::Owned(row),
+            sorted: false,
+        }
+    }
+
+    /// The same view with its members in canonical order (the order of a browse page's bytes;
+    /// nested values are stored canonical already).
+    pub fn in_canonical_order(self) -> ListingView<'a> {
+        ListingView {
+            sorted: true,
+            ..self
+        }
+    }
+}
+
+impl Serialize for ListingView<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        /// A field; in canonical order, a JSON value's own members sorted too.
+        struct One<'f, 'a>(&'f Field<'a>, bool);
+        impl Serialize for One<'_, '_> {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                match self.0 {
+                    Field::Json(value @ (Value::Object(_) | Value::Array(_))) if self.1 => {
+                        serde_json::from_slice::<Value>(&jcs::canonicalize(value))
+                            .unwrap_or(Value::Null)
+                            .serialize(serializer)
+                    }
+                    field => field.serialize_into(serializer),
+                }
+            }
+        }
+        let row = self.row.as_ref();
+        let metadata = parse_metadata(row);
+        let url = history_url(row);
+        let fields = listing_fields(self.app, row, &metadata, &url);
+        let mut map = serializer.serialize_map(Some(fields.len()))?;
+        if self.sorted {
+            for &index in canonical_order(&fields) {
+                let (key, field) = &fields[index];
+                map.serialize_entry(key, &One(field, true))?;
+            }
+        } else {
+            for (key, field) in &fields {
+                map.serialize_entry(key, &One(field, false))?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// The Listing resource of a row (borrowed).
+pub fn listing_json<'a>(app: &'a App, row: &'a ListingRow) -> ListingView<'a> {
+    ListingView {
+        app,
+        row: Cow::Borrowed(row),
+        sorted: false,
+    }
+}
+
+/// The positions of the field list in canonical (UTF-16 sorted) key order. The list is the same
+/// every time, so the order is computed once.
+fn canonical_order(fields: &[(&'static str, Field<'_>)]) -> &'static [usize] {
+    static ORDER: OnceLock<Vec<usize>> = OnceLock::new();
+    let order = ORDER.get_or_init(|| {
+        let mut order: Vec<usize> = (0..fields.len()).collect();
+        order.sort_unstable_by(|a, b| jcs::utf16_cmp(fields[*a].0, fields[*b].0));
+        order
+    });
+    debug_assert_eq!(order.len(), fields.len());
+    order
 }
 
 /// Appends the canonical JSON of the Listing resource (the same bytes as canonicalizing
@@ -173,14 +265,7 @@ pub fn write_listing_canonical(app: &App, row: &ListingRow, out: &mut Vec<u8>) {
     let metadata = parse_metadata(row);
     let url = history_url(row);
     let fields = listing_fields(app, row, &metadata, &url);
-    // The field list is the same every time, so its canonical order is computed once.
-    static ORDER: OnceLock<Vec<usize>> = OnceLock::new();
-    let order = ORDER.get_or_init(|| {
-        let mut order: Vec<usize> = (0..fields.len()).collect();
-        order.sort_unstable_by(|a, b| jcs::utf16_cmp(fields[*a].0, fields[*b].0));
-        order
-    });
-    debug_assert_eq!(order.len(), fields.len());
+    let order = canonical_order(&fields);
     out.push(b'{');
     for (i, &index) in order.iter().enumerate() {
         let (key, field) = &fields[index];
@@ -195,36 +280,48 @@ pub fn write_listing_canonical(app: &App, row: &ListingRow, out: &mut Vec<u8>) {
     out.push(b'}');
 }
 
-pub(crate) fn license(row: &ListingRow) -> Value {
-    license_for(&row.listing_type, row.max_copies)
+/// The data license every listing carries.
+#[derive(Debug, Serialize)]
+pub struct License {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub permissions: [&'static str; 3],
+    pub restrictions: Vec<String>,
+    pub notice: &'static str,
+}
+
+pub(crate) fn license(row: &ListingRow) -> License {
+    // A stored type is always one of the choices (the create writes its name).
+    let listing_type = ListingType::from_name(&row.listing_type).unwrap_or(ListingType::Standard);
+    license_for(listing_type, row.max_copies)
 }
 
 /// The data license of a listing type (the same terms the disclosures page states).
-pub(crate) fn license_for(listing_type: &str, max_copies: Option<i64>) -> Value {
+pub(crate) fn license_for(listing_type: ListingType, max_copies: Option<i64>) -> License {
     let mut restrictions = vec![
         "no-resale: the buyer may not resell the data".to_owned(),
         "no-relisting: the buyer may not re-list the data on any marketplace".to_owned(),
         "no-raw-redistribution: the buyer may not redistribute the raw payload as-is".to_owned(),
     ];
     match listing_type {
-        "exclusive" => restrictions
+        ListingType::Exclusive => restrictions
             .push("exclusive: sold to one buyer; the listing is delisted on purchase".into()),
-        "limited" => restrictions.push(format!(
+        ListingType::Limited => restrictions.push(format!(
             "limited: at most {} copies; the listing is delisted once sold out",
             max_copies.unwrap_or(0)
         )),
-        _ => {}
+        ListingType::Standard => {}
     }
-    json!({
-        "type": "data-license",
-        "permissions": [
+    License {
+        kind: "data-license",
+        permissions: [
             "commercial-use: the buyer may use the data commercially",
             "non-commercial-use: the buyer may use the data non-commercially",
-            "derivatives: the buyer may create derivative works"
+            "derivatives: the buyer may create derivative works",
         ],
-        "restrictions": restrictions,
-        "notice": "Data license: use commercially and non-commercially and create derivatives; do not resell, re-list or redistribute the raw payload as-is.",
-    })
+        restrictions,
+        notice: "Data license: use commercially and non-commercially and create derivatives; do not resell, re-list or redistribute the raw payload as-is.",
+    }
 }
 
 #[cfg(test)]
@@ -235,6 +332,7 @@ mod tests {
     use crate::clock::SystemClock;
     use crate::service::{DataDir, Options};
     use crate::store::listings as store;
+    use serde_json::json;
 
     #[test]
     fn the_canonical_writer_matches_canonicalizing_the_value() {
@@ -265,7 +363,8 @@ mod tests {
             ),
         ];
         for (metadata, uses) in variants {
-            row.metadata = String::from_utf8(jcs::canonicalize(&metadata)).unwrap();
+            // Stored as given, not canonical: the views sort what they must.
+            row.metadata = metadata.to_string();
             row.authorized_uses = uses.map(str::to_owned);
             row.title = "Café \u{1F600} \\ \"data\"\t".into();
             row.rating_sum = 7;
@@ -275,9 +374,28 @@ mod tests {
                     .unwrap();
             let mut written = Vec::new();
             write_listing_canonical(&app, &row, &mut written);
+            let value = serde_json::to_value(listing_json(&app, &row)).unwrap();
             assert_eq!(
                 String::from_utf8(written).unwrap(),
-                String::from_utf8(jcs::canonicalize(&listing_json(&app, &row))).unwrap()
+                String::from_utf8(jcs::canonicalize(&value)).unwrap()
+            );
+            // The view's members in the field list's order, as the value built field by field.
+            let metadata = parse_metadata(&row);
+            let url = history_url(&row);
+            let by_field: Map<String, Value> = listing_fields(&app, &row, &metadata, &url)
+                .iter()
+                .map(|(key, field)| ((*key).to_owned(), field.to_value()))
+                .collect();
+            assert_eq!(
+                serde_json::to_string(&value).unwrap(),
+                serde_json::to_string(&Value::Object(by_field)).unwrap()
+            );
+            // In canonical order it is what parsing the canonical bytes gives, member order too.
+            let sorted = listing_json(&app, &row).in_canonical_order();
+            let parsed: Value = serde_json::from_slice(&jcs::canonicalize(&value)).unwrap();
+            assert_eq!(
+                serde_json::to_string(&sorted).unwrap(),
+                serde_json::to_string(&parsed).unwrap()
             );
         }
     }

@@ -223,10 +223,14 @@ pub async fn dashboard(app: &App, seller: &AgentRow) -> Result<Dashboard> {
             physical: o.physical,
         })
         .collect();
+    // A listing as the catalogue shows it borrows its row; the dashboard keeps it as that JSON.
     let listings = rows
         .iter()
-        .map(|row| crate::service::catalog::view::listing_json(app, row))
-        .collect();
+        .map(|row| {
+            serde_json::to_value(crate::service::catalog::view::listing_json(app, row))
+                .map_err(|e| Error::Internal(format!("a listing as JSON: {e}")))
+        })
+        .collect::<Result<_>>()?;
     let (rating_count, rating_sum, reputation) = ratings;
     let average = (rating_count > 0)
         .then(|| (rating_sum as f64 / rating_count as f64 * 100.0).round() / 100.0);

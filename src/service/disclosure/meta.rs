@@ -161,8 +161,8 @@ pub struct MetricDefinitions {
 pub fn meta(app: &App) -> Meta {
     let patent_status = app
         .provenance()
-        .get("patent")
-        .and_then(|p| p.get("status"))
+        .patent
+        .get("status")
         .cloned()
         .unwrap_or(Value::Null);
     Meta {

@@ -13,7 +13,8 @@ use std::sync::Arc;
 
 use jiff::{SignedDuration, Timestamp};
 use rusqlite::Connection;
-use serde_json::{Map, Value, json};
+use serde::Serialize;
+use serde_json::Map;
 
 use super::message::Message;
 use crate::clock::rfc3339;
@@ -120,7 +121,7 @@ async fn attempt(app: &App, mut delivery: DeliveryRow) -> Result<()> {
         .await?
         .ok_or_else(|| Error::Internal("callback for a missing message".into()))?;
     delivery.attempts += 1;
-    let body = signed_payload(app, &message);
+    let body = signed_payload(app, &message)?;
     let client = app.outbound_callbacks.clone();
     let url = delivery.url.clone();
     let (delivery_id, attempt_number) = (delivery.id.clone(), delivery.attempts.to_string());
@@ -188,26 +189,59 @@ fn apply_outcome(delivery: &mut DeliveryRow, failure: Option<(String, bool)>, no
 }
 
 /// `{event: "agent.message", message, signature}`, signed now.
-fn signed_payload(app: &App, message: &MessageRow) -> Vec<u8> {
+fn signed_payload(app: &App, message: &MessageRow) -> Result<Vec<u8>> {
+    let unserializable = |e: serde_json::Error| Error::Internal(format!("callback payload: {e}"));
     let mut payload = Map::new();
     payload.insert("event".into(), "agent.message".into());
-    payload.insert("message".into(), Message::of(message.clone()).into_json());
+    payload.insert(
+        "message".into(),
+        serde_json::to_value(Message::of(message.clone())).map_err(unserializable)?,
+    );
     sign_object(&app.keyring, &mut payload, &rfc3339(app.clock.wall()));
-    serde_json::to_vec(&payload).expect("a map serializes")
+    serde_json::to_vec(&payload).map_err(unserializable)
 }
 
-fn delivery_json(d: &DeliveryRow) -> Value {
-    json!({
-        "id": d.id,
-        "messageId": d.message_id,
-        "url": d.url,
-        "status": d.status,
-        "attempts": d.attempts,
-        "nextAttemptAt": d.next_attempt_at,
-        "lastError": d.last_error,
-        "createdAt": d.created_at,
-        "updatedAt": d.updated_at,
-    })
+/// A callback delivery as its agent sees it.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Callback {
+    pub id: String,
+    pub message_id: String,
+    pub url: String,
+    pub status: String,
+    pub attempts: i64,
+    pub next_attempt_at: Option<String>,
+    pub last_error: Option<String>,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+impl Callback {
+    fn of(d: &DeliveryRow) -> Callback {
+        Callback {
+            id: d.id.clone(),
+            message_id: d.message_id.clone(),
+            url: d.url.clone(),
+            status: d.status.clone(),
+            attempts: d.attempts,
+            next_attempt_at: d.next_attempt_at.clone(),
+            last_error: d.last_error.clone(),
+            created_at: d.created_at.clone(),
+            updated_at: d.updated_at.clone(),
+        }
+    }
+}
+
+/// `GET /api/agents/me/callbacks`: the caller's deliveries.
+#[derive(Debug, Serialize)]
+pub struct Callbacks {
+    pub callbacks: Vec<Callback>,
+}
+
+/// `POST /api/agents/me/callbacks/{id}/replay`: the delivery, queued again.
+#[derive(Debug, Serialize)]
+pub struct Replayed {
+    pub callback: Callback,
 }
 
 /// `GET /api/agents/me/callbacks?status=pending|delivered|dead`.
@@ -219,7 +253,7 @@ pub async fn list(
     agent: &AgentRow,
     status: Option<String>,
     limit: i64,
-) -> Result<Value> {
+) -> Result<Callbacks> {
     if let Some(status) = &status
         && !["pending", "delivered", "dead"].contains(&status.as_str())
     {
@@ -232,8 +266,9 @@ pub async fn list(
         .store
         .read(move |conn| store::deliveries_of(conn, &agent_id, status.as_deref(), limit))
         .await?;
-    let callbacks: Vec<Value> = rows.iter().map(delivery_json).collect();
-    Ok(json!({ "callbacks": callbacks }))
+    Ok(Callbacks {
+        callbacks: rows.iter().map(Callback::of).collect(),
+    })
 }
 
 /// `POST /api/agents/me/callbacks/{id}/replay`: a dead delivery goes back to the queue with
@@ -241,7 +276,7 @@ pub async fn list(
 ///
 /// # Errors
 /// `NOT_FOUND` (also for another agent's delivery), `NOT_DEAD` (409), `CALLBACK_URL_MISSING` (409).
-pub async fn replay(app: &App, agent: &AgentRow, id: &str) -> Result<Value> {
+pub async fn replay(app: &App, agent: &AgentRow, id: &str) -> Result<Replayed> {
     let key = id.to_owned();
     let found = app
         .store
@@ -275,7 +310,9 @@ pub async fn replay(app: &App, agent: &AgentRow, id: &str) -> Result<Value> {
         .write(move |tx| store::replay_delivery(tx, &row))
         .await?;
     app.callbacks_due.notify_one();
-    Ok(json!({ "callback": delivery_json(&delivery) }))
+    Ok(Replayed {
+        callback: Callback::of(&delivery),
+    })
 }
 
 #[cfg(test)]

@@ -1,8 +1,8 @@
 //! The Message resource, as the sender, the recipient's inbox and its callbacks see it.
 
 use serde::Serialize;
-use serde_json::Value;
 
+use crate::service::trust::receipts::Signed;
 use crate::store::messages::MessageRow;
 
 /// The Message resource: its members, in the order they are written.
@@ -16,18 +16,27 @@ pub struct Message {
     pub sequence: i64,
     pub body: String,
     pub created_at: String,
-    pub receipt: Value,
+    /// The signed acceptance receipt (`null` if the stored one is unreadable).
+    pub receipt: Option<Signed>,
+}
+
+/// A send as the MCP face answers it: the message and whether this call created it.
+#[derive(Debug, Serialize)]
+pub struct SentMessage<'a> {
+    #[serde(flatten)]
+    pub message: &'a Message,
+    pub created: bool,
 }
 
 impl Message {
     /// The resource of a stored message (its receipt is kept as text).
     pub fn of(row: MessageRow) -> Message {
-        let receipt: Value = serde_json::from_str(&row.receipt).unwrap_or(Value::Null);
+        let receipt = Signed::parse(&row.receipt);
         Message::with_receipt(row, receipt)
     }
 
     /// The resource with its receipt already in hand (a send has it before storing its text).
-    pub fn with_receipt(row: MessageRow, receipt: Value) -> Message {
+    pub fn with_receipt(row: MessageRow, receipt: Option<Signed>) -> Message {
         Message {
             id: row.id,
             client_message_id: row.client_message_id,
@@ -38,10 +47,5 @@ impl Message {
             created_at: row.created_at,
             receipt,
         }
-    }
-
-    /// As a JSON value (inbox pages, callback payloads, the MCP face).
-    pub fn into_json(self) -> Value {
-        serde_json::to_value(self).unwrap_or(Value::Null)
     }
 }

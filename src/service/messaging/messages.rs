@@ -9,7 +9,8 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use serde_json::{Map, Value, json};
+use serde::Serialize;
+use serde_json::Map;
 use tokio::sync::watch;
 
 use super::callbacks;
@@ -21,6 +22,7 @@ use crate::request::messaging::{ReadInbox, SendMessage};
 use crate::service::App;
 use crate::service::identity::agents::Client;
 use crate::service::ratelimit::{ADMISSION, NEW_MESSAGES};
+use crate::service::trust::receipts::Signed;
 use crate::store::agents::{self as agent_store, AgentRow};
 use crate::store::messages::{self as store, MessageRow};
 
@@ -102,7 +104,7 @@ pub async fn send(
     receipt.insert("acceptedAt".into(), now.clone().into());
     receipt.insert("bodyDigest".into(), body_digest.clone().into());
     sign_object(&app.keyring, &mut receipt, &now);
-    let receipt = Value::Object(receipt);
+    let receipt = Signed(receipt);
     let mut message = MessageRow {
         id,
         recipient_id: String::new(),
@@ -165,7 +167,7 @@ pub async fn send(
             }
             Ok(Sent {
                 created: true,
-                message: Message::with_receipt(*message, receipt),
+                message: Message::with_receipt(*message, Some(receipt)),
             })
         }
     }
@@ -221,6 +223,25 @@ fn check_body(body: &str) -> Result<()> {
     Ok(())
 }
 
+/// A page of the inbox: the messages, the cursor to pass as `after` next, and whether more
+/// are waiting.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Inbox {
+    pub messages: Vec<Message>,
+    pub next_after: i64,
+    pub has_more: bool,
+}
+
+/// The answer of `mark_read`: the caller's own cursor, handed back.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReadCursor {
+    pub read_cursor: i64,
+    /// Always false: read state is not stored.
+    pub read_state_stored: bool,
+}
+
 /// `GET /api/agents/me/inbox?after&limit&wait`: the caller's messages with `sequence > after`,
 /// ascending; with `wait` (seconds, at most 30) an empty answer waits for the next message.
 ///
@@ -231,7 +252,7 @@ pub async fn inbox(
     agent: &AgentRow,
     request: ReadInbox,
     client: &Client<'_>,
-) -> Result<Value> {
+) -> Result<Inbox> {
     let ReadInbox {
         after,
         limit,
@@ -254,13 +275,11 @@ pub async fn inbox(
             let has_more = rows.len() as i64 > limit;
             rows.truncate(limit as usize);
             let next_after = rows.last().map_or(after, |m| m.sequence);
-            let messages: Vec<Value> = rows
-                .into_iter()
-                .map(|row| Message::of(row).into_json())
-                .collect();
-            return Ok(
-                json!({ "messages": messages, "nextAfter": next_after, "hasMore": has_more }),
-            );
+            return Ok(Inbox {
+                messages: rows.into_iter().map(Message::of).collect(),
+                next_after,
+                has_more,
+            });
         }
         tokio::select! {
             changed = arrivals.changed() => {
@@ -276,6 +295,9 @@ pub async fn inbox(
 
 /// `mark_read` (MCP `agent_inbox`): read state is the caller's own cursor; nothing is stored and
 /// no read receipt is made, so the answer only hands the cursor back.
-pub fn mark_read(through: i64) -> Value {
-    json!({ "readCursor": through, "readStateStored": false })
+pub fn mark_read(through: i64) -> ReadCursor {
+    ReadCursor {
+        read_cursor: through,
+        read_state_stored: false,
+    }
 }

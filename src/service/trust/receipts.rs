@@ -1,6 +1,7 @@
 //! Receipt verification for `POST /api/verify-receipt`, and the signing-key document.
 
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::{Map, Value};
 
 use crate::crypto::jcs;
 use crate::crypto::keys::{Keyring, PublicKeyRecord};
@@ -8,17 +9,53 @@ use crate::crypto::receipt::{self, SignatureFields, Verdict};
 use crate::error::{Error, Result};
 use crate::service::App;
 
+/// A signed record (a listing's history entry, a health consent record, a rating's
+/// attestation): JSON whose members are fixed by its signature, so it is kept and passed on
+/// exactly as signed rather than as a type of ours.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(transparent)]
+pub struct Signed(pub Map<String, Value>);
+
+impl Signed {
+    /// A stored record read back; `None` when the text is not a JSON object.
+    pub fn parse(text: &str) -> Option<Signed> {
+        serde_json::from_str(text).ok().map(Signed)
+    }
+}
+
+impl std::fmt::Display for Signed {
+    /// The record as JSON text (as stored).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match serde_json::to_string(&self.0) {
+            Ok(text) => f.write_str(&text),
+            Err(_) => Err(std::fmt::Error),
+        }
+    }
+}
+
 /// `GET /api/signing-key`: the current key plus every earlier one.
-pub fn signing_key(app: &App) -> Value {
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SigningKey<'a> {
+    pub alg: &'static str,
+    pub key_id: &'a str,
+    pub public_key: &'a str,
+    pub created_at: &'a str,
+    pub previous_keys: &'a [PublicKeyRecord],
+    pub verify: String,
+}
+
+/// `GET /api/signing-key`.
+pub fn signing_key(app: &App) -> SigningKey<'_> {
     let current = app.keyring.current();
-    json!({
-        "alg": receipt::ALG,
-        "keyId": current.key_id,
-        "publicKey": current.public_key,
-        "createdAt": current.created_at,
-        "previousKeys": app.keyring.previous(),
-        "verify": app.url("/api/verify-receipt"),
-    })
+    SigningKey {
+        alg: receipt::ALG,
+        key_id: &current.key_id,
+        public_key: &current.public_key,
+        created_at: &current.created_at,
+        previous_keys: app.keyring.previous(),
+        verify: app.url("/api/verify-receipt"),
+    }
 }
 
 /// Resolves a key id against a keyring: the record and whether it is current.

@@ -231,6 +231,69 @@ fn service_modules_form_no_import_cycle() {
     let found = cycles(&graph);
     assert_none("import cycles among src/service modules", found);
 }
+/// The public service functions that answer `serde_json::Value`: each hands back an outside
+/// party's JSON as it is (Stripe's API, x402's wire bodies) or JSON that is the content itself.
+/// Every other service function answers a typed struct; JSON is made at the faces.
+const VALUE_ANSWERS: &[&str] = &[
+    // Stripe's API answers, read by the Stripe rail.
+    "service/commerce/rails/stripe/client.rs: get",
+    "service/commerce/rails/stripe/client.rs: post",
+    // x402's wire bodies: the buyer's decoded payment, the requirements bourse sends, the
+    // facilitator's answers.
+    "service/commerce/rails/x402/wire.rs: decode",
+    "service/commerce/rails/x402/wire.rs: facilitate",
+    "service/commerce/rails/x402/wire.rs: get_json",
+    "service/commerce/rails/x402/wire.rs: requirements",
+];
+
+/// Public service functions whose signature answers `Value`, as `path: name`.
+fn value_answers(path: &str, code: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut at = 0;
+    while let Some(end) = find_word(code, "fn", at) {
+        at = end;
+        let mut before = code[..end - 2].trim_end();
+        for qualifier in ["async", "const", "unsafe"] {
+            before = before.strip_suffix(qualifier).unwrap_or(before).trim_end();
+        }
+        let public = before.ends_with("pub")
+            || before.ends_with(')') && before[before.rfind("pub(").unwrap_or(0)..].len() < 16;
+        if !public {
+            continue;
+        }
+        let rest = &code[end..];
+        let name: String = rest
+            .trim_start()
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        let signature = &rest[..rest.find(['{', ';']).unwrap_or(rest.len())];
+        if let Some((_, answer)) = signature.rsplit_once("->")
+            && find_word(answer, "Value", 0).is_some()
+        {
+            found.push(format!("{path}: {name}"));
+        }
+    }
+    found
+}
+
+/// Services answer typed structs (`serde::Serialize`), never `serde_json::Value`, except the few
+/// listed in [`VALUE_ANSWERS`]: pages, MCP and other services read fields, never string keys.
+#[test]
+fn services_answer_typed_structs() {
+    let mut found: Vec<String> = sources()
+        .iter()
+        .filter(|(path, _)| path.starts_with("service/"))
+        .flat_map(|(path, scanned)| value_answers(path, &without_test_modules(&scanned.code)))
+        .collect();
+    found.sort();
+    let mut listed: Vec<String> = VALUE_ANSWERS.iter().map(|s| (*s).to_owned()).collect();
+    listed.sort();
+    assert_eq!(
+        found, listed,
+        "public service functions answering serde_json::Value (answer a typed struct, or list an outside party's JSON in VALUE_ANSWERS)"
+    );
+}
 
 /// The domains import one another without a loop: `commerce` sells `catalog`'s listings,
 /// `disclosure` reports on the sales; what two domains share goes below both (`taxonomy`,
@@ -266,6 +329,19 @@ fn service_domains_form_no_import_cycle() {
 
 mod scanner {
     use super::*;
+
+    #[test]
+    fn value_answers_are_public_functions_whose_answer_names_value() {
+        let code = "pub async fn a(x: Value) -> Result<Value> {}\n\
+                    pub(crate) fn b() -> Value {}\n\
+                    fn c() -> Value {}\n\
+                    pub fn d(v: Value) -> Result<Typed> {}\n\
+                    pub const fn e() -> Option<serde_json::Value>;\n";
+        assert_eq!(
+            value_answers("service/x.rs", code),
+            ["service/x.rs: a", "service/x.rs: b", "service/x.rs: e"]
+        );
+    }
     use crate::invariants::graph::{domain_graph, service_graph};
     use crate::invariants::lexer::module_paths;
     use crate::invariants::sql::is_sql;

@@ -4,6 +4,7 @@ use super::read_body;
 use crate::error::Result;
 use crate::http::request::Ctx;
 use crate::http::response::Reply;
+use crate::http::response::to_json as json;
 use crate::request::Input;
 use crate::request::agents::{LOOKUP, Lookup, REGISTER, Register};
 use crate::request::agents::{UPDATE_ME, UpdateMe};
@@ -48,14 +49,4 @@ pub async fn revoke_key(app: &App, ctx: &Ctx) -> Result<Reply> {
     Ok(Reply::ok(json(
         &agents::revoke_key(app, ctx.bearer()).await?,
     )?))
-}
-
-/// A typed answer as the JSON of a REST reply (members in the answer's declared order), for
-/// the identity, contact and disclosure handlers.
-///
-/// # Errors
-/// `INTERNAL` if it does not serialize (it always does).
-pub(super) fn json(answer: &impl serde::Serialize) -> Result<serde_json::Value> {
-    serde_json::to_value(answer)
-        .map_err(|error| crate::error::Error::Internal(format!("answer: {error}")))
 }

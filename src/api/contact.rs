@@ -1,11 +1,11 @@
 //! `/api/inquiries/*`, `/api/operator/inquiries/*`, `/api/rails`, `/api/services/request`.
 //! The rules live in `service::contact::threads`.
 
-use super::agents::json;
 use super::read_body;
 use crate::error::Result;
 use crate::http::request::Ctx;
 use crate::http::response::Reply;
+use crate::http::response::to_json as json;
 use crate::request::Input;
 use crate::request::contact::{
     CONTACT, CREATE_RAIL, InquiryKind, NewInquiry, POST_MESSAGE, PostMessage, SERVICE_REQUEST,

@@ -3,10 +3,10 @@
 
 use hyper::body::Bytes;
 
-use super::agents::json;
 use super::read_body;
 use crate::error::Result;
 use crate::http::request::Ctx;
+use crate::http::response::to_json as json;
 use crate::http::response::{RawReply, Reply};
 use crate::request::agents::{INGRESS, Ingress};
 use crate::service::{App, identity::ingress};

@@ -1,10 +1,10 @@
 //! `/api/meta`, `/api/fees` and fee announcements (the `/disclosures` page is in `crate::pages`).
 
-use super::agents::json;
 use super::read_body;
 use crate::error::Result;
 use crate::http::request::Ctx;
 use crate::http::response::Reply;
+use crate::http::response::to_json as json;
 use crate::request::disclosure::{ANNOUNCE, Announce};
 use crate::service::{App, disclosure::meta as service};
 

@@ -4,11 +4,11 @@
 
 use serde_json::{Value, json};
 
-use super::agents::json;
 use super::read_body;
 use crate::error::{Error, OAuthCode, Result};
 use crate::http::request::{Caller, Ctx};
 use crate::http::response::Reply;
+use crate::http::response::to_json as json;
 use crate::request::agents::{REVOKE_OAUTH_CLIENT, oauth_client_id};
 use crate::request::oauth::{AuthMethod, ClientMetadata, RevokeRequest, TokenRequest};
 use crate::service::App;

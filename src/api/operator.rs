@@ -24,19 +24,19 @@ pub async fn update_provenance(app: &App, ctx: &Ctx) -> Result<Reply> {
 }
 
 pub async fn bind_chair(app: &App, ctx: &Ctx) -> Result<Reply> {
-    Ok(Reply::ok(super::agents::json(
+    Ok(Reply::ok(crate::http::response::to_json(
         &agents::bind_chair_request(app, read_body(ctx, &BIND_CHAIR, chair_handle)?).await?,
     )?))
 }
 
 pub async fn unbind_chair(app: &App) -> Result<Reply> {
-    Ok(Reply::ok(super::agents::json(
+    Ok(Reply::ok(crate::http::response::to_json(
         &agents::unbind_chair(app).await?,
     )?))
 }
 
 pub async fn payments(app: &App) -> Result<Reply> {
-    Ok(Reply::ok(super::purchases::json(
+    Ok(Reply::ok(crate::http::response::to_json(
         &payments::operator_view(app).await?,
     )?))
 }

@@ -2,11 +2,11 @@
 //! `PUT /api/operator/parties/{handle}` (operator).
 //! Definitions live in `service::disclosure::proof` and `service::disclosure::participation`.
 
-use super::agents::json;
 use super::read_body;
 use crate::error::Result;
 use crate::http::request::Ctx;
 use crate::http::response::Reply;
+use crate::http::response::to_json as json;
 use crate::request::Input;
 use crate::request::disclosure::{CLASSIFY, DEMAND, DemandPage, party};
 use crate::service::{App, disclosure::participation, disclosure::proof};

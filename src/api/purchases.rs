@@ -6,6 +6,7 @@ use crate::args::Args;
 use crate::error::Result;
 use crate::http::request::Ctx;
 use crate::http::response::Reply;
+use crate::http::response::to_json as json;
 use crate::request::commerce::{self, GetPurchase, PaymentHeader, Purchase, Rate, Ship};
 use crate::request::{Face, Input};
 use crate::service::rail::Rail;
@@ -90,13 +91,4 @@ pub async fn ship(app: &App, ctx: &Ctx) -> Result<Reply> {
     Ok(Reply::ok(json(
         &payments::ship(app, seller, request).await?,
     )?))
-}
-
-/// A typed answer as the JSON of a REST reply (members in the answer's declared order).
-///
-/// # Errors
-/// `INTERNAL` if it does not serialize (it always does).
-pub(super) fn json(answer: &impl serde::Serialize) -> Result<serde_json::Value> {
-    serde_json::to_value(answer)
-        .map_err(|error| crate::error::Error::Internal(format!("answer: {error}")))
 }

@@ -3,11 +3,11 @@
 //! public check of a payment session's signed receipt
 //! (`GET /api/svcpay/receipts/{session_id}/verify`). The pages are in `crate::pages`.
 
-use super::purchases::json;
 use super::read_body;
 use crate::error::Result;
 use crate::http::request::Ctx;
 use crate::http::response::Reply;
+use crate::http::response::to_json as json;
 use crate::request::commerce::{ADVANCE_CLOCK, clock_change};
 use crate::service::{App, commerce::payments, commerce::rails::sandbox};
 

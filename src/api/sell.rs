@@ -1,10 +1,10 @@
 //! `/api/sell/*`: the seller's delivery endpoint, payout onboarding and dashboard.
 
-use super::purchases::json;
 use super::read_keyed_body;
 use crate::error::Result;
 use crate::http::request::Ctx;
 use crate::http::response::Reply;
+use crate::http::response::to_json as json;
 use crate::request::catalog::{SET_DELIVERY_ENDPOINT, SetDeliveryEndpoint};
 use crate::request::commerce::{self, BecomeSeller};
 use crate::service::{App, catalog::sellers, commerce::checkout, commerce::payments};

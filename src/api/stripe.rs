@@ -11,7 +11,7 @@ pub async fn webhook(app: &App, ctx: &Ctx) -> Result<Reply> {
         .headers
         .get("stripe-signature")
         .and_then(|v| v.to_str().ok());
-    Ok(Reply::ok(super::purchases::json(
+    Ok(Reply::ok(crate::http::response::to_json(
         &stripe::webhook(app, signature, &ctx.body).await?,
     )?))
 }

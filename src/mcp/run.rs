@@ -176,7 +176,7 @@ pub(super) async fn run(
 
 /// A typed answer as a tool's JSON result.
 fn typed(answer: Result<impl serde::Serialize>) -> Result<Value> {
-    serde_json::to_value(answer?).map_err(|error| Error::Internal(format!("answer: {error}")))
+    crate::http::response::to_json(&answer?)
 }
 
 /// A tool's arguments read against its operation's declaration.

@@ -226,29 +226,34 @@ pub(super) fn module_paths(code: &str, prefix: &str) -> Vec<(usize, Vec<String>)
     out
 }
 
+/// The top-level items of a use-tree group, `group` being the text after its `{`.
+fn group_items(group: &str) -> Vec<&str> {
+    let mut items = Vec::new();
+    let (mut depth, mut start) = (0usize, 0usize);
+    for (k, c) in group.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' if depth == 0 => {
+                items.push(&group[start..k]);
+                break;
+            }
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                items.push(&group[start..k]);
+                start = k + 1;
+            }
+            _ => {}
+        }
+    }
+    items
+}
+
 /// The paths of one use-tree written at the start of `text`.
 pub(super) fn expand(text: &str) -> Vec<Vec<String>> {
     let ident = |c: char| c.is_alphanumeric() || c == '_';
     let text = text.trim_start();
     if let Some(group) = text.strip_prefix('{') {
-        let mut items = Vec::new();
-        let (mut depth, mut start) = (0usize, 0usize);
-        for (k, c) in group.char_indices() {
-            match c {
-                '{' => depth += 1,
-                '}' if depth == 0 => {
-                    items.push(&group[start..k]);
-                    break;
-                }
-                '}' => depth -= 1,
-                ',' if depth == 0 => {
-                    items.push(&group[start..k]);
-                    start = k + 1;
-                }
-                _ => {}
-            }
-        }
-        return items.into_iter().flat_map(expand).collect();
+        return group_items(group).into_iter().flat_map(expand).collect();
     }
     let name: String = text.chars().take_while(|&c| ident(c)).collect();
     if name.is_empty() || name == "self" {
@@ -327,24 +332,10 @@ fn expand_bound(text: &str) -> Vec<(Vec<String>, String)> {
     let ident = |c: char| c.is_alphanumeric() || c == '_';
     let text = text.trim_start();
     if let Some(group) = text.strip_prefix('{') {
-        let mut items = Vec::new();
-        let (mut depth, mut start) = (0usize, 0usize);
-        for (k, c) in group.char_indices() {
-            match c {
-                '{' => depth += 1,
-                '}' if depth == 0 => {
-                    items.push(&group[start..k]);
-                    break;
-                }
-                '}' => depth -= 1,
-                ',' if depth == 0 => {
-                    items.push(&group[start..k]);
-                    start = k + 1;
-                }
-                _ => {}
-            }
-        }
-        return items.into_iter().flat_map(expand_bound).collect();
+        return group_items(group)
+            .into_iter()
+            .flat_map(expand_bound)
+            .collect();
     }
     let name: String = text.chars().take_while(|&c| ident(c)).collect();
     if name.is_empty() {

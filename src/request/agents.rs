@@ -114,7 +114,8 @@ pub static UPDATE_ME: Op = Op {
     name: "update_me",
     fields: &[
         Field::rest("displayName", Kind::Text(NAME_MAX)),
-        Field::rest("email", Kind::Text(EMAIL_MAX)),
+        Field::rest("email", Kind::Text(EMAIL_MAX))
+            .documented("/components/schemas/UpdateMeRequest/properties/email"),
         Field::rest("callbackUrl", Kind::Token(URL_MAX))
             .documented("/components/schemas/UpdateMeRequest/properties/callbackUrl"),
     ],

@@ -7,7 +7,7 @@ use crate::http::request::Ctx;
 use crate::http::response::Reply;
 use crate::request::catalog::{
     BROWSE, Browse, CREATE_HEALTH_LISTING, CREATE_LISTING, CreateListing, DEACTIVATE_LISTING,
-    DeactivateListing, UPDATE_LISTING, UpdateListing, read_health_listing,
+    DeactivateListing, ListingId, UPDATE_LISTING, UpdateListing, read_health_listing,
 };
 use crate::request::{Face, Input};
 use crate::service::{App, catalog::browse, catalog::listings, identity::agents};
@@ -46,29 +46,30 @@ pub async fn create_health(app: &App, ctx: &Ctx) -> Result<Reply> {
 pub async fn detail(app: &App, ctx: &Ctx) -> Result<Reply> {
     Ok(Reply::Bytes(
         "application/json",
-        hyper::body::Bytes::from_owner(listings::signed_detail(app, ctx.param()).await?),
+        hyper::body::Bytes::from_owner(
+            listings::signed_detail(app, &ListingId::at(ctx.param())).await?,
+        ),
     ))
 }
 
 pub async fn update(app: &App, ctx: &Ctx) -> Result<Reply> {
     let seller = ctx.agent()?;
     let input = Input::body(&UPDATE_LISTING, ctx.body_args()?)?;
-    let request = UpdateListing::read(&input);
-    Reply::answer(
-        200,
-        &listings::update(app, seller, ctx.param(), request).await?,
-    )
+    let request = UpdateListing::read(&input, Some(ctx.param()))?;
+    Reply::answer(200, &listings::update(app, seller, request).await?)
 }
 
 pub async fn history(app: &App, ctx: &Ctx) -> Result<Reply> {
-    Reply::answer(200, &listings::history(app, ctx.param()).await?)
+    Reply::answer(
+        200,
+        &listings::history(app, &ListingId::at(ctx.param())).await?,
+    )
 }
 
 pub async fn deactivate(app: &App, ctx: &Ctx) -> Result<Reply> {
     let seller = ctx.agent()?;
-    let request = read_keyed_body(ctx, &DEACTIVATE_LISTING, DeactivateListing::read)?;
-    Reply::answer(
-        200,
-        &listings::deactivate(app, seller, ctx.param(), request).await?,
-    )
+    let request = read_keyed_body(ctx, &DEACTIVATE_LISTING, |input| {
+        DeactivateListing::read(input, Some(ctx.param()))
+    })?;
+    Reply::answer(200, &listings::deactivate(app, seller, request).await?)
 }

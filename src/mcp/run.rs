@@ -11,7 +11,7 @@ use crate::http::response::to_json;
 use crate::operations::Operation;
 use crate::request::agents::{Lookup, Register};
 use crate::request::catalog::{
-    self, Browse, CreateListing, DeactivateListing, SetDeliveryEndpoint, UpdateListing,
+    self, Browse, CreateListing, DeactivateListing, ListingId, SetDeliveryEndpoint, UpdateListing,
 };
 use crate::request::commerce::{BecomeSeller, GetPurchase, Purchase, Rate};
 use crate::request::contact::{InquiryKind, NewInquiry};
@@ -123,8 +123,8 @@ pub(super) async fn run(
             to_json(&browse::browse(app, &request, querier).await?)
         }
         Operation::GetListing => {
-            let id = catalog::listing_id(&input(op, arguments)?)?;
-            to_json(&listings::detail(app, &id).await?)
+            let request = ListingId::read(&input(op, arguments)?)?;
+            to_json(&listings::detail(app, &request).await?)
         }
         Operation::PurchaseListing => {
             let agent = me()?;
@@ -143,21 +143,17 @@ pub(super) async fn run(
         }
         Operation::UpdateListing => {
             let agent = me()?;
-            let input = input(op, arguments)?;
-            let request = UpdateListing::read(&input);
-            to_json(&listings::update(app, agent, &catalog::listing_id(&input)?, request).await?)
+            let request = UpdateListing::read(&input(op, arguments)?, None)?;
+            to_json(&listings::update(app, agent, request).await?)
         }
         Operation::DeactivateListing => {
             let agent = me()?;
-            let input = input(op, arguments)?;
-            let request = DeactivateListing::read(&input)?;
-            to_json(
-                &listings::deactivate(app, agent, &catalog::listing_id(&input)?, request).await?,
-            )
+            let request = DeactivateListing::read(&input(op, arguments)?, None)?;
+            to_json(&listings::deactivate(app, agent, request).await?)
         }
         Operation::ListingHistory => {
-            let id = catalog::listing_id(&input(op, arguments)?)?;
-            to_json(&listings::history(app, &id).await?)
+            let request = ListingId::read(&input(op, arguments)?)?;
+            to_json(&listings::history(app, &request).await?)
         }
         Operation::SellDashboard => {
             let agent = me()?;

@@ -125,7 +125,8 @@ pub const METADATA_FIELDS: &[&str] = &[
     "sourceAttribution",
 ];
 
-const LISTING_ID: Field = Field::mcp("listing_id", Kind::Text(ID_MAX))
+/// The listing an operation names: REST's path segment, MCP's `listing_id`.
+pub(super) const LISTING_ID: Field = Field::mcp("listing_id", Kind::Text(ID_MAX))
     .required()
     .doc("The listing id (a UUID).");
 const TITLE: Field = Field::both("title", "title", Kind::Text(TITLE_MAX));
@@ -342,9 +343,18 @@ pub static UPDATE_LISTING: Op = Op {
     )),
 };
 
-/// An edit: every field optional; unchanged fields make no version.
+/// An edit of one listing. The edit's values are judged only once the listing is known to be
+/// the caller's (a stranger learns nothing from a 400), so its refusal travels inside.
 #[derive(Debug)]
 pub struct UpdateListing {
+    /// REST's path segment, MCP's `listing_id`.
+    pub listing_id: String,
+    pub edit: Result<ListingEdit>,
+}
+
+/// An edit: every field optional; unchanged fields make no version.
+#[derive(Debug)]
+pub struct ListingEdit {
     pub title: Option<String>,
     pub description: Option<String>,
     pub price_cents: Option<i64>,
@@ -355,10 +365,22 @@ pub struct UpdateListing {
 }
 
 impl UpdateListing {
+    /// Reads an edit: `path` is REST's path segment (`None` on MCP, where `listing_id` is an
+    /// argument, judged before the edit's values).
+    ///
     /// # Errors
-    /// `INVALID_ARGUMENT` naming the field.
-    pub fn read(input: &Input) -> Result<UpdateListing> {
-        Ok(UpdateListing {
+    /// `INVALID_ARGUMENT` when the MCP `listing_id` is missing or malformed; the edit's own
+    /// refusal is kept in `edit`.
+    pub fn read(input: &Input, path: Option<&str>) -> Result<UpdateListing> {
+        let listing_id = input.path_id(&LISTING_ID, path)?;
+        let edit = ListingEdit::read(input);
+        Ok(UpdateListing { listing_id, edit })
+    }
+}
+
+impl ListingEdit {
+    fn read(input: &Input) -> Result<ListingEdit> {
+        Ok(ListingEdit {
             title: input.text(&TITLE)?,
             description: input.paragraph(&DESCRIPTION)?,
             price_cents: input.int(&PRICE)?,
@@ -385,15 +407,21 @@ pub static DEACTIVATE_LISTING: Op = Op {
 /// A withdrawal, with its reason for the history.
 #[derive(Debug)]
 pub struct DeactivateListing {
+    /// REST's path segment, MCP's `listing_id`.
+    pub listing_id: String,
     pub reason: Option<String>,
 }
 
 impl DeactivateListing {
+    /// Reads a withdrawal: `path` is REST's path segment (`None` on MCP, where `listing_id` is
+    /// an argument, judged after `reason`).
+    ///
     /// # Errors
     /// `INVALID_ARGUMENT` naming the field.
-    pub fn read(input: &Input) -> Result<DeactivateListing> {
+    pub fn read(input: &Input, path: Option<&str>) -> Result<DeactivateListing> {
         Ok(DeactivateListing {
             reason: input.text(&REASON)?,
+            listing_id: input.path_id(&LISTING_ID, path)?,
         })
     }
 }
@@ -422,12 +450,30 @@ pub static LISTING_HISTORY: Op = Op {
     )),
 };
 
-/// The listing id of an MCP call (on REST it is the path segment).
-///
-/// # Errors
-/// Missing or not a short string.
-pub fn listing_id(input: &Input) -> Result<String> {
-    input.req_text(&LISTING_ID)
+/// A listing named by its id alone: its detail and its history.
+#[derive(Debug)]
+pub struct ListingId {
+    /// REST's path segment, MCP's `listing_id`.
+    pub listing_id: String,
+}
+
+impl ListingId {
+    /// The listing a REST path names.
+    pub fn at(path: &str) -> ListingId {
+        ListingId {
+            listing_id: path.to_owned(),
+        }
+    }
+
+    /// The listing an MCP call names.
+    ///
+    /// # Errors
+    /// `listing_id` missing or not a short string.
+    pub fn read(input: &Input) -> Result<ListingId> {
+        Ok(ListingId {
+            listing_id: input.req_text(&LISTING_ID)?,
+        })
+    }
 }
 
 /// `PUT /api/sell/delivery-endpoint` · `set_delivery_endpoint`.

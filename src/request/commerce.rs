@@ -2,6 +2,7 @@
 
 use serde_json::Value;
 
+use super::catalog::LISTING_ID;
 use super::{Access, Face, Field, ID_MAX, Input, Kind, Op, Scope, Tool};
 use crate::error::{Error, Result};
 use crate::service::rail::Rail;
@@ -27,9 +28,6 @@ pub const ATTESTATIONS: &[&str] = &[
 /// Longest rating comment.
 pub const COMMENT_MAX: usize = 2000;
 
-const LISTING_ID: Field = Field::mcp("listing_id", Kind::Text(ID_MAX))
-    .required()
-    .doc("The listing id (a UUID).");
 const EMAIL: Field = Field::both("email", "email", Kind::Text(254))
     .doc("Optional receipt email.")
     .documented("/components/schemas/PurchaseRequest/properties/email");
@@ -88,7 +86,7 @@ impl Purchase {
         payment: Option<PaymentHeader>,
     ) -> Result<Purchase> {
         Ok(Purchase {
-            listing_id: path_id(input, &LISTING_ID, path)?,
+            listing_id: input.path_id(&LISTING_ID, path)?,
             rail: RailChoice::read(input.raw(&RAIL))?,
             payment,
             email: input.text(&EMAIL),
@@ -163,14 +161,6 @@ impl PaymentHeader {
     }
 }
 
-/// The id a path names: REST's path segment, else (MCP) the required argument `field`.
-fn path_id(input: &Input, field: &Field, path: Option<&str>) -> Result<String> {
-    match path {
-        Some(id) => Ok(id.to_owned()),
-        None => input.req_text(field),
-    }
-}
-
 /// `GET /api/marketplace/purchases/{id}` (query) · `get_purchase`. The purchase token is REST's
 /// way for an x402 buyer without a key.
 pub static GET_PURCHASE: Op = Op {
@@ -204,7 +194,7 @@ impl GetPurchase {
     /// `INVALID_ARGUMENT`: missing or not a short string.
     pub fn read(input: &Input, path: Option<&str>) -> Result<GetPurchase> {
         Ok(GetPurchase {
-            purchase_id: path_id(input, &GET_PURCHASE.fields[0], path)?,
+            purchase_id: input.path_id(&GET_PURCHASE.fields[0], path)?,
         })
     }
 }
@@ -265,7 +255,7 @@ impl Rate {
             })?,
             comment: input.paragraph(&COMMENT)?,
             // Last, as the refusals have always come.
-            listing_id: path_id(input, &LISTING_ID, path)?,
+            listing_id: input.path_id(&LISTING_ID, path)?,
         })
     }
 }

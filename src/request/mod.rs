@@ -472,6 +472,18 @@ impl Input {
         self.text(field)?.ok_or_else(|| self.missing(field))
     }
 
+    /// The id a path names: REST's path segment when `path` is given, else (MCP) the required
+    /// text argument `field`.
+    ///
+    /// # Errors
+    /// As [`Input::req_text`] (MCP only).
+    pub fn path_id(&self, field: &Field, path: Option<&str>) -> Result<String> {
+        match path {
+            Some(id) => Ok(id.to_owned()),
+            None => self.req_text(field),
+        }
+    }
+
     /// An optional [`Kind::Paragraph`] field.
     ///
     /// # Errors

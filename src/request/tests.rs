@@ -373,3 +373,36 @@ fn tokens_are_taken_as_sent() {
         assert_eq!(input.text(&TOKENS.fields[0]).is_ok(), taken, "{value:?}");
     }
 }
+
+#[test]
+fn a_listing_edit_names_its_listing_and_keeps_its_refusal_for_after_the_owner_check() {
+    use super::catalog::{DeactivateListing, ListingId, UPDATE_LISTING, UpdateListing};
+    let args = |value: Value| crate::args::Args::from_value(value).unwrap();
+    let rest = Input::unchecked(Face::Rest, &UPDATE_LISTING, args(json!({"priceCents": -1})));
+    let edit = UpdateListing::read(&rest, Some("L-1")).unwrap();
+    assert_eq!(edit.listing_id, "L-1");
+    assert_eq!(edit.edit.unwrap_err().code(), "INVALID_ARGUMENT");
+
+    let mcp = Input::unchecked(
+        Face::Mcp,
+        &UPDATE_LISTING,
+        args(json!({"listing_id": "L-2", "title": "New"})),
+    );
+    let edit = UpdateListing::read(&mcp, None).unwrap();
+    assert_eq!(edit.listing_id, "L-2");
+    assert_eq!(edit.edit.unwrap().title.as_deref(), Some("New"));
+    let unnamed = Input::unchecked(Face::Mcp, &UPDATE_LISTING, args(json!({"title": "x"})));
+    assert!(UpdateListing::read(&unnamed, None).is_err());
+
+    let withdraw = Input::unchecked(
+        Face::Mcp,
+        &super::catalog::DEACTIVATE_LISTING,
+        args(json!({"listing_id": "L-3", "reason": "sold elsewhere"})),
+    );
+    let withdraw = DeactivateListing::read(&withdraw, None).unwrap();
+    assert_eq!(
+        (withdraw.listing_id.as_str(), withdraw.reason.as_deref()),
+        ("L-3", Some("sold elsewhere"))
+    );
+    assert_eq!(ListingId::at("L-4").listing_id, "L-4");
+}

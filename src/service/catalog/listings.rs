@@ -9,7 +9,9 @@ use crate::crypto::jcs;
 use crate::crypto::keys::Keyring;
 use crate::crypto::receipt::sign_object;
 use crate::error::{Error, Result};
-use crate::request::catalog::{CreateListing, DeactivateListing, ListingType, UpdateListing};
+use crate::request::catalog::{
+    CreateListing, DeactivateListing, ListingId, ListingType, UpdateListing,
+};
 use crate::service::catalog::screening::{self, Refusal};
 use crate::service::catalog::sellers::{self, fetch_deliverable};
 use crate::service::catalog::view::{License, ListingView, license};
@@ -331,7 +333,8 @@ pub(crate) fn insert_row(
 ///
 /// # Errors
 /// As [`detail`].
-pub async fn signed_detail(app: &App, id: &str) -> Result<super::signed::Body> {
+pub async fn signed_detail(app: &App, request: &ListingId) -> Result<super::signed::Body> {
+    let id = request.listing_id.as_str();
     let stamp = super::signed::catalogue_stamp(app);
     let now = app.clock.now();
     if let Some((body, seq)) = app.signed.get(id, stamp, now) {
@@ -354,8 +357,8 @@ pub async fn signed_detail(app: &App, id: &str) -> Result<super::signed::Body> {
 ///
 /// # Errors
 /// `NOT_FOUND`; database failure.
-pub async fn detail<'a>(app: &'a App, id: &str) -> Result<Detail<'a>> {
-    Ok(detail_with_seq(app, id).await?.0)
+pub async fn detail<'a>(app: &'a App, request: &ListingId) -> Result<Detail<'a>> {
+    Ok(detail_with_seq(app, &request.listing_id).await?.0)
 }
 
 async fn detail_with_seq<'a>(app: &'a App, id: &str) -> Result<(Detail<'a>, i64)> {
@@ -421,16 +424,15 @@ async fn detail_with_seq<'a>(app: &'a App, id: &str) -> Result<(Detail<'a>, i64)
 pub async fn update<'a>(
     app: &'a App,
     seller: &AgentRow,
-    id: &str,
-    request: Result<UpdateListing>,
+    request: UpdateListing,
 ) -> Result<Written<'a>> {
-    let current = find(app, id).await?;
+    let current = find(app, &request.listing_id).await?;
     if current.seller_id != seller.id {
         return Err(not_owner());
     }
     // Unknown fields were refused at the edge; the values are judged once the listing is known
     // to be the caller's (a stranger learns nothing from a 400).
-    let request = request?;
+    let request = request.edit?;
     let mut next = current.clone();
     if let Some(title) = request.title {
         next.title = title;
@@ -508,11 +510,10 @@ pub async fn update<'a>(
 pub async fn deactivate<'a>(
     app: &'a App,
     seller: &AgentRow,
-    id: &str,
     request: DeactivateListing,
 ) -> Result<Written<'a>> {
     let reason = request.reason;
-    let current = find(app, id).await?;
+    let current = find(app, &request.listing_id).await?;
     if current.seller_id != seller.id {
         return Err(not_owner());
     }
@@ -563,8 +564,8 @@ async fn apply_edit(
 ///
 /// # Errors
 /// `NOT_FOUND`.
-pub async fn history(app: &App, id: &str) -> Result<History> {
-    let row = find(app, id).await?;
+pub async fn history(app: &App, request: &ListingId) -> Result<History> {
+    let row = find(app, &request.listing_id).await?;
     let listing_id = row.id.clone();
     let entries = app
         .store

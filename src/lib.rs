@@ -21,6 +21,7 @@
 //! - [`clock`]: injectable time.
 //! - [`error`]: the one error enum.
 
+pub mod a2a;
 mod api;
 pub mod args;
 pub mod assets;

@@ -40,6 +40,10 @@ pub enum Auth {
     /// MCP authenticates each JSON-RPC message itself (some methods are public): an API key
     /// or an OAuth access token.
     Mcp,
+    /// A2A authenticates each request itself (browsing and the fee schedule are public; sending,
+    /// buying, selling and tasks take an API key or an OAuth access token) and answers in A2A's
+    /// own error forms, so nothing is checked before its handler.
+    A2a,
     /// Anyone; the answer's shape is fixed by an outside standard (OAuth metadata, RFC 7591 open
     /// client registration, the RFC 9727 API catalog, the MCP Registry `server.json`), so no
     /// provenance block is added.
@@ -298,6 +302,20 @@ operations! {
     McpGet: Mcp [GET "/api/mcp", GET "/mcp"] {};
     McpDelete: Mcp [DELETE "/api/mcp", DELETE "/mcp"] {};
     McpPreflight: Mcp [OPTIONS "/api/mcp", OPTIONS "/mcp"] {};
+
+    // A2A 1.0: the marketplace's card and endpoint, and every agent's (by sub-path), in the
+    // JSON-RPC and HTTP+JSON bindings.
+    A2aCard: Standard [GET "/.well-known/agent-card.json"] {};
+    A2aAgentCard: Standard [GET "/a2a/agents/{handle}/.well-known/agent-card.json"]
+        { param: Some(Handle) };
+    A2aKeys: Standard [GET "/a2a/jwks.json"] {};
+    A2aRpc: A2a [POST "/a2a"] {};
+    A2aAgentRpc: A2a [POST "/a2a/agents/{handle}"] { param: Some(Handle) };
+    A2aSend: A2a [POST "/a2a/message:send"] {};
+    A2aAgentSend: A2a [POST "/a2a/agents/{handle}/message:send"] { param: Some(Handle) };
+    A2aListTasks: A2a [GET "/a2a/tasks"] {};
+    A2aGetTask: A2a [GET "/a2a/tasks/{id}"] { param: Some(Id) };
+    A2aCancelTask: A2a [POST "/a2a/tasks/{id}:cancel"] { param: Some(Id) };
 
     // OAuth 2.1 for hosted MCP clients, and discovery documents of outside standards.
     OAuthProtectedResource: Standard [GET "/.well-known/oauth-protected-resource"] {};

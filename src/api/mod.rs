@@ -18,6 +18,7 @@ mod stats;
 mod stripe;
 mod system;
 
+use crate::a2a::{self, Rest};
 use crate::error::Result;
 use crate::http::request::{Caller, Ctx};
 use crate::http::response::Reply;
@@ -80,6 +81,7 @@ async fn authenticate(app: &App, operation: Operation, ctx: &Ctx) -> Result<Call
         | Auth::Action
         | Auth::Provider
         | Auth::Mcp
+        | Auth::A2a
         | Auth::Standard
         | Auth::OAuthClient
         | Auth::Person => Ok(Caller::Anonymous),
@@ -101,7 +103,7 @@ pub async fn dispatch(app: &App, operation: Operation, mut ctx: Ctx) -> Result<R
     // Agent-or-payment routes authenticate in their handler (the key is optional there), and
     // their services refuse an id that names nothing after that, so 401 still comes first.
     if let Some(param) = operation.param()
-        && operation.auth() != Auth::AgentOrPayment
+        && !matches!(operation.auth(), Auth::AgentOrPayment | Auth::A2a)
     {
         param.check(ctx.param())?;
     }
@@ -142,6 +144,16 @@ pub async fn dispatch(app: &App, operation: Operation, mut ctx: Ctx) -> Result<R
         Operation::ReadInbox => messages::inbox(app, ctx).await,
         Operation::ListCallbacks => callbacks::list_callbacks(app, ctx).await,
         Operation::ReplayCallback => callbacks::replay_callback(app, ctx).await,
+        Operation::A2aCard => Ok(a2a::marketplace_card(app)),
+        Operation::A2aAgentCard => a2a::agent_card(app, ctx).await,
+        Operation::A2aKeys => Ok(a2a::jwks(app)),
+        Operation::A2aRpc => Ok(a2a::rpc(app, ctx, false).await),
+        Operation::A2aAgentRpc => Ok(a2a::rpc(app, ctx, true).await),
+        Operation::A2aSend => Ok(a2a::rest(app, ctx, Rest::Send, false).await),
+        Operation::A2aAgentSend => Ok(a2a::rest(app, ctx, Rest::Send, true).await),
+        Operation::A2aListTasks => Ok(a2a::rest(app, ctx, Rest::ListTasks, false).await),
+        Operation::A2aGetTask => Ok(a2a::rest(app, ctx, Rest::GetTask, false).await),
+        Operation::A2aCancelTask => Ok(a2a::rest(app, ctx, Rest::CancelTask, false).await),
         Operation::McpPost => crate::mcp::post(app, ctx).await,
         Operation::McpGet => crate::mcp::get(app, ctx).await,
         Operation::McpDelete => crate::mcp::delete(),

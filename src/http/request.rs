@@ -73,7 +73,7 @@ impl Ctx {
     }
 
     /// Whether `Content-Type` names `media` (parameters such as `charset` aside).
-    fn media_type_is(&self, media: &str) -> bool {
+    pub fn media_type_is(&self, media: &str) -> bool {
         self.headers
             .get(hyper::header::CONTENT_TYPE)
             .and_then(|value| value.to_str().ok())

@@ -93,10 +93,16 @@ fn match_parts(parts: &[&str], segments: &[&str]) -> Option<(usize, Vec<String>)
     let mut params = Vec::new();
     for (part, segment) in parts.iter().zip(segments) {
         if part.starts_with('{') {
-            if segment.is_empty() {
+            // A parameter may end in a literal (`{id}:cancel`, as A2A's custom methods do).
+            let suffix = part.split_once('}').map_or("", |(_, suffix)| suffix);
+            let value = segment.strip_suffix(suffix)?;
+            if value.is_empty() {
                 return None;
             }
-            params.push(percent_decode(segment));
+            if !suffix.is_empty() {
+                score += 1;
+            }
+            params.push(percent_decode(value));
         } else if part == segment {
             score += 1;
         } else {

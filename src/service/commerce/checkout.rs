@@ -43,6 +43,33 @@ pub fn choose_rail(app: &App, has_key: bool, request: &Purchase) -> Result<Rail>
     }
 }
 
+/// The buyer withdraws a purchase whose checkout is still open (the A2A face's `CancelTask`):
+/// the reservation ends as `cancelled`, as the sandbox's cancel button ends it. A payment that
+/// arrives afterwards is refunded like any payment after its checkout ended. Whether the
+/// purchase is the buyer's is the caller's to check first.
+///
+/// # Errors
+/// `CHECKOUT_CLOSED` (409) when it is no longer waiting for payment; database failure.
+pub async fn cancel_purchase(app: &App, buyer: &AgentRow, purchase_id: &str) -> Result<()> {
+    let (id, buyer_id) = (purchase_id.to_owned(), buyer.id.clone());
+    let ended = app
+        .store
+        .write(move |tx| {
+            let owned = crate::store::purchases::find(tx, &id)?
+                .is_some_and(|p| p.buyer_id.as_deref() == Some(buyer_id.as_str()));
+            Ok(owned && crate::store::payments::end_checkout(tx, &id, "cancelled")?)
+        })
+        .await?;
+    if ended {
+        Ok(())
+    } else {
+        Err(Error::Conflict {
+            code: "CHECKOUT_CLOSED",
+            message: "this purchase is no longer waiting for payment".into(),
+        })
+    }
+}
+
 /// What a sale came to.
 pub enum Bought {
     /// A purchase made (free, paid) or opened (a reservation waiting for its checkout), with

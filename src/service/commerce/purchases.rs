@@ -173,6 +173,45 @@ pub async fn get(app: &App, buyer: &AgentRow, request: GetPurchase) -> Result<Bu
     read_as_buyer(app, purchase).await
 }
 
+/// A page of the buyer's own purchases, newest first, without their deliverables (a list
+/// reads many; [`get`] relays one). The A2A face's `ListTasks`.
+///
+/// # Errors
+/// Database failure.
+pub async fn list(app: &App, buyer: &AgentRow, page: PurchasePage) -> Result<PurchaseList> {
+    let buyer_id = buyer.id.clone();
+    let PurchasePage {
+        statuses,
+        limit,
+        offset,
+    } = page;
+    let (rows, total) = app
+        .store
+        .read(move |conn| store::of_buyer(conn, &buyer_id, statuses, limit, offset))
+        .await?;
+    let mut purchases = Vec::with_capacity(rows.len());
+    for row in rows {
+        purchases.push(shown(app, row, false).await?);
+    }
+    Ok(PurchaseList { purchases, total })
+}
+
+/// Which of a buyer's purchases to list.
+#[derive(Debug)]
+pub struct PurchasePage {
+    /// The statuses to list (every status when empty).
+    pub statuses: &'static [&'static str],
+    pub limit: i64,
+    pub offset: i64,
+}
+
+/// A page of purchases and how many match in all.
+#[derive(Debug)]
+pub struct PurchaseList {
+    pub purchases: Vec<BuyerPurchase>,
+    pub total: i64,
+}
+
 /// `GET /api/marketplace/purchases/{id}` with `purchase_token` (or `X-Purchase-Token`) instead
 /// of a key: the buyer of an x402 purchase, anonymous or not, reads it with its token.
 ///
@@ -270,7 +309,13 @@ pub struct RefundView {
 }
 
 /// The Purchase resource for its buyer: relays the deliverable when the purchase is paid.
-async fn read_as_buyer(app: &App, mut purchase: PurchaseRow) -> Result<BuyerPurchase> {
+async fn read_as_buyer(app: &App, purchase: PurchaseRow) -> Result<BuyerPurchase> {
+    shown(app, purchase, true).await
+}
+
+/// The Purchase as its buyer sees it; when `live`, the deliverable fetched and relayed (and a
+/// lapsed checkout recorded as expired), else the record alone (a list shows many).
+async fn shown(app: &App, mut purchase: PurchaseRow, live: bool) -> Result<BuyerPurchase> {
     let mut delivery = None;
     let mut delivery_error = None;
     if purchase.status == "pending_payment"
@@ -279,13 +324,15 @@ async fn read_as_buyer(app: &App, mut purchase: PurchaseRow) -> Result<BuyerPurc
             .as_deref()
             .is_some_and(|at| at <= app.now().as_str())
     {
-        let now = app.now();
-        app.store
-            .write(move |tx| payment_store::expire_checkouts(tx, &now))
-            .await?;
+        if live {
+            let now = app.now();
+            app.store
+                .write(move |tx| payment_store::expire_checkouts(tx, &now))
+                .await?;
+        }
         purchase.status = "expired".into();
     }
-    if purchase.status == "paid" || purchase.status == "delivered" {
+    if live && (purchase.status == "paid" || purchase.status == "delivered") {
         match relay(app, &purchase).await {
             Ok((deliverable, fingerprint)) => {
                 if purchase.status == "paid" {

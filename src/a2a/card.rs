@@ -1,0 +1,258 @@
+//! Agent cards (A2A 1.0 §4.4, §8): the marketplace's at `/.well-known/agent-card.json`, and one
+//! per registered agent at `/a2a/agents/{handle}/.well-known/agent-card.json` (its handle and
+//! opt-in display name only). Each is signed as §8.4 says: a JWS with a detached payload, the
+//! RFC 8785 form of the card without `signatures`, signed with the instance's Ed25519 key
+//! (`alg` EdDSA, `kid` its key id, `jku` the key set at `/a2a/jwks.json`).
+//!
+//! Cards hold no empty string, list or object and no member outside the A2A schema: SDK
+//! verifiers parse the card and drop empty values before canonicalising, so a card with one
+//! would verify in some implementations and not in others.
+
+use serde_json::{Map, Value, json};
+
+use crate::crypto::{b64url, jcs};
+use crate::request::Scope;
+use crate::service::App;
+use crate::service::identity::cards::PublicCard;
+
+/// The A2A protocol version served.
+pub const PROTOCOL_VERSION: &str = "1.0";
+
+/// The path of the marketplace's JSON-RPC endpoint, and the base of its HTTP+JSON binding.
+pub const ENDPOINT: &str = "/a2a";
+
+/// An agent's A2A base path.
+pub fn agent_base(handle: &str) -> String {
+    format!("{ENDPOINT}/agents/{}", handle.to_ascii_lowercase())
+}
+
+/// The card of an agent's A2A endpoint: where its A2A card is.
+pub fn agent_card_path(handle: &str) -> String {
+    format!("{}/.well-known/agent-card.json", agent_base(handle))
+}
+
+fn interfaces(app: &App, base: &str) -> Value {
+    json!([
+        {"url": app.url(base), "protocolBinding": "JSONRPC", "protocolVersion": PROTOCOL_VERSION},
+        {"url": app.url(base), "protocolBinding": "HTTP+JSON", "protocolVersion": PROTOCOL_VERSION},
+    ])
+}
+
+fn security_schemes(app: &App) -> Value {
+    let scopes: Map<String, Value> = Scope::ALL
+        .into_iter()
+        .map(|scope| (scope.name().to_owned(), scope.sentence().into()))
+        .collect();
+    json!({
+        "apiKey": {"httpAuthSecurityScheme": {
+            "scheme": "Bearer",
+            "description": "An agent's API key (POST /api/agents/register answers it once); it holds every scope.",
+        }},
+        "oauth": {"oauth2SecurityScheme": {
+            "description": "OAuth 2.1 with PKCE, for agents acting for a registered agent.",
+            "flows": {"authorizationCode": {
+                "authorizationUrl": app.url("/oauth/authorize"),
+                "tokenUrl": app.url("/oauth/token"),
+                "scopes": scopes,
+                "pkceRequired": true,
+            }},
+            "oauth2MetadataUrl": app.url("/.well-known/oauth-authorization-server"),
+        }},
+    })
+}
+
+/// Either credential, holding `scope` (an API key holds every scope; the scope names its role).
+fn needs(scope: Scope) -> Value {
+    json!([
+        {"schemes": {"apiKey": {"list": [scope.name()]}}},
+        {"schemes": {"oauth": {"list": [scope.name()]}}},
+    ])
+}
+
+fn skill(id: &str, name: &str, description: &str, tags: &[&str], example: Value) -> Value {
+    json!({
+        "id": id,
+        "name": name,
+        "description": description,
+        "tags": tags,
+        "examples": [example.to_string()],
+        "inputModes": ["application/json"],
+        "outputModes": ["application/json"],
+    })
+}
+
+/// The marketplace's card, signed.
+pub fn marketplace(app: &App) -> Value {
+    let mut buy = skill(
+        "buy",
+        "Buy a listing",
+        "Send a data part naming a listing ({\"listingId\": …}, with the purchase's optional email, intendedUse, attestation). The answer is a task: a free listing completes with its deliverable as an artifact; a paid one waits in TASK_STATE_INPUT_REQUIRED with its checkout URL and completes once paid. GetTask reads it with the deliverable relayed live.",
+        &["purchase", "checkout"],
+        json!({"listingId": "00000000-0000-4000-8000-000000000000"}),
+    );
+    buy["securityRequirements"] = needs(Scope::Spend);
+    let mut sell = skill(
+        "sell",
+        "Sell: list an asset",
+        "Send a data part {\"listing\": {…}} with the fields of POST /api/marketplace/listings (title, description, priceCents, verticalSlug, category, preview, …). The answer is a message whose data part is the new listing with its signed history receipt. Selling a paid listing needs payouts connected (POST /api/sell/register).",
+        &["sell", "listing"],
+        json!({"listing": {"title": "Soil moisture, 2026", "description": "Hourly readings from 40 farms.", "priceCents": 0, "verticalSlug": "agriculture", "category": "data", "preview": {"rows": 3}}}),
+    );
+    sell["securityRequirements"] = needs(Scope::Sell);
+    let card = json!({
+        "name": format!("bourse at {}", host(app)),
+        "description": "A marketplace where agents register, list assets, browse, buy, rate and sell, and message each other with signed receipts. Every registered agent is reachable over A2A at /a2a/agents/{handle}.",
+        "supportedInterfaces": interfaces(app, ENDPOINT),
+        "provider": {"organization": host(app), "url": app.url("/")},
+        "version": env!("CARGO_PKG_VERSION"),
+        "documentationUrl": app.url("/llms.txt"),
+        "capabilities": {"streaming": false, "pushNotifications": false},
+        "securitySchemes": security_schemes(app),
+        "defaultInputModes": ["application/json", "text/plain"],
+        "defaultOutputModes": ["application/json", "text/plain"],
+        "skills": [
+            skill(
+                "browse",
+                "Browse and search the catalogue",
+                "Send a data part {\"query\": …} with any filter of GET /api/marketplace/listings (category, vertical, type, price, min_rating, sort, limit, offset); the answer is a message whose data part is the signed page of listings. No credential needed.",
+                &["catalogue", "search"],
+                json!({"query": "soil moisture", "sort": "quality", "limit": 10}),
+            ),
+            buy,
+            sell,
+            skill(
+                "message",
+                "Message an agent",
+                "Each agent has its own A2A endpoint at /a2a/agents/{handle} (its card at /a2a/agents/{handle}/.well-known/agent-card.json): a message sent there lands in its inbox, with a signed receipt.",
+                &["messaging", "inbox"],
+                json!({"handle": "acme-data"}),
+            ),
+            skill(
+                "fees",
+                "Read the fee schedule",
+                "Send a data part {\"fees\": {}}: the answer's data part is the live fee schedule and any announced change (GET /api/fees). No credential needed.",
+                &["fees", "disclosure"],
+                json!({"fees": {}}),
+            ),
+        ],
+    });
+    signed(app, card)
+}
+
+/// An agent's public card, signed: its handle, its display name if it chose one, and its
+/// endpoint, where messages land in its inbox.
+pub fn agent(app: &App, public: &PublicCard) -> Value {
+    let handle = public.handle.to_ascii_lowercase();
+    let name = public
+        .display_name
+        .clone()
+        .unwrap_or_else(|| public.handle.clone());
+    let mut message = skill(
+        "message",
+        "Send a message",
+        "A message sent here lands in this agent's inbox on the marketplace, exactly like POST /api/agents/{handle}/messages: its text parts (or, with other parts, the JSON of all of them) are the body, at most 16,384 bytes; the messageId is the idempotency key; the answer's metadata holds the message with its signed acceptance receipt.",
+        &["messaging", "inbox"],
+        json!({"text": "Do you have 2025 readings too?"}),
+    );
+    message["inputModes"] = json!(["text/plain", "application/json"]);
+    message["securityRequirements"] = needs(Scope::Message);
+    let card = json!({
+        "name": name,
+        "description": format!("The agent {} on bourse at {}: messages sent here reach its inbox.", public.handle, host(app)),
+        "supportedInterfaces": interfaces(app, &agent_base(&handle)),
+        "provider": {"organization": host(app), "url": app.url("/")},
+        "version": env!("CARGO_PKG_VERSION"),
+        "documentationUrl": app.url("/llms.txt"),
+        "capabilities": {"streaming": false, "pushNotifications": false},
+        "securitySchemes": security_schemes(app),
+        "defaultInputModes": ["text/plain", "application/json"],
+        "defaultOutputModes": ["application/json"],
+        "skills": [message],
+    });
+    signed(app, card)
+}
+
+/// The key set a card's `jku` names: the current signing key and the previous ones, as JWKs.
+pub fn jwks(app: &App) -> Value {
+    let keyring = &app.keyring;
+    let keys: Vec<Value> = std::iter::once(keyring.current())
+        .chain(keyring.previous())
+        .map(|record| {
+            json!({
+                "kty": "OKP",
+                "crv": "Ed25519",
+                "x": record.public_key,
+                "kid": record.key_id,
+                "alg": "EdDSA",
+                "use": "sig",
+            })
+        })
+        .collect();
+    json!({ "keys": keys })
+}
+
+fn host(app: &App) -> String {
+    let url = app.public_url.as_str();
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    rest.split('/').next().unwrap_or(rest).to_owned()
+}
+
+/// `card` with its §8.4 signature.
+fn signed(app: &App, mut card: Value) -> Value {
+    let key_id = app.keyring.current().key_id.clone();
+    let header = json!({
+        "alg": "EdDSA",
+        "typ": "JOSE",
+        "kid": key_id,
+        "jku": app.url("/a2a/jwks.json"),
+    });
+    let protected = b64url(&jcs::canonicalize(&header));
+    let payload = b64url(&jcs::canonicalize(&card));
+    let signature = app
+        .keyring
+        .sign(format!("{protected}.{payload}").as_bytes());
+    card["signatures"] = json!([{ "protected": protected, "signature": b64url(&signature) }]);
+    card
+}
+
+/// An `ETag` for a card: its content's digest (a new key or version makes a new one).
+pub fn etag(card: &Value) -> String {
+    let digest = jcs::digest(card);
+    let hex = digest.rsplit(':').next().unwrap_or(&digest);
+    format!("\"{}\"", &hex[..hex.len().min(32)])
+}
+
+/// Removes `signatures` and checks a card holds no empty value (what SDK canonicalisers drop).
+#[cfg(test)]
+pub fn empty_members(value: &Value, at: &str, found: &mut Vec<String>) {
+    match value {
+        Value::String(text) if text.is_empty() => found.push(at.to_owned()),
+        Value::Array(items) if items.is_empty() => found.push(at.to_owned()),
+        Value::Object(members) if members.is_empty() => found.push(at.to_owned()),
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                empty_members(item, &format!("{at}/{i}"), found);
+            }
+        }
+        Value::Object(members) => {
+            for (key, item) in members {
+                empty_members(item, &format!("{at}/{key}"), found);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jwks_lists_ed25519_keys() {
+        let header = json!({"alg": "EdDSA"});
+        assert_eq!(b64url(&jcs::canonicalize(&header)), "eyJhbGciOiJFZERTQSJ9");
+        let mut found = Vec::new();
+        empty_members(&json!({"a": [], "b": {"c": ""}, "d": 0}), "", &mut found);
+        assert_eq!(found, vec!["/a", "/b/c"]);
+    }
+}

@@ -1,0 +1,343 @@
+//! The A2A face (A2A 1.0.1): agent cards, and the JSON-RPC and HTTP+JSON bindings of the
+//! marketplace's endpoint (`/a2a`) and of every agent's (`/a2a/agents/{handle}`: A2A's
+//! multi-tenancy by sub-path; a JSON-RPC request to `/a2a` with `params.tenant` = a handle is
+//! the same as one to that agent's endpoint). Both bindings read a request into one [`Method`]
+//! and its parameters and call [`run::run`], the face's one dispatch.
+//!
+//! Every request states `A2A-Version: 1.0` (header, or query parameter); none, which A2A reads
+//! as 0.3, or another major version is `VERSION_NOT_SUPPORTED`. The Bearer credential (an API
+//! key or an OAuth access token) is read as REST and MCP read it.
+
+pub mod card;
+mod fault;
+mod run;
+mod tasks;
+pub mod wire;
+
+use hyper::body::Bytes;
+use serde_json::{Map, Value, json};
+
+use crate::error::{Error, Result};
+use crate::http::request::Ctx;
+use crate::http::response::{RawReply, Reply};
+use crate::request::agents::Lookup;
+use crate::service::App;
+use crate::service::identity::agents::{self, Client};
+use crate::service::identity::oauth::{self, Bearer};
+pub use fault::Fault;
+pub use run::{Endpoint, Method};
+
+/// `GET /.well-known/agent-card.json`: the marketplace's signed card.
+pub fn marketplace_card(app: &App) -> Reply {
+    card_reply(&card::marketplace(app))
+}
+
+/// `GET /a2a/agents/{handle}/.well-known/agent-card.json`: an agent's signed public card.
+///
+/// # Errors
+/// `NOT_FOUND` for a handle no agent has; `RATE_LIMITED` past the lookup limit.
+pub async fn agent_card(app: &App, ctx: &Ctx) -> Result<Reply> {
+    let request = Lookup {
+        handle: Some(ctx.param().to_owned()),
+        name: None,
+    };
+    let ip = ctx.client_ip.to_string();
+    let found = agents::lookup(app, request, &Client { ip: &ip }).await?;
+    let public = found
+        .agents
+        .into_iter()
+        .next()
+        .ok_or_else(|| Error::NotFound(format!("no agent with handle {:?}", ctx.param())))?;
+    Ok(card_reply(&card::agent(app, &public)))
+}
+
+/// `GET /a2a/jwks.json`: the keys that sign the cards (the `jku` of their signatures).
+pub fn jwks(app: &App) -> Reply {
+    raw(
+        200,
+        "application/json",
+        &card::jwks(app),
+        vec![("cache-control", "public, max-age=300".into())],
+    )
+}
+
+fn card_reply(card: &Value) -> Reply {
+    raw(
+        200,
+        "application/json",
+        card,
+        vec![
+            ("cache-control", "public, max-age=300".into()),
+            ("etag", card::etag(card)),
+        ],
+    )
+}
+
+fn raw(
+    status: u16,
+    content_type: &'static str,
+    body: &Value,
+    headers: Vec<(&'static str, String)>,
+) -> Reply {
+    Reply::Raw(RawReply {
+        status,
+        content_type,
+        body: Bytes::from(serde_json::to_vec(body).unwrap_or_default()),
+        headers,
+    })
+}
+
+/// Whom a request at this route addresses: the marketplace, or the agent its path names.
+fn endpoint_of(ctx: &Ctx, agent_route: bool) -> Endpoint {
+    if agent_route {
+        Endpoint::Agent(ctx.param().to_owned())
+    } else {
+        Endpoint::Marketplace
+    }
+}
+
+/// The request's A2A version, if it is one this server speaks.
+fn check_version(ctx: &Ctx) -> std::result::Result<(), Fault> {
+    let asked = ctx
+        .header("a2a-version")
+        .or_else(|| {
+            ctx.query
+                .iter()
+                .find(|(key, _)| key.eq_ignore_ascii_case("a2a-version"))
+                .map(|(_, value)| value.as_str())
+        })
+        .unwrap_or_default();
+    if asked.split('.').next() == Some("1") {
+        Ok(())
+    } else {
+        Err(Fault::version(asked))
+    }
+}
+
+/// The Bearer credential's holder, `None` without one.
+async fn caller(app: &App, ctx: &Ctx) -> std::result::Result<Option<Bearer>, Fault> {
+    if !ctx.headers.contains_key(hyper::header::AUTHORIZATION) {
+        return Ok(None);
+    }
+    let Some(token) = ctx.bearer() else {
+        return Err(Error::Unauthenticated(
+            "only `Authorization: Bearer <API key or OAuth access token>` is accepted".into(),
+        )
+        .into());
+    };
+    Ok(Some(oauth::authenticate(app, token).await?))
+}
+
+fn json_body(ctx: &Ctx) -> std::result::Result<Value, Fault> {
+    let declared = ctx.headers.contains_key(hyper::header::CONTENT_TYPE);
+    if declared
+        && !ctx.media_type_is("application/json")
+        && !ctx.media_type_is("application/a2a+json")
+    {
+        return Err(Fault {
+            http: 415,
+            ..Fault::invalid_request("send the request as application/json or application/a2a+json")
+        });
+    }
+    if ctx.body.is_empty() {
+        return Ok(Value::Object(Map::new()));
+    }
+    serde_json::from_slice(&ctx.body)
+        .map_err(|e| Fault::parse(format!("the body is not JSON: {e}")))
+}
+
+/// The tenant a request names must be the endpoint's: at `/a2a` it chooses the agent; at an
+/// agent's endpoint it may only repeat that agent's handle.
+fn with_tenant(endpoint: Endpoint, params: &Value) -> std::result::Result<Endpoint, Fault> {
+    let tenant = params
+        .get("tenant")
+        .and_then(Value::as_str)
+        .filter(|t| !t.is_empty());
+    match (endpoint, tenant) {
+        (endpoint, None) => Ok(endpoint),
+        (Endpoint::Marketplace, Some(tenant)) => Ok(Endpoint::Agent(tenant.to_owned())),
+        (Endpoint::Agent(handle), Some(tenant)) if tenant.eq_ignore_ascii_case(&handle) => {
+            Ok(Endpoint::Agent(handle))
+        }
+        (Endpoint::Agent(handle), Some(tenant)) => Err(Fault::invalid_params(format!(
+            "tenant {tenant:?} is not this endpoint's ({handle:?})"
+        ))),
+    }
+}
+
+/// `POST /a2a`, `POST /a2a/agents/{handle}`: the JSON-RPC binding (one request per call; A2A
+/// defines no batches). Errors are JSON-RPC error objects with HTTP 200, except a refused
+/// credential (HTTP 401).
+pub async fn rpc(app: &App, ctx: &Ctx, agent_route: bool) -> Reply {
+    let mut id = Value::Null;
+    let result = async {
+        let envelope = json_body(ctx)?;
+        let Value::Object(mut envelope) = envelope else {
+            return Err(Fault::invalid_request(
+                "a JSON-RPC request is one object (A2A defines no batches)",
+            ));
+        };
+        id = envelope.remove("id").unwrap_or(Value::Null);
+        if !matches!(id, Value::String(_) | Value::Number(_)) {
+            id = Value::Null;
+            return Err(Fault::invalid_request("`id` must be a string or a number"));
+        }
+        if envelope.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+            return Err(Fault::invalid_request("`jsonrpc` must be \"2.0\""));
+        }
+        let Some(Value::String(name)) = envelope.remove("method") else {
+            return Err(Fault::invalid_request("`method` must be a string"));
+        };
+        check_version(ctx)?;
+        let method = Method::named(&name)?;
+        let params = envelope.remove("params").unwrap_or_else(|| json!({}));
+        if !params.is_object() {
+            return Err(Fault::invalid_params("`params` must be an object"));
+        }
+        let endpoint = with_tenant(endpoint_of(ctx, agent_route), &params)?;
+        let who = caller(app, ctx).await?;
+        let ip = ctx.client_ip.to_string();
+        run::run(
+            app,
+            &endpoint,
+            method,
+            params,
+            who.as_ref(),
+            &Client { ip: &ip },
+        )
+        .await
+    }
+    .await;
+    match result {
+        Ok(result) => raw(
+            200,
+            "application/json",
+            &json!({"jsonrpc": "2.0", "id": id, "result": result}),
+            Vec::new(),
+        ),
+        Err(fault) => {
+            let body = json!({"jsonrpc": "2.0", "id": id, "error": fault.rpc_error()});
+            let status = if fault.is_unauthenticated() { 401 } else { 200 };
+            raw(
+                status,
+                "application/json",
+                &body,
+                fault_headers(app, &fault),
+            )
+        }
+    }
+}
+
+fn fault_headers(app: &App, fault: &Fault) -> Vec<(&'static str, String)> {
+    let mut headers = Vec::new();
+    if fault.is_unauthenticated() {
+        headers.push((
+            "www-authenticate",
+            format!(
+                "Bearer resource_metadata=\"{}\"",
+                app.url("/.well-known/oauth-protected-resource")
+            ),
+        ));
+    }
+    if let Some(seconds) = fault.retry_after {
+        headers.push(("retry-after", seconds.to_string()));
+    }
+    headers
+}
+
+/// An HTTP+JSON binding route: which method it is, and where its parameters come from.
+#[derive(Clone, Copy, Debug)]
+pub enum Rest {
+    /// `POST …/message:send`.
+    Send,
+    /// `GET …/tasks/{id}`.
+    GetTask,
+    /// `GET …/tasks`.
+    ListTasks,
+    /// `POST …/tasks/{id}:cancel`.
+    CancelTask,
+}
+
+/// The HTTP+JSON binding: the answer is the method's result as the body; an error is a
+/// `google.rpc.Status` under `error`, with the HTTP status of A2A's table.
+pub async fn rest(app: &App, ctx: &Ctx, route: Rest, agent_route: bool) -> Reply {
+    let result = async {
+        check_version(ctx)?;
+        let (method, params) = match route {
+            Rest::Send => (Method::SendMessage, json_body(ctx)?),
+            Rest::CancelTask => {
+                let mut params = json_body(ctx)?;
+                let Some(members) = params.as_object_mut() else {
+                    return Err(Fault::invalid_params("the body must be an object"));
+                };
+                members.insert("id".into(), ctx.param().into());
+                (Method::CancelTask, params)
+            }
+            Rest::GetTask => (Method::GetTask, json!({"id": ctx.param()})),
+            Rest::ListTasks => (Method::ListTasks, list_query(ctx)?),
+        };
+        let endpoint = with_tenant(endpoint_of(ctx, agent_route), &params)?;
+        let who = caller(app, ctx).await?;
+        let ip = ctx.client_ip.to_string();
+        run::run(
+            app,
+            &endpoint,
+            method,
+            params,
+            who.as_ref(),
+            &Client { ip: &ip },
+        )
+        .await
+    }
+    .await;
+    let media = if ctx.media_type_is("application/a2a+json")
+        || ctx
+            .header("accept")
+            .is_some_and(|accept| accept.contains("application/a2a+json"))
+    {
+        "application/a2a+json"
+    } else {
+        "application/json"
+    };
+    match result {
+        Ok(result) => raw(200, media, &result, Vec::new()),
+        Err(fault) => raw(
+            fault.http,
+            media,
+            &fault.status_body(),
+            fault_headers(app, &fault),
+        ),
+    }
+}
+
+/// `GET …/tasks`' query as `ListTasksRequest` members (camelCase, numbers and booleans read).
+fn list_query(ctx: &Ctx) -> std::result::Result<Value, Fault> {
+    let mut params = Map::new();
+    for (key, value) in &ctx.query {
+        let read = match key.as_str() {
+            "contextId" | "status" | "pageToken" | "statusTimestampAfter" => {
+                Value::from(value.as_str())
+            }
+            "pageSize" | "historyLength" => value
+                .parse::<i64>()
+                .map(Value::from)
+                .map_err(|_| Fault::invalid_params(format!("`{key}` must be a whole number")))?,
+            "includeArtifacts" => match value.as_str() {
+                "true" => Value::Bool(true),
+                "false" => Value::Bool(false),
+                _ => {
+                    return Err(Fault::invalid_params(
+                        "`includeArtifacts` must be true or false",
+                    ));
+                }
+            },
+            _ => continue,
+        };
+        if params.insert(key.clone(), read).is_some() {
+            return Err(Fault::invalid_params(format!(
+                "`{key}` is given more than once"
+            )));
+        }
+    }
+    Ok(Value::Object(params))
+}

@@ -1,0 +1,384 @@
+//! The A2A face's one dispatch: a method of A2A 1.0, its parameters read into the same request
+//! types the REST and MCP faces use, and the same service functions called.
+//!
+//! - At an agent's endpoint, `SendMessage` delivers to that agent's inbox (`messages::send`).
+//! - At the marketplace's, a message's data part says what to do: `{"listingId": …}` buys
+//!   (`purchases::purchase`; the purchase is the task), `{"query": …}` browses
+//!   (`browse::browse`), `{"listing": {…}}` sells (`listings::create`), `{"fees": {}}` reads
+//!   the fee schedule (`meta::fees`). A message with no data part is answered with how to ask.
+//! - `GetTask`, `ListTasks` and `CancelTask` are the buyer's purchases (`purchases::get`,
+//!   `purchases::list`, and the checkout's cancel).
+
+use serde_json::{Map, Value};
+
+use super::fault::Fault;
+use super::tasks;
+use super::wire::{
+    ListTasksRequest, Message, Part, Role, SendMessageRequest, SendMessageResponse, TaskRequest,
+    with_whole_numbers,
+};
+use crate::args::Args;
+use crate::error::Error;
+use crate::request::catalog::{BROWSE, Browse, CREATE_LISTING, CreateListing};
+use crate::request::commerce::{PURCHASE, Purchase};
+use crate::request::messaging::SendMessage;
+use crate::request::{Input, Scope};
+use crate::service::App;
+use crate::service::catalog::{browse, listings};
+use crate::service::commerce::{checkout, purchases};
+use crate::service::disclosure::meta;
+use crate::service::identity::agents::Client;
+use crate::service::identity::oauth::Bearer;
+use crate::service::messaging::messages;
+use crate::service::rail::Rail;
+
+/// Whom a request is addressed to.
+#[derive(Clone, Debug)]
+pub enum Endpoint {
+    /// The marketplace itself.
+    Marketplace,
+    /// A registered agent, by handle (as given: any case).
+    Agent(String),
+}
+
+/// An A2A method.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Method {
+    SendMessage,
+    GetTask,
+    ListTasks,
+    CancelTask,
+}
+
+impl Method {
+    /// The method of a JSON-RPC `method` name.
+    ///
+    /// # Errors
+    /// The A2A error for a method that exists and is not offered, or `METHOD_NOT_FOUND`.
+    pub fn named(name: &str) -> Result<Method, Fault> {
+        match name {
+            "SendMessage" => Ok(Method::SendMessage),
+            "GetTask" => Ok(Method::GetTask),
+            "ListTasks" => Ok(Method::ListTasks),
+            "CancelTask" => Ok(Method::CancelTask),
+            "SendStreamingMessage" | "SubscribeToTask" => Err(Fault::unsupported(
+                "streaming is not offered (capabilities.streaming is false): use SendMessage and GetTask",
+            )),
+            "CreateTaskPushNotificationConfig"
+            | "GetTaskPushNotificationConfig"
+            | "ListTaskPushNotificationConfigs"
+            | "DeleteTaskPushNotificationConfig" => Err(Fault {
+                code: -32003,
+                reason: "PUSH_NOTIFICATION_NOT_SUPPORTED",
+                ..Fault::unsupported(
+                    "push notifications are not offered: poll GetTask (agents receive pushes through their inbox callbacks)",
+                )
+            }),
+            "GetExtendedAgentCard" => Err(Fault {
+                code: -32007,
+                reason: "EXTENDED_AGENT_CARD_NOT_CONFIGURED",
+                ..Fault::unsupported("there is no extended agent card: the public card is all")
+            }),
+            other => Err(Fault::method_not_found(other)),
+        }
+    }
+}
+
+/// Runs `method` at `endpoint` with its parameters; `who` is the Bearer credential's agent.
+///
+/// # Errors
+/// The A2A form of every refusal.
+pub async fn run(
+    app: &App,
+    endpoint: &Endpoint,
+    method: Method,
+    params: Value,
+    who: Option<&Bearer>,
+    client: &Client<'_>,
+) -> Result<Value, Fault> {
+    let params = with_whole_numbers(params);
+    if let Endpoint::Agent(handle) = endpoint
+        && method != Method::SendMessage
+    {
+        return Err(Fault::unsupported(format!(
+            "{handle}'s endpoint takes messages for its inbox; purchases are tasks of the marketplace's endpoint ({})",
+            app.url(super::card::ENDPOINT)
+        )));
+    }
+    match method {
+        Method::SendMessage => {
+            let request: SendMessageRequest = read(params)?;
+            check_message(&request.message)?;
+            let answer = match endpoint {
+                Endpoint::Agent(handle) => {
+                    send_to_agent(app, handle, request.message, who, client).await?
+                }
+                Endpoint::Marketplace => ask_marketplace(app, request.message, who, client).await?,
+            };
+            answer_json(&answer)
+        }
+        Method::GetTask => {
+            let request: TaskRequest = read(params)?;
+            let buyer = holder(who, Scope::Read)?;
+            let purchase = tasks::find(app, buyer, &request.id).await?;
+            answer_json(&tasks::task(purchase))
+        }
+        Method::ListTasks => {
+            let request: ListTasksRequest = read(params)?;
+            let buyer = holder(who, Scope::Read)?;
+            answer_json(&tasks::list(app, buyer, request).await?)
+        }
+        Method::CancelTask => {
+            let request: TaskRequest = read(params)?;
+            let buyer = holder(who, Scope::Spend)?;
+            let purchase = tasks::find(app, buyer, &request.id).await?;
+            let task = tasks::task(purchase);
+            if task.status.state != super::wire::TaskState::InputRequired {
+                let state = serde_json::to_value(task.status.state).unwrap_or_default();
+                return Err(Fault::not_cancelable(
+                    &request.id,
+                    state.as_str().unwrap_or(""),
+                ));
+            }
+            checkout::cancel_purchase(app, buyer, &request.id).await?;
+            let purchase = tasks::find(app, buyer, &request.id).await?;
+            answer_json(&tasks::task(purchase))
+        }
+    }
+}
+
+fn read<T: serde::de::DeserializeOwned>(params: Value) -> Result<T, Fault> {
+    serde_json::from_value(params).map_err(|e| Fault::invalid_params(format!("params: {e}")))
+}
+
+fn answer_json(answer: &impl serde::Serialize) -> Result<Value, Fault> {
+    serde_json::to_value(answer)
+        .map_err(|e| Fault::from(Error::Internal(format!("an A2A answer as JSON: {e}"))))
+}
+
+/// The credential's agent, holding `scope`.
+fn holder(who: Option<&Bearer>, scope: Scope) -> Result<&crate::store::agents::AgentRow, Fault> {
+    let who = who.ok_or_else(|| {
+        Fault::from(Error::Unauthenticated(
+            "this needs `Authorization: Bearer <API key or OAuth access token>`".into(),
+        ))
+    })?;
+    if !who.scopes.contains(scope) {
+        return Err(Fault::from(Error::Forbidden {
+            code: "INSUFFICIENT_SCOPE",
+            message: format!("the access token lacks the `{}` scope", scope.name()),
+        }));
+    }
+    Ok(&who.agent)
+}
+
+fn check_message(message: &Message) -> Result<(), Fault> {
+    if message.message_id.is_empty() {
+        return Err(Fault::invalid_params("message.messageId is required"));
+    }
+    if message.role != Role::User {
+        return Err(Fault::invalid_params("message.role must be ROLE_USER"));
+    }
+    if message.parts.is_empty() {
+        return Err(Fault::invalid_params(
+            "message.parts must hold at least one part",
+        ));
+    }
+    if let Some(i) = message.parts.iter().position(|part| part.contents() != 1) {
+        return Err(Fault::invalid_params(format!(
+            "message.parts[{i}] must hold exactly one of text, raw, url, data"
+        )));
+    }
+    Ok(())
+}
+
+/// A message for an agent's inbox: its text parts joined by blank lines, or, with any other
+/// part, the JSON of all its parts; the A2A `messageId` is the send's idempotency key.
+async fn send_to_agent(
+    app: &App,
+    handle: &str,
+    message: Message,
+    who: Option<&Bearer>,
+    client: &Client<'_>,
+) -> Result<SendMessageResponse, Fault> {
+    let sender = holder(who, Scope::Message)?;
+    let texts: Option<Vec<&str>> = message
+        .parts
+        .iter()
+        .map(|part| part.text.as_deref())
+        .collect();
+    let body = match texts {
+        Some(texts) => texts.join("\n\n"),
+        None => serde_json::to_string(&message.parts).unwrap_or_default(),
+    };
+    let request = SendMessage {
+        recipient: handle.to_owned(),
+        client_message_id: message.message_id.clone(),
+        body,
+    };
+    let sent = messages::send(app, sender, request, client).await?;
+    let mut metadata = Map::new();
+    metadata.insert(
+        "bourse.message".into(),
+        serde_json::to_value(&sent.message).unwrap_or_default(),
+    );
+    metadata.insert("bourse.created".into(), sent.created.into());
+    Ok(SendMessageResponse::Message(Message {
+        message_id: sent.message.id.clone(),
+        context_id: message.context_id,
+        task_id: None,
+        role: Role::Agent,
+        parts: vec![Part::text(format!(
+            "Delivered to {}'s inbox; the signed receipt is in this message's metadata (bourse.message.receipt).",
+            sent.message.recipient_handle
+        ))],
+        metadata,
+        extensions: Vec::new(),
+    }))
+}
+
+/// What a message to the marketplace asks, by its one data part.
+async fn ask_marketplace(
+    app: &App,
+    message: Message,
+    who: Option<&Bearer>,
+    client: &Client<'_>,
+) -> Result<SendMessageResponse, Fault> {
+    if let Some(task_id) = &message.task_id {
+        return continue_task(app, task_id, who).await;
+    }
+    let mut data = message.parts.iter().filter_map(|part| part.data.as_ref());
+    let (Some(data), None) = (data.next(), data.next()) else {
+        if message.parts.iter().any(|part| part.data.is_some()) {
+            return Err(Fault::invalid_params(
+                "send one data part: one request per message",
+            ));
+        }
+        return Ok(reply(&message, vec![Part::text(HOW_TO_ASK)]));
+    };
+    let Some(members) = data.as_object() else {
+        return Err(Fault::invalid_params("the data part must be a JSON object"));
+    };
+    let intent = ["listingId", "query", "listing", "fees"]
+        .into_iter()
+        .find(|key| members.contains_key(*key));
+    match intent {
+        Some("listingId") => buy(app, &message, members.clone(), who).await,
+        Some("query") => {
+            let mut members = members.clone();
+            if let Some(query) = members.remove("query") {
+                members.insert("q".into(), query);
+            }
+            let input = Input::body(&BROWSE, args(members)?)?;
+            let request = Browse::read(&input)?;
+            let agent = who.map(|who| &who.agent);
+            let querier = browse::querier(app, agent, client.ip);
+            let page = browse::browse(app, &request, querier).await?;
+            Ok(reply(&message, vec![Part::data(answer_json(&page)?)]))
+        }
+        Some("listing") => {
+            let seller = holder(who, Scope::Sell)?;
+            let Some(Value::Object(listing)) = members.get("listing") else {
+                return Err(Fault::invalid_params("`listing` must be an object"));
+            };
+            let input = Input::body(&CREATE_LISTING, args(listing.clone())?)?;
+            let request = CreateListing::read(&input)?;
+            let written = listings::create(app, seller, request).await?;
+            Ok(reply(&message, vec![Part::data(answer_json(&written)?)]))
+        }
+        Some(_) => {
+            let fees = meta::fees(app).await?;
+            Ok(reply(&message, vec![Part::data(answer_json(&fees)?)]))
+        }
+        None => Err(Fault::invalid_params(format!(
+            "the data part names no request: {HOW_TO_ASK}"
+        ))),
+    }
+}
+
+const HOW_TO_ASK: &str = "Send one data part: {\"query\": \"…\"} (with any browse filter) to browse, {\"listingId\": \"…\"} to buy (a task), {\"listing\": {…}} to list an asset, {\"fees\": {}} for the fee schedule. To message an agent, use its endpoint /a2a/agents/{handle}.";
+
+fn args(members: Map<String, Value>) -> Result<Args, Fault> {
+    Ok(Args::from_value(Value::Object(members))?)
+}
+
+/// The marketplace's answer to `message`: a message of its own in the same context.
+fn reply(message: &Message, parts: Vec<Part>) -> SendMessageResponse {
+    SendMessageResponse::Message(Message {
+        message_id: uuid::Uuid::new_v4().to_string(),
+        context_id: message.context_id.clone(),
+        task_id: None,
+        role: Role::Agent,
+        parts,
+        metadata: Map::new(),
+        extensions: Vec::new(),
+    })
+}
+
+/// A purchase, answered as its task.
+async fn buy(
+    app: &App,
+    message: &Message,
+    mut members: Map<String, Value>,
+    who: Option<&Bearer>,
+) -> Result<SendMessageResponse, Fault> {
+    let buyer = holder(who, Scope::Spend)?;
+    if message.context_id.is_some() {
+        return Err(Fault::invalid_params(
+            "a purchase starts its own context (its contextId is the task id): leave message.contextId out",
+        ));
+    }
+    let Some(Value::String(listing_id)) = members.remove("listingId") else {
+        return Err(Fault::invalid_params(
+            "`listingId` must be a listing id (a string)",
+        ));
+    };
+    let input = Input::body(&PURCHASE, args(members)?)?;
+    let request = Purchase::read(&input, Some(&listing_id), None)?;
+    if checkout::choose_rail(app, true, &request)? == Rail::Wallet {
+        return Err(Fault::unsupported(
+            "the x402 rail is not offered over A2A yet: buy on the card rail (leave `rail` out) or over REST",
+        ));
+    }
+    let purchase = purchases::purchase(app, buyer, request).await?;
+    Ok(SendMessageResponse::Task(tasks::task(purchase)))
+}
+
+/// A message naming a task: the task as it stands (a purchase takes no input over A2A; it is
+/// paid at its checkout), or `UNSUPPORTED_OPERATION` once it is over.
+async fn continue_task(
+    app: &App,
+    task_id: &str,
+    who: Option<&Bearer>,
+) -> Result<SendMessageResponse, Fault> {
+    let buyer = holder(who, Scope::Read)?;
+    let task = tasks::task(tasks::find(app, buyer, task_id).await?);
+    if task.status.state.is_terminal() {
+        return Err(Fault::unsupported(format!(
+            "task {task_id:?} is over: a message cannot continue it"
+        )));
+    }
+    Ok(SendMessageResponse::Task(task))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn methods_a2a_names_and_what_is_not_offered() {
+        assert_eq!(Method::named("GetTask").unwrap(), Method::GetTask);
+        assert_eq!(Method::named("SubscribeToTask").unwrap_err().code, -32004);
+        assert_eq!(
+            Method::named("GetTaskPushNotificationConfig")
+                .unwrap_err()
+                .code,
+            -32003
+        );
+        assert_eq!(
+            Method::named("GetExtendedAgentCard").unwrap_err().code,
+            -32007
+        );
+        assert_eq!(Method::named("message/send").unwrap_err().code, -32601);
+    }
+}

@@ -57,11 +57,17 @@ fn an_operation_declares_a_path_parameter_exactly_when_its_templates_have_one() 
 
 #[test]
 fn every_operation_that_takes_a_body_says_whether_it_is_json() {
-    // Operations taking a body that is not JSON (or none): forms, body-less twins, MCP.
+    // Operations taking a body that is not JSON (or none): forms, body-less twins, MCP, and
+    // A2A (which also takes `application/a2a+json` and answers in its own error forms).
     let not_json = [
         Operation::RevokeKey,
         Operation::OperatorUnbindChair,
         Operation::McpPost,
+        Operation::A2aRpc,
+        Operation::A2aAgentRpc,
+        Operation::A2aSend,
+        Operation::A2aAgentSend,
+        Operation::A2aCancelTask,
         Operation::McpDelete,
         Operation::SandboxPay,
         Operation::SandboxCancel,

@@ -137,7 +137,11 @@ fn every_request_body_example_succeeds_as_sent() {
             } else {
                 &listing_id
             };
-            let target = path.replace("{id}", id).replace("{handle}", &recipient);
+            let mut target = path.replace("{id}", id).replace("{handle}", &recipient);
+            if path.starts_with("/a2a") {
+                // A2A's version, in the query form the binding also reads.
+                target.push_str("?A2A-Version=1.0");
+            }
             let operator_only = ["/api/sandbox/clock", "/api/rails"];
             let key =
                 if path.starts_with("/api/operator/") || operator_only.contains(&path.as_str()) {

@@ -21,14 +21,11 @@ pub const PROTOCOL_VERSION: &str = "1.0";
 /// The path of the marketplace's JSON-RPC endpoint, and the base of its HTTP+JSON binding.
 pub const ENDPOINT: &str = "/a2a";
 
-/// An agent's A2A base path.
+/// An agent's A2A endpoint (the path of its card without the card's suffix).
 pub fn agent_base(handle: &str) -> String {
-    format!("{ENDPOINT}/agents/{}", handle.to_ascii_lowercase())
-}
-
-/// The card of an agent's A2A endpoint: where its A2A card is.
-pub fn agent_card_path(handle: &str) -> String {
-    format!("{}/.well-known/agent-card.json", agent_base(handle))
+    let card = crate::service::identity::cards::a2a_card_path(handle);
+    card.trim_end_matches("/.well-known/agent-card.json")
+        .to_owned()
 }
 
 fn interfaces(app: &App, base: &str) -> Value {
@@ -142,7 +139,7 @@ pub fn marketplace(app: &App) -> Value {
 /// An agent's public card, signed: its handle, its display name if it chose one, and its
 /// endpoint, where messages land in its inbox.
 pub fn agent(app: &App, public: &PublicCard) -> Value {
-    let handle = public.handle.to_ascii_lowercase();
+    let handle = public.handle.as_str();
     let name = public
         .display_name
         .clone()
@@ -159,7 +156,7 @@ pub fn agent(app: &App, public: &PublicCard) -> Value {
     let card = json!({
         "name": name,
         "description": format!("The agent {} on bourse at {}: messages sent here reach its inbox.", public.handle, host(app)),
-        "supportedInterfaces": interfaces(app, &agent_base(&handle)),
+        "supportedInterfaces": interfaces(app, &agent_base(handle)),
         "provider": {"organization": host(app), "url": app.url("/")},
         "version": env!("CARGO_PKG_VERSION"),
         "documentationUrl": app.url("/llms.txt"),

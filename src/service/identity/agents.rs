@@ -328,7 +328,7 @@ pub async fn list(app: &App, limit: i64, offset: i64) -> Result<AgentPage> {
         .await?;
     let agents = rows
         .iter()
-        .map(|row| public_card(row, chair.as_deref()))
+        .map(|row| public_card(app, row, chair.as_deref()))
         .collect();
     Ok(AgentPage {
         agents,
@@ -390,7 +390,7 @@ pub async fn lookup(app: &App, request: Lookup, client: &Client<'_>) -> Result<F
     };
     let agents = rows
         .iter()
-        .map(|row| public_card(row, chair.as_deref()))
+        .map(|row| public_card(app, row, chair.as_deref()))
         .collect();
     Ok(Found { agents })
 }
@@ -501,6 +501,7 @@ async fn connect_block(app: &App, handle: &str) -> Result<Connect> {
         .await?;
     Ok(Connect {
         handle: handle.to_owned(),
+        a2a_card_url: app.url(&super::cards::a2a_card_path(handle)),
         inbox_url: app.url("/api/agents/me/inbox"),
         lookup_url: app.url(&format!("/api/agents/lookup?handle={handle}")),
         send_url: app.url(&format!("/api/agents/{handle}/messages")),
@@ -510,12 +511,13 @@ async fn connect_block(app: &App, handle: &str) -> Result<Connect> {
 }
 
 /// The public card: handle, opt-in display name, chair mark. Never name, email, callback or keys.
-pub fn public_card(agent: &AgentRow, chair_id: Option<&str>) -> PublicCard {
+pub fn public_card(app: &App, agent: &AgentRow, chair_id: Option<&str>) -> PublicCard {
     PublicCard {
         handle: agent.handle.clone(),
         display_name: agent.display_name.clone(),
         verified: chair_id == Some(agent.id.as_str()),
         created_at: agent.created_at.clone(),
+        a2a_card_url: app.url(&super::cards::a2a_card_path(&agent.handle)),
     }
 }
 

@@ -9,6 +9,8 @@ use crate::store::agents::AgentRow;
 #[serde(rename_all = "camelCase")]
 pub struct Connect {
     pub handle: String,
+    /// The agent's A2A card (its A2A endpoint, where messages reach its inbox, is named there).
+    pub a2a_card_url: String,
     pub inbox_url: String,
     pub lookup_url: String,
     pub send_url: String,
@@ -72,6 +74,13 @@ pub struct PublicCard {
     /// Whether the agent is the operator's bound chair.
     pub verified: bool,
     pub created_at: String,
+    /// Its A2A card: how agents that speak A2A reach its inbox.
+    pub a2a_card_url: String,
+}
+
+/// Where an agent's A2A card is (its A2A endpoint is the path without the card's suffix).
+pub fn a2a_card_path(handle: &str) -> String {
+    format!("/a2a/agents/{handle}/.well-known/agent-card.json")
 }
 
 /// `GET /api/agents`: a page of public cards.
@@ -127,15 +136,16 @@ mod tests {
             display_name: None,
             verified: false,
             created_at: "t".into(),
+            a2a_card_url: "u".into(),
         };
         assert_eq!(
             serde_json::to_string(&card).unwrap(),
-            r#"{"handle":"A-1","verified":false,"createdAt":"t"}"#
+            r#"{"handle":"A-1","verified":false,"createdAt":"t","a2aCardUrl":"u"}"#
         );
         card.display_name = Some("Ada".into());
         assert_eq!(
             serde_json::to_value(&card).unwrap(),
-            json!({"handle": "A-1", "displayName": "Ada", "verified": false, "createdAt": "t"})
+            json!({"handle": "A-1", "displayName": "Ada", "verified": false, "createdAt": "t", "a2aCardUrl": "u"})
         );
         assert_eq!(
             serde_json::to_string(&ChairUnbound::default()).unwrap(),

@@ -508,3 +508,24 @@ CREATE TABLE oauth_tokens (
 ) STRICT;
 CREATE INDEX oauth_tokens_grant ON oauth_tokens (grant_id);
 CREATE INDEX oauth_tokens_expiry ON oauth_tokens (expires_at);
+
+-- v7. Orders: purchases asked for as A2A tasks. The order exists before its purchase (an x402
+-- purchase is made only when the payment comes); its purchase, once made, has the order's id.
+CREATE TABLE orders (
+    seq         INTEGER PRIMARY KEY,
+    -- The task's id, and the id of its purchase once bought.
+    id          TEXT    NOT NULL UNIQUE,
+    buyer_id    TEXT    NOT NULL REFERENCES agents (id),
+    context_id  TEXT    NOT NULL,
+    listing_id  TEXT    NOT NULL,
+    rail        TEXT    NOT NULL CHECK (rail IN ('card', 'x402')),
+    -- The purchase's own members as sent (email, intendedUse, attestation), JSON.
+    request     TEXT    NOT NULL,
+    status      TEXT    NOT NULL CHECK (status IN ('open', 'canceled')),
+    -- The last refused payment (x402), for the buyer to see.
+    payment_error TEXT,
+    created_at  TEXT    NOT NULL,
+    updated_at  TEXT    NOT NULL
+) STRICT;
+CREATE INDEX orders_buyer ON orders (buyer_id, seq);
+CREATE INDEX orders_context ON orders (buyer_id, context_id, seq);

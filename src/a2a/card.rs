@@ -18,6 +18,16 @@ use crate::service::identity::cards::PublicCard;
 /// The A2A protocol version served.
 pub const PROTOCOL_VERSION: &str = "1.0";
 
+/// The a2a-x402 extension (v0.2) this server declares when its x402 rail is configured.
+pub const X402_EXTENSION: &str =
+    "https://github.com/google-agentic-commerce/a2a-x402/blob/main/spec/v0.2";
+
+/// The URIs that activate it: v0.2's, and the one the x402 Foundation's A2A transport names.
+pub const X402_EXTENSIONS: [&str; 2] = [
+    X402_EXTENSION,
+    "https://github.com/google-a2a/a2a-x402/v0.1",
+];
+
 /// The path of the marketplace's JSON-RPC endpoint, and the base of its HTTP+JSON binding.
 pub const ENDPOINT: &str = "/a2a";
 
@@ -33,6 +43,20 @@ fn interfaces(app: &App, base: &str) -> Value {
         {"url": app.url(base), "protocolBinding": "JSONRPC", "protocolVersion": PROTOCOL_VERSION},
         {"url": app.url(base), "protocolBinding": "HTTP+JSON", "protocolVersion": PROTOCOL_VERSION},
     ])
+}
+
+/// The marketplace's capabilities: no streaming or push configs; a2a-x402 when x402 is
+/// configured (not required: the card rail needs no extension). `required: false` is left
+/// out, as A2A's JSON leaves out defaults.
+fn capabilities(app: &App) -> Value {
+    let mut capabilities = json!({"streaming": false, "pushNotifications": false});
+    if app.x402.is_some() {
+        capabilities["extensions"] = json!([{
+            "uri": X402_EXTENSION,
+            "description": "Buy a listing on the x402 rail: activate this extension (A2A-Extensions) when asking for a listing; the task waits in TASK_STATE_INPUT_REQUIRED with x402.payment.required (x402Version 2) until a message with its taskId carries x402.payment.payload; the completed task carries x402.payment.receipts. The x402 Foundation's URI https://github.com/google-a2a/a2a-x402/v0.1 is accepted too.",
+        }]);
+    }
+    capabilities
 }
 
 fn security_schemes(app: &App) -> Value {
@@ -103,7 +127,7 @@ pub fn marketplace(app: &App) -> Value {
         "provider": {"organization": host(app), "url": app.url("/")},
         "version": env!("CARGO_PKG_VERSION"),
         "documentationUrl": app.url("/llms.txt"),
-        "capabilities": {"streaming": false, "pushNotifications": false},
+        "capabilities": capabilities(app),
         "securitySchemes": security_schemes(app),
         "defaultInputModes": ["application/json", "text/plain"],
         "defaultOutputModes": ["application/json", "text/plain"],

@@ -96,6 +96,28 @@ fn endpoint_of(ctx: &Ctx, agent_route: bool) -> Endpoint {
     }
 }
 
+/// Whether the request activates the a2a-x402 extension (`A2A-Extensions`, or the older
+/// `X-A2A-Extensions`, naming one of its URIs) on a server whose x402 rail is configured.
+fn x402_active(app: &App, ctx: &Ctx) -> bool {
+    app.x402.is_some()
+        && ["a2a-extensions", "x-a2a-extensions"].iter().any(|name| {
+            ctx.header(name).is_some_and(|value| {
+                value
+                    .split(',')
+                    .any(|uri| card::X402_EXTENSIONS.contains(&uri.trim()))
+            })
+        })
+}
+
+/// The `A2A-Extensions` answer header: the extensions this request activated.
+fn echo_of(app: &App, ctx: &Ctx) -> Vec<(&'static str, String)> {
+    if x402_active(app, ctx) {
+        vec![("a2a-extensions", card::X402_EXTENSION.to_owned())]
+    } else {
+        Vec::new()
+    }
+}
+
 /// The request's A2A version, if it is one this server speaks.
 fn check_version(ctx: &Ctx) -> std::result::Result<(), Fault> {
     let asked = ctx
@@ -197,6 +219,7 @@ pub async fn rpc(app: &App, ctx: &Ctx, agent_route: bool) -> Reply {
         let endpoint = with_tenant(endpoint_of(ctx, agent_route), &params)?;
         let who = caller(app, ctx).await?;
         let ip = ctx.client_ip.to_string();
+        let x402 = x402_active(app, ctx);
         run::run(
             app,
             &endpoint,
@@ -204,16 +227,18 @@ pub async fn rpc(app: &App, ctx: &Ctx, agent_route: bool) -> Reply {
             params,
             who.as_ref(),
             &Client { ip: &ip },
+            x402,
         )
         .await
     }
     .await;
+    let echo = echo_of(app, ctx);
     match result {
         Ok(result) => raw(
             200,
             "application/json",
             &json!({"jsonrpc": "2.0", "id": id, "result": result}),
-            Vec::new(),
+            echo,
         ),
         Err(fault) => {
             let body = json!({"jsonrpc": "2.0", "id": id, "error": fault.rpc_error()});
@@ -279,6 +304,7 @@ pub async fn rest(app: &App, ctx: &Ctx, route: Rest, agent_route: bool) -> Reply
         let endpoint = with_tenant(endpoint_of(ctx, agent_route), &params)?;
         let who = caller(app, ctx).await?;
         let ip = ctx.client_ip.to_string();
+        let x402 = x402_active(app, ctx);
         run::run(
             app,
             &endpoint,
@@ -286,6 +312,7 @@ pub async fn rest(app: &App, ctx: &Ctx, route: Rest, agent_route: bool) -> Reply
             params,
             who.as_ref(),
             &Client { ip: &ip },
+            x402,
         )
         .await
     }
@@ -300,7 +327,7 @@ pub async fn rest(app: &App, ctx: &Ctx, route: Rest, agent_route: bool) -> Reply
         "application/json"
     };
     match result {
-        Ok(result) => raw(200, media, &result, Vec::new()),
+        Ok(result) => raw(200, media, &result, echo_of(app, ctx)),
         Err(fault) => raw(
             fault.http,
             media,

@@ -9,6 +9,7 @@
 //! - `GetTask`, `ListTasks` and `CancelTask` are the buyer's purchases (`purchases::get`,
 //!   `purchases::list`, and the checkout's cancel).
 
+use base64::Engine;
 use serde_json::{Map, Value};
 
 use super::fault::Fault;
@@ -20,12 +21,13 @@ use super::wire::{
 use crate::args::Args;
 use crate::error::Error;
 use crate::request::catalog::{BROWSE, Browse, CREATE_LISTING, CreateListing};
-use crate::request::commerce::{PURCHASE, Purchase};
+use crate::request::commerce::{PURCHASE, PaymentHeader, Purchase};
 use crate::request::messaging::SendMessage;
 use crate::request::{Input, Scope};
 use crate::service::App;
 use crate::service::catalog::{browse, listings};
-use crate::service::commerce::{checkout, purchases};
+use crate::service::commerce::checkout;
+use crate::service::commerce::orders::{self, NewOrder, OrderRail};
 use crate::service::disclosure::meta;
 use crate::service::identity::agents::Client;
 use crate::service::identity::oauth::Bearer;
@@ -95,6 +97,7 @@ pub async fn run(
     params: Value,
     who: Option<&Bearer>,
     client: &Client<'_>,
+    x402: bool,
 ) -> Result<Value, Fault> {
     let params = with_whole_numbers(params);
     if let Endpoint::Agent(handle) = endpoint
@@ -113,15 +116,17 @@ pub async fn run(
                 Endpoint::Agent(handle) => {
                     send_to_agent(app, handle, request.message, who, client).await?
                 }
-                Endpoint::Marketplace => ask_marketplace(app, request.message, who, client).await?,
+                Endpoint::Marketplace => {
+                    ask_marketplace(app, request.message, who, client, x402).await?
+                }
             };
             answer_json(&answer)
         }
         Method::GetTask => {
             let request: TaskRequest = read(params)?;
             let buyer = holder(who, Scope::Read)?;
-            let purchase = tasks::find(app, buyer, &request.id).await?;
-            answer_json(&tasks::task(purchase))
+            let order = tasks::find(app, buyer, &request.id).await?;
+            answer_json(&tasks::task(order))
         }
         Method::ListTasks => {
             let request: ListTasksRequest = read(params)?;
@@ -131,8 +136,7 @@ pub async fn run(
         Method::CancelTask => {
             let request: TaskRequest = read(params)?;
             let buyer = holder(who, Scope::Spend)?;
-            let purchase = tasks::find(app, buyer, &request.id).await?;
-            let task = tasks::task(purchase);
+            let task = tasks::task(tasks::find(app, buyer, &request.id).await?);
             if task.status.state != super::wire::TaskState::InputRequired {
                 let state = serde_json::to_value(task.status.state).unwrap_or_default();
                 return Err(Fault::not_cancelable(
@@ -140,9 +144,7 @@ pub async fn run(
                     state.as_str().unwrap_or(""),
                 ));
             }
-            checkout::cancel_purchase(app, buyer, &request.id).await?;
-            let purchase = tasks::find(app, buyer, &request.id).await?;
-            answer_json(&tasks::task(purchase))
+            answer_json(&tasks::task(orders::cancel(app, buyer, &request.id).await?))
         }
     }
 }
@@ -243,9 +245,10 @@ async fn ask_marketplace(
     message: Message,
     who: Option<&Bearer>,
     client: &Client<'_>,
+    x402: bool,
 ) -> Result<SendMessageResponse, Fault> {
     if let Some(task_id) = &message.task_id {
-        return continue_task(app, task_id, who).await;
+        return continue_task(app, &message, task_id, who).await;
     }
     let mut data = message.parts.iter().filter_map(|part| part.data.as_ref());
     let (Some(data), None) = (data.next(), data.next()) else {
@@ -263,7 +266,7 @@ async fn ask_marketplace(
         .into_iter()
         .find(|key| members.contains_key(*key));
     match intent {
-        Some("listingId") => buy(app, &message, members.clone(), who).await,
+        Some("listingId") => buy(app, &message, members.clone(), who, x402).await,
         Some("query") => {
             let mut members = members.clone();
             if let Some(query) = members.remove("query") {
@@ -315,50 +318,96 @@ fn reply(message: &Message, parts: Vec<Part>) -> SendMessageResponse {
     })
 }
 
-/// A purchase, answered as its task.
+/// An order, answered as its task: on the x402 rail when the a2a-x402 extension is active or
+/// the data part names that rail, else on the card rail.
 async fn buy(
     app: &App,
     message: &Message,
     mut members: Map<String, Value>,
     who: Option<&Bearer>,
+    x402: bool,
 ) -> Result<SendMessageResponse, Fault> {
     let buyer = holder(who, Scope::Spend)?;
-    if message.context_id.is_some() {
-        return Err(Fault::invalid_params(
-            "a purchase starts its own context (its contextId is the task id): leave message.contextId out",
-        ));
-    }
     let Some(Value::String(listing_id)) = members.remove("listingId") else {
         return Err(Fault::invalid_params(
             "`listingId` must be a listing id (a string)",
         ));
     };
     let input = Input::body(&PURCHASE, args(members)?)?;
-    let request = Purchase::read(&input, Some(&listing_id), None)?;
-    if checkout::choose_rail(app, true, &request)? == Rail::Wallet {
-        return Err(Fault::unsupported(
-            "the x402 rail is not offered over A2A yet: buy on the card rail (leave `rail` out) or over REST",
-        ));
-    }
-    let purchase = purchases::purchase(app, buyer, request).await?;
-    Ok(SendMessageResponse::Task(tasks::task(purchase)))
+    let purchase = Purchase::read(&input, Some(&listing_id), None)?;
+    let rail = if x402 || checkout::choose_rail(app, true, &purchase)? == Rail::Wallet {
+        if app.x402.is_none() {
+            return Err(crate::service::commerce::rails::x402::wire::rail_unavailable().into());
+        }
+        OrderRail::X402
+    } else {
+        OrderRail::Card
+    };
+    let order = NewOrder {
+        context_id: message.context_id.clone(),
+        rail,
+        purchase,
+    };
+    let order = orders::open(app, buyer, order).await?;
+    Ok(SendMessageResponse::Task(tasks::task(order)))
 }
 
-/// A message naming a task: the task as it stands (a purchase takes no input over A2A; it is
-/// paid at its checkout), or `UNSUPPORTED_OPERATION` once it is over.
+/// A message naming a task: with a2a-x402's `x402.payment.payload`, the payment of an order
+/// waiting for one; else the task as it stands. A task that is over takes no message.
 async fn continue_task(
     app: &App,
+    message: &Message,
     task_id: &str,
     who: Option<&Bearer>,
 ) -> Result<SendMessageResponse, Fault> {
-    let buyer = holder(who, Scope::Read)?;
-    let task = tasks::task(tasks::find(app, buyer, task_id).await?);
+    let buyer = holder(who, Scope::Spend)?;
+    let order = tasks::find(app, buyer, task_id).await?;
+    if let Some(context) = &message.context_id
+        && *context != order.context_id
+    {
+        return Err(Fault::invalid_params(format!(
+            "task {task_id:?} is in context {:?}, not {context:?}",
+            order.context_id
+        )));
+    }
+    let task = tasks::task(order);
     if task.status.state.is_terminal() {
         return Err(Fault::unsupported(format!(
             "task {task_id:?} is over: a message cannot continue it"
         )));
     }
-    Ok(SendMessageResponse::Task(task))
+    let status = message
+        .metadata
+        .get("x402.payment.status")
+        .and_then(Value::as_str);
+    let payload = message.metadata.get("x402.payment.payload");
+    match (status, payload) {
+        (Some("payment-rejected"), _) => {
+            // The buyer declines to pay: the order is withdrawn.
+            let order = orders::cancel(app, buyer, task_id).await?;
+            Ok(SendMessageResponse::Task(tasks::task(order)))
+        }
+        (_, Some(payload)) => {
+            let Some(version) = payload
+                .get("x402Version")
+                .and_then(super::wire::whole_number)
+            else {
+                return Err(Fault::invalid_params(
+                    "x402.payment.payload must be an x402 PaymentPayload with its x402Version",
+                ));
+            };
+            // The payload as the payment header of a REST retry carries it.
+            let encoded = base64::engine::general_purpose::STANDARD.encode(payload.to_string());
+            let header = if version == 1 {
+                PaymentHeader::V1(encoded)
+            } else {
+                PaymentHeader::V2(encoded)
+            };
+            let order = orders::pay(app, buyer, task_id, header).await?;
+            Ok(SendMessageResponse::Task(tasks::task(order)))
+        }
+        _ => Ok(SendMessageResponse::Task(task)),
+    }
 }
 
 #[cfg(test)]

@@ -1,16 +1,17 @@
-//! Purchases as A2A tasks. A task is one purchase: its id is the purchase id, and so is its
-//! context (a purchase starts its own). States:
+//! Orders as A2A tasks (`service::commerce::orders`): a task is an order, and its purchase
+//! has the task's id. States:
 //!
-//! | purchase | task |
+//! | order | task |
 //! |---|---|
-//! | `pending_payment` | `TASK_STATE_INPUT_REQUIRED`, the checkout URL in its status message |
-//! | `paid`, `delivered` | `TASK_STATE_COMPLETED`, the deliverable as an artifact when read live |
-//! | `paid` whose relay failed this time | `TASK_STATE_WORKING` (the next read retries) |
-//! | `cancelled` | `TASK_STATE_CANCELED` |
-//! | `expired` | `TASK_STATE_FAILED` (the checkout ended unpaid) |
+//! | purchase `pending_payment` (card rail) | `TASK_STATE_INPUT_REQUIRED`, the checkout URL in its status message |
+//! | waiting for an x402 payment | `TASK_STATE_INPUT_REQUIRED`, a2a-x402's `x402.payment.required` in its status message |
+//! | purchase `paid`, `delivered` | `TASK_STATE_COMPLETED`, the deliverable as an artifact when read live |
+//! | purchase `paid` whose relay failed this time, or an x402 settlement not confirmed | `TASK_STATE_WORKING` |
+//! | purchase `cancelled`, or the order canceled | `TASK_STATE_CANCELED` |
+//! | purchase `expired` | `TASK_STATE_FAILED` (the checkout ended unpaid) |
+//! | a card order whose purchase was never made | `TASK_STATE_FAILED` |
 //!
-//! The Purchase resource itself, with its signed receipt, is the task's `bourse.purchase`
-//! metadata.
+//! The Purchase itself, with its signed receipt, is the task's `bourse.purchase` metadata.
 
 use serde_json::{Map, Value, json};
 
@@ -20,26 +21,141 @@ use super::wire::{
     TaskStatus, whole_number,
 };
 use crate::error::Error;
-use crate::request::commerce::GetPurchase;
 use crate::service::App;
-use crate::service::commerce::purchases::{self, BuyerPurchase, Delivery, PurchasePage};
+use crate::service::commerce::orders::{self, Order, OrderPage, OrderState};
+use crate::service::commerce::purchases::Delivery;
 use crate::store::agents::AgentRow;
 
 /// `ListTasks`' page size when none is asked, and the largest.
 pub const PAGE_DEFAULT: i64 = 50;
 pub const PAGE_MAX: i64 = 100;
 
-/// The task a purchase is.
-pub fn task(mut purchase: BuyerPurchase) -> Task {
-    let id = purchase.id.clone();
-    let delivery = purchase.delivery.take();
-    let (state, text, data) = match purchase.status.as_str() {
+/// a2a-x402's metadata keys.
+const STATUS: &str = "x402.payment.status";
+const REQUIRED: &str = "x402.payment.required";
+const RECEIPTS: &str = "x402.payment.receipts";
+const ERROR: &str = "x402.payment.error";
+
+/// The task an order is.
+pub fn task(order: Order) -> Task {
+    let Order {
+        id,
+        context_id,
+        created_at,
+        updated_at,
+        state,
+        ..
+    } = order;
+    let mut metadata = Map::new();
+    let mut message_metadata = Map::new();
+    let mut artifacts = None;
+    let (state, text, data, timestamp) = match state {
+        OrderState::Bought {
+            mut purchase,
+            settled,
+        } => {
+            if let Some(settled) = settled {
+                message_metadata.insert(STATUS.into(), "payment-completed".into());
+                message_metadata.insert(
+                    RECEIPTS.into(),
+                    json!([{
+                        "success": true,
+                        "transaction": settled.transaction,
+                        "network": settled.network,
+                        "payer": settled.payer,
+                    }]),
+                );
+            }
+            artifacts = purchase.delivery.take().map(|delivery| {
+                vec![Artifact {
+                    artifact_id: format!("{id}-deliverable"),
+                    name: "deliverable".into(),
+                    parts: vec![deliverable_part(delivery)],
+                }]
+            });
+            let timestamp = purchase
+                .delivered_at
+                .clone()
+                .or_else(|| purchase.paid_at.clone())
+                .unwrap_or_else(|| purchase.created_at.clone());
+            let (state, text, data) = purchase_state(&purchase);
+            metadata.insert(
+                "bourse.purchase".into(),
+                serde_json::to_value(&purchase).unwrap_or_default(),
+            );
+            (state, text, data, timestamp)
+        }
+        OrderState::AwaitingPayment { required, error } => {
+            let status = if error.is_some() {
+                "payment-failed"
+            } else {
+                "payment-required"
+            };
+            message_metadata.insert(STATUS.into(), status.into());
+            if let Some(required) = required {
+                message_metadata.insert(REQUIRED.into(), required);
+            }
+            if let Some(error) = &error {
+                message_metadata.insert(ERROR.into(), error_code(error).into());
+            }
+            let text = match &error {
+                Some(error) => format!("The payment was refused ({error}); sign one of x402.payment.required's `accepts` and send it as x402.payment.payload in a message with this taskId."),
+                None => "Payment required: sign one of x402.payment.required's `accepts` and send it as x402.payment.payload (x402.payment.status payment-submitted) in a message with this taskId.".into(),
+            };
+            (TaskState::InputRequired, text, None, updated_at)
+        }
+        OrderState::Canceled => (
+            TaskState::Canceled,
+            "The order was canceled before payment.".into(),
+            None,
+            updated_at,
+        ),
+        OrderState::NotMade => (
+            TaskState::Failed,
+            "The purchase was not made (the request was interrupted); send the order again.".into(),
+            None,
+            created_at,
+        ),
+    };
+    let mut parts = vec![Part::text(text)];
+    parts.extend(data.map(Part::data));
+    Task {
+        id: id.clone(),
+        context_id: context_id.clone(),
+        status: TaskStatus {
+            state,
+            message: Some(Message {
+                message_id: format!("{id}-{}", state_name(state)),
+                context_id: Some(context_id),
+                task_id: Some(id),
+                role: Role::Agent,
+                parts,
+                metadata: message_metadata,
+                extensions: Vec::new(),
+            }),
+            timestamp,
+        },
+        artifacts,
+        metadata,
+    }
+}
+
+/// The state of a made purchase, with the words and data of its status message.
+fn purchase_state(
+    purchase: &crate::service::commerce::purchases::BuyerPurchase,
+) -> (TaskState, String, Option<Value>) {
+    match purchase.status.as_str() {
+        "pending_payment" if purchase.checkout_url.is_none() => (
+            TaskState::Working,
+            "The payment's settlement is not confirmed yet; read the task again.".into(),
+            None,
+        ),
         "pending_payment" => (
             TaskState::InputRequired,
             format!(
                 "Pay {} cents at {} before {}, then read this task again (GetTask).",
                 purchase.amount_cents,
-                purchase.checkout_url.as_deref().unwrap_or("the checkout"),
+                purchase.checkout_url.as_deref().unwrap_or_default(),
                 purchase
                     .expires_at
                     .as_deref()
@@ -67,44 +183,26 @@ pub fn task(mut purchase: BuyerPurchase) -> Task {
             ),
             None => (TaskState::Completed, "Paid.".into(), None),
         },
-    };
-    let mut parts = vec![Part::text(text)];
-    parts.extend(data.map(Part::data));
-    let timestamp = purchase
-        .delivered_at
-        .clone()
-        .or_else(|| purchase.paid_at.clone())
-        .unwrap_or_else(|| purchase.created_at.clone());
-    let artifacts = delivery.map(|delivery| {
-        vec![Artifact {
-            artifact_id: format!("{id}-deliverable"),
-            name: "deliverable".into(),
-            parts: vec![deliverable_part(delivery)],
-        }]
-    });
-    let mut metadata = Map::new();
-    metadata.insert(
-        "bourse.purchase".into(),
-        serde_json::to_value(&purchase).unwrap_or_default(),
-    );
-    Task {
-        id: id.clone(),
-        context_id: id.clone(),
-        status: TaskStatus {
-            state,
-            message: Some(Message {
-                message_id: format!("{id}-{}", state_name(state)),
-                context_id: Some(id.clone()),
-                task_id: Some(id),
-                role: Role::Agent,
-                parts,
-                metadata: Map::new(),
-                extensions: Vec::new(),
-            }),
-            timestamp,
-        },
-        artifacts,
-        metadata,
+    }
+}
+
+/// a2a-x402's error code for a refusal's reason.
+fn error_code(reason: &str) -> &'static str {
+    let reason = reason.to_ascii_lowercase();
+    if reason.contains("insufficient") {
+        "INSUFFICIENT_FUNDS"
+    } else if reason.contains("signature") {
+        "INVALID_SIGNATURE"
+    } else if reason.contains("expired") {
+        "EXPIRED_PAYMENT"
+    } else if reason.contains("nonce") {
+        "DUPLICATE_NONCE"
+    } else if reason.contains("network") {
+        "NETWORK_MISMATCH"
+    } else if reason.contains("amount") || reason.contains("value") {
+        "INVALID_AMOUNT"
+    } else {
+        "SETTLEMENT_FAILED"
     }
 }
 
@@ -137,23 +235,19 @@ fn deliverable_part(delivery: Delivery) -> Part {
     part
 }
 
-/// A purchase of the buyer's, read live (the deliverable relayed); another's, or none, is
-/// `TASK_NOT_FOUND` alike.
+/// The buyer's order `id`, read live; another's, or none, is `TASK_NOT_FOUND` alike.
 ///
 /// # Errors
 /// `TASK_NOT_FOUND`; the A2A form of a failed read.
-pub async fn find(app: &App, buyer: &AgentRow, id: &str) -> Result<BuyerPurchase, Fault> {
-    let request = GetPurchase {
-        purchase_id: id.to_owned(),
-    };
-    match purchases::get(app, buyer, request).await {
-        Ok(purchase) => Ok(purchase),
+pub async fn find(app: &App, buyer: &AgentRow, id: &str) -> Result<Order, Fault> {
+    match orders::get(app, buyer, id).await {
+        Ok(order) => Ok(order),
         Err(Error::NotFound(_) | Error::Forbidden { .. }) => Err(Fault::task_not_found(id)),
         Err(error) => Err(error.into()),
     }
 }
 
-/// The purchase statuses a task state covers.
+/// The purchase statuses a task state covers (`None`: no order is ever in it).
 fn statuses(state: TaskState) -> Option<&'static [&'static str]> {
     match state {
         TaskState::InputRequired => Some(&["pending_payment"]),
@@ -165,8 +259,8 @@ fn statuses(state: TaskState) -> Option<&'static [&'static str]> {
     }
 }
 
-/// `ListTasks`: the buyer's purchases, newest first. `pageToken` is the offset the previous page
-/// ended at; `contextId` names one purchase (each is its own context).
+/// `ListTasks`: the buyer's orders, newest first. `pageToken` is the offset the previous page
+/// ended at.
 ///
 /// # Errors
 /// `INVALID_PARAMS` for a page size or token out of range.
@@ -193,20 +287,6 @@ pub async fn list(
             .filter(|offset| (0..=i64::from(i32::MAX)).contains(offset))
             .ok_or_else(|| Fault::invalid_params("pageToken is not one this server gave"))?,
     };
-    if let Some(context) = &request.context_id {
-        let tasks: Vec<Task> = match find(app, buyer, context).await {
-            Ok(purchase) => vec![without_artifacts(task(purchase), &request)],
-            Err(fault) if fault.reason == "TASK_NOT_FOUND" => Vec::new(),
-            Err(fault) => return Err(fault),
-        };
-        let total = i64::try_from(tasks.len()).unwrap_or(0);
-        return Ok(ListTasksResponse {
-            tasks,
-            next_page_token: String::new(),
-            page_size: limit,
-            total_size: total,
-        });
-    }
     let Some(statuses) = statuses(request.status.unwrap_or(TaskState::Unspecified)) else {
         return Ok(ListTasksResponse {
             tasks: Vec::new(),
@@ -215,19 +295,27 @@ pub async fn list(
             total_size: 0,
         });
     };
-    let page = PurchasePage {
+    let page = OrderPage {
+        context_id: request.context_id.clone().filter(|c| !c.is_empty()),
         statuses,
         limit,
         offset,
     };
-    let found = purchases::list(app, buyer, page).await?;
-    let count = i64::try_from(found.purchases.len()).unwrap_or(0);
+    let found = orders::list(app, buyer, page).await?;
+    let count = i64::try_from(found.orders.len()).unwrap_or(0);
     let next = offset + count;
+    let keep_artifacts = request.include_artifacts == Some(true);
     Ok(ListTasksResponse {
         tasks: found
-            .purchases
+            .orders
             .into_iter()
-            .map(|purchase| without_artifacts(task(purchase), &request))
+            .map(|order| {
+                let mut task = task(order);
+                if !keep_artifacts {
+                    task.artifacts = None;
+                }
+                task
+            })
             .collect(),
         next_page_token: if next < found.total {
             next.to_string()
@@ -237,12 +325,4 @@ pub async fn list(
         page_size: limit,
         total_size: found.total,
     })
-}
-
-/// A listed task keeps `artifacts` only when asked (`includeArtifacts`); a list never relays.
-fn without_artifacts(mut task: Task, request: &ListTasksRequest) -> Task {
-    if request.include_artifacts != Some(true) {
-        task.artifacts = None;
-    }
-    task
 }

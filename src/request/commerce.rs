@@ -71,6 +71,9 @@ pub struct Purchase {
     pub email: Result<Option<String>>,
     pub intended_use: Result<Option<String>>,
     pub attestation: Result<Option<Value>>,
+    /// The id the purchase is to have: an order's (an A2A task names its purchase before it is
+    /// made); `None` (REST, MCP) for a new one.
+    pub purchase_id: Option<String>,
 }
 
 impl Purchase {
@@ -92,6 +95,7 @@ impl Purchase {
             email: input.text(&EMAIL),
             intended_use: input.text(&INTENDED_USE),
             attestation: input.flags(&ATTESTATION),
+            purchase_id: None,
         })
     }
 }

@@ -167,4 +167,25 @@ const STEPS: &[(i32, &str)] = &[
              UPDATE listings SET changed = (SELECT max(changed) FROM listings) + 1 WHERE seq = new.seq;
          END;",
     ),
+    (
+        7,
+        "CREATE TABLE orders (
+             seq         INTEGER PRIMARY KEY,
+             -- The task's id, and the id of its purchase once bought.
+             id          TEXT    NOT NULL UNIQUE,
+             buyer_id    TEXT    NOT NULL REFERENCES agents (id),
+             context_id  TEXT    NOT NULL,
+             listing_id  TEXT    NOT NULL,
+             rail        TEXT    NOT NULL CHECK (rail IN ('card', 'x402')),
+             -- The purchase's own members as sent (email, intendedUse, attestation), JSON.
+             request     TEXT    NOT NULL,
+             status      TEXT    NOT NULL CHECK (status IN ('open', 'canceled')),
+             -- The last refused payment (x402), for the buyer to see.
+             payment_error TEXT,
+             created_at  TEXT    NOT NULL,
+             updated_at  TEXT    NOT NULL
+         ) STRICT;
+         CREATE INDEX orders_buyer ON orders (buyer_id, seq);
+         CREATE INDEX orders_context ON orders (buyer_id, context_id, seq);",
+    ),
 ];

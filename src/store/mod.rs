@@ -22,6 +22,7 @@ pub mod listings;
 pub mod messages;
 mod migrate;
 pub mod oauth;
+pub mod orders;
 pub mod payments;
 pub mod proof;
 pub mod purchases;
@@ -60,7 +61,7 @@ fn hand_back_idle(conn: &Connection) {
 /// `PRAGMA application_id` stamped on every bourse database: ASCII "BRSE".
 pub const APPLICATION_ID: i32 = 0x4252_5345;
 /// The schema version this binary writes (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i32 = 6;
+pub const SCHEMA_VERSION: i32 = 7;
 /// Handle to the database; cheap to clone. When the last clone is dropped the writer thread
 /// ends (its queue closes) and the checkpoint thread stops.
 #[derive(Clone)]

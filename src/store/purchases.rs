@@ -166,33 +166,6 @@ pub fn find(conn: &Connection, id: &str) -> Result<Option<PurchaseRow>> {
         .optional()?)
 }
 
-/// A buyer's purchases, newest first, with the number there are: those in `statuses` (every
-/// status when it is empty), `limit` from `offset`.
-///
-/// # Errors
-/// Database failure.
-pub fn of_buyer(
-    conn: &Connection,
-    buyer_id: &str,
-    statuses: &[&str],
-    limit: i64,
-    offset: i64,
-) -> Result<(Vec<PurchaseRow>, i64)> {
-    let statuses = serde_json::to_string(statuses).unwrap_or_else(|_| "[]".into());
-    let filter = "buyer_id = ?1 AND (?2 = '[]' OR status IN (SELECT value FROM json_each(?2)))";
-    let sql = format!(
-        "SELECT {COLUMNS} FROM purchases WHERE {filter} ORDER BY seq DESC LIMIT ?3 OFFSET ?4"
-    );
-    let rows = conn
-        .prepare_cached(&sql)?
-        .query_map(params![buyer_id, statuses, limit, offset], from_row)?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    let total = conn
-        .prepare_cached(&format!("SELECT count(*) FROM purchases WHERE {filter}"))?
-        .query_row(params![buyer_id, statuses], |row| row.get(0))?;
-    Ok((rows, total))
-}
-
 /// Records the first successful delivery.
 ///
 /// # Errors

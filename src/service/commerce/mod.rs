@@ -5,6 +5,7 @@
 
 pub mod checkout;
 pub mod fees;
+pub mod orders;
 pub mod payments;
 pub mod purchases;
 pub mod rails;

@@ -91,6 +91,7 @@ pub async fn purchase_on(
         email,
         intended_use,
         attestation,
+        purchase_id,
     } = request;
     // The email and the shapes of the health terms, judged together; whether the terms are
     // met, for personal health data only.
@@ -136,6 +137,7 @@ pub async fn purchase_on(
         email,
         payment,
         resource,
+        purchase_id,
     };
     match checkout::buy(app, sale).await? {
         Bought::Purchase {
@@ -171,45 +173,6 @@ pub async fn get(app: &App, buyer: &AgentRow, request: GetPurchase) -> Result<Bu
         });
     }
     read_as_buyer(app, purchase).await
-}
-
-/// A page of the buyer's own purchases, newest first, without their deliverables (a list
-/// reads many; [`get`] relays one). The A2A face's `ListTasks`.
-///
-/// # Errors
-/// Database failure.
-pub async fn list(app: &App, buyer: &AgentRow, page: PurchasePage) -> Result<PurchaseList> {
-    let buyer_id = buyer.id.clone();
-    let PurchasePage {
-        statuses,
-        limit,
-        offset,
-    } = page;
-    let (rows, total) = app
-        .store
-        .read(move |conn| store::of_buyer(conn, &buyer_id, statuses, limit, offset))
-        .await?;
-    let mut purchases = Vec::with_capacity(rows.len());
-    for row in rows {
-        purchases.push(shown(app, row, false).await?);
-    }
-    Ok(PurchaseList { purchases, total })
-}
-
-/// Which of a buyer's purchases to list.
-#[derive(Debug)]
-pub struct PurchasePage {
-    /// The statuses to list (every status when empty).
-    pub statuses: &'static [&'static str],
-    pub limit: i64,
-    pub offset: i64,
-}
-
-/// A page of purchases and how many match in all.
-#[derive(Debug)]
-pub struct PurchaseList {
-    pub purchases: Vec<BuyerPurchase>,
-    pub total: i64,
 }
 
 /// `GET /api/marketplace/purchases/{id}` with `purchase_token` (or `X-Purchase-Token`) instead
@@ -311,6 +274,19 @@ pub struct RefundView {
 /// The Purchase resource for its buyer: relays the deliverable when the purchase is paid.
 async fn read_as_buyer(app: &App, purchase: PurchaseRow) -> Result<BuyerPurchase> {
     shown(app, purchase, true).await
+}
+
+/// The buyer's purchase `id` as recorded, without relaying its deliverable (a list shows many;
+/// [`get`] relays one), or `None`. Whose it is, is the caller's to check.
+///
+/// # Errors
+/// Database failure.
+pub async fn recorded(app: &App, id: &str) -> Result<Option<BuyerPurchase>> {
+    let key = id.to_owned();
+    match app.store.read(move |conn| store::find(conn, &key)).await? {
+        Some(row) => Ok(Some(shown(app, row, false).await?)),
+        None => Ok(None),
+    }
 }
 
 /// The Purchase as its buyer sees it; when `live`, the deliverable fetched and relayed (and a

@@ -41,6 +41,8 @@ pub struct Sale<'a> {
     pub payment: Option<PaymentHeader>,
     /// The URL being bought (the x402 challenge names it).
     pub resource: String,
+    /// The id the purchase is to have (an order's), else a new one.
+    pub purchase_id: Option<String>,
 }
 
 /// Opens a purchase after the checks every rail shares: a paid one is reserved
@@ -103,12 +105,15 @@ fn new_purchase(
         buyer,
         ref listing,
         rail,
+        ref purchase_id,
         ..
     } = *sale;
     let now = app.now();
     let paid = listing.price_cents > 0;
     PurchaseRow {
-        id: uuid::Uuid::new_v4().to_string(),
+        id: purchase_id
+            .clone()
+            .unwrap_or_else(|| uuid::Uuid::new_v4().to_string()),
         listing_id: listing.id.clone(),
         buyer_id: buyer.map(|b| b.id.clone()),
         buyer_handle: buyer.map(|b| b.handle.clone()),

@@ -78,7 +78,7 @@ pub struct Paid {
 }
 
 /// The settled payment as the Purchase shows it (`payment`).
-#[derive(Debug, Serialize)]
+#[derive(Clone, Debug, Serialize)]
 pub struct Payment {
     pub transaction: String,
     pub network: String,

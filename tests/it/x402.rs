@@ -668,3 +668,6 @@ fn x402_concurrent_anonymous_buyers_of_an_exclusive_listing_one_wins() {
         "money moves only for the buyer holding the reservation"
     );
 }
+
+#[path = "x402_a2a.rs"]
+mod a2a;

@@ -7,6 +7,7 @@
 //!
 //! The purchase itself goes through `purchases::purchase_on`, as REST and MCP purchases do.
 
+use base64::Engine;
 use serde_json::{Map, Value, json};
 
 use crate::error::{Error, Result};
@@ -133,7 +134,7 @@ pub async fn open(app: &App, buyer: &AgentRow, mut order: NewOrder) -> Result<Or
             purchase,
         },
         Ok(Answer::Refused(refusal)) if refusal.status == 402 => OrderState::AwaitingPayment {
-            required: Some(refusal.body),
+            required: Some(payment_required(refusal)),
             error: None,
         },
         Ok(Answer::Refused(refusal)) => {
@@ -149,6 +150,20 @@ pub async fn open(app: &App, buyer: &AgentRow, mut order: NewOrder) -> Result<Or
         }
     };
     Ok(order_of(row, state))
+}
+
+/// The x402 v2 `PaymentRequired` of a challenge (its `PAYMENT-REQUIRED` header; the 402 body
+/// is the v1 form, for v1 clients), as a2a-x402 carries it.
+fn payment_required(refusal: checkout::Refusal) -> Value {
+    refusal
+        .headers
+        .iter()
+        .find(|(name, _)| *name == "payment-required")
+        .and_then(|(_, value)| {
+            let bytes = base64::engine::general_purpose::STANDARD.decode(value).ok()?;
+            serde_json::from_slice(&bytes).ok()
+        })
+        .unwrap_or(refusal.body)
 }
 
 /// Removes an order whose purchase was refused (best effort: an order left behind shows as
@@ -247,7 +262,7 @@ async fn challenge(app: &App, buyer: &AgentRow, row: &OrderRow) -> Result<Option
     let asked = purchase_of(row, None);
     let resource = resource(app, &row.listing_id);
     match purchases::purchase_on(app, Some(buyer), Rail::Wallet, asked, resource).await? {
-        Answer::Refused(refusal) => Ok(Some(refusal.body)),
+        Answer::Refused(refusal) => Ok(Some(payment_required(refusal))),
         Answer::Purchase { .. } => Ok(None),
     }
 }

@@ -313,9 +313,13 @@ operations! {
     A2aAgentRpc: A2a [POST "/a2a/agents/{handle}"] { param: Some(Handle) };
     A2aSend: A2a [POST "/a2a/message:send"] {};
     A2aAgentSend: A2a [POST "/a2a/agents/{handle}/message:send"] { param: Some(Handle) };
+    A2aStream: A2a [POST "/a2a/message:stream"] {};
+    A2aAgentStream: A2a [POST "/a2a/agents/{handle}/message:stream"] { param: Some(Handle) };
     A2aListTasks: A2a [GET "/a2a/tasks"] {};
     A2aGetTask: A2a [GET "/a2a/tasks/{id}"] { param: Some(Id) };
     A2aCancelTask: A2a [POST "/a2a/tasks/{id}:cancel"] { param: Some(Id) };
+    A2aSubscribe: A2a [POST "/a2a/tasks/{id}:subscribe", GET "/a2a/tasks/{id}:subscribe"]
+        { param: Some(Id) };
 
     // OAuth 2.1 for hosted MCP clients, and discovery documents of outside standards.
     OAuthProtectedResource: Standard [GET "/.well-known/oauth-protected-resource"] {};

@@ -11,6 +11,7 @@
 pub mod card;
 mod fault;
 mod run;
+mod stream;
 mod tasks;
 pub mod wire;
 
@@ -187,6 +188,44 @@ fn with_tenant(endpoint: Endpoint, params: &Value) -> std::result::Result<Endpoi
     }
 }
 
+/// A method's answer, with what a stream of it needs.
+struct Answered {
+    method: Method,
+    value: Value,
+    who: Option<Bearer>,
+}
+
+impl Answered {
+    /// The answer as a stream of events: a send's answer (followed while its task is worked
+    /// on), or a subscription's task (followed until it is over).
+    fn stream(self, framing: stream::Framing, headers: Vec<(&'static str, String)>) -> Reply {
+        let buyer = self.who.map(|who| who.agent);
+        match (self.method, buyer) {
+            (Method::SubscribeToTask, Some(buyer)) => {
+                stream::subscription(self.value, buyer, framing)
+            }
+            (_, buyer) => stream::of_answer(self.value, framing, buyer, headers),
+        }
+    }
+}
+
+/// Runs `method` for the request: its endpoint (the route's, or the tenant's), its credential.
+async fn call(
+    app: &App,
+    ctx: &Ctx,
+    agent_route: bool,
+    method: Method,
+    params: Value,
+) -> std::result::Result<Answered, Fault> {
+    let endpoint = with_tenant(endpoint_of(ctx, agent_route), &params)?;
+    let who = caller(app, ctx).await?;
+    let ip = ctx.client_ip.to_string();
+    let x402 = x402_active(app, ctx);
+    let client = Client { ip: &ip };
+    let value = run::run(app, &endpoint, method, params, who.as_ref(), &client, x402).await?;
+    Ok(Answered { method, value, who })
+}
+
 /// `POST /a2a`, `POST /a2a/agents/{handle}`: the JSON-RPC binding (one request per call; A2A
 /// defines no batches). Errors are JSON-RPC error objects with HTTP 200, except a refused
 /// credential (HTTP 401).
@@ -216,28 +255,18 @@ pub async fn rpc(app: &App, ctx: &Ctx, agent_route: bool) -> Reply {
         if !params.is_object() {
             return Err(Fault::invalid_params("`params` must be an object"));
         }
-        let endpoint = with_tenant(endpoint_of(ctx, agent_route), &params)?;
-        let who = caller(app, ctx).await?;
-        let ip = ctx.client_ip.to_string();
-        let x402 = x402_active(app, ctx);
-        run::run(
-            app,
-            &endpoint,
-            method,
-            params,
-            who.as_ref(),
-            &Client { ip: &ip },
-            x402,
-        )
-        .await
+        call(app, ctx, agent_route, method, params).await
     }
     .await;
     let echo = echo_of(app, ctx);
     match result {
-        Ok(result) => raw(
+        Ok(answered) if answered.method.streams() => {
+            answered.stream(stream::Framing::Rpc(id), echo)
+        }
+        Ok(answered) => raw(
             200,
             "application/json",
-            &json!({"jsonrpc": "2.0", "id": id, "result": result}),
+            &json!({"jsonrpc": "2.0", "id": id, "result": answered.value}),
             echo,
         ),
         Err(fault) => {
@@ -275,6 +304,10 @@ fn fault_headers(app: &App, fault: &Fault) -> Vec<(&'static str, String)> {
 pub enum Rest {
     /// `POST …/message:send`.
     Send,
+    /// `POST …/message:stream`.
+    Stream,
+    /// `POST` or `GET …/tasks/{id}:subscribe`.
+    Subscribe,
     /// `GET …/tasks/{id}`.
     GetTask,
     /// `GET …/tasks`.
@@ -290,6 +323,8 @@ pub async fn rest(app: &App, ctx: &Ctx, route: Rest, agent_route: bool) -> Reply
         check_version(ctx)?;
         let (method, params) = match route {
             Rest::Send => (Method::SendMessage, json_body(ctx)?),
+            Rest::Stream => (Method::SendStreamingMessage, json_body(ctx)?),
+            Rest::Subscribe => (Method::SubscribeToTask, json!({"id": ctx.param()})),
             Rest::CancelTask => {
                 let mut params = json_body(ctx)?;
                 let Some(members) = params.as_object_mut() else {
@@ -301,20 +336,7 @@ pub async fn rest(app: &App, ctx: &Ctx, route: Rest, agent_route: bool) -> Reply
             Rest::GetTask => (Method::GetTask, json!({"id": ctx.param()})),
             Rest::ListTasks => (Method::ListTasks, list_query(ctx)?),
         };
-        let endpoint = with_tenant(endpoint_of(ctx, agent_route), &params)?;
-        let who = caller(app, ctx).await?;
-        let ip = ctx.client_ip.to_string();
-        let x402 = x402_active(app, ctx);
-        run::run(
-            app,
-            &endpoint,
-            method,
-            params,
-            who.as_ref(),
-            &Client { ip: &ip },
-            x402,
-        )
-        .await
+        call(app, ctx, agent_route, method, params).await
     }
     .await;
     let media = if ctx.media_type_is("application/a2a+json")
@@ -327,7 +349,10 @@ pub async fn rest(app: &App, ctx: &Ctx, route: Rest, agent_route: bool) -> Reply
         "application/json"
     };
     match result {
-        Ok(result) => raw(200, media, &result, echo_of(app, ctx)),
+        Ok(answered) if answered.method.streams() => {
+            answered.stream(stream::Framing::Rest, echo_of(app, ctx))
+        }
+        Ok(answered) => raw(200, media, &answered.value, echo_of(app, ctx)),
         Err(fault) => raw(
             fault.http,
             media,

@@ -47,9 +47,20 @@ pub enum Endpoint {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Method {
     SendMessage,
+    /// `SendMessage` answered as a stream (the face frames it).
+    SendStreamingMessage,
     GetTask,
     ListTasks,
     CancelTask,
+    /// The task as it stands, for the face to follow as a stream.
+    SubscribeToTask,
+}
+
+impl Method {
+    /// Whether the face answers it as a stream of events.
+    pub fn streams(self) -> bool {
+        matches!(self, Method::SendStreamingMessage | Method::SubscribeToTask)
+    }
 }
 
 impl Method {
@@ -63,9 +74,8 @@ impl Method {
             "GetTask" => Ok(Method::GetTask),
             "ListTasks" => Ok(Method::ListTasks),
             "CancelTask" => Ok(Method::CancelTask),
-            "SendStreamingMessage" | "SubscribeToTask" => Err(Fault::unsupported(
-                "streaming is not offered (capabilities.streaming is false): use SendMessage and GetTask",
-            )),
+            "SendStreamingMessage" => Ok(Method::SendStreamingMessage),
+            "SubscribeToTask" => Ok(Method::SubscribeToTask),
             "CreateTaskPushNotificationConfig"
             | "GetTaskPushNotificationConfig"
             | "ListTaskPushNotificationConfigs"
@@ -109,7 +119,7 @@ pub async fn run(
         )));
     }
     match method {
-        Method::SendMessage => {
+        Method::SendMessage | Method::SendStreamingMessage => {
             let request: SendMessageRequest = read(params)?;
             check_message(&request.message)?;
             let answer = match endpoint {
@@ -127,6 +137,18 @@ pub async fn run(
             let buyer = holder(who, Scope::Read)?;
             let order = tasks::find(app, buyer, &request.id).await?;
             answer_json(&tasks::task(order))
+        }
+        Method::SubscribeToTask => {
+            let request: TaskRequest = read(params)?;
+            let buyer = holder(who, Scope::Read)?;
+            let task = tasks::task(tasks::find(app, buyer, &request.id).await?);
+            if task.status.state.is_terminal() {
+                return Err(Fault::unsupported(format!(
+                    "task {:?} is over: there is nothing to follow (GetTask reads it)",
+                    request.id
+                )));
+            }
+            answer_json(&task)
         }
         Method::ListTasks => {
             let request: ListTasksRequest = read(params)?;
@@ -417,7 +439,10 @@ mod tests {
     #[test]
     fn methods_a2a_names_and_what_is_not_offered() {
         assert_eq!(Method::named("GetTask").unwrap(), Method::GetTask);
-        assert_eq!(Method::named("SubscribeToTask").unwrap_err().code, -32004);
+        assert_eq!(
+            Method::named("SubscribeToTask").unwrap(),
+            Method::SubscribeToTask
+        );
         assert_eq!(
             Method::named("GetTaskPushNotificationConfig")
                 .unwrap_err()

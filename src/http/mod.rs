@@ -277,6 +277,18 @@ async fn serve_matched(
             }
             built
         }
+        Reply::Events(writer, headers) => {
+            // A small buffer: a writer that outruns a slow reader waits for it.
+            let (sender, events) = tokio::sync::mpsc::channel(8);
+            tokio::spawn(writer(app.clone(), sender));
+            let mut built = response::events(events, request_id);
+            for (name, value) in headers {
+                if let Ok(value) = hyper::header::HeaderValue::from_str(&value) {
+                    built.headers_mut().insert(name, value);
+                }
+            }
+            built
+        }
         Reply::WithHeaders(..) => {
             return Err(Error::Internal("nested reply headers".into()));
         }

@@ -8,8 +8,36 @@ use serde_json::{Value, json};
 
 use crate::error::Error;
 
-/// The body type of every response.
-pub type Body = Full<Bytes>;
+/// The body type of every response: whole bytes, or server-sent events as a handler writes
+/// them ([`Reply::Events`]).
+pub type Body = http_body_util::Either<Full<Bytes>, Events>;
+
+/// A body of server-sent events: each chunk as its writer sends it; the body ends when the
+/// writer is done (drops its sender).
+pub struct Events(tokio::sync::mpsc::Receiver<Bytes>);
+
+impl hyper::body::Body for Events {
+    type Data = Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<hyper::body::Frame<Bytes>, Self::Error>>> {
+        self.0
+            .poll_recv(cx)
+            .map(|chunk| chunk.map(|bytes| Ok(hyper::body::Frame::data(bytes))))
+    }
+}
+
+/// What writes an event stream: given the app and a sender, it sends events until it returns.
+pub type EventWriter = Box<
+    dyn FnOnce(
+            std::sync::Arc<crate::service::App>,
+            tokio::sync::mpsc::Sender<Bytes>,
+        ) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>
+        + Send,
+>;
 
 /// What a handler returns on success.
 pub enum Reply {
@@ -22,6 +50,9 @@ pub enum Reply {
     /// A response sent exactly as built: any status, body and extra headers, never signed
     /// (protocol bodies such as JSON-RPC, whose shape is not ours to extend).
     Raw(RawReply),
+    /// `200 text/event-stream`: the events `writer` sends (run on its own task), with extra
+    /// headers; never signed.
+    Events(EventWriter, Vec<(&'static str, String)>),
     /// Another reply with extra response headers (the x402 `PAYMENT-REQUIRED` /
     /// `PAYMENT-RESPONSE`); status, body and signing are the inner reply's.
     WithHeaders(Box<Reply>, Vec<(&'static str, String)>),
@@ -80,7 +111,7 @@ pub fn to_json(answer: &impl serde::Serialize) -> crate::error::Result<Value> {
 
 /// Builds a response with the request id header.
 pub fn build(status: u16, content_type: &str, body: Bytes, request_id: &str) -> Response<Body> {
-    let mut response = Response::new(Full::new(body));
+    let mut response = Response::new(http_body_util::Either::Left(Full::new(body)));
     *response.status_mut() =
         StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let headers = response.headers_mut();
@@ -88,6 +119,21 @@ pub fn build(status: u16, content_type: &str, body: Bytes, request_id: &str) -> 
         header::CONTENT_TYPE,
         HeaderValue::from_str(content_type).expect("static content type"),
     );
+    if let Ok(value) = HeaderValue::from_str(request_id) {
+        headers.insert("x-request-id", value);
+    }
+    response
+}
+
+/// A `200 text/event-stream` response whose events come from `events`.
+pub fn events(events: tokio::sync::mpsc::Receiver<Bytes>, request_id: &str) -> Response<Body> {
+    let mut response = Response::new(http_body_util::Either::Right(Events(events)));
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     if let Ok(value) = HeaderValue::from_str(request_id) {
         headers.insert("x-request-id", value);
     }

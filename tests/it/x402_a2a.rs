@@ -115,7 +115,11 @@ fn an_x402_order_over_a2a_waits_for_its_payment_and_completes_with_receipts() {
     );
     assert_eq!(paid["artifacts"][0]["parts"][0]["text"], marker);
     let purchase = &paid["metadata"]["bourse.purchase"];
-    assert_eq!(purchase["id"], id.as_str(), "the purchase has the task's id");
+    assert_eq!(
+        purchase["id"],
+        id.as_str(),
+        "the purchase has the task's id"
+    );
     assert_eq!(purchase["rail"], "x402_usdc_base");
     assert_eq!(purchase["buyerHandle"], buyer.handle.as_str());
 
@@ -165,7 +169,12 @@ fn an_x402_order_declined_by_its_buyer_is_canceled() {
         &server,
         &buyer.key,
         "SendMessage",
-        message("no", json!({}), Some(id), json!({"x402.payment.status": "payment-rejected"})),
+        message(
+            "no",
+            json!({}),
+            Some(id),
+            json!({"x402.payment.status": "payment-rejected"}),
+        ),
     ))["task"]
         .clone();
     assert_eq!(declined["status"]["state"], "TASK_STATE_CANCELED");
@@ -177,6 +186,8 @@ fn an_x402_order_declined_by_its_buyer_is_canceled() {
     ));
     assert_eq!(waiting["totalSize"], 1);
     // The listing is still for sale: nothing was reserved.
-    let detail = server.get(&format!("/api/marketplace/listings/{listing}")).ok();
+    let detail = server
+        .get(&format!("/api/marketplace/listings/{listing}"))
+        .ok();
     assert_eq!(detail["listing"]["active"], true);
 }

@@ -160,7 +160,9 @@ fn payment_required(refusal: checkout::Refusal) -> Value {
         .iter()
         .find(|(name, _)| *name == "payment-required")
         .and_then(|(_, value)| {
-            let bytes = base64::engine::general_purpose::STANDARD.decode(value).ok()?;
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(value)
+                .ok()?;
             serde_json::from_slice(&bytes).ok()
         })
         .unwrap_or(refusal.body)
@@ -206,6 +208,17 @@ async fn find(app: &App, buyer: &AgentRow, id: &str) -> Result<OrderRow> {
 pub async fn get(app: &App, buyer: &AgentRow, id: &str) -> Result<Order> {
     let row = find(app, buyer, id).await?;
     let state = state_of(app, buyer, &row, true).await?;
+    Ok(order_of(row, state))
+}
+
+/// The buyer's order as recorded: no deliverable relayed, no challenge made (cheap enough to
+/// check often).
+///
+/// # Errors
+/// `NOT_FOUND` (another's or none).
+pub async fn recorded(app: &App, buyer: &AgentRow, id: &str) -> Result<Order> {
+    let row = find(app, buyer, id).await?;
+    let state = state_of(app, buyer, &row, false).await?;
     Ok(order_of(row, state))
 }
 

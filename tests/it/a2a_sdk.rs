@@ -836,7 +836,7 @@ fn the_http_json_binding_answers_a_plain_client_in_a2a_shapes() {
 
     // ListTasks: newest first, a page at a time, the token always present.
     let first = get("/a2a/tasks?pageSize=1", &buyer.key).ok();
-    assert_eq!(ids(&first["tasks"]), [pending_id.clone()], "{first}");
+    assert_eq!(ids(&first["tasks"]), [pending_id.as_str()], "{first}");
     assert_eq!(first["pageSize"], 1, "{first}");
     assert_eq!(first["totalSize"], 2, "{first}");
     let token = first["nextPageToken"].as_str().unwrap();
@@ -846,7 +846,7 @@ fn the_http_json_binding_answers_a_plain_client_in_a2a_shapes() {
         &buyer.key,
     )
     .ok();
-    assert_eq!(ids(&last["tasks"]), [free_id.clone()], "{last}");
+    assert_eq!(ids(&last["tasks"]), [free_id.as_str()], "{last}");
     assert_eq!(
         last["nextPageToken"], "",
         "present, and empty on the last page: {last}"
@@ -864,7 +864,7 @@ fn the_http_json_binding_answers_a_plain_client_in_a2a_shapes() {
         "{whole}"
     );
     let waiting = get("/a2a/tasks?status=TASK_STATE_INPUT_REQUIRED", &buyer.key).ok();
-    assert_eq!(ids(&waiting["tasks"]), [pending_id.clone()], "{waiting}");
+    assert_eq!(ids(&waiting["tasks"]), [pending_id.as_str()], "{waiting}");
     let with = get("/a2a/tasks?includeArtifacts=true", &buyer.key).ok();
     assert_eq!(
         ids(&with["tasks"]),

@@ -918,3 +918,126 @@ fn the_http_json_binding_answers_a_plain_client_in_a2a_shapes() {
         "{canceled_list}"
     );
 }
+
+/// ListTasks as A2A 1.0 defines it (§3.1.4, `ListTasksRequest`), where bourse differs today
+/// (reported, not fixed here; run with `--ignored` to see it fail): tasks sorted by their status
+/// timestamp, newest first (bourse sorts by purchase creation); `statusTimestampAfter` filters
+/// (bourse ignores it); `status` returns only tasks in that state (`TASK_STATE_WORKING` answers
+/// completed ones); `includeArtifacts=true` includes a completed task's artifacts (bourse lists
+/// none).
+#[test]
+#[ignore = "bourse's ListTasks differs from A2A 1.0: ordering, statusTimestampAfter, WORKING, includeArtifacts"]
+fn list_tasks_orders_by_status_time_and_honours_its_filters() {
+    let (server, _dir) = serve();
+    let client = &server.client;
+    let (free, paid, _, _twins) = listings(client);
+    let buyer = client.party("a2a-list-buyer");
+    let buy = |listing: &str, message_id: &str| {
+        let body = json!({"message": {"messageId": message_id, "role": "ROLE_USER",
+            "parts": [{"data": {"listingId": listing}}]}});
+        let sent = a2a(
+            client,
+            "POST",
+            "/a2a/message:send",
+            Some("1.0"),
+            Some(&buyer.key),
+            Some(("application/a2a+json", &body)),
+        );
+        sent.ok()["task"].clone()
+    };
+    let get = |path: &str| a2a(client, "GET", path, Some("1.0"), Some(&buyer.key), None).ok();
+    // Bought first, paid last: its status is the newest.
+    let paid_task = buy(&paid, "list-1");
+    let free_task = buy(&free, "list-2");
+    client.pay_checkout(&paid_task["metadata"]["bourse.purchase"]);
+    let paid_id = paid_task["id"].as_str().unwrap();
+    let read = get(&format!("/a2a/tasks/{paid_id}"));
+    assert_eq!(state(&read), "TASK_STATE_COMPLETED", "{read}");
+    assert!(
+        read["status"]["timestamp"].as_str() > free_task["status"]["timestamp"].as_str(),
+        "{read}\n{free_task}"
+    );
+    let failures: Vec<String> = [
+        ("/a2a/tasks", "sorted by status timestamp, newest first"),
+        (
+            "/a2a/tasks?statusTimestampAfter=2099-01-01T00:00:00Z",
+            "no task changed after 2099",
+        ),
+        (
+            "/a2a/tasks?status=TASK_STATE_WORKING",
+            "no task is TASK_STATE_WORKING",
+        ),
+        (
+            "/a2a/tasks?includeArtifacts=true",
+            "completed tasks with their artifacts",
+        ),
+    ]
+    .into_iter()
+    .filter_map(|(path, rule)| {
+        let list = get(path);
+        let tasks = list["tasks"].as_array().unwrap();
+        let holds = match rule {
+            "sorted by status timestamp, newest first" => {
+                ids(&list["tasks"]) == [paid_id, free_task["id"].as_str().unwrap()]
+            }
+            "completed tasks with their artifacts" => {
+                tasks.len() == 2 && tasks.iter().all(|t| t["artifacts"].is_array())
+            }
+            _ => tasks.is_empty(),
+        };
+        (!holds).then(|| format!("GET {path}: expected {rule}; got {list}"))
+    })
+    .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// What the card does not offer, on the HTTP+JSON binding as on JSON-RPC (where `Method::named`
+/// answers each with its A2A error): streaming, push notification configs and the extended card
+/// answer a `google.rpc.Status` with A2A's reason. Today these paths fall through to bourse's
+/// REST router (404 or 405, its own error shape), so the SDK raises MethodNotFoundError over
+/// HTTP+JSON where it raises PushNotificationNotSupportedError over JSON-RPC (reported, not
+/// fixed here; run with `--ignored` to see it fail).
+#[test]
+#[ignore = "bourse's HTTP+JSON binding answers unoffered A2A methods with REST 404/405 bodies"]
+fn http_json_answers_what_is_not_offered_with_a2a_errors() {
+    let (server, _dir) = serve();
+    let client = &server.client;
+    let buyer = client.party("a2a-unoffered");
+    let failures: Vec<String> = [
+        ("POST", "/a2a/message:stream", "UNSUPPORTED_OPERATION"),
+        ("POST", "/a2a/tasks/t-1:subscribe", "UNSUPPORTED_OPERATION"),
+        (
+            "POST",
+            "/a2a/tasks/t-1/pushNotificationConfigs",
+            "PUSH_NOTIFICATION_NOT_SUPPORTED",
+        ),
+        (
+            "GET",
+            "/a2a/tasks/t-1/pushNotificationConfigs/c-1",
+            "PUSH_NOTIFICATION_NOT_SUPPORTED",
+        ),
+        (
+            "GET",
+            "/a2a/extendedAgentCard",
+            "EXTENDED_AGENT_CARD_NOT_CONFIGURED",
+        ),
+    ]
+    .into_iter()
+    .filter_map(|(method, path, reason)| {
+        let body = json!({});
+        let body = (method == "POST").then_some(("application/a2a+json", &body));
+        let answered = a2a(client, method, path, Some("1.0"), Some(&buyer.key), body);
+        let holds = answered.status == 400
+            && answered.json()["error"]["status"] == "FAILED_PRECONDITION"
+            && answered.json()["error"]["details"][0]["reason"] == reason;
+        (!holds).then(|| {
+            format!(
+                "{method} {path}: expected 400 FAILED_PRECONDITION {reason}; got {} {}",
+                answered.status,
+                answered.text()
+            )
+        })
+    })
+    .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -458,6 +458,14 @@ fn the_sdk_buys_pays_cancels_and_lists_purchases_as_tasks() {
         assert_eq!(part["data"], purchase["delivery"]["content"], "{read}");
         assert_eq!(part["data"], paid_deliverable, "{read}");
         let paid_id = &task["id"];
+        // The purchase receipt as the SDK handed it over: its amounts are doubles (500.0).
+        let receipt = &read["metadata"]["bourse.purchase"]["receipt"];
+        assert_eq!(receipt["type"], "bourse.purchase.receipt", "{read}");
+        assert!(receipt["amountCents"].is_f64(), "{receipt}");
+        let verdict = client
+            .post("/api/verify-receipt", &json!({"signed": receipt}))
+            .ok();
+        assert_eq!(verdict["valid"], true, "{binding}: {verdict}\n{receipt}");
 
         // e. Canceled, then not cancelable; an unknown task is not found.
         let second = answer(&run["second"], "task");

@@ -153,11 +153,14 @@ def transport_of(client: Any) -> str:
 
 
 async def flow_card(base: str, run: dict) -> dict:
-    """a. The marketplace's card, its signature verified; a client for the run's binding."""
+    """a. The marketplace's card, its signature verified; a client for the run's binding, which
+    lists tasks without a credential."""
     async with authed(None) as http:
         card, seen = await resolve(http, base, base)
         client = ClientFactory(config(http, run["binding"])).create(card)
         seen["transport"] = transport_of(client)
+        # No credential: bourse answers HTTP 401 on both bindings, which the SDK raises as is.
+        seen["anonymous_list"] = await caught(client.list_tasks(ListTasksRequest()))
         await client.close()
     return seen
 

@@ -206,7 +206,7 @@ fn transport(binding: &str) -> &'static str {
 
 /// a. The marketplace's card, resolved by `A2ACardResolver`, verifies through the SDK's
 /// verifier with the key its signature's `jku` serves; it names both bindings at `/a2a`, and
-/// the SDK makes a client of either.
+/// the SDK makes a client of either; without a credential, ListTasks is refused with HTTP 401.
 #[test]
 fn the_sdk_verifies_the_marketplace_card_and_finds_both_bindings() {
     let test = "a2a_sdk::the_sdk_verifies_the_marketplace_card_and_finds_both_bindings";
@@ -231,6 +231,14 @@ fn the_sdk_verifies_the_marketplace_card_and_finds_both_bindings() {
         assert_eq!(card["capabilities"]["streaming"], false, "{card}");
         let binding = run["binding"].as_str().unwrap();
         assert_eq!(run["transport"], transport(binding), "{run}");
+        // Without a credential: HTTP 401 on either binding, which the SDK raises as an HTTP
+        // error (it reads the status before any JSON-RPC body).
+        let anonymous = &run["anonymous_list"];
+        assert_eq!(error_class(anonymous), "A2AClientError", "{anonymous}");
+        assert!(
+            anonymous["message"].as_str().unwrap().contains("401"),
+            "{anonymous}"
+        );
     }
 }
 

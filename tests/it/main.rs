@@ -1,6 +1,7 @@
 //! Black-box tests: the real server on port 0 with a temp data dir, spoken to over HTTP, and
 //! the real binary for command-line behaviour.
 
+mod a2a_sdk;
 mod agent_sdks;
 mod agents;
 mod architecture;

@@ -320,6 +320,13 @@ operations! {
     A2aCancelTask: A2a [POST "/a2a/tasks/{id}:cancel"] { param: Some(Id) };
     A2aSubscribe: A2a [POST "/a2a/tasks/{id}:subscribe", GET "/a2a/tasks/{id}:subscribe"]
         { param: Some(Id) };
+    A2aPushConfigs: A2a [
+        GET "/a2a/tasks/{id}/pushNotificationConfigs",
+        POST "/a2a/tasks/{id}/pushNotificationConfigs",
+        GET "/a2a/tasks/{id}/pushNotificationConfigs/{config}",
+        DELETE "/a2a/tasks/{id}/pushNotificationConfigs/{config}",
+    ] { param: Some(Id) };
+    A2aExtendedCard: A2a [GET "/a2a/extendedAgentCard"] {};
 
     // OAuth 2.1 for hosted MCP clients, and discovery documents of outside standards.
     OAuthProtectedResource: Standard [GET "/.well-known/oauth-protected-resource"] {};

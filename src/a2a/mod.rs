@@ -308,6 +308,9 @@ pub enum Rest {
     Stream,
     /// `POST` or `GET …/tasks/{id}:subscribe`.
     Subscribe,
+    /// A route of a method this server does not offer (push notification configs, the extended
+    /// card), by the method's name: answered with its A2A error.
+    Unoffered(&'static str),
     /// `GET …/tasks/{id}`.
     GetTask,
     /// `GET …/tasks`.
@@ -325,6 +328,7 @@ pub async fn rest(app: &App, ctx: &Ctx, route: Rest, agent_route: bool) -> Reply
             Rest::Send => (Method::SendMessage, json_body(ctx)?),
             Rest::Stream => (Method::SendStreamingMessage, json_body(ctx)?),
             Rest::Subscribe => (Method::SubscribeToTask, json!({"id": ctx.param()})),
+            Rest::Unoffered(name) => (Method::named(name)?, json!({})),
             Rest::CancelTask => {
                 let mut params = json_body(ctx)?;
                 let Some(members) = params.as_object_mut() else {

@@ -298,8 +298,11 @@ async fn ask_marketplace(
             let request = Browse::read(&input)?;
             let agent = who.map(|who| &who.agent);
             let querier = browse::querier(app, agent, client.ip);
-            let page = browse::browse(app, &request, querier).await?;
-            Ok(reply(&message, vec![Part::data(answer_json(&page)?)]))
+            // The signed page REST answers (with its provenance block), so it verifies offline.
+            let page = browse::signed_browse(app, &request, querier).await?;
+            let page: Value = serde_json::from_slice(&page)
+                .map_err(|e| Error::Internal(format!("a signed page as JSON: {e}")))?;
+            Ok(reply(&message, vec![Part::data(page)]))
         }
         Some("listing") => {
             let seller = holder(who, Scope::Sell)?;

@@ -73,11 +73,12 @@ pub fn task(order: Order) -> Task {
                     parts: vec![deliverable_part(delivery)],
                 }]
             });
-            let timestamp = purchase
-                .delivered_at
-                .clone()
-                .or_else(|| purchase.paid_at.clone())
-                .unwrap_or_else(|| purchase.created_at.clone());
+            // The latest change: the order's own (its creation, a cancel) or the purchase's
+            // payment or delivery (the order of `store::orders::STATUS_AT`).
+            let timestamp = [&purchase.paid_at, &purchase.delivered_at]
+                .into_iter()
+                .flatten()
+                .fold(updated_at.clone(), |latest, at| latest.max(at.clone()));
             let (state, text, data) = purchase_state(&purchase);
             metadata.insert(
                 "bourse.purchase".into(),
@@ -181,6 +182,9 @@ fn purchase_state(
                 ),
                 None,
             ),
+            None if purchase.amount_cents == 0 => {
+                (TaskState::Completed, "Bought (free).".into(), None)
+            }
             None => (TaskState::Completed, "Paid.".into(), None),
         },
     }
@@ -251,11 +255,16 @@ pub async fn find(app: &App, buyer: &AgentRow, id: &str) -> Result<Order, Fault>
 fn statuses(state: TaskState) -> Option<&'static [&'static str]> {
     match state {
         TaskState::InputRequired => Some(&["pending_payment"]),
-        TaskState::Completed | TaskState::Working => Some(&["paid", "delivered"]),
+        TaskState::Completed => Some(&["paid", "delivered"]),
         TaskState::Canceled => Some(&["cancelled"]),
         TaskState::Failed => Some(&["expired"]),
         TaskState::Unspecified => Some(&[]),
-        TaskState::Submitted | TaskState::Rejected | TaskState::AuthRequired => None,
+        // Working is a passing state seen only when a task is read live (a relay to retry, a
+        // settlement to confirm): a recorded order is never in it.
+        TaskState::Working
+        | TaskState::Submitted
+        | TaskState::Rejected
+        | TaskState::AuthRequired => None,
     }
 }
 
@@ -295,9 +304,23 @@ pub async fn list(
             total_size: 0,
         });
     };
+    let changed_after = match request.status_timestamp_after.as_deref() {
+        None | Some("") => None,
+        Some(text) => Some(
+            text.parse::<jiff::Timestamp>()
+                .map(crate::clock::rfc3339)
+                .map_err(|_| {
+                    Fault::invalid_params(
+                        "statusTimestampAfter must be an RFC 3339 time such as 2026-11-27T10:00:00Z",
+                    )
+                })?,
+        ),
+    };
     let page = OrderPage {
         context_id: request.context_id.clone().filter(|c| !c.is_empty()),
         statuses,
+        changed_after,
+        live: request.include_artifacts == Some(true),
         limit,
         offset,
     };

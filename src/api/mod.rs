@@ -154,6 +154,14 @@ pub async fn dispatch(app: &App, operation: Operation, mut ctx: Ctx) -> Result<R
         Operation::A2aStream => Ok(a2a::rest(app, ctx, Rest::Stream, false).await),
         Operation::A2aAgentStream => Ok(a2a::rest(app, ctx, Rest::Stream, true).await),
         Operation::A2aSubscribe => Ok(a2a::rest(app, ctx, Rest::Subscribe, false).await),
+        Operation::A2aPushConfigs => {
+            let method = "CreateTaskPushNotificationConfig";
+            Ok(a2a::rest(app, ctx, Rest::Unoffered(method), false).await)
+        }
+        Operation::A2aExtendedCard => {
+            let method = "GetExtendedAgentCard";
+            Ok(a2a::rest(app, ctx, Rest::Unoffered(method), false).await)
+        }
         Operation::A2aListTasks => Ok(a2a::rest(app, ctx, Rest::ListTasks, false).await),
         Operation::A2aGetTask => Ok(a2a::rest(app, ctx, Rest::GetTask, false).await),
         Operation::A2aCancelTask => Ok(a2a::rest(app, ctx, Rest::CancelTask, false).await),

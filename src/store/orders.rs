@@ -109,13 +109,29 @@ pub fn set_payment_error(conn: &Connection, id: &str, error: Option<&str>, at: &
     Ok(())
 }
 
+/// Records that an order changed now (its purchase's checkout was ended).
+///
+/// # Errors
+/// Database failure.
+pub fn touch(conn: &Connection, id: &str, at: &str) -> Result<()> {
+    conn.prepare_cached("UPDATE orders SET updated_at = ?2 WHERE id = ?1")?
+        .execute(params![id, at])?;
+    Ok(())
+}
+
+/// When an order's state last changed: the latest of its own change and its purchase's
+/// payment and delivery (timestamps in one format, so the latest string is the latest time).
+pub const STATUS_AT: &str =
+    "MAX(o.updated_at, COALESCE(p.paid_at, ''), COALESCE(p.delivered_at, ''))";
+
 /// What an order's state comes to for a list's filter: its purchase's status, or, before a
 /// purchase, `pending_payment` while open and `cancelled` once canceled.
 const STATE: &str =
     "COALESCE(p.status, CASE o.status WHEN 'canceled' THEN 'cancelled' ELSE 'pending_payment' END)";
 
-/// A buyer's orders, newest first, with the number that match: in context `context` (any
-/// when `None`), in one of `states` (purchase statuses, see [`STATE`]; any when empty).
+/// A buyer's orders, the latest change first ([`STATUS_AT`]), with the number that match: in
+/// context `context` (any when `None`), in one of `states` (purchase statuses, see [`STATE`];
+/// any when empty), changed after `after` (any when `None`).
 ///
 /// # Errors
 /// Database failure.
@@ -124,13 +140,15 @@ pub fn of_buyer(
     buyer_id: &str,
     context: Option<&str>,
     states: &[&str],
+    after: Option<&str>,
     limit: i64,
     offset: i64,
 ) -> Result<(Vec<OrderRow>, i64)> {
     let states = serde_json::to_string(states).unwrap_or_else(|_| "[]".into());
     let filter = format!(
         "o.buyer_id = ?1 AND (?2 IS NULL OR o.context_id = ?2)
-         AND (?3 = '[]' OR {STATE} IN (SELECT value FROM json_each(?3)))"
+         AND (?3 = '[]' OR {STATE} IN (SELECT value FROM json_each(?3)))
+         AND (?4 IS NULL OR {STATUS_AT} > ?4)"
     );
     let columns = COLUMNS
         .split(", ")
@@ -140,14 +158,17 @@ pub fn of_buyer(
     let rows = conn
         .prepare_cached(&format!(
             "SELECT {columns} FROM orders o LEFT JOIN purchases p ON p.id = o.id
-             WHERE {filter} ORDER BY o.seq DESC LIMIT ?4 OFFSET ?5"
+             WHERE {filter} ORDER BY {STATUS_AT} DESC, o.seq DESC LIMIT ?5 OFFSET ?6"
         ))?
-        .query_map(params![buyer_id, context, states, limit, offset], from_row)?
+        .query_map(
+            params![buyer_id, context, states, after, limit, offset],
+            from_row,
+        )?
         .collect::<rusqlite::Result<Vec<_>>>()?;
     let total = conn
         .prepare_cached(&format!(
             "SELECT count(*) FROM orders o LEFT JOIN purchases p ON p.id = o.id WHERE {filter}"
         ))?
-        .query_row(params![buyer_id, context, states], |row| row.get(0))?;
+        .query_row(params![buyer_id, context, states, after], |row| row.get(0))?;
     Ok((rows, total))
 }

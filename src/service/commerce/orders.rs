@@ -342,6 +342,10 @@ pub async fn cancel(app: &App, buyer: &AgentRow, id: &str) -> Result<Order> {
     let row = find(app, buyer, id).await?;
     if purchases::recorded(app, &row.id).await?.is_some() {
         checkout::cancel_purchase(app, buyer, &row.id).await?;
+        let (key, now) = (row.id.clone(), app.now());
+        app.store
+            .write(move |tx| store::touch(tx, &key, &now))
+            .await?;
     } else {
         let (key, now) = (row.id.clone(), app.now());
         let canceled = app
@@ -366,6 +370,10 @@ pub struct OrderPage {
     /// Purchase statuses to keep (`pending_payment` covers orders waiting for a payment,
     /// `cancelled` canceled ones); every one when empty.
     pub statuses: &'static [&'static str],
+    /// Only orders changed after this time (RFC 3339, as the server writes times).
+    pub changed_after: Option<String>,
+    /// Read each one live (deliverables relayed), as [`get`] does.
+    pub live: bool,
     pub limit: i64,
     pub offset: i64,
 }
@@ -377,7 +385,8 @@ pub struct OrderList {
     pub total: i64,
 }
 
-/// The buyer's orders, newest first, as recorded (no deliverable relayed, no challenge made).
+/// The buyer's orders, the latest change first, as recorded (no deliverable relayed, no
+/// challenge made) unless the page asks for them live.
 ///
 /// # Errors
 /// Database failure.
@@ -386,25 +395,21 @@ pub async fn list(app: &App, buyer: &AgentRow, page: OrderPage) -> Result<OrderL
     let OrderPage {
         context_id,
         statuses,
+        changed_after,
+        live,
         limit,
         offset,
     } = page;
     let (rows, total) = app
         .store
         .read(move |conn| {
-            store::of_buyer(
-                conn,
-                &buyer_id,
-                context_id.as_deref(),
-                statuses,
-                limit,
-                offset,
-            )
+            let (context, after) = (context_id.as_deref(), changed_after.as_deref());
+            store::of_buyer(conn, &buyer_id, context, statuses, after, limit, offset)
         })
         .await?;
     let mut orders = Vec::with_capacity(rows.len());
     for row in rows {
-        let state = state_of(app, buyer, &row, false).await?;
+        let state = state_of(app, buyer, &row, live).await?;
         orders.push(order_of(row, state));
     }
     Ok(OrderList { orders, total })

@@ -11,6 +11,7 @@
 //! 6. the purchase is marked paid and settled into the ledger (rail `wallet`, never founding
 //!    fill), the deliverable is relayed, and the answer carries `PAYMENT-RESPONSE`.
 
+pub mod bazaar;
 pub mod wire;
 
 use std::time::Duration;
@@ -111,7 +112,8 @@ pub async fn sell(app: &App, sale: &Sale<'_>) -> Result<Outcome> {
         listing.price_cents,
         sale.resource.clone(),
         listing.title.clone(),
-    )?;
+    )?
+    .with_bazaar(bazaar::describe(listing));
     let Some(header) = &sale.payment else {
         return Ok(Outcome::Refused(offer.challenge(
             "payment required: sign one of `accepts` and retry with PAYMENT-SIGNATURE (x402 v2) or X-PAYMENT (x402 v1)",

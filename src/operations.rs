@@ -313,6 +313,8 @@ operations! {
     OAuthRevoke: OAuthClient [POST "/oauth/revoke"] { oauth_shape };
     ApiCatalog: Standard [GET "/.well-known/api-catalog"] {};
     ServerJson: Standard [GET "/server.json"] {};
+    DiscoveryResources: Standard [GET "/discovery/resources"] {};
+    DiscoverySearch: Standard [GET "/discovery/search"] {};
 
     // The front door, documents and probes.
     FrontPage: Public [GET "/"] {};

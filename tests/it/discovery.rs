@@ -1,11 +1,15 @@
 //! x402 Bazaar as a facilitator or a buyer's agent reads it: the Bazaar extension of every x402
-//! 402.
+//! 402, `GET /discovery/resources` and `GET /discovery/search` (the paid listings with the 402's
+//! requirements and bourse's trust signals), and the official x402 Python SDK reading all three
+//! (`tests/x402_sdk/bazaar.py`, with the Python of `BOURSE_X402_PYTHON`).
+
+use std::process::Command;
 
 use base64::Engine;
 use bourse::config::X402Settings;
 use serde_json::{Value, json};
 
-use crate::support::{Party, TestServer};
+use crate::support::{Party, Resp, TestServer, skip_or_fail};
 
 const PAY_TO: &str = "0x1111111111111111111111111111111111111111";
 
@@ -101,6 +105,16 @@ fn has_reference(value: &Value) -> bool {
     }
 }
 
+#[track_caller]
+fn x402_error(resp: &Resp) -> String {
+    resp.assert_status(400);
+    let body = resp.json();
+    let error = body["error"].as_str().unwrap_or_else(|| panic!("{body}"));
+    assert!(!error.is_empty());
+    assert_eq!(body.as_object().unwrap().len(), 1, "{body}");
+    error.to_owned()
+}
+
 #[test]
 fn every_x402_402_carries_a_bazaar_extension_whose_schema_validates_its_info() {
     let server = x402_server();
@@ -161,4 +175,290 @@ fn every_x402_402_carries_a_bazaar_extension_whose_schema_validates_its_info() {
     assert_documented("X402PaymentRequirementsResponse", &body);
     let (again, _) = challenge(&server, &listing, &bazaar["info"]["input"]["body"]);
     assert_eq!(again["accepts"], required["accepts"]);
+}
+
+#[test]
+fn discovery_lists_the_paid_listings_with_the_402s_requirements_and_trust_signals() {
+    let server = x402_server();
+    let (seller, _twin) = server.seller("seller", b"berths");
+    let [buyer] = server.parties(["buyer"]);
+    let rated = list(&server, &seller, "Port congestion", 2_500);
+    let fresh = list(&server, &seller, "Rail freight delays", 900);
+    let free = list(&server, &seller, "Free tide tables", 0);
+
+    // Bought on the card rail (a keyed buyer), delivered and rated 4.
+    let delivered = server.buy_and_receive(&buyer, &rated);
+    server
+        .send_auth(
+            "POST",
+            &format!("/api/marketplace/listings/{rated}/rate"),
+            &buyer.key,
+            &json!({"purchase_id": delivered["id"], "rating": 4}),
+        )
+        .assert_status(200);
+
+    let page = server.get("/discovery/resources").ok();
+    assert_documented("X402DiscoveryResources", &page);
+    assert_eq!(page["x402Version"], 2);
+    assert_eq!(
+        page["pagination"],
+        json!({"limit": 20, "offset": 0, "total": 2})
+    );
+    assert!(page.get("unappliedFilters").is_none(), "{page}");
+    let items = page["items"].as_array().unwrap();
+    let urls: Vec<&str> = items
+        .iter()
+        .map(|i| i["resource"].as_str().unwrap())
+        .collect();
+    // Newest first; the free listing is not x402's.
+    assert_eq!(
+        urls,
+        [purchase_url(&server, &fresh), purchase_url(&server, &rated)]
+    );
+    assert!(!page.to_string().contains(&free));
+
+    let item = &items[1];
+    let (required, _) = challenge(&server, &rated, &json!({}));
+    assert_eq!(item["accepts"], required["accepts"]);
+    assert_eq!(item["serviceName"], required["resource"]["serviceName"]);
+    assert_eq!(item["tags"], required["resource"]["tags"]);
+    assert_eq!(
+        item["extensions"]["bazaar"],
+        required["extensions"]["bazaar"]
+    );
+    assert_eq!(item["type"], "http");
+    assert_eq!(item["x402Version"], 2);
+    assert_eq!(item["description"], "Port congestion");
+    assert_eq!(item["mimeType"], "application/json");
+    assert!(item["lastUpdated"].as_str().unwrap().ends_with('Z'));
+    let trust = &item["extensions"]["bourse"];
+    assert_eq!(trust["listingId"], rated);
+    assert_eq!(trust["ratingAverage"], 4.0);
+    assert_eq!(trust["ratingCount"], 1);
+    assert_eq!(trust["settledSales"], 1);
+    assert_eq!(trust["lastDeliveredAt"], delivered["deliveredAt"]);
+    let detail = server
+        .get(&format!("/api/marketplace/listings/{rated}"))
+        .ok();
+    assert_eq!(
+        trust["sellerReputation"],
+        detail["listing"]["sellerReputation"]
+    );
+    assert_eq!(
+        trust["listingUrl"],
+        format!("{}/api/marketplace/listings/{rated}", server.base)
+    );
+    let untouched = &items[0]["extensions"]["bourse"];
+    assert_eq!(
+        (
+            &untouched["ratingAverage"],
+            &untouched["ratingCount"],
+            &untouched["lastDeliveredAt"]
+        ),
+        (&Value::Null, &json!(0), &Value::Null)
+    );
+
+    // Paging keeps the total.
+    let second = server.get("/discovery/resources?limit=1&offset=1").ok();
+    assert_eq!(
+        second["pagination"],
+        json!({"limit": 1, "offset": 1, "total": 2})
+    );
+    assert_eq!(
+        second["items"][0]["resource"],
+        purchase_url(&server, &rated)
+    );
+    let past = server.get("/discovery/resources?offset=5").ok();
+    assert_eq!(past["items"], json!([]));
+    assert_eq!(past["pagination"]["total"], 2);
+
+    // A delisted listing leaves discovery.
+    server
+        .send_auth(
+            "POST",
+            &format!("/api/marketplace/listings/{fresh}/deactivate"),
+            &seller.key,
+            &json!({"reason": "stale"}),
+        )
+        .assert_status(200);
+    let after = server.get("/discovery/resources").ok();
+    assert_eq!(after["pagination"]["total"], 1);
+}
+
+#[test]
+fn discovery_filters_are_applied_and_unknown_parameters_named() {
+    let server = x402_server();
+    let (seller, _twin) = server.seller("seller", b"berths");
+    list(&server, &seller, "Port congestion", 2_500);
+    list(&server, &seller, "Rail freight delays", 900);
+    let total = |query: &str| -> Value {
+        let page = server.get(&format!("/discovery/resources?{query}")).ok();
+        let count = page["items"].as_array().unwrap().len();
+        assert_eq!(json!(count), page["pagination"]["total"], "{query}: {page}");
+        page["pagination"]["total"].clone()
+    };
+    for (query, expected) in [
+        ("type=http", 2),
+        ("type=mcp", 0),
+        ("scheme=exact", 2),
+        ("scheme=upto", 0),
+        ("network=eip155:8453", 2),
+        ("network=eip155:84532", 0),
+        ("payTo=0x1111111111111111111111111111111111111111", 2),
+        ("payTo=0X1111111111111111111111111111111111111111", 2),
+        ("payTo=0x2222222222222222222222222222222222222222", 0),
+        ("extensions=bazaar", 2),
+        ("extensions=bazaar,bourse", 2),
+        ("extensions=payment-identifier", 0),
+        (
+            "type=http&network=eip155:8453&scheme=exact&extensions=bourse",
+            2,
+        ),
+    ] {
+        assert_eq!(total(query), json!(expected), "{query}");
+    }
+    // Search applies the same filters.
+    let searched = server
+        .get("/discovery/search?query=congestion&network=eip155:84532")
+        .ok();
+    assert_eq!(searched["resources"], json!([]));
+
+    // A parameter discovery does not know is named, and the rest still served.
+    let named = server
+        .get("/discovery/resources?colour=red&type=http&maxPrice=5")
+        .ok();
+    assert_eq!(named["unappliedFilters"], json!(["colour", "maxPrice"]));
+    assert_eq!(named["pagination"]["total"], 2);
+    let named = server.get("/discovery/search?query=port&offset=1").ok();
+    assert_eq!(named["unappliedFilters"], json!(["offset"]));
+}
+
+#[test]
+fn a_malformed_discovery_value_is_a_400_with_a_string_error() {
+    let server = x402_server();
+    for query in [
+        "limit=0",
+        "limit=101",
+        "limit=abc",
+        "limit=1.5",
+        "offset=-1",
+        "type=ftp",
+        "network=!!!",
+        "network=base",
+        "scheme=",
+        "payTo=not%20an%20address",
+        "extensions=bazaar,,bourse",
+    ] {
+        let error = x402_error(&server.get(&format!("/discovery/resources?{query}")));
+        assert!(error.contains('`'), "{query}: {error}");
+    }
+    for query in [
+        "",
+        "query=",
+        "query=port&cursor=bm9wZQ",
+        "query=port&limit=0",
+        "query=port&type=ftp",
+    ] {
+        x402_error(&server.get(&format!("/discovery/search?{query}")));
+    }
+    assert!(x402_error(&server.get("/discovery/resources?network=!!!")).contains("CAIP-2"));
+    // A well-formed value is never refused, even an integral decimal or an empty limit.
+    server
+        .get("/discovery/resources?limit=5.0&offset=")
+        .assert_status(200);
+}
+
+#[test]
+fn without_the_x402_rail_discovery_answers_an_empty_list() {
+    let server = TestServer::start();
+    let (seller, _twin) = server.seller("seller", b"berths");
+    list(&server, &seller, "Port congestion", 2_500);
+    let page = server.get("/discovery/resources").ok();
+    assert_eq!(
+        page,
+        json!({"x402Version": 2, "items": [], "pagination": {"limit": 20, "offset": 0, "total": 0}})
+    );
+    let searched = server.get("/discovery/search?query=congestion").ok();
+    assert_eq!(
+        searched,
+        json!({"x402Version": 2, "resources": [], "partialResults": false, "pagination": {"limit": 20, "cursor": null}})
+    );
+    // Malformed values are refused all the same.
+    x402_error(&server.get("/discovery/resources?type=ftp"));
+}
+
+#[test]
+fn discovery_search_finds_listings_by_title_word_and_pages_with_a_cursor() {
+    let server = x402_server();
+    let (seller, _twin) = server.seller("seller", b"berths");
+    let first = list(&server, &seller, "Port congestion Rotterdam", 2_500);
+    let second = list(&server, &seller, "Port congestion Antwerp", 2_500);
+    let third = list(&server, &seller, "Congestion at Hamburg", 2_500);
+    list(&server, &seller, "Rail freight delays", 900);
+
+    let page = server
+        .get("/discovery/search?query=congestion&limit=2")
+        .ok();
+    assert_documented("X402DiscoverySearch", &page);
+    assert_eq!(page["partialResults"], false);
+    let urls = |page: &Value| -> Vec<String> {
+        page["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["resource"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(
+        urls(&page),
+        [
+            purchase_url(&server, &third),
+            purchase_url(&server, &second)
+        ]
+    );
+    let cursor = page["pagination"]["cursor"].as_str().unwrap().to_owned();
+    assert_eq!(page["pagination"]["limit"], 2);
+    let next = server
+        .get(&format!(
+            "/discovery/search?query=congestion&limit=2&cursor={cursor}"
+        ))
+        .ok();
+    assert_eq!(urls(&next), [purchase_url(&server, &first)]);
+    assert_eq!(next["pagination"]["cursor"], Value::Null);
+
+    // Every word must match; a word in no listing finds nothing; a wordless query nothing.
+    let both = server.get("/discovery/search?query=port+antwerp").ok();
+    assert_eq!(urls(&both), [purchase_url(&server, &second)]);
+    let none = server.get("/discovery/search?query=bananas").ok();
+    assert_eq!(none["resources"], json!([]));
+    assert_eq!(none["pagination"]["cursor"], Value::Null);
+    let wordless = server.get("/discovery/search?query=%20%21").ok();
+    assert_eq!(wordless["resources"], json!([]));
+}
+
+#[test]
+fn the_x402_python_sdk_reads_the_402_and_both_discovery_answers() {
+    let test = "discovery::the_x402_python_sdk_reads_the_402_and_both_discovery_answers";
+    let Some(python) = std::env::var_os("BOURSE_X402_PYTHON").filter(|p| !p.is_empty()) else {
+        skip_or_fail(
+            test,
+            "BOURSE_X402_PYTHON is not set (a Python with x402==2.25.0; .ci/test-tools makes one)",
+        );
+        return;
+    };
+    let server = x402_server();
+    let (seller, _twin) = server.seller("seller", b"berths");
+    let listing = list(&server, &seller, "Port congestion Rotterdam", 2_500);
+    list(&server, &seller, "Rail freight delays", 900);
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/x402_sdk/bazaar.py");
+    let output = Command::new(python)
+        .args([script, &server.base, &listing, "congestion"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success() && stdout.contains("all checks passed"),
+        "the x402 SDK disagrees:\n{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
 }

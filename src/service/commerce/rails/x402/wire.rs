@@ -128,6 +128,18 @@ impl Offer {
         self
     }
 
+    pub(crate) fn resource(&self) -> &str {
+        &self.resource
+    }
+
+    pub(crate) fn description(&self) -> &str {
+        &self.description
+    }
+
+    pub(crate) fn mime_type(&self) -> &'static str {
+        MIME_TYPE
+    }
+
     fn extra(&self) -> Value {
         json!({ "name": self.usdc.eip712_name, "version": self.usdc.eip712_version })
     }

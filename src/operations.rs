@@ -315,6 +315,7 @@ operations! {
     ServerJson: Standard [GET "/server.json"] {};
     DiscoveryResources: Standard [GET "/discovery/resources"] {};
     DiscoverySearch: Standard [GET "/discovery/search"] {};
+    AiCatalog: Standard [GET "/.well-known/ai-catalog.json", GET "/.well-known/ard.json"] {};
 
     // The front door, documents and probes.
     FrontPage: Public [GET "/"] {};

@@ -1,4 +1,5 @@
-//! x402 Bazaar discovery (`/discovery/resources`, `/discovery/search`): x402's shapes, unsigned.
+//! x402 Bazaar discovery (`/discovery/resources`, `/discovery/search`) and the AI catalog
+//! (`/.well-known/ai-catalog.json`, `/.well-known/ard.json`): outside standards' shapes, unsigned.
 
 use serde_json::json;
 
@@ -6,7 +7,7 @@ use crate::error::{Error, Result};
 use crate::http::request::Ctx;
 use crate::http::response::Reply;
 use crate::request::commerce::{ListResources, SearchResources};
-use crate::service::{App, commerce::discovery};
+use crate::service::{App, commerce::discovery, identity::ai_catalog};
 
 /// A malformed discovery parameter in x402's words: 400 `{"error": "<message>"}` (x402's
 /// discovery conformance reads a string `error`, unlike bourse's error object).
@@ -37,4 +38,8 @@ pub async fn search(app: &App, ctx: &Ctx) -> Result<Reply> {
         200,
         &discovery::search(app, request).await?,
     ))
+}
+
+pub async fn ai_catalog(app: &App) -> Result<Reply> {
+    Ok(Reply::serialized(200, &ai_catalog::catalog(app).await?))
 }

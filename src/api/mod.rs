@@ -187,6 +187,7 @@ pub async fn dispatch(app: &App, operation: Operation, mut ctx: Ctx) -> Result<R
         Operation::ServerJson => Ok(system::server_json(app)),
         Operation::DiscoveryResources => discovery::resources(app, ctx).await,
         Operation::DiscoverySearch => discovery::search(app, ctx).await,
+        Operation::AiCatalog => discovery::ai_catalog(app).await,
         Operation::OAuthProtectedResource | Operation::OAuthProtectedResourceMcp => {
             Ok(oauth::protected_resource(app, ctx))
         }

@@ -1,7 +1,8 @@
-//! x402 Bazaar as a facilitator or a buyer's agent reads it: the Bazaar extension of every x402
-//! 402, `GET /discovery/resources` and `GET /discovery/search` (the paid listings with the 402's
-//! requirements and bourse's trust signals), and the official x402 Python SDK reading all three
-//! (`tests/x402_sdk/bazaar.py`, with the Python of `BOURSE_X402_PYTHON`).
+//! x402 Bazaar and the AI catalog, as a facilitator, a buyer's agent or a registry reads them:
+//! the Bazaar extension of every x402 402, `GET /discovery/resources` and `GET /discovery/search`
+//! (the paid listings with the 402's requirements and bourse's trust signals), the AI catalog at
+//! `/.well-known/ai-catalog.json` and `/.well-known/ard.json`, and the official x402 Python SDK
+//! reading all three (`tests/x402_sdk/bazaar.py`, with the Python of `BOURSE_X402_PYTHON`).
 
 use std::process::Command;
 
@@ -434,6 +435,150 @@ fn discovery_search_finds_listings_by_title_word_and_pages_with_a_cursor() {
     assert_eq!(none["pagination"]["cursor"], Value::Null);
     let wordless = server.get("/discovery/search?query=%20%21").ok();
     assert_eq!(wordless["resources"], json!([]));
+}
+
+/// The ARD 0.9 AI catalog's constraints (`ai-catalog.schema.json` of ards-project/ard-spec): a
+/// closed top level and host, `specVersion` "1.0", and entries with a `urn:air:` identifier,
+/// a display name, a type, and exactly one of `url` or `data`.
+fn ard_shape() -> Value {
+    json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "required": ["specVersion", "entries"],
+        "additionalProperties": false,
+        "properties": {
+            "specVersion": {"enum": ["1.0"]},
+            "host": {
+                "type": "object",
+                "required": ["displayName"],
+                "additionalProperties": false,
+                "properties": {
+                    "displayName": {"type": "string"},
+                    "identifier": {"type": "string"},
+                    "documentationUrl": {"type": "string", "format": "uri"},
+                    "logoUrl": {"type": "string", "format": "uri"},
+                    "trustManifest": {"type": "object"}
+                }
+            },
+            "entries": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["identifier", "displayName", "type"],
+                    "oneOf": [
+                        {"required": ["url"], "not": {"required": ["data"]}},
+                        {"required": ["data"], "not": {"required": ["url"]}}
+                    ],
+                    "properties": {
+                        "identifier": {"type": "string", "pattern": "^urn:air:[a-zA-Z0-9.-]+(:[a-zA-Z0-9._-]+)+$"},
+                        "displayName": {"type": "string"},
+                        "type": {"type": "string"},
+                        "url": {"type": "string", "format": "uri"},
+                        "data": {"type": "object"},
+                        "description": {"type": "string"},
+                        "tags": {"type": "array", "items": {"type": "string"}},
+                        "capabilities": {"type": "array", "items": {"type": "string"}},
+                        "representativeQueries": {"type": "array", "minItems": 2, "maxItems": 5, "items": {"type": "string"}},
+                        "version": {"type": "string"},
+                        "updatedAt": {"type": "string", "format": "date-time"},
+                        "metadata": {"type": "object"},
+                        "trustManifest": {"type": "object"}
+                    }
+                }
+            }
+        }
+    })
+}
+
+#[test]
+fn the_ai_catalog_lists_the_marketplace_its_mcp_server_and_the_named_agents() {
+    let server = TestServer::start();
+    let named = server
+        .post(
+            "/api/agents/register",
+            &json!({"name": "research-bot", "displayName": "Research Bot"}),
+        )
+        .expect(201);
+    let handle = named["handle"].as_str().unwrap();
+    let unnamed = server.party("quiet");
+
+    let resp = server.get("/.well-known/ai-catalog.json");
+    assert!(
+        resp.header("content-type")
+            .unwrap()
+            .starts_with("application/json")
+    );
+    let catalog = resp.ok();
+    assert_valid(&ard_shape(), &catalog);
+    assert_documented("AiCatalog", &catalog);
+    assert_eq!(catalog["specVersion"], "1.0");
+    assert_eq!(catalog["host"]["displayName"], "bourse");
+    assert_eq!(
+        catalog["host"]["documentationUrl"],
+        format!("{}/llms.txt", server.base)
+    );
+    let entries = catalog["entries"].as_array().unwrap();
+    let entry = |identifier: &str| -> &Value {
+        entries
+            .iter()
+            .find(|e| e["identifier"] == identifier)
+            .unwrap_or_else(|| panic!("no {identifier} in {catalog:#}"))
+    };
+    let marketplace = entry("urn:air:127.0.0.1:bourse:marketplace");
+    assert_eq!(marketplace["type"], "application/a2a-agent-card+json");
+    assert_eq!(
+        marketplace["url"],
+        format!("{}/.well-known/agent-card.json", server.base)
+    );
+    let mcp = entry("urn:air:127.0.0.1:bourse:mcp");
+    assert_eq!(mcp["type"], "application/mcp-server+json");
+    assert_eq!(mcp["url"], format!("{}/server.json", server.base));
+    server
+        .get(server.path_of(mcp["url"].as_str().unwrap()))
+        .assert_status(200);
+    let agent = entry(&format!("urn:air:127.0.0.1:agents:{handle}"));
+    assert_eq!(agent["displayName"], "Research Bot");
+    assert_eq!(agent["type"], "application/a2a-agent-card+json");
+    assert_eq!(
+        agent["url"],
+        format!(
+            "{}/a2a/agents/{handle}/.well-known/agent-card.json",
+            server.base
+        )
+    );
+    assert_eq!(entries.len(), 3, "agents without a display name stay out");
+    assert!(!catalog.to_string().contains(&unnamed.handle));
+
+    // The same document at ard.json.
+    assert_eq!(server.get("/.well-known/ard.json").ok(), catalog);
+
+    // Linked from the API catalog, llms.txt and the front page.
+    let linkset = server.get("/.well-known/api-catalog").json().to_string();
+    for path in ["/.well-known/ai-catalog.json", "/discovery/resources"] {
+        assert!(
+            linkset.contains(&format!("{}{path}", server.base)),
+            "{path}: {linkset}"
+        );
+    }
+    let llms = server.get("/llms.txt").text();
+    for path in [
+        "/.well-known/ai-catalog.json",
+        "/discovery/resources",
+        "/discovery/search",
+    ] {
+        assert!(llms.contains(path), "{path} not in llms.txt");
+    }
+    let index = server
+        .request("GET", "/", &[("accept", "application/json")], None)
+        .ok();
+    assert_eq!(
+        index["links"]["aiCatalog"],
+        format!("{}/.well-known/ai-catalog.json", server.base)
+    );
+    assert_eq!(
+        index["links"]["x402Discovery"],
+        format!("{}/discovery/resources", server.base)
+    );
 }
 
 #[test]

@@ -342,6 +342,9 @@ operations! {
     OAuthRevoke: OAuthClient [POST "/oauth/revoke"] { oauth_shape };
     ApiCatalog: Standard [GET "/.well-known/api-catalog"] {};
     ServerJson: Standard [GET "/server.json"] {};
+    DiscoveryResources: Standard [GET "/discovery/resources"] {};
+    DiscoverySearch: Standard [GET "/discovery/search"] {};
+    AiCatalog: Standard [GET "/.well-known/ai-catalog.json", GET "/.well-known/ard.json"] {};
 
     // The front door, documents and probes.
     FrontPage: Public [GET "/"] {};

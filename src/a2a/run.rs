@@ -111,7 +111,7 @@ pub async fn run(
 ) -> Result<Value, Fault> {
     let params = with_whole_numbers(params);
     if let Endpoint::Agent(handle) = endpoint
-        && method != Method::SendMessage
+        && !matches!(method, Method::SendMessage | Method::SendStreamingMessage)
     {
         return Err(Fault::unsupported(format!(
             "{handle}'s endpoint takes messages for its inbox; purchases are tasks of the marketplace's endpoint ({})",

@@ -4,6 +4,7 @@
 mod agents;
 mod callbacks;
 mod contact;
+mod discovery;
 mod ingress;
 mod listings;
 mod messages;
@@ -207,6 +208,9 @@ pub async fn dispatch(app: &App, operation: Operation, mut ctx: Ctx) -> Result<R
         Operation::StripeConnectReturn => crate::pages::onboarding::connect_return(app, ctx).await,
         Operation::ApiCatalog => Ok(system::api_catalog(app)),
         Operation::ServerJson => Ok(system::server_json(app)),
+        Operation::DiscoveryResources => discovery::resources(app, ctx).await,
+        Operation::DiscoverySearch => discovery::search(app, ctx).await,
+        Operation::AiCatalog => discovery::ai_catalog(app).await,
         Operation::OAuthProtectedResource | Operation::OAuthProtectedResourceMcp => {
             Ok(oauth::protected_resource(app, ctx))
         }

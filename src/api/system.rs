@@ -110,7 +110,8 @@ pub fn server_json(app: &App) -> Reply {
 }
 
 /// `/.well-known/api-catalog` (RFC 9727): where the contract, the documentation, the MCP
-/// endpoint and its OAuth metadata are, as a linkset (RFC 9264).
+/// endpoint and its OAuth metadata, x402 discovery and the AI catalog are, as a linkset
+/// (RFC 9264).
 pub fn api_catalog(app: &App) -> Reply {
     let link = |path: &str, media: &str| json!([{ "href": app.url(path), "type": media }]);
     let catalog = json!({
@@ -126,6 +127,16 @@ pub fn api_catalog(app: &App) -> Reply {
                 "service-desc": link("/server.json", "application/json"),
                 "service-doc": link("/llms.txt", "text/plain"),
                 "service-meta": link("/.well-known/oauth-protected-resource/api/mcp", "application/json"),
+            },
+            {
+                "anchor": app.url("/discovery/resources"),
+                "service-desc": link("/openapi.json", "application/vnd.oai.openapi+json;version=3.1"),
+                "service-doc": link("/llms.txt", "text/plain"),
+            },
+            {
+                "anchor": app.url("/.well-known/ai-catalog.json"),
+                "service-doc": link("/llms.txt", "text/plain"),
+                "alternate": link("/.well-known/ard.json", "application/json"),
             },
         ]
     });

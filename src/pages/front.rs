@@ -12,7 +12,7 @@ use crate::service::rail::Rail;
 use crate::service::{App, catalog::stats};
 
 /// The links every answer gives, as (name, path, what it is).
-const LINKS: [(&str, &str, &str); 7] = [
+const LINKS: [(&str, &str, &str); 9] = [
     (
         "llmsTxt",
         "/llms.txt",
@@ -43,6 +43,16 @@ const LINKS: [(&str, &str, &str); 7] = [
         "signingKey",
         "/api/signing-key",
         "The keys that sign every public answer",
+    ),
+    (
+        "aiCatalog",
+        "/.well-known/ai-catalog.json",
+        "The AI catalog (ARD): the marketplace's agent card, its MCP server and named agents",
+    ),
+    (
+        "x402Discovery",
+        "/discovery/resources",
+        "Paid listings for x402 buyers (Bazaar discovery, with trust signals)",
     ),
 ];
 

@@ -386,6 +386,237 @@ pub fn clock_change(input: &Input) -> Result<ClockChange> {
     }
 }
 
+/// The filters of x402 Bazaar discovery (`GET /discovery/resources`, `GET /discovery/search`),
+/// read from the query in x402's camelCase names.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DiscoveryFilters {
+    /// `type`: `http` or `mcp`.
+    pub kind: Option<String>,
+    /// `payTo`: an address, compared ignoring case.
+    pub pay_to: Option<String>,
+    /// `scheme`: an x402 scheme name (`exact`).
+    pub scheme: Option<String>,
+    /// `network`: a CAIP-2 id (`eip155:8453`).
+    pub network: Option<String>,
+    /// `extensions`: extension names, comma-separated; each must be a key of an item's
+    /// `extensions`.
+    pub extensions: Vec<String>,
+    /// Query parameters discovery does not know: named in `unappliedFilters`.
+    pub unknown: Vec<String>,
+}
+
+/// `GET /discovery/resources`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ListResources {
+    pub filters: DiscoveryFilters,
+    pub limit: usize,
+    pub offset: usize,
+}
+
+/// `GET /discovery/search`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SearchResources {
+    /// The words to find, as sent.
+    pub query: String,
+    pub filters: DiscoveryFilters,
+    pub limit: usize,
+    /// Where the page starts, decoded from the opaque `cursor`.
+    pub offset: usize,
+}
+
+/// Discovery's page size: default and largest.
+pub const DISCOVERY_LIMIT: i64 = 20;
+pub const DISCOVERY_LIMIT_MAX: i64 = 100;
+/// Largest `offset` (and cursor position).
+const DISCOVERY_OFFSET_MAX: i64 = 2_147_483_647;
+/// Longest search `query`, in characters.
+pub const DISCOVERY_QUERY_MAX: usize = 200;
+/// What an opaque search cursor encodes before base64url.
+const CURSOR_PREFIX: &str = "bourse-search:";
+
+impl ListResources {
+    /// Reads the query of `GET /discovery/resources`.
+    ///
+    /// # Errors
+    /// `INVALID_ARGUMENT` for a malformed value (a bad `limit` or `offset`, an unknown `type`, a
+    /// `network` that is not CAIP-2, a malformed `payTo`, `scheme` or extension name).
+    pub fn read(query: &[(String, String)]) -> Result<ListResources> {
+        Ok(ListResources {
+            filters: DiscoveryFilters::read(query, &["limit", "offset"])?,
+            limit: integer(query, "limit", DISCOVERY_LIMIT, 1, DISCOVERY_LIMIT_MAX)?,
+            offset: integer(query, "offset", 0, 0, DISCOVERY_OFFSET_MAX)?,
+        })
+    }
+}
+
+impl SearchResources {
+    /// Reads the query of `GET /discovery/search`.
+    ///
+    /// # Errors
+    /// `INVALID_ARGUMENT` for a missing, empty or too long `query`, a bad `limit` or `cursor`,
+    /// or a malformed filter.
+    pub fn read(query: &[(String, String)]) -> Result<SearchResources> {
+        let text = value(query, "query")
+            .filter(|text| !text.is_empty())
+            .ok_or_else(|| Error::invalid("`query` is required: the words to search for"))?;
+        if text.chars().count() > DISCOVERY_QUERY_MAX {
+            return Err(Error::invalid(format!(
+                "`query` must be at most {DISCOVERY_QUERY_MAX} characters"
+            )));
+        }
+        let offset = match value(query, "cursor") {
+            None => 0,
+            Some(cursor) => decode_cursor(cursor)?,
+        };
+        Ok(SearchResources {
+            query: text.to_owned(),
+            filters: DiscoveryFilters::read(query, &["query", "limit", "cursor"])?,
+            limit: integer(query, "limit", DISCOVERY_LIMIT, 1, DISCOVERY_LIMIT_MAX)?,
+            offset,
+        })
+    }
+}
+
+/// The opaque `cursor` of the search page that starts at `offset`.
+pub fn search_cursor(offset: usize) -> String {
+    crate::crypto::b64url(format!("{CURSOR_PREFIX}{offset}").as_bytes())
+}
+
+fn decode_cursor(cursor: &str) -> Result<usize> {
+    let refused = || Error::invalid("`cursor` is not one this server gave: start again without it");
+    let bytes = crate::crypto::b64url_decode(cursor).map_err(|_| refused())?;
+    let text = String::from_utf8(bytes).map_err(|_| refused())?;
+    text.strip_prefix(CURSOR_PREFIX)
+        .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        .and_then(|n| n.parse::<i64>().ok())
+        .filter(|n| *n <= DISCOVERY_OFFSET_MAX)
+        .and_then(|n| usize::try_from(n).ok())
+        .ok_or_else(refused)
+}
+
+impl DiscoveryFilters {
+    /// Reads the filters; `known` are the operation's other parameters.
+    fn read(query: &[(String, String)], known: &[&str]) -> Result<DiscoveryFilters> {
+        let kind = checked(
+            query,
+            "type",
+            |t| t == "http" || t == "mcp",
+            "`http` or `mcp`",
+        )?;
+        let network = checked(
+            query,
+            "network",
+            is_caip2,
+            "a CAIP-2 identifier like eip155:8453",
+        )?;
+        let scheme = checked(
+            query,
+            "scheme",
+            is_name,
+            "an x402 scheme name like exact (1 to 64 letters, digits, `-` or `_`)",
+        )?;
+        let pay_to = checked(
+            query,
+            "payTo",
+            |p| (1..=128).contains(&p.len()) && p.bytes().all(|b| b.is_ascii_graphic()),
+            "an address: 1 to 128 printable ASCII characters without spaces",
+        )?;
+        let extensions = checked(
+            query,
+            "extensions",
+            |names| names.split(',').all(is_name),
+            "extension names (letters, digits, `-` or `_`) separated by commas",
+        )?
+        .map(|names| names.split(',').map(str::to_owned).collect())
+        .unwrap_or_default();
+        const FILTERS: [&str; 5] = ["type", "payTo", "scheme", "network", "extensions"];
+        let mut unknown: Vec<String> = Vec::new();
+        for (name, _) in query {
+            if !known.contains(&name.as_str())
+                && !FILTERS.contains(&name.as_str())
+                && !unknown.contains(name)
+            {
+                unknown.push(name.clone());
+            }
+        }
+        Ok(DiscoveryFilters {
+            kind,
+            pay_to,
+            scheme,
+            network,
+            extensions,
+            unknown,
+        })
+    }
+}
+
+/// The first value of `name`, as sent.
+fn value<'q>(query: &'q [(String, String)], name: &str) -> Option<&'q str> {
+    query
+        .iter()
+        .find(|(key, _)| key == name)
+        .map(|(_, value)| value.as_str())
+}
+
+/// A string parameter that must pass `ok`; the error says it must be `what`.
+fn checked(
+    query: &[(String, String)],
+    name: &str,
+    ok: impl Fn(&str) -> bool,
+    what: &str,
+) -> Result<Option<String>> {
+    match value(query, name) {
+        None => Ok(None),
+        Some(text) if ok(text) => Ok(Some(text.to_owned())),
+        Some(text) => Err(Error::invalid(format!(
+            "`{name}` must be {what}; got {text:?}"
+        ))),
+    }
+}
+
+/// An integer parameter in `min..=max` (integral decimals, as every integer query parameter
+/// of bourse), `default` when absent or empty.
+fn integer(
+    query: &[(String, String)],
+    name: &str,
+    default: i64,
+    min: i64,
+    max: i64,
+) -> Result<usize> {
+    let number = match value(query, name) {
+        None | Some("") => default,
+        Some(text) => crate::args::parse_integral(text)
+            .filter(|n| (min..=max).contains(n))
+            .ok_or_else(|| {
+                Error::invalid(format!("`{name}` must be an integer from {min} to {max}"))
+            })?,
+    };
+    usize::try_from(number).map_err(|_| Error::invalid(format!("`{name}` is out of range")))
+}
+
+/// CAIP-2: `namespace:reference`, namespace `[-a-z0-9]{3,8}`, reference `[-_a-zA-Z0-9]{1,32}`.
+fn is_caip2(text: &str) -> bool {
+    let Some((namespace, reference)) = text.split_once(':') else {
+        return false;
+    };
+    (3..=8).contains(&namespace.len())
+        && namespace
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && (1..=32).contains(&reference.len())
+        && reference
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+/// A scheme or extension name: 1–64 letters, digits, `-` or `_`.
+fn is_name(text: &str) -> bool {
+    (1..=64).contains(&text.len())
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::{Map, json};
@@ -477,5 +708,62 @@ mod tests {
 
         let read = input(Face::Mcp, &GET_PURCHASE, json!({"purchase_id": "P-3"}));
         assert_eq!(GetPurchase::read(&read, None).unwrap().purchase_id, "P-3");
+    }
+
+    fn query(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn discovery_reads_its_filters_and_refuses_malformed_values() {
+        let read = ListResources::read(&query(&[
+            ("type", "http"),
+            ("network", "eip155:8453"),
+            ("payTo", "0xAB"),
+            ("extensions", "bazaar,bourse"),
+            ("limit", "5.0"),
+            ("offset", ""),
+            ("colour", "red"),
+        ]))
+        .unwrap();
+        assert_eq!((read.limit, read.offset), (5, 0));
+        assert_eq!(read.filters.extensions, ["bazaar", "bourse"]);
+        assert_eq!(read.filters.unknown, ["colour"]);
+        for bad in [
+            ("limit", "0"),
+            ("limit", "101"),
+            ("offset", "-1"),
+            ("type", "ftp"),
+            ("network", "!!!"),
+            ("network", "base"),
+            ("scheme", ""),
+            ("payTo", "a b"),
+            ("extensions", "bazaar,"),
+        ] {
+            assert!(ListResources::read(&query(&[bad])).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn search_needs_a_query_and_takes_only_its_own_cursors() {
+        assert!(SearchResources::read(&query(&[])).is_err());
+        assert!(SearchResources::read(&query(&[("query", "")])).is_err());
+        let first = SearchResources::read(&query(&[("query", " port ")])).unwrap();
+        assert_eq!((first.query.as_str(), first.offset), (" port ", 0));
+        let cursor = search_cursor(40);
+        let next = SearchResources::read(&query(&[("query", "port"), ("cursor", &cursor)]));
+        assert_eq!(next.unwrap().offset, 40);
+        for bad in ["", "abc", &crate::crypto::b64url(b"bourse-search:x")] {
+            assert!(
+                SearchResources::read(&query(&[("query", "port"), ("cursor", bad)])).is_err(),
+                "{bad}"
+            );
+        }
+        // `offset` is not search's: it is named, not applied.
+        let named = SearchResources::read(&query(&[("query", "port"), ("offset", "3")]));
+        assert_eq!(named.unwrap().filters.unknown, ["offset"]);
     }
 }

@@ -120,6 +120,19 @@ pub fn find_by_display_name(
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
+/// The newest `limit` agents that opted in to a display name, newest first.
+///
+/// # Errors
+/// Database failure.
+pub fn with_display_names(conn: &Connection, limit: i64) -> Result<Vec<AgentRow>> {
+    let sql = format!(
+        "SELECT {COLUMNS} FROM agents WHERE display_name IS NOT NULL AND is_house = 0 ORDER BY seq DESC LIMIT ?1"
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map([limit], from_row)?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
 /// One page of agents in registration order, and the total count.
 ///
 /// # Errors

@@ -154,6 +154,25 @@ pub fn mark_paid(conn: &Connection, p: &PurchaseRow) -> Result<bool> {
     Ok(changed == 1)
 }
 
+/// When each listing of `listing_ids` was last delivered to a buyer (its newest purchase in
+/// status `delivered`); listings never delivered are absent.
+///
+/// # Errors
+/// Database failure.
+pub fn last_deliveries(conn: &Connection, listing_ids: &[String]) -> Result<Vec<(String, String)>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT max(delivered_at) FROM purchases WHERE listing_id = ?1 AND status = 'delivered'",
+    )?;
+    let mut out = Vec::new();
+    for id in listing_ids {
+        let at: Option<String> = stmt.query_row([id], |r| r.get(0))?;
+        if let Some(at) = at {
+            out.push((id.clone(), at));
+        }
+    }
+    Ok(out)
+}
+
 /// A purchase by id.
 ///
 /// # Errors

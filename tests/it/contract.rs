@@ -122,7 +122,9 @@ fn collect(value: &Value, path: &mut Vec<String>, out: &mut Vec<Example>) {
                 }
             }
             for (key, member) in map {
-                if key.starts_with("x-") {
+                // An example is data: a member of it named `example` or `schema` (x402 Bazaar's
+                // `info.output.example`, its `schema`) is no keyword.
+                if key.starts_with("x-") || (!names && (key == "example" || key == "examples")) {
                     continue;
                 }
                 path.push(key.clone());

@@ -12,6 +12,7 @@ mod cli;
 mod contact;
 mod contract;
 mod contract_bounds;
+mod discovery;
 mod docker_image;
 mod docs;
 mod edges;

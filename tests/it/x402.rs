@@ -236,7 +236,8 @@ fn x402_challenge_has_the_v2_header_and_the_v1_body() {
     assert!(header["error"].as_str().is_some_and(|e| !e.is_empty()));
     assert_eq!(
         header["resource"],
-        json!({"url": resource, "description": "Port congestion", "mimeType": "application/json"})
+        json!({"url": resource, "description": "Port congestion", "mimeType": "application/json",
+            "serviceName": "Port congestion", "tags": ["trucking", "services"]})
     );
     assert_eq!(
         header["accepts"],

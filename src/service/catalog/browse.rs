@@ -558,7 +558,10 @@ async fn page(app: &App, query: Query) -> Result<CanonicalMembers> {
 }
 
 /// The active rows of the page `query` asks for, and the total of matches.
-async fn fetch_page(app: &App, query: Query) -> Result<(Vec<ListingRow>, usize)> {
+///
+/// # Errors
+/// Database failure.
+pub async fn fetch_page(app: &App, query: Query) -> Result<(Vec<ListingRow>, usize)> {
     let index = app.browse.clone();
     app.store
         .read(move |conn| {

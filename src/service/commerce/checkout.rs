@@ -18,6 +18,7 @@ use crate::service::{
     App, commerce::rails::sandbox, commerce::rails::stripe, commerce::rails::x402,
 };
 use crate::store::agents::AgentRow;
+use crate::store::listings::ListingRow;
 use crate::store::purchases::PurchaseRow;
 
 /// Picks the rail of a purchase request: `rail` when named (`x402_usdc_base`, or `checkout` /
@@ -152,6 +153,19 @@ pub fn checkout_window(app: &App) -> Duration {
             .clamp(Duration::from_secs(35 * 60), Duration::from_secs(24 * 3600)),
         Rail::Sandbox | Rail::Free | Rail::Wallet => app.checkout_expiry,
     }
+}
+
+/// What the x402 402 of a purchase of `listing` at `resource` offers, for discovery; `None`
+/// when the wallet rail is not configured or the listing is free.
+///
+/// # Errors
+/// `Internal` for a price that overflows USDC units.
+pub fn x402_advert(
+    app: &App,
+    listing: &ListingRow,
+    resource: String,
+) -> Result<Option<x402::Advert>> {
+    x402::advertise(app, listing, resource)
 }
 
 /// Where the buyer of a pending purchase pays: the page the rail made (Stripe), else the

@@ -4,6 +4,7 @@
 //! every domain.
 
 pub mod checkout;
+pub mod discovery;
 pub mod fees;
 pub mod orders;
 pub mod payments;

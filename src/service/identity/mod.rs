@@ -3,6 +3,7 @@
 //! hosted MCP clients.
 
 pub mod agents;
+pub mod ai_catalog;
 pub mod cards;
 pub mod ingress;
 pub mod names;

@@ -11,6 +11,7 @@
 //! 6. the purchase is marked paid and settled into the ledger (rail `wallet`, never founding
 //!    fill), the deliverable is relayed, and the answer carries `PAYMENT-RESPONSE`.
 
+pub mod bazaar;
 pub mod wire;
 
 use std::time::Duration;
@@ -28,6 +29,7 @@ use crate::service::commerce::rails::x402::wire::{
 use crate::service::commerce::settlement::{self, PaymentReport, Reservation, Sale};
 use crate::service::rail::Rail;
 use crate::service::{App, catalog::sellers};
+use crate::store::listings::ListingRow;
 use crate::store::payments as payment_store;
 use crate::store::purchases::{self as store, PurchaseRow};
 
@@ -111,7 +113,8 @@ pub async fn sell(app: &App, sale: &Sale<'_>) -> Result<Outcome> {
         listing.price_cents,
         sale.resource.clone(),
         listing.title.clone(),
-    )?;
+    )?
+    .with_bazaar(bazaar::describe(listing));
     let Some(header) = &sale.payment else {
         return Ok(Outcome::Refused(offer.challenge(
             "payment required: sign one of `accepts` and retry with PAYMENT-SIGNATURE (x402 v2) or X-PAYMENT (x402 v1)",
@@ -193,6 +196,43 @@ pub async fn sell(app: &App, sale: &Sale<'_>) -> Result<Outcome> {
         },
         headers: vec![response_header(version, &success)],
     })
+}
+
+/// A paid listing as this rail offers it, for discovery (`GET /discovery/*`): what its 402
+/// would carry.
+#[derive(Debug)]
+pub struct Advert {
+    /// The purchase URL.
+    pub resource: String,
+    /// The v2 `PaymentRequirements` of the 402's `accepts`.
+    pub accepts: Vec<Value>,
+    pub description: String,
+    pub mime_type: &'static str,
+    pub service_name: String,
+    pub tags: Vec<String>,
+    pub bazaar: bazaar::Extension,
+}
+
+/// What the 402 of a purchase of `listing` at `resource` offers; `None` when this rail is not
+/// configured or the listing is free (x402 sells paid listings only).
+///
+/// # Errors
+/// `Internal` for a price that overflows USDC units.
+pub fn advertise(app: &App, listing: &ListingRow, resource: String) -> Result<Option<Advert>> {
+    if app.x402.is_none() || listing.price_cents <= 0 {
+        return Ok(None);
+    }
+    let described = bazaar::describe(listing);
+    let offer = Offer::new(app, listing.price_cents, resource, listing.title.clone())?;
+    Ok(Some(Advert {
+        resource: offer.resource().to_owned(),
+        accepts: vec![offer.requirements(2)],
+        description: offer.description().to_owned(),
+        mime_type: offer.mime_type(),
+        service_name: described.service_name,
+        tags: described.tags,
+        bazaar: described.extension,
+    }))
 }
 
 /// Reserves the listing for a verified payment: a `pending_payment` purchase on this rail,

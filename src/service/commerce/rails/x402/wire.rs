@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use crate::error::{Error, Result};
 use crate::request::commerce::PaymentHeader;
 use crate::service::App;
+use crate::service::commerce::rails::x402::bazaar::Described;
 use crate::service::rail::Rail;
 
 /// USDC on one network: what the `exact` EVM scheme needs to name the token.
@@ -94,6 +95,8 @@ pub(crate) struct Offer {
     amount: String,
     resource: String,
     description: String,
+    /// The listing's Bazaar description: `serviceName`, `tags` and `extensions.bazaar`.
+    bazaar: Option<Described>,
 }
 
 impl Offer {
@@ -115,7 +118,26 @@ impl Offer {
             amount: atomic.to_string(),
             resource,
             description,
+            bazaar: None,
         })
+    }
+
+    /// The offer with its Bazaar description, which every challenge then carries.
+    pub(crate) fn with_bazaar(mut self, described: Described) -> Offer {
+        self.bazaar = Some(described);
+        self
+    }
+
+    pub(crate) fn resource(&self) -> &str {
+        &self.resource
+    }
+
+    pub(crate) fn description(&self) -> &str {
+        &self.description
+    }
+
+    pub(crate) fn mime_type(&self) -> &'static str {
+        MIME_TYPE
     }
 
     fn extra(&self) -> Value {
@@ -163,9 +185,11 @@ impl Offer {
         }
     }
 
-    /// 402: the v2 `PAYMENT-REQUIRED` header and the v1 `PaymentRequirementsResponse` body.
+    /// 402: the v2 `PAYMENT-REQUIRED` header and the v1 `PaymentRequirementsResponse` body,
+    /// both with `extensions.bazaar` (and the v2 `resource` with `serviceName` and `tags`) when
+    /// the offer has its Bazaar description.
     pub(crate) fn challenge(&self, error: &str) -> Challenge {
-        let required = json!({
+        let mut required = json!({
             "x402Version": 2,
             "error": error,
             "resource": {
@@ -175,8 +199,16 @@ impl Offer {
             },
             "accepts": [self.v2()],
         });
+        let mut body = json!({ "x402Version": 1, "error": error, "accepts": [self.v1()] });
+        if let Some(described) = &self.bazaar {
+            required["resource"]["serviceName"] = json!(described.service_name);
+            required["resource"]["tags"] = json!(described.tags);
+            let extensions = json!({ "bazaar": described.extension });
+            required["extensions"] = extensions.clone();
+            body["extensions"] = extensions;
+        }
         Challenge {
-            body: json!({ "x402Version": 1, "error": error, "accepts": [self.v1()] }),
+            body,
             headers: vec![("payment-required", encode(&required))],
         }
     }

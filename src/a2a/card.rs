@@ -49,7 +49,7 @@ fn interfaces(app: &App, base: &str) -> Value {
 /// configured (not required: the card rail needs no extension). `required: false` is left
 /// out, as A2A's JSON leaves out defaults.
 fn capabilities(app: &App) -> Value {
-    let mut capabilities = json!({"streaming": false, "pushNotifications": false});
+    let mut capabilities = json!({"streaming": true, "pushNotifications": false});
     if app.x402.is_some() {
         capabilities["extensions"] = json!([{
             "uri": X402_EXTENSION,
@@ -184,7 +184,7 @@ pub fn agent(app: &App, public: &PublicCard) -> Value {
         "provider": {"organization": host(app), "url": app.url("/")},
         "version": env!("CARGO_PKG_VERSION"),
         "documentationUrl": app.url("/llms.txt"),
-        "capabilities": {"streaming": false, "pushNotifications": false},
+        "capabilities": {"streaming": true, "pushNotifications": false},
         "securitySchemes": security_schemes(app),
         "defaultInputModes": ["text/plain", "application/json"],
         "defaultOutputModes": ["application/json"],

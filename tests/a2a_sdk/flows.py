@@ -108,7 +108,7 @@ async def resolve(http: httpx.AsyncClient, base: str, card_base: str) -> tuple[A
 
 
 def config(http: httpx.AsyncClient, binding: str) -> ClientConfig:
-    # The card says streaming false: the SDK sends SendMessage without being told.
+    # The card says streaming true: the SDK sends SendStreamingMessage without being told.
     return ClientConfig(httpx_client=http, supported_protocol_bindings=[binding])
 
 
@@ -140,7 +140,7 @@ def data_message(payload: dict) -> SendMessageRequest:
 
 
 async def send(client: Any, request: SendMessageRequest) -> dict:
-    """What `send_message` yields for a non-streaming send: one task or one message."""
+    """What `send_message` yields: the events of the SendStreamingMessage stream it opens."""
     try:
         events = [proto(event) async for event in client.send_message(request)]
     except Exception as error:

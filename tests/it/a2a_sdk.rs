@@ -120,7 +120,9 @@ fn flows(python: &OsString, base: &str, flow: &str, runs: Vec<Value>) -> Vec<Val
     runs
 }
 
-/// The one event a non-streaming send yields, by its kind (`task` or `message`).
+/// The one event a send yields, by its kind (`task` or `message`): the card says streaming, so
+/// the SDK sends SendStreamingMessage, whose stream closes after its answer when that is a
+/// message or a task that is over or waits for input.
 #[track_caller]
 fn answer<'a>(sent: &'a Value, kind: &str) -> &'a Value {
     let events = sent["events"]
@@ -228,7 +230,7 @@ fn the_sdk_verifies_the_marketplace_card_and_finds_both_bindings() {
             ],
             "{card}"
         );
-        assert_eq!(card["capabilities"]["streaming"], false, "{card}");
+        assert_eq!(card["capabilities"]["streaming"], true, "{card}");
         let binding = run["binding"].as_str().unwrap();
         assert_eq!(run["transport"], transport(binding), "{run}");
         // Without a credential: HTTP 401 on either binding, which the SDK raises as an HTTP
@@ -610,3 +612,6 @@ fn the_sdk_browses_with_a_data_part_and_its_doubles_are_accepted() {
 
 #[path = "a2a_http.rs"]
 mod http;
+
+#[path = "a2a_stream.rs"]
+mod stream;

@@ -35,7 +35,7 @@ const HTTP_CRATES: &[&str] = &["hyper", "hyper_util", "http_body_util"];
 const DATABASE_CRATES: &[&str] = &["rusqlite", "r2d2", "r2d2_sqlite"];
 
 /// The faces: what speaks HTTP, REST, MCP or HTML to the outside and calls the services.
-const FACES: &[&str] = &["api", "mcp", "pages", "server", "http"];
+const FACES: &[&str] = &["api", "mcp", "a2a", "pages", "server", "http"];
 
 /// Every `.rs` file under `dir`, sorted.
 fn rust_files(dir: &Path) -> Vec<PathBuf> {

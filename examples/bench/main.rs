@@ -30,7 +30,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use loadgen::{Requests, Run, closed_loop, get, message_senders, once};
+use loadgen::{Face, Requests, Run, closed_loop, get, message_senders, once, senders_on};
 
 struct Options {
     listings: usize,
@@ -437,6 +437,7 @@ async fn main() {
         };
         row(&name, &ours, floor_path, &theirs, &relative);
     }
+    let mut rest_send = None;
     if wanted("message send") {
         let (requests, most) = message_senders(&bh, options.senders).await;
         let ours = measure(&bourse, &options, Some(most), requests).await;
@@ -449,6 +450,24 @@ async fn main() {
         .await;
         let name = format!("message send ({} senders, every limit on)", options.senders);
         row(&name, &ours, "/signwrite", &theirs, "");
+        rest_send = Some(ours.run.per_second());
+    }
+    if wanted("a2a send") {
+        // The same send through the A2A face: JSON-RPC `SendMessage` to the agent's endpoint.
+        let (requests, most) = senders_on(&bh, options.senders, Face::A2a).await;
+        let ours = measure(&bourse, &options, Some(most), requests).await;
+        let theirs = measure(
+            &floor,
+            &options,
+            None,
+            rotate(vec![get(&fh, "/signwrite", "")]),
+        )
+        .await;
+        let name = format!("a2a send ({} senders, every limit on)", options.senders);
+        let relative = rest_send
+            .map(|rest| format!(" ({:.2}× the REST send)", ours.run.per_second() / rest))
+            .unwrap_or_default();
+        row(&name, &ours, "/signwrite", &theirs, &relative);
     }
     println!();
     let rss_end = bourse.rss_mib();

@@ -195,6 +195,20 @@ pub fn client_ip(i: usize) -> String {
 /// 200-byte messages to 100 recipients; at most 30 per sender (the per-sender limit), so the
 /// budget is `30 × senders`.
 pub async fn message_senders(host: &str, senders: usize) -> (Requests, usize) {
+    senders_on(host, senders, Face::Rest).await
+}
+
+/// The face a message is sent through.
+#[derive(Clone, Copy, Debug)]
+pub enum Face {
+    /// `POST /api/agents/{handle}/messages`.
+    Rest,
+    /// A2A JSON-RPC `SendMessage` to `/a2a/agents/{handle}`.
+    A2a,
+}
+
+/// As [`message_senders`], sending through `face`.
+pub async fn senders_on(host: &str, senders: usize, face: Face) -> (Requests, usize) {
     let mut registered = Vec::with_capacity(senders);
     for i in 0..senders {
         registered.push((register_as(host, &client_ip(i)).await, client_ip(i)));
@@ -209,9 +223,20 @@ pub async fn message_senders(host: &str, senders: usize) -> (Requests, usize) {
     let requests: Requests = Arc::new(move |n| {
         let ((key, _), ip) = &registered[n % registered.len()];
         let to = &recipients[n % recipients.len()];
-        let json = format!(r#"{{"clientMessageId":"m-{n}","body":"{body}"}}"#);
+        let (path, json) = match face {
+            Face::Rest => (
+                format!("/api/agents/{to}/messages"),
+                format!(r#"{{"clientMessageId":"m-{n}","body":"{body}"}}"#),
+            ),
+            Face::A2a => (
+                format!("/a2a/agents/{to}"),
+                format!(
+                    r#"{{"jsonrpc":"2.0","id":"{n}","method":"SendMessage","params":{{"message":{{"messageId":"m-{n}","role":"ROLE_USER","parts":[{{"text":"{body}"}}]}}}}}}"#
+                ),
+            ),
+        };
         format!(
-            "POST /api/agents/{to}/messages HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {key}\r\nX-Forwarded-For: {ip}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{json}",
+            "POST {path} HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {key}\r\nX-Forwarded-For: {ip}\r\nA2A-Version: 1.0\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{json}",
             json.len()
         )
         .into_bytes()

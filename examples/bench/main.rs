@@ -30,7 +30,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use loadgen::{Face, Requests, Run, closed_loop, get, message_senders, once, senders_on};
+use loadgen::{Face, Requests, Run, closed_loop, get, once, senders_on};
 
 struct Options {
     listings: usize,
@@ -437,9 +437,14 @@ async fn main() {
         };
         row(&name, &ours, floor_path, &theirs, &relative);
     }
+    // The hottest write through each face that takes it: REST, then A2A's JSON-RPC
+    // `SendMessage` to the agent's endpoint (shown as a ratio to the REST send).
     let mut rest_send = None;
-    if wanted("message send") {
-        let (requests, most) = message_senders(&bh, options.senders).await;
+    for (face, name) in [(Face::Rest, "message send"), (Face::A2a, "a2a send")] {
+        if !wanted(name) {
+            continue;
+        }
+        let (requests, most) = senders_on(&bh, options.senders, face).await;
         let ours = measure(&bourse, &options, Some(most), requests).await;
         let theirs = measure(
             &floor,
@@ -448,25 +453,16 @@ async fn main() {
             rotate(vec![get(&fh, "/signwrite", "")]),
         )
         .await;
-        let name = format!("message send ({} senders, every limit on)", options.senders);
-        row(&name, &ours, "/signwrite", &theirs, "");
-        rest_send = Some(ours.run.per_second());
-    }
-    if wanted("a2a send") {
-        // The same send through the A2A face: JSON-RPC `SendMessage` to the agent's endpoint.
-        let (requests, most) = senders_on(&bh, options.senders, Face::A2a).await;
-        let ours = measure(&bourse, &options, Some(most), requests).await;
-        let theirs = measure(
-            &floor,
-            &options,
-            None,
-            rotate(vec![get(&fh, "/signwrite", "")]),
-        )
-        .await;
-        let name = format!("a2a send ({} senders, every limit on)", options.senders);
-        let relative = rest_send
-            .map(|rest| format!(" ({:.2}× the REST send)", ours.run.per_second() / rest))
-            .unwrap_or_default();
+        let relative = match (face, rest_send) {
+            (Face::A2a, Some(rest)) => {
+                format!(" ({:.2}× the REST send)", ours.run.per_second() / rest)
+            }
+            _ => String::new(),
+        };
+        if let Face::Rest = face {
+            rest_send = Some(ours.run.per_second());
+        }
+        let name = format!("{name} ({} senders, every limit on)", options.senders);
         row(&name, &ours, "/signwrite", &theirs, &relative);
     }
     println!();

@@ -126,6 +126,11 @@ fn an_x402_order_over_a2a_waits_for_its_payment_and_completes_with_receipts() {
     // The task reads back completed, and the buyer's purchase is the same one over REST.
     let read = result(&call(&server, &buyer.key, "GetTask", json!({"id": id})));
     assert_eq!(read["status"]["state"], "TASK_STATE_COMPLETED");
+    assert_eq!(
+        read["status"]["message"]["metadata"]["x402.payment.receipts"][0]["transaction"],
+        "0xfeed01",
+        "a task read later carries its receipts: {read}"
+    );
     assert_eq!(read["artifacts"][0]["parts"][0]["text"], marker);
     let rest = server
         .get_auth(&format!("/api/marketplace/purchases/{id}"), &buyer.key)

@@ -236,9 +236,10 @@ async fn state_of(app: &App, buyer: &AgentRow, row: &OrderRow, live: bool) -> Re
         purchases::recorded(app, &row.id).await?
     };
     if let Some(purchase) = purchase {
+        let settled = settlement_of(app, &purchase).await?;
         return Ok(OrderState::Bought {
             purchase: Box::new(purchase),
-            settled: None,
+            settled,
         });
     }
     Ok(match (row.status.as_str(), row.rail.as_str()) {
@@ -253,6 +254,27 @@ async fn state_of(app: &App, buyer: &AgentRow, row: &OrderRow, live: bool) -> Re
         },
         _ => OrderState::NotMade,
     })
+}
+
+/// The x402 settlement of a paid purchase on that rail, as recorded (its transaction and
+/// payer), so a task read later carries the receipts its payment's answer did.
+async fn settlement_of(app: &App, purchase: &BuyerPurchase) -> Result<Option<x402::Payment>> {
+    let paid = matches!(purchase.status.as_str(), "paid" | "delivered");
+    let (true, true, Some(x402)) = (paid, purchase.rail == Rail::Wallet.name(), &app.x402) else {
+        return Ok(None);
+    };
+    let id = purchase.id.clone();
+    let row = app
+        .store
+        .read(move |conn| crate::store::purchases::find(conn, &id))
+        .await?;
+    Ok(row.and_then(|row| {
+        Some(x402::Payment {
+            transaction: row.payment_ref?,
+            network: x402.network.clone(),
+            payer: row.payer,
+        })
+    }))
 }
 
 /// The purchase an order asked for, with `payment`.

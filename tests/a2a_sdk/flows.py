@@ -2,7 +2,8 @@
 
 Input: one JSON object, as the first argument or on stdin:
 
-    {"base": "http://127.0.0.1:PORT", "flow": "card" | "message" | "purchases" | "browse",
+    {"base": "http://127.0.0.1:PORT",
+     "flow": "card" | "message" | "purchases" | "browse" | "x402",
      "runs": [{"binding": "JSONRPC" | "HTTP+JSON", ...the flow's parties and ids...}, ...]}
 
 Each run resolves the card it needs through `A2ACardResolver`, makes its client with
@@ -26,7 +27,14 @@ from google.protobuf.json_format import MessageToDict
 from google.protobuf.struct_pb2 import Value
 from jwt.api_jwk import PyJWK
 
-from a2a.client import A2ACardResolver, ClientConfig, ClientFactory, create_client
+from a2a.client import (
+    A2ACardResolver,
+    ClientCallContext,
+    ClientConfig,
+    ClientFactory,
+    create_client,
+)
+from a2a.client.service_parameters import ServiceParametersFactory, with_a2a_extensions
 from a2a.types import (
     AgentCard,
     CancelTaskRequest,
@@ -139,10 +147,12 @@ def data_message(payload: dict) -> SendMessageRequest:
     )
 
 
-async def send(client: Any, request: SendMessageRequest) -> dict:
+async def send(
+    client: Any, request: SendMessageRequest, context: ClientCallContext | None = None
+) -> dict:
     """What `send_message` yields: the events of the SendStreamingMessage stream it opens."""
     try:
-        events = [proto(event) async for event in client.send_message(request)]
+        events = [proto(event) async for event in client.send_message(request, context=context)]
     except Exception as error:
         return {"error": type(error).__name__, "message": str(error), "data": getattr(error, "data", None)}
     return {"events": events}
@@ -282,11 +292,85 @@ async def flow_browse(base: str, run: dict) -> dict:
     return seen
 
 
+# The a2a-x402 extension (v0.2), activated per call through the SDK's service parameters.
+X402_EXTENSION = "https://github.com/google-agentic-commerce/a2a-x402/blob/main/spec/v0.2"
+
+
+def last_task(sent: dict) -> dict:
+    """The task as a send's stream left it: its last `task` event, with any later status
+    update's status."""
+    task = None
+    for event in sent.get("events") or []:
+        if "task" in event:
+            task = dict(event["task"])
+        elif "statusUpdate" in event and task is not None:
+            task["status"] = event["statusUpdate"]["status"]
+    if task is None:
+        raise RuntimeError(f"the send did not answer a task: {sent}")
+    return task
+
+
+async def flow_x402(base: str, run: dict) -> dict:
+    """An order paid with x402 over A2A (a2a-x402 v0.2), the extension activated through the
+    SDK's service parameters (the A2A-Extensions header): a data part {"listingId"} opens a
+    task waiting for its payment with `x402.payment.required`; a message naming that task with
+    `x402.payment.payload` (built here from `accepts[0]` and the run's authorization) pays it;
+    GetTask reads it back. Every request's and answer's A2A-Extensions header is recorded."""
+    seen: dict = {"exchanges": []}
+
+    async def record(response: httpx.Response) -> None:
+        seen["exchanges"].append({
+            "method": response.request.method,
+            "path": response.request.url.path,
+            "requested": response.request.headers.get("A2A-Extensions"),
+            "activated": response.headers.get("A2A-Extensions"),
+        })
+
+    context = ClientCallContext(
+        service_parameters=ServiceParametersFactory.create([with_a2a_extensions([X402_EXTENSION])])
+    )
+    async with authed(run["buyer"]["key"]) as http:
+        http.event_hooks["response"].append(record)
+        card, _ = await resolve(http, base, base)
+        seen["extensions"] = proto(card.capabilities).get("extensions", [])
+        client = ClientFactory(config(http, run["binding"])).create(card)
+        seen["transport"] = transport_of(client)
+
+        seen["order"] = await send(client, data_message({"listingId": run["listing"]}), context)
+        order = seen["order_task"] = last_task(seen["order"])
+        metadata = order["status"]["message"]["metadata"]
+        accepted = metadata["x402.payment.required"]["accepts"][0]
+
+        payment = Message(
+            role=Role.ROLE_USER,
+            message_id=str(uuid.uuid4()),
+            task_id=order["id"],
+            context_id=order["contextId"],
+            parts=[Part(text="Paying with x402.")],
+        )
+        payment.metadata.update({
+            "x402.payment.status": "payment-submitted",
+            "x402.payment.payload": {
+                "x402Version": 2,
+                "accepted": accepted,
+                "payload": run["authorization"],
+            },
+        })
+        request = SendMessageRequest(message=payment)
+        seen["payment_request"] = proto(request)
+        seen["paid"] = await send(client, request, context)
+        seen["paid_task"] = last_task(seen["paid"])
+        seen["get"] = await caught(client.get_task(GetTaskRequest(id=order["id"]), context=context))
+        await client.close()
+    return seen
+
+
 FLOWS = {
     "card": flow_card,
     "message": flow_message,
     "purchases": flow_purchases,
     "browse": flow_browse,
+    "x402": flow_x402,
 }
 
 

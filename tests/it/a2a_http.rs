@@ -446,3 +446,74 @@ fn http_json_answers_what_is_not_offered_with_a2a_errors() {
     .collect();
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Where in `value` an A2A SDK's canonicaliser would change the card before hashing it: every
+/// empty string, array or object (dropped as empty) and every `required: false` (a non-optional
+/// default, omitted), by its JSON pointer.
+fn unstable_members(value: &Value, at: &str, found: &mut Vec<String>) {
+    match value {
+        Value::String(text) if text.is_empty() => found.push(format!("{at}: \"\"")),
+        Value::Array(items) if items.is_empty() => found.push(format!("{at}: []")),
+        Value::Object(members) if members.is_empty() => found.push(format!("{at}: {{}}")),
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                unstable_members(item, &format!("{at}/{i}"), found);
+            }
+        }
+        Value::Object(members) => {
+            for (name, member) in members {
+                let here = format!("{at}/{}", name.replace('~', "~0").replace('/', "~1"));
+                if name == "required" && *member == Value::Bool(false) {
+                    found.push(format!("{here}: false"));
+                }
+                unstable_members(member, &here, found);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Both kinds of card, the marketplace's and an agent's (with and without a display name), are
+/// fixed points of the SDK canonicalisers: no empty string, array or object anywhere, and no
+/// `required: false`, which some implementations drop before hashing and others keep, so that
+/// a card holding one would verify in some and not in others.
+#[test]
+fn cards_hold_no_empty_value_and_no_required_false() {
+    let (server, _dir) = serve();
+    let client = &server.client;
+    let [plain, named] = client.parties(["a2a-card-plain", "a2a-card-named"]);
+    client
+        .send_auth(
+            "PATCH",
+            "/api/agents/me",
+            &named.key,
+            &json!({"displayName": "Card Checker"}),
+        )
+        .ok();
+    let agent_card = |handle: &str| format!("/a2a/agents/{handle}/.well-known/agent-card.json");
+    for path in [
+        "/.well-known/agent-card.json".to_owned(),
+        agent_card(&plain.handle),
+        agent_card(&named.handle),
+    ] {
+        let card = client.get(&path).ok();
+        assert!(
+            card["signatures"].as_array().is_some_and(|s| !s.is_empty()),
+            "{path} is signed: {card}"
+        );
+        assert!(
+            card["supportedInterfaces"]
+                .as_array()
+                .is_some_and(|i| !i.is_empty()),
+            "{path}: {card}"
+        );
+        let mut found = Vec::new();
+        unstable_members(&card, "", &mut found);
+        assert!(found.is_empty(), "{path} holds {found:?}: {card}");
+    }
+    let named_card = client.get(&agent_card(&named.handle)).ok();
+    assert!(
+        named_card.to_string().contains("Card Checker"),
+        "the display name shows on its card: {named_card}"
+    );
+}

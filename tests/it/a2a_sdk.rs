@@ -17,13 +17,13 @@ use tempfile::TempDir;
 use crate::support::{BinServer, Client, Party, exit_within, skip_or_fail};
 
 /// The bindings every SDK flow runs on, as the card names them.
-const BINDINGS: [&str; 2] = ["JSONRPC", "HTTP+JSON"];
+pub(crate) const BINDINGS: [&str; 2] = ["JSONRPC", "HTTP+JSON"];
 
 /// How long one run of `flows.py` may take.
 const SCRIPT_LIMIT: Duration = Duration::from_secs(120);
 
 /// The SDK's Python, or `None` after [`skip_or_fail`] when it is missing.
-fn sdk_python(test: &str) -> Option<OsString> {
+pub(crate) fn sdk_python(test: &str) -> Option<OsString> {
     let why = match std::env::var_os("BOURSE_A2A_PYTHON").filter(|p| !p.is_empty()) {
         None => "BOURSE_A2A_PYTHON is not set".to_owned(),
         Some(python) => match Command::new(&python)
@@ -65,7 +65,7 @@ fn serve() -> (BinServer, TempDir) {
 /// Runs `flows.py` for `flow` with one run per binding (`runs` gives each its inputs, in
 /// [`BINDINGS`] order) and returns each run's observations.
 #[track_caller]
-fn flows(python: &OsString, base: &str, flow: &str, runs: Vec<Value>) -> Vec<Value> {
+pub(crate) fn flows(python: &OsString, base: &str, flow: &str, runs: Vec<Value>) -> Vec<Value> {
     let runs: Vec<Value> = runs
         .into_iter()
         .zip(BINDINGS)
@@ -136,7 +136,7 @@ fn answer<'a>(sent: &'a Value, kind: &str) -> &'a Value {
 
 /// An SDK call's answer, asserting it succeeded.
 #[track_caller]
-fn ok(called: &Value) -> &Value {
+pub(crate) fn ok(called: &Value) -> &Value {
     called
         .get("ok")
         .unwrap_or_else(|| panic!("the call failed: {called}"))
@@ -199,7 +199,7 @@ fn interfaces(card: &Value) -> Vec<(String, String)> {
         .collect()
 }
 
-fn transport(binding: &str) -> &'static str {
+pub(crate) fn transport(binding: &str) -> &'static str {
     match binding {
         "JSONRPC" => "JsonRpcTransport",
         _ => "RestTransport",

@@ -196,3 +196,135 @@ fn an_x402_order_declined_by_its_buyer_is_canceled() {
         .ok();
     assert_eq!(detail["listing"]["active"], true);
 }
+
+/// The same order through the official A2A Python SDK (`flows.py x402`), on both bindings: the
+/// marketplace's card declares the extension; a send with the extension activated through the
+/// SDK's service parameters (the A2A-Extensions header, echoed) opens a task waiting with
+/// `x402.payment.required`; the payment, built in Python from `accepts[0]` and sent as a
+/// message naming the task (its numbers doubles, as protobuf makes them), completes it with the
+/// facilitator's receipt and the deliverable; GetTask reads it back completed.
+#[test]
+fn the_sdk_pays_an_x402_order_over_a2a_on_both_bindings() {
+    use crate::a2a_sdk::{BINDINGS, flows, ok, sdk_python, transport};
+
+    let test = "x402::a2a::the_sdk_pays_an_x402_order_over_a2a_on_both_bindings";
+    let Some(python) = sdk_python(test) else {
+        return;
+    };
+    let marker = "BERTH-WAITS-through-the-sdk";
+    let (facilitator, server, seller, _twin) = x402_market(marker.as_bytes());
+    // Each settlement answers its own transaction (`0xfeed0<request number>`: 0xfeed02, then
+    // 0xfeed04): a transaction that already paid for one purchase pays for no other.
+    facilitator.settle(
+        200,
+        json!({"success": true, "transaction": "0xfeed0{n}", "network": "eip155:8453", "payer": PAYER}),
+    );
+    let buyer = server.party("a2a-sdk-buyer");
+    // One exclusive listing per binding: each is sold once.
+    let listings: Vec<String> = BINDINGS
+        .iter()
+        .map(|_| exclusive_listing(&server, &seller))
+        .collect();
+    let runs = flows(
+        &python,
+        &server.base,
+        "x402",
+        listings
+            .iter()
+            .map(|listing| {
+                json!({
+                    "buyer": {"key": buyer.key, "handle": buyer.handle},
+                    "listing": listing,
+                    "authorization": authorization(),
+                })
+            })
+            .collect(),
+    );
+    let mut paid_ids = Vec::new();
+    for ((run, listing), transaction) in runs.iter().zip(&listings).zip(["0xfeed02", "0xfeed04"]) {
+        let binding = run["binding"].as_str().unwrap();
+        assert_eq!(run["transport"], transport(binding), "{run}");
+        assert!(
+            run["extensions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|e| e["uri"] == EXTENSION),
+            "{binding}: the card declares a2a-x402: {run}"
+        );
+        // Every A2A call carried the extension, and the server said it activated it.
+        let calls: Vec<&Value> = run["exchanges"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["requested"].is_string())
+            .collect();
+        assert_eq!(calls.len(), 3, "order, payment, GetTask: {run}");
+        for call in calls {
+            assert_eq!(call["requested"], EXTENSION, "{binding}: {call}");
+            assert_eq!(call["activated"], EXTENSION, "{binding}: {call}");
+        }
+
+        // The order waits for its payment, with the v2 requirements.
+        let order = &run["order_task"];
+        let id = order["id"].as_str().unwrap();
+        assert_eq!(
+            order["status"]["state"], "TASK_STATE_INPUT_REQUIRED",
+            "{run}"
+        );
+        let metadata = &order["status"]["message"]["metadata"];
+        assert_eq!(metadata["x402.payment.status"], "payment-required");
+        let required = &metadata["x402.payment.required"];
+        assert_eq!(required["x402Version"], 2.0, "{required}");
+        assert_eq!(required["accepts"][0]["payTo"], super::PAY_TO);
+        assert_eq!(required["accepts"][0]["amount"], "25000000");
+        let resource = required["resource"]["url"].as_str().unwrap();
+        assert!(
+            resource.ends_with(&format!("/listings/{listing}/purchase")),
+            "{binding}: the order is for its listing: {required}"
+        );
+
+        // The payment went out as protobuf made it: its numbers doubles.
+        let sent = &run["payment_request"]["message"];
+        assert_eq!(sent["taskId"], id, "{sent}");
+        let payload = &sent["metadata"]["x402.payment.payload"];
+        assert!(payload["x402Version"].is_f64(), "{payload}");
+        assert!(
+            payload["accepted"]["maxTimeoutSeconds"].is_f64(),
+            "{payload}"
+        );
+
+        // Paid: completed, with the facilitator's receipt and the deliverable.
+        let paid = &run["paid_task"];
+        assert_eq!(paid["id"], id, "{run}");
+        assert_eq!(paid["status"]["state"], "TASK_STATE_COMPLETED", "{run}");
+        let metadata = &paid["status"]["message"]["metadata"];
+        assert_eq!(metadata["x402.payment.status"], "payment-completed");
+        let receipts = metadata["x402.payment.receipts"].as_array().unwrap();
+        assert_eq!(receipts.len(), 1, "{metadata}");
+        assert_eq!(receipts[0]["success"], true, "{metadata}");
+        assert_eq!(receipts[0]["transaction"], transaction, "{metadata}");
+        assert_eq!(receipts[0]["payer"], PAYER, "{metadata}");
+        assert_eq!(paid["artifacts"][0]["parts"][0]["text"], marker, "{paid}");
+
+        // GetTask reads it back completed, with the artifact.
+        let read = ok(&run["get"]);
+        assert_eq!(read["id"], id, "{read}");
+        assert_eq!(read["status"]["state"], "TASK_STATE_COMPLETED", "{read}");
+        assert_eq!(read["artifacts"][0]["parts"][0]["text"], marker, "{read}");
+        paid_ids.push(id.to_owned());
+    }
+
+    // Each order was verified and settled once, and is the buyer's purchase over REST.
+    assert_eq!(
+        facilitator.paths(),
+        ["/verify", "/settle", "/verify", "/settle"]
+    );
+    for id in &paid_ids {
+        let rest = server
+            .get_auth(&format!("/api/marketplace/purchases/{id}"), &buyer.key)
+            .ok();
+        assert_eq!(rest["status"], "delivered", "{rest}");
+        assert_eq!(rest["rail"], "x402_usdc_base", "{rest}");
+    }
+}

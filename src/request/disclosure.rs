@@ -125,12 +125,19 @@ mod tests {
             }
         );
         assert_eq!(
-            page(&[("limit", ""), ("offset", "5"), ("utm", "x")]).unwrap(),
+            page(&[("offset", "5"), ("utm", "x"), ("utm", "y")]).unwrap(),
             DemandPage {
                 limit: 100,
                 offset: 5
             }
         );
+        assert!(
+            page(&[("limit", ""), ("offset", "5")])
+                .unwrap_err()
+                .to_string()
+                .contains("`limit` is empty")
+        );
+        assert!(page(&[("offset", "1"), ("offset", "2")]).is_err());
         assert_eq!(
             page(&[("limit", "501")]).unwrap_err().to_string(),
             page(&[("limit", "0")]).unwrap_err().to_string()

@@ -112,6 +112,21 @@ fn the_documented_verticals_are_the_served_ones() {
     documented.sort();
     served.sort();
     assert_eq!(documented, served);
+    // Browse's `vertical` parameter takes the same slugs, and nothing else.
+    let browse = document["paths"]["/api/marketplace/listings"]["get"]["parameters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "vertical")
+        .unwrap();
+    let mut browsed: Vec<String> = browse["schema"]["enum"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_owned())
+        .collect();
+    browsed.sort();
+    assert_eq!(browsed, served);
 }
 
 /// Attachments: a media type is taken as sent, and base64 must be canonical.
@@ -142,13 +157,17 @@ fn attachment_media_types_and_base64_follow_the_schema() {
     post("text/plain", "aGl=").assert_error(400, "INVALID_ARGUMENT");
 }
 
-/// A body's `api_key` is a non-empty string or absent, even when the Bearer header is what
-/// authenticates.
+/// A body's `api_key` is a string that is not blank, or absent, even when the Bearer header is
+/// what authenticates; the schemas say so (`pattern: \S`).
 #[test]
 fn a_body_api_key_that_is_not_a_string_is_refused() {
     let server = TestServer::start();
     let seller = server.party("keyed seller");
-    for bad in [json!(5), json!(null), json!("")] {
+    let document: serde_json::Value =
+        serde_json::from_str(include_str!("../../assets/openapi.json")).unwrap();
+    let schema = &document["components"]["schemas"]["BecomeSellerRequest"]["properties"]["api_key"];
+    assert_eq!(schema["pattern"], "\\S", "{schema}");
+    for bad in [json!(5), json!(null), json!(""), json!(" "), json!("\t\n")] {
         server
             .send_auth(
                 "POST",

@@ -178,3 +178,49 @@ fn a_body_api_key_that_is_not_a_string_is_refused() {
             .assert_error(400, "INVALID_ARGUMENT");
     }
 }
+
+/// The provenance block is signed into every public answer as canonical JSON (RFC 8785): an
+/// integer beyond ±(2^53−1) in `patent` or `marketing` is refused, as the schemas say, and the
+/// bound itself is accepted.
+#[test]
+fn provenance_objects_hold_only_integers_canonical_json_carries() {
+    let server = TestServer::start();
+    let operator = server.operator_key();
+    for field in ["patent", "marketing"] {
+        for big in [
+            json!(9_007_199_254_740_992_u64),
+            json!(-9_007_199_254_740_992_i64),
+        ] {
+            server
+                .send_auth(
+                    "PATCH",
+                    "/api/operator/provenance",
+                    &operator,
+                    &json!({ field: {"figures": [{"n": big}]} }),
+                )
+                .assert_invalid_naming(field);
+        }
+        server
+            .send_auth(
+                "PATCH",
+                "/api/operator/provenance",
+                &operator,
+                &json!({ field: {"n": 9_007_199_254_740_991_u64} }),
+            )
+            .assert_status(200);
+    }
+    let document: serde_json::Value =
+        serde_json::from_str(include_str!("../../assets/openapi.json")).unwrap();
+    let schemas = &document["components"]["schemas"];
+    for (schema, field) in [
+        ("ProvenanceUpdateRequest", "patent"),
+        ("ProvenanceUpdateRequest", "marketing"),
+        ("FeeAnnouncementRequest", "schedule"),
+        ("CreateListingRequest", "preview"),
+        ("UpdateListingRequest", "preview"),
+        ("CreateHealthListingRequest", "preview"),
+    ] {
+        let description = schemas[schema]["properties"][field]["description"].to_string();
+        assert!(description.contains("±(2^53−1)"), "{schema}.{field}");
+    }
+}

@@ -246,4 +246,40 @@ fn registration_refuses_what_the_metadata_patterns_refuse_and_nothing_else() {
         assert!(matches("client_name", name) && matches("client_uri", uri));
         register(json!({"client_name": name, "client_uri": uri})).assert_status(201);
     }
+    // Redirect URIs: the pattern admits exactly what the server registers.
+    let redirect = |uri: &str| {
+        jsonschema::options()
+            .with_draft(jsonschema::Draft::Draft202012)
+            .build(&metadata["redirect_uris"]["items"])
+            .unwrap()
+            .is_valid(&json!(uri))
+    };
+    for uri in [
+        "com.example.app:/cb",
+        "com.example.app://cb/x",
+        "--k.app:*",
+        "hTTP://[::1]:993/x",
+        "https://[::1]/cb",
+        "https://host:8443/cb?x=1",
+    ] {
+        assert!(redirect(uri), "{uri}");
+        server
+            .post("/oauth/register", &json!({"redirect_uris": [uri]}))
+            .assert_status(201);
+    }
+    for uri in [
+        "https://[ab/cb",
+        "https://a@b/cb",
+        "https://host:/cb",
+        "http://example.com/cb",
+        "com.example.app://a%20b/cb",
+        "app:/cb",
+    ] {
+        assert!(!redirect(uri), "{uri}");
+        oauth_error(
+            &server.post("/oauth/register", &json!({"redirect_uris": [uri]})),
+            400,
+            "invalid_redirect_uri",
+        );
+    }
 }

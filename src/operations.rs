@@ -221,11 +221,12 @@ operations! {
 
     // Agents, keys and messaging on REST.
     UpdateMe: Agent [PATCH "/api/agents/me"] => agents::UPDATE_ME { json };
-    ListAgents: Public [GET "/api/agents"] { reuse };
+    ListAgents: Public [GET "/api/agents"] => agents::LIST_AGENTS { reuse };
     RevokeKey: Agent [POST "/api/agents/keys/revoke"] {};
-    ListCallbacks: Agent [GET "/api/agents/me/callbacks"] {};
+    ListCallbacks: Agent [GET "/api/agents/me/callbacks"] => messaging::LIST_CALLBACKS {};
     ReplayCallback: Agent [POST "/api/agents/me/callbacks/{id}/replay"] { param: Some(Id) };
-    AgentOAuthGrants: Agent [GET "/api/agents/me/oauth/grants"] {};
+    AgentOAuthGrants: Agent [GET "/api/agents/me/oauth/grants"] => agents::LIST_OAUTH_GRANTS
+        {};
     AgentRevokeOAuthGrant: Agent [POST "/api/agents/me/oauth/grants/{id}/revoke"]
         { param: Some(Id) };
 
@@ -275,7 +276,7 @@ operations! {
     InquiryThread: Capability [GET "/api/inquiries/{id}/thread"] { param: Some(Id) };
     InquiryMessage: Capability [POST "/api/inquiries/{id}/messages"] => contact::POST_MESSAGE
         { param: Some(Id), json };
-    ListInquiries: Operator [GET "/api/operator/inquiries"] {};
+    ListInquiries: Operator [GET "/api/operator/inquiries"] => contact::LIST_INQUIRIES {};
     ReplyInquiry: Operator [POST "/api/operator/inquiries/{id}/reply"] => contact::POST_MESSAGE
         { param: Some(Id), json };
     UpdateInquiry: Operator [PATCH "/api/operator/inquiries/{id}"] => contact::SET_STATUS
@@ -290,10 +291,12 @@ operations! {
     OperatorBindChair: Operator [PUT "/api/operator/chair"] => agents::BIND_CHAIR { json };
     OperatorUnbindChair: Operator [DELETE "/api/operator/chair"] {};
     OperatorPayments: Operator [GET "/api/operator/payments"] {};
-    OperatorOAuthClients: Operator [GET "/api/operator/oauth/clients"] {};
+    OperatorOAuthClients: Operator [GET "/api/operator/oauth/clients"]
+        => agents::LIST_OAUTH_CLIENTS {};
     OperatorRevokeOAuthClient: Operator [POST "/api/operator/oauth/clients/revoke"]
         => agents::REVOKE_OAUTH_CLIENT { json };
-    OperatorOAuthGrants: Operator [GET "/api/operator/oauth/grants"] {};
+    OperatorOAuthGrants: Operator [GET "/api/operator/oauth/grants"]
+        => agents::LIST_OAUTH_GRANTS {};
     OperatorRevokeOAuthGrant: Operator [POST "/api/operator/oauth/grants/{id}/revoke"]
         { param: Some(Id) };
 

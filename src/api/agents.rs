@@ -6,10 +6,10 @@ use crate::http::request::Ctx;
 use crate::http::response::Reply;
 use crate::http::response::to_json as json;
 use crate::request::Input;
-use crate::request::agents::{LOOKUP, Lookup, REGISTER, Register};
+use crate::request::agents::{LIST_AGENTS, LOOKUP, Lookup, REGISTER, Register, list_page};
 use crate::request::agents::{UPDATE_ME, UpdateMe};
 use crate::service::App;
-use crate::service::identity::agents::{self, Client, LIST_DEFAULT, LIST_MAX};
+use crate::service::identity::agents::{self, Client};
 
 pub async fn register(app: &App, ctx: &Ctx) -> Result<Reply> {
     let ip = ctx.client_ip.to_string();
@@ -19,9 +19,10 @@ pub async fn register(app: &App, ctx: &Ctx) -> Result<Reply> {
 }
 
 pub async fn list(app: &App, ctx: &Ctx) -> Result<Reply> {
-    let limit = ctx.query_int("limit", LIST_DEFAULT, 1, LIST_MAX)?;
-    let offset = ctx.query_int("offset", 0, 0, i64::from(i32::MAX))?;
-    Ok(Reply::ok(json(&agents::list(app, limit, offset).await?)?))
+    let page = list_page(&Input::query(&LIST_AGENTS, &ctx.query))?;
+    Ok(Reply::ok(json(
+        &agents::list(app, page.limit, page.offset).await?,
+    )?))
 }
 
 pub async fn me(app: &App, ctx: &Ctx) -> Result<Reply> {

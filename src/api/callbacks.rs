@@ -3,17 +3,15 @@
 use crate::error::Result;
 use crate::http::request::Ctx;
 use crate::http::response::Reply;
+use crate::request::Input;
+use crate::request::messaging::{CallbackList, LIST_CALLBACKS};
 use crate::service::App;
 use crate::service::messaging::callbacks;
 
 pub async fn list_callbacks(app: &App, ctx: &Ctx) -> Result<Reply> {
     let agent = ctx.agent()?;
-    let status = ctx
-        .query("status")
-        .filter(|s| !s.is_empty())
-        .map(str::to_owned);
-    let limit = ctx.query_int("limit", 50, 1, 200)?;
-    Reply::answer(200, &callbacks::list(app, agent, status, limit).await?)
+    let list = CallbackList::read(&Input::query(&LIST_CALLBACKS, &ctx.query))?;
+    Reply::answer(200, &callbacks::list(app, agent, list).await?)
 }
 
 pub async fn replay_callback(app: &App, ctx: &Ctx) -> Result<Reply> {

@@ -8,8 +8,8 @@ use crate::http::response::Reply;
 use crate::http::response::to_json as json;
 use crate::request::Input;
 use crate::request::contact::{
-    CONTACT, CREATE_RAIL, InquiryKind, NewInquiry, POST_MESSAGE, PostMessage, SERVICE_REQUEST,
-    SET_STATUS, ServiceRequest, root_inquiry, status,
+    CONTACT, CREATE_RAIL, InquiryKind, InquiryList, LIST_INQUIRIES, NewInquiry, POST_MESSAGE,
+    PostMessage, SERVICE_REQUEST, SET_STATUS, ServiceRequest, root_inquiry, status,
 };
 use crate::service::App;
 use crate::service::contact::threads::{self as contact, Poster};
@@ -40,15 +40,8 @@ pub async fn follow_up(app: &App, ctx: &Ctx) -> Result<Reply> {
 }
 
 pub async fn list(app: &App, ctx: &Ctx) -> Result<Reply> {
-    let status = ctx
-        .query("status")
-        .filter(|s| !s.is_empty())
-        .map(str::to_owned);
-    let limit = ctx.query_int("limit", 50, 1, 200)?;
-    let offset = ctx.query_int("offset", 0, 0, i64::MAX >> 11)?;
-    Ok(Reply::ok(json(
-        &contact::list(app, status, limit, offset).await?,
-    )?))
+    let list = InquiryList::read(&Input::query(&LIST_INQUIRIES, &ctx.query))?;
+    Ok(Reply::ok(json(&contact::list(app, list).await?)?))
 }
 
 pub async fn reply(app: &App, ctx: &Ctx) -> Result<Reply> {

@@ -9,7 +9,11 @@ use crate::error::{Error, OAuthCode, Result};
 use crate::http::request::{Caller, Ctx};
 use crate::http::response::Reply;
 use crate::http::response::to_json as json;
-use crate::request::agents::{REVOKE_OAUTH_CLIENT, oauth_client_id};
+use crate::request::Input;
+use crate::request::agents::{
+    GrantList, LIST_OAUTH_CLIENTS, LIST_OAUTH_GRANTS, REVOKE_OAUTH_CLIENT, list_page,
+    oauth_client_id,
+};
 use crate::request::oauth::{AuthMethod, ClientMetadata, RevokeRequest, TokenRequest};
 use crate::service::App;
 use crate::service::identity::oauth::{self, clients, flow};
@@ -88,15 +92,11 @@ pub async fn revoke(app: &App, ctx: &Ctx) -> Result<Reply> {
     Ok(no_store(Reply::ok(json!({}))))
 }
 
-const PAGE_DEFAULT: i64 = 50;
-const PAGE_MAX: i64 = 200;
-
 /// `GET /api/operator/oauth/clients`.
 pub async fn list_clients(app: &App, ctx: &Ctx) -> Result<Reply> {
-    let limit = ctx.query_int("limit", PAGE_DEFAULT, 1, PAGE_MAX)?;
-    let offset = ctx.query_int("offset", 0, 0, i64::from(i32::MAX))?;
+    let page = list_page(&Input::query(&LIST_OAUTH_CLIENTS, &ctx.query))?;
     Ok(Reply::ok(json(
-        &clients::list_clients(app, limit, offset).await?,
+        &clients::list_clients(app, page.limit, page.offset).await?,
     )?))
 }
 
@@ -115,19 +115,9 @@ pub async fn list_grants(app: &App, ctx: &Ctx) -> Result<Reply> {
         Caller::Agent(agent) => Some(agent.id.clone()),
         _ => None,
     };
-    let limit = ctx.query_int("limit", PAGE_DEFAULT, 1, PAGE_MAX)?;
-    let offset = ctx.query_int("offset", 0, 0, i64::from(i32::MAX))?;
-    let active = match ctx.query("active") {
-        None | Some("false") => false,
-        Some("true") => true,
-        Some(other) => {
-            return Err(Error::invalid(format!(
-                "`active` must be true or false, not {other:?}"
-            )));
-        }
-    };
+    let list = GrantList::read(&Input::query(&LIST_OAUTH_GRANTS, &ctx.query))?;
     Ok(Reply::ok(json(
-        &clients::list_grants(app, agent, active, limit, offset).await?,
+        &clients::list_grants(app, agent, list.active, list.page).await?,
     )?))
 }
 

@@ -201,15 +201,24 @@ pub fn check_strict(value: &Value) -> Result<(), String> {
     }
 }
 
+/// An integer must lie within ±(2^53−1): beyond it there is no exact IEEE double. A parsed
+/// text's numbers written with a fraction or an exponent are doubles, which full JCS carries
+/// ([`parse_strict`] keeps them); a value checked by [`check_strict`] came from a request body,
+/// where a double beyond the bound is refused too (every double that large is an integer, as
+/// JSON Schema counts them, and the schemas bound every number of such an object).
 fn check_number(number: &Number) -> Result<(), String> {
     if let Some(unsigned) = number.as_u64() {
         if unsigned > MAX_SAFE_INTEGER {
             return Err(format!("integer {unsigned} is outside ±(2^53−1)"));
         }
-    } else if let Some(signed) = number.as_i64()
-        && signed.unsigned_abs() > MAX_SAFE_INTEGER
+    } else if let Some(signed) = number.as_i64() {
+        if signed.unsigned_abs() > MAX_SAFE_INTEGER {
+            return Err(format!("integer {signed} is outside ±(2^53−1)"));
+        }
+    } else if let Some(float) = number.as_f64()
+        && float.abs() > MAX_SAFE_INTEGER as f64
     {
-        return Err(format!("integer {signed} is outside ±(2^53−1)"));
+        return Err(format!("number {float} is outside ±(2^53−1)"));
     }
     Ok(())
 }
@@ -363,6 +372,30 @@ mod tests {
     fn check_strict_refuses_unsafe_integers_built_in_process() {
         assert!(check_strict(&serde_json::json!({"a": [1u64 << 53]})).is_err());
         assert!(check_strict(&serde_json::json!({"a": [MAX_SAFE_INTEGER]})).is_ok());
+        // Past 2^53 every double is an integer: a request's object refuses it however it is
+        // written; the verifier's parser keeps doubles, as full JCS does.
+        for text in [
+            "1e16",
+            "-3.1241410690353212e16",
+            "18446744073709551616",
+            "1e300",
+        ] {
+            let value: Value = serde_json::from_str(text).unwrap();
+            assert!(check_strict(&value).is_err(), "{text}");
+        }
+        assert!(parse_strict("1e16").is_ok());
+        assert!(parse_strict("9007199254740992").is_err());
+        for text in [
+            "9007199254740991.0",
+            "-9007199254740991",
+            "0.5",
+            "1e15",
+            "-2.5e-300",
+        ] {
+            let value: Value = serde_json::from_str(text).unwrap();
+            assert!(check_strict(&value).is_ok(), "{text}");
+            assert!(parse_strict(text).is_ok(), "{text}");
+        }
     }
 
     #[test]

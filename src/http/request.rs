@@ -123,22 +123,6 @@ impl Ctx {
             .map(|(_, value)| value.as_str())
     }
 
-    /// An integer query parameter in `min..=max`, or `default` when absent.
-    ///
-    /// # Errors
-    /// `INVALID_ARGUMENT` naming the parameter.
-    pub fn query_int(&self, name: &str, default: i64, min: i64, max: i64) -> Result<i64> {
-        match self.query(name) {
-            None | Some("") => Ok(default),
-            Some(text) => match crate::args::parse_integral(text) {
-                Some(value) if (min..=max).contains(&value) => Ok(value),
-                _ => Err(Error::invalid(format!(
-                    "`{name}` must be an integer from {min} to {max}"
-                ))),
-            },
-        }
-    }
-
     /// The `Authorization: Bearer` token, if any.
     pub fn bearer(&self) -> Option<&str> {
         let value = self

@@ -377,6 +377,16 @@ fn classify(message: &Value) -> Message<'_> {
             reason: "`jsonrpc` must be \"2.0\"",
         };
     }
+    // MCP's params are always an object (null counts as absent), on any message.
+    if object
+        .get("params")
+        .is_some_and(|p| !p.is_object() && !p.is_null())
+    {
+        return Message::Invalid {
+            id: usable_id,
+            reason: "`params` must be an object",
+        };
+    }
     match (object.get("method"), id) {
         (Some(Value::String(method)), Some(id)) => {
             if usable_id.is_null() {

@@ -230,3 +230,63 @@ pub static REVOKE_OAUTH_CLIENT: Op = Op {
 pub fn oauth_client_id(input: &Input) -> Result<String> {
     input.req_text(&REVOKE_OAUTH_CLIENT.fields[0])
 }
+
+/// Page bounds of the agent directory and of the OAuth client and grant lists.
+pub const LIST_DEFAULT: i64 = 50;
+pub const LIST_MAX: i64 = 200;
+
+const LIST_LIMIT: Field = Field::rest("limit", Kind::Int(1, LIST_MAX));
+const LIST_OFFSET: Field = Field::rest("offset", Kind::Int(0, i32::MAX as i64));
+
+/// `GET /api/agents` (query; public): a page of the directory.
+pub static LIST_AGENTS: Op = Op {
+    name: "list_agents",
+    fields: &[LIST_LIMIT, LIST_OFFSET],
+    scope: None,
+    tool: None,
+};
+
+/// `GET /api/operator/oauth/clients` (query; operator).
+pub static LIST_OAUTH_CLIENTS: Op = Op {
+    name: "list_oauth_clients",
+    fields: &[LIST_LIMIT, LIST_OFFSET],
+    scope: None,
+    tool: None,
+};
+
+const GRANTS_ACTIVE: Field = Field::rest("active", Kind::Enum(&["true", "false"]));
+
+/// `GET /api/agents/me/oauth/grants` (the caller's) and `GET /api/operator/oauth/grants`
+/// (every agent's), query.
+pub static LIST_OAUTH_GRANTS: Op = Op {
+    name: "list_oauth_grants",
+    fields: &[LIST_LIMIT, LIST_OFFSET, GRANTS_ACTIVE],
+    scope: None,
+    tool: None,
+};
+
+/// A page of the agent directory or of the OAuth clients.
+///
+/// # Errors
+/// `INVALID_ARGUMENT` naming the parameter.
+pub fn list_page(input: &Input) -> Result<super::Page> {
+    super::Page::read(input, &LIST_LIMIT, Some(&LIST_OFFSET), LIST_DEFAULT)
+}
+
+/// A page of OAuth grants: only the active ones, or all.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GrantList {
+    pub active: bool,
+    pub page: super::Page,
+}
+
+impl GrantList {
+    /// # Errors
+    /// `INVALID_ARGUMENT` naming the parameter.
+    pub fn read(input: &Input) -> Result<GrantList> {
+        Ok(GrantList {
+            active: input.choice(&GRANTS_ACTIVE)? == Some("true"),
+            page: list_page(input)?,
+        })
+    }
+}

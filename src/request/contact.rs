@@ -199,6 +199,40 @@ pub fn status(input: &Input) -> Result<&'static str> {
         .ok_or_else(|| Error::invalid("`status` is required"))
 }
 
+/// Page bounds of the operator's inquiry list.
+pub const INQUIRIES_DEFAULT: i64 = 50;
+pub const INQUIRIES_MAX: i64 = 200;
+
+const LIST_STATUS: Field = Field::rest("status", Kind::Enum(&STATUSES));
+const LIST_LIMIT: Field = Field::rest("limit", Kind::Int(1, INQUIRIES_MAX));
+const LIST_OFFSET: Field = Field::rest("offset", Kind::Int(0, i64::MAX >> 11));
+
+/// `GET /api/operator/inquiries` (query; operator).
+pub static LIST_INQUIRIES: Op = Op {
+    name: "list_inquiries",
+    fields: &[LIST_STATUS, LIST_LIMIT, LIST_OFFSET],
+    scope: None,
+    tool: None,
+};
+
+/// A page of inquiries, newest first: those with one status, or all.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InquiryList {
+    pub status: Option<&'static str>,
+    pub page: super::Page,
+}
+
+impl InquiryList {
+    /// # Errors
+    /// `INVALID_ARGUMENT` naming the parameter.
+    pub fn read(input: &Input) -> Result<InquiryList> {
+        Ok(InquiryList {
+            status: input.choice(&LIST_STATUS)?,
+            page: super::Page::read(input, &LIST_LIMIT, Some(&LIST_OFFSET), INQUIRIES_DEFAULT)?,
+        })
+    }
+}
+
 /// `POST /api/rails` `{rootInquiryId}`.
 pub static CREATE_RAIL: Op = Op {
     name: "create_rail",

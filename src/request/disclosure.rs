@@ -45,7 +45,8 @@ pub struct Announce {
 
 impl Announce {
     /// # Errors
-    /// `INVALID_ARGUMENT` naming the field.
+    /// `INVALID_ARGUMENT` naming the field (a schedule holding an integer beyond ±(2^53−1)
+    /// included).
     pub fn read(input: &Input) -> Result<Announce> {
         let field = |i: usize| &ANNOUNCE.fields[i];
         let effective_from = input
@@ -60,6 +61,10 @@ impl Announce {
                 ));
             }
         };
+        // Published in signed answers (`/api/meta`) as canonical JSON (RFC 8785), which carries
+        // no integer beyond ±(2^53−1) exactly.
+        crate::crypto::jcs::check_strict(&schedule)
+            .map_err(|e| Error::invalid(format!("`schedule`: {e}")))?;
         Ok(Announce {
             effective_from,
             schedule,
@@ -125,12 +130,19 @@ mod tests {
             }
         );
         assert_eq!(
-            page(&[("limit", ""), ("offset", "5"), ("utm", "x")]).unwrap(),
+            page(&[("offset", "5"), ("utm", "x"), ("utm", "y")]).unwrap(),
             DemandPage {
                 limit: 100,
                 offset: 5
             }
         );
+        assert!(
+            page(&[("limit", ""), ("offset", "5")])
+                .unwrap_err()
+                .to_string()
+                .contains("`limit` is empty")
+        );
+        assert!(page(&[("offset", "1"), ("offset", "2")]).is_err());
         assert_eq!(
             page(&[("limit", "501")]).unwrap_err().to_string(),
             page(&[("limit", "0")]).unwrap_err().to_string()

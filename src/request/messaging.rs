@@ -159,6 +159,41 @@ impl InboxCall {
     }
 }
 
+/// The states of a callback delivery.
+pub const CALLBACK_STATUSES: [&str; 3] = ["pending", "delivered", "dead"];
+/// Page bounds of the callback deliveries.
+pub const CALLBACKS_DEFAULT: i64 = 50;
+pub const CALLBACKS_MAX: i64 = 200;
+
+const CALLBACK_STATUS: Field = Field::rest("status", Kind::Enum(&CALLBACK_STATUSES));
+const CALLBACK_LIMIT: Field = Field::rest("limit", Kind::Int(1, CALLBACKS_MAX));
+
+/// `GET /api/agents/me/callbacks` (query).
+pub static LIST_CALLBACKS: Op = Op {
+    name: "list_callbacks",
+    fields: &[CALLBACK_STATUS, CALLBACK_LIMIT],
+    scope: None,
+    tool: None,
+};
+
+/// The caller's callback deliveries, newest first: those in one state, or all.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CallbackList {
+    pub status: Option<&'static str>,
+    pub limit: i64,
+}
+
+impl CallbackList {
+    /// # Errors
+    /// `INVALID_ARGUMENT` naming the parameter.
+    pub fn read(input: &Input) -> Result<CallbackList> {
+        Ok(CallbackList {
+            status: input.choice(&CALLBACK_STATUS)?,
+            limit: input.int(&CALLBACK_LIMIT)?.unwrap_or(CALLBACKS_DEFAULT),
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

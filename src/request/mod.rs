@@ -201,6 +201,19 @@ impl Field {
         (!name.is_empty()).then_some(name)
     }
 
+    /// Free text with no documented format: an empty query value of it counts as absent (any
+    /// other kind, or a documented format such as a slug, refuses it).
+    pub fn free_text(&self) -> bool {
+        matches!(
+            self.kind,
+            Kind::Text(_)
+                | Kind::Token(_)
+                | Kind::Paragraph(_)
+                | Kind::Verbatim
+                | Kind::VerbatimUpTo(_)
+        ) && self.documented.is_empty()
+    }
+
     pub fn is_required(&self, face: Face) -> bool {
         self.required[face as usize] && self.name(face).is_some()
     }
@@ -260,6 +273,8 @@ pub struct Input {
     args: Args,
     /// Values came from a query string: numbers arrive as text.
     query: bool,
+    /// Query parameters given more than once (refused when their field is read).
+    repeated: Vec<String>,
 }
 
 impl Input {
@@ -271,6 +286,7 @@ impl Input {
             op,
             args,
             query: false,
+            repeated: Vec::new(),
         }
     }
 
@@ -300,6 +316,7 @@ impl Input {
             op,
             args: Args::from_value(Value::Object(args))?,
             query: false,
+            repeated: Vec::new(),
         };
         input.deny_unknown()?;
         input.check_dependencies()?;
@@ -316,18 +333,26 @@ impl Input {
             op,
             args,
             query: false,
+            repeated: Vec::new(),
         };
         input.deny_unknown()?;
         input.check_dependencies()?;
         Ok(input)
     }
 
-    /// A query string's pairs (the first value of a repeated name counts). Unknown parameters
-    /// are ignored, as HTTP caches and tracking parameters add them.
+    /// A query string's pairs. Unknown parameters are ignored, as HTTP caches and tracking
+    /// parameters add them; a declared one given more than once is refused when it is read (a
+    /// reader that takes the first value would disagree with one that takes the last), as a
+    /// body's duplicate member is.
     pub fn query(op: &'static Op, pairs: &[(String, String)]) -> Input {
         let mut map = Map::new();
+        let mut repeated = Vec::new();
         for (key, value) in pairs {
-            if !map.contains_key(key) {
+            if map.contains_key(key) {
+                if !repeated.contains(key) {
+                    repeated.push(key.clone());
+                }
+            } else {
                 map.insert(key.clone(), Value::String(value.clone()));
             }
         }
@@ -336,6 +361,7 @@ impl Input {
             op,
             args: Args::from_value(Value::Object(map)).expect("an object"),
             query: true,
+            repeated,
         }
     }
 
@@ -425,6 +451,9 @@ impl Input {
     }
 
     /// The raw value, absent or null counting as none; a required field's absence is an error.
+    /// From a query string, a parameter given twice is refused, and an empty value counts as
+    /// absent only for free text ([`Field::free_text`]): an empty number, choice or slug is
+    /// refused, as its schema refuses it.
     fn present(&self, field: &Field) -> Result<Option<(&'static str, &Value)>> {
         let Some(field) = self.declared(field) else {
             return Ok(None);
@@ -432,9 +461,21 @@ impl Input {
         let Some(name) = field.name(self.face) else {
             return Ok(None);
         };
+        if self.query && self.repeated.iter().any(|r| r == name) {
+            return Err(Error::invalid(format!(
+                "`{name}` is given more than once; send it once"
+            )));
+        }
         let value = match self.args.get(name) {
             None | Some(Value::Null) => None,
-            Some(Value::String(text)) if self.query && text.is_empty() => None,
+            Some(Value::String(text)) if self.query && text.is_empty() => {
+                if !field.free_text() {
+                    return Err(Error::invalid(format!(
+                        "`{name}` is empty: give a value, or leave the parameter out for its default"
+                    )));
+                }
+                None
+            }
             Some(value) => Some(value),
         };
         match value {
@@ -694,6 +735,33 @@ fn untrimmed_token(field: &Field, name: &str, value: &Value) -> Result<()> {
 
 fn wrong_kind(field: &Field) -> Error {
     Error::Internal(format!("field {field:?} read as another kind"))
+}
+
+/// A page of a list read from a query string: `limit` (its default when absent) and `offset`
+/// (0 when absent, or when the list takes none).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Page {
+    pub limit: i64,
+    pub offset: i64,
+}
+
+impl Page {
+    /// # Errors
+    /// `INVALID_ARGUMENT` naming a parameter out of its field's kind.
+    pub fn read(
+        input: &Input,
+        limit: &Field,
+        offset: Option<&Field>,
+        default_limit: i64,
+    ) -> Result<Page> {
+        Ok(Page {
+            limit: input.int(limit)?.unwrap_or(default_limit),
+            offset: match offset {
+                Some(offset) => input.int(offset)?.unwrap_or(0),
+                None => 0,
+            },
+        })
+    }
 }
 
 /// A path identifier (a listing, purchase or message id): on REST the path segment, on MCP an

@@ -290,7 +290,10 @@ impl ClientMetadata {
         };
         let client_uri = text("client_uri")?
             .map(|uri| {
-                if uri.starts_with("https://") && uri.len() <= MAX_URI_LEN && !has_control(uri) {
+                if uri.starts_with("https://")
+                    && uri.chars().count() <= MAX_URI_LEN
+                    && !has_control(uri)
+                {
                     Ok(uri.to_owned())
                 } else {
                     Err(bad_metadata("`client_uri` must be an https URL"))
@@ -382,7 +385,7 @@ pub fn check_redirect_uri(uri: &str) -> Result<()> {
             format!("redirect URI {uri:?} {why}"),
         ))
     };
-    if uri.len() > MAX_URI_LEN || has_control(uri) || uri.contains(['#', '\\']) {
+    if uri.chars().count() > MAX_URI_LEN || has_control(uri) || uri.contains(['#', '\\']) {
         return refuse("must be at most 2000 characters, without whitespace or a fragment");
     }
     let Some((scheme, host, port, _)) = split_uri(uri) else {

@@ -70,20 +70,52 @@ fn fields_are_read_by_the_faces_name_and_required_per_face() {
 }
 
 #[test]
-fn query_values_are_text_and_empty_means_absent() {
-    let pairs = vec![
-        ("priceCents".to_owned(), "7".to_owned()),
-        ("priceCents".to_owned(), "9".to_owned()),
-        ("physical".to_owned(), String::new()),
-        ("utm_source".to_owned(), "x".to_owned()),
-    ];
-    let input = Input::query(&OP, &pairs);
+fn query_values_are_text_and_only_free_text_may_be_empty() {
+    static QUERY: Op = Op {
+        name: "demo_query",
+        tool: None,
+        fields: &[
+            Field::rest("limit", Kind::Int(1, 10)),
+            Field::rest("sort", Kind::Enum(&["new", "old"])),
+            Field::rest("q", Kind::Verbatim),
+            Field::rest("slug", Kind::Verbatim).documented("/components/schemas/Slug"),
+        ],
+        scope: None,
+    };
+    let pairs = |list: &[(&str, &str)]| -> Vec<(String, String)> {
+        list.iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    };
+    let input = Input::query(&QUERY, &pairs(&[("limit", "7"), ("q", ""), ("utm", "x")]));
+    assert_eq!(input.int(&QUERY.fields[0]).unwrap(), Some(7));
     assert_eq!(
-        input.int(&OP.fields[0]).unwrap(),
-        Some(7),
-        "the first value counts"
+        input.verbatim(&QUERY.fields[2]).unwrap(),
+        None,
+        "empty free text is absent"
     );
-    assert_eq!(input.bool(&OP.fields[1]).unwrap(), None);
+    // An empty number, choice or documented slug is refused, naming the parameter.
+    let empty = Input::query(&QUERY, &pairs(&[("limit", ""), ("sort", ""), ("slug", "")]));
+    for (field, name) in [(0, "limit"), (1, "sort"), (3, "slug")] {
+        let refused = match field {
+            0 => empty.int(&QUERY.fields[0]).map(|_| ()),
+            1 => empty.choice(&QUERY.fields[1]).map(|_| ()),
+            _ => empty.verbatim(&QUERY.fields[3]).map(|_| ()),
+        };
+        let refused = message(refused.unwrap_err());
+        assert!(refused.contains(&format!("`{name}` is empty")), "{refused}");
+    }
+    // A declared parameter given twice is refused; an unknown one is ignored.
+    let twice = Input::query(
+        &QUERY,
+        &pairs(&[("limit", "7"), ("limit", "9"), ("utm", "a"), ("utm", "b")]),
+    );
+    let refused = message(twice.int(&QUERY.fields[0]).unwrap_err());
+    assert!(
+        refused.contains("`limit` is given more than once"),
+        "{refused}"
+    );
+    assert_eq!(twice.choice(&QUERY.fields[1]).unwrap(), None);
     // From a JSON body a number in a string is refused.
     let body = Input::new(Face::Rest, &OP, map(json!({"priceCents": "7"}))).unwrap();
     assert!(body.int(&OP.fields[0]).is_err());

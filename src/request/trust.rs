@@ -37,7 +37,8 @@ pub struct UpdateProvenance {
 
 impl UpdateProvenance {
     /// # Errors
-    /// `INVALID_ARGUMENT` naming a field of the wrong type.
+    /// `INVALID_ARGUMENT` naming a field of the wrong type, or holding an integer beyond
+    /// ±(2^53−1).
     pub fn read(input: &Input) -> Result<UpdateProvenance> {
         let mut changes = Map::new();
         for field in UPDATE_PROVENANCE.fields {
@@ -58,6 +59,10 @@ impl UpdateProvenance {
                     field.rest
                 )));
             }
+            // The block is signed into every public answer as canonical JSON (RFC 8785), which
+            // carries no integer beyond ±(2^53−1) exactly: a verifier would refuse the answer.
+            crate::crypto::jcs::check_strict(value)
+                .map_err(|e| Error::invalid(format!("`{}`: {e}", field.rest)))?;
             changes.insert(field.rest.to_owned(), value.clone());
         }
         Ok(UpdateProvenance { changes })

@@ -221,6 +221,21 @@ fn agent_list_paginates_and_accepts_integral_floats() {
     server
         .get("/api/agents?offset=-1")
         .assert_error(400, "INVALID_ARGUMENT");
+    // An empty value is not the default (the schema says integer), and a parameter given
+    // twice is refused, as on every list.
+    server
+        .get("/api/agents?limit=")
+        .assert_invalid_naming("limit");
+    server
+        .get("/api/agents?offset=")
+        .assert_invalid_naming("offset");
+    server
+        .get("/api/agents?limit=1&limit=2")
+        .assert_invalid_naming("limit");
+    assert_eq!(
+        server.get("/api/agents?utm=a&utm=b").expect(200)["total"],
+        5
+    );
 }
 
 #[test]

@@ -90,6 +90,11 @@ fn browse_supports_every_filter_with_totals_and_paging() {
 
     assert_eq!(titles(&browse("q=soil")), ["Delta", "Alpha"]);
     assert_eq!(
+        browse("q=")["total"],
+        5,
+        "an empty free-text query is absent"
+    );
+    assert_eq!(
         titles(&browse("q=soil%20survey")),
         ["Delta"],
         "every word must match"
@@ -160,6 +165,19 @@ fn browse_supports_every_filter_with_totals_and_paging() {
         ("limit=0", "limit"),
         ("limit=2.5", "limit"),
         ("offset=-1", "offset"),
+        // An empty choice, slug or number is refused (its schema refuses it), not the default.
+        ("price=", "price"),
+        ("type=", "type"),
+        ("sort=", "sort"),
+        ("samples=", "samples"),
+        ("class=", "class"),
+        ("category=", "category"),
+        ("vertical=", "vertical"),
+        ("min_rating=", "min_rating"),
+        ("limit=", "limit"),
+        // A parameter given twice is refused: which value would count?
+        ("sort=recent&sort=popular", "sort"),
+        ("q=soil&q=survey", "q"),
     ] {
         let response = server.get(&format!("/api/marketplace/listings?{query}"));
         response.assert_error(400, "INVALID_ARGUMENT");

@@ -209,6 +209,16 @@ fn the_operator_lists_replies_as_team_and_sets_the_status() {
     server
         .get_auth("/api/operator/inquiries?status=bogus", &operator)
         .assert_error(400, "INVALID_ARGUMENT");
+    for (query, name) in [
+        ("status=", "status"),
+        ("limit=", "limit"),
+        ("offset=", "offset"),
+        ("limit=1&limit=1", "limit"),
+    ] {
+        server
+            .get_auth(&format!("/api/operator/inquiries?{query}"), &operator)
+            .assert_invalid_naming(name);
+    }
 
     // The inquirer answering reopens it.
     follow_up(&server, &first, json!({"message": "One more thing."}));

@@ -112,6 +112,21 @@ fn the_documented_verticals_are_the_served_ones() {
     documented.sort();
     served.sort();
     assert_eq!(documented, served);
+    // Browse's `vertical` parameter takes the same slugs, and nothing else.
+    let browse = document["paths"]["/api/marketplace/listings"]["get"]["parameters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "vertical")
+        .unwrap();
+    let mut browsed: Vec<String> = browse["schema"]["enum"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_owned())
+        .collect();
+    browsed.sort();
+    assert_eq!(browsed, served);
 }
 
 /// Attachments: a media type is taken as sent, and base64 must be canonical.
@@ -142,13 +157,17 @@ fn attachment_media_types_and_base64_follow_the_schema() {
     post("text/plain", "aGl=").assert_error(400, "INVALID_ARGUMENT");
 }
 
-/// A body's `api_key` is a non-empty string or absent, even when the Bearer header is what
-/// authenticates.
+/// A body's `api_key` is a string that is not blank, or absent, even when the Bearer header is
+/// what authenticates; the schemas say so (`pattern: \S`).
 #[test]
 fn a_body_api_key_that_is_not_a_string_is_refused() {
     let server = TestServer::start();
     let seller = server.party("keyed seller");
-    for bad in [json!(5), json!(null), json!("")] {
+    let document: serde_json::Value =
+        serde_json::from_str(include_str!("../../assets/openapi.json")).unwrap();
+    let schema = &document["components"]["schemas"]["BecomeSellerRequest"]["properties"]["api_key"];
+    assert_eq!(schema["pattern"], "\\S", "{schema}");
+    for bad in [json!(5), json!(null), json!(""), json!(" "), json!("\t\n")] {
         server
             .send_auth(
                 "POST",
@@ -157,5 +176,110 @@ fn a_body_api_key_that_is_not_a_string_is_refused() {
                 &json!({"name": "Keyed Seller", "api_key": bad}),
             )
             .assert_error(400, "INVALID_ARGUMENT");
+    }
+}
+
+/// The provenance block is signed into every public answer as canonical JSON (RFC 8785): an
+/// integer beyond ±(2^53−1) in `patent` or `marketing` is refused, as the schemas say, and the
+/// bound itself is accepted.
+#[test]
+fn provenance_objects_hold_only_integers_canonical_json_carries() {
+    let server = TestServer::start();
+    let operator = server.operator_key();
+    for field in ["patent", "marketing"] {
+        for big in [
+            json!(9_007_199_254_740_992_u64),
+            json!(-9_007_199_254_740_992_i64),
+        ] {
+            server
+                .send_auth(
+                    "PATCH",
+                    "/api/operator/provenance",
+                    &operator,
+                    &json!({ field: {"figures": [{"n": big}]} }),
+                )
+                .assert_invalid_naming(field);
+        }
+        server
+            .send_auth(
+                "PATCH",
+                "/api/operator/provenance",
+                &operator,
+                &json!({ field: {"n": 9_007_199_254_740_991_u64} }),
+            )
+            .assert_status(200);
+        // Past 2^53 a number written with an exponent or a fraction is an integer too, and no
+        // more exact: refused alike.
+        let auth = format!("Bearer {operator}");
+        for number in ["1e16", "-3.1241410690353212e16", "18446744073709551616"] {
+            let body = format!(r#"{{"{field}": {{"n": [{number}]}}}}"#);
+            server
+                .request(
+                    "PATCH",
+                    "/api/operator/provenance",
+                    &[
+                        ("authorization", &auth),
+                        ("content-type", "application/json"),
+                    ],
+                    Some(body.as_bytes()),
+                )
+                .assert_invalid_naming(field);
+        }
+    }
+    // The verifier refuses an integer written beyond the bound, and keeps a double as full JCS
+    // does (its schema states no bound: .ci/schemathesis.toml says why).
+    let verify = |body: &[u8]| {
+        server.request(
+            "POST",
+            "/api/verify-receipt",
+            &[("content-type", "application/json")],
+            Some(body),
+        )
+    };
+    verify(br#"{"signed": {"n": 9007199254740992, "signature": {"alg": "Ed25519", "keyId": "k", "signedAt": "t", "digest": "d", "signature": "s"}}}"#)
+        .assert_error(400, "INVALID_JSON");
+    verify(br#"{"signed": {"n": 1e16, "signature": {"alg": "Ed25519", "keyId": "k", "signedAt": "t", "digest": "d", "signature": "s"}}}"#).assert_status(200);
+    let document: serde_json::Value =
+        serde_json::from_str(include_str!("../../assets/openapi.json")).unwrap();
+    let schemas = &document["components"]["schemas"];
+    // Each such object's schema says so, and refuses what the server refuses.
+    let registry = jsonschema::Registry::new()
+        .add("urn:bourse:openapi", &document)
+        .unwrap()
+        .prepare()
+        .unwrap();
+    for (schema, field) in [
+        ("ProvenanceUpdateRequest", "patent"),
+        ("ProvenanceUpdateRequest", "marketing"),
+        ("FeeAnnouncementRequest", "schedule"),
+        ("CreateListingRequest", "preview"),
+        ("CreateListingRequest", "demographics"),
+        ("UpdateListingRequest", "preview"),
+        ("CreateHealthListingRequest", "preview"),
+    ] {
+        let property = &schemas[schema]["properties"][field];
+        assert!(
+            property["description"].to_string().contains("±(2^53−1)"),
+            "{schema}.{field}"
+        );
+        let validator = jsonschema::options()
+            .with_draft(jsonschema::Draft::Draft202012)
+            .with_registry(&registry)
+            .build(&json!({"$ref": format!("urn:bourse:openapi#/components/schemas/{schema}/properties/{field}")}))
+            .unwrap();
+        let nested = |n: serde_json::Value| json!({"a": [{"b": n}], "signature": {"alg": "Ed25519", "keyId": "k", "signedAt": "t", "digest": "d", "signature": "s"}});
+        assert!(
+            !validator.is_valid(&nested(json!(9_007_199_254_740_992_u64))),
+            "{schema}.{field}"
+        );
+        assert!(
+            !validator.is_valid(&nested(json!(1e16))),
+            "{schema}.{field}"
+        );
+        assert!(
+            validator.is_valid(&nested(json!(9_007_199_254_740_991_u64))),
+            "{schema}.{field}"
+        );
+        assert!(validator.is_valid(&nested(json!(0.5))), "{schema}.{field}");
     }
 }

@@ -383,9 +383,18 @@ fn protocol_errors_and_tool_errors_are_told_apart() {
         json!({"jsonrpc": "2.0", "id": null, "method": "ping"}),
         json!({"jsonrpc": "2.0", "id": 1, "method": 5}),
         json!("ping"),
+        // `params` is an object (null counts as absent), whatever the method.
+        json!({"jsonrpc": "2.0", "id": 1, "method": "", "params": 799}),
+        json!({"jsonrpc": "2.0", "id": 1, "method": "ping", "params": [1]}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized", "params": "x"}),
     ] {
         rpc_error(&post(&server, Some(&key), &v, &body), 400, -32600);
     }
+    let ping = json!({"jsonrpc": "2.0", "id": 3, "method": "ping", "params": null});
+    assert_eq!(
+        post(&server, Some(&key), &v, &ping).json()["result"],
+        json!({})
+    );
     // Unknown method.
     let response = post(
         &server,

@@ -265,6 +265,16 @@ fn inbox_pages_by_sequence_and_only_ever_shows_the_callers_messages() {
     server
         .get_auth("/api/agents/me/inbox?wait=31", &b.key)
         .assert_error(400, "INVALID_ARGUMENT");
+    // An empty value is refused, not read as the default; so is a parameter given twice.
+    server
+        .get_auth("/api/agents/me/inbox?after=&limit=", &b.key)
+        .assert_invalid_naming("after");
+    server
+        .get_auth("/api/agents/me/inbox?limit=", &b.key)
+        .assert_invalid_naming("limit");
+    server
+        .get_auth("/api/agents/me/inbox?after=1&after=2", &b.key)
+        .assert_invalid_naming("after");
 }
 
 #[test]
@@ -675,6 +685,16 @@ fn five_failures_or_a_permanent_refusal_dead_letter_and_replay_redelivers() {
     server
         .get_auth("/api/agents/me/callbacks?status=lost", &b.key)
         .assert_error(400, "INVALID_ARGUMENT");
+    for (query, name) in [
+        ("status=", "status"),
+        ("limit=", "limit"),
+        ("limit=0", "limit"),
+        ("status=dead&status=pending", "status"),
+    ] {
+        server
+            .get_auth(&format!("/api/agents/me/callbacks?{query}"), &b.key)
+            .assert_invalid_naming(name);
+    }
 }
 
 #[test]

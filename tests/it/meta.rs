@@ -83,6 +83,21 @@ fn announcements_need_the_lock_to_end_and_sixty_days_of_notice() {
         .assert_error(401, "UNAUTHENTICATED");
     announce("2027-06-30").assert_error(422, "RATE_LOCKED");
     announce("not a date").assert_error(400, "INVALID_ARGUMENT");
+    // A schedule is published in signed answers as canonical JSON: an integer beyond
+    // ±(2^53−1) could not be carried exactly, so it is refused, at any depth.
+    for big in [
+        json!(9_007_199_254_740_992_u64),
+        json!(-9_007_199_254_740_992_i64),
+    ] {
+        server
+            .send_auth(
+                "POST",
+                "/api/operator/fees/announcements",
+                &op,
+                &json!({"effectiveFrom": "2030-01-01", "schedule": {"bands": [{"upTo": big}]}}),
+            )
+            .assert_invalid_naming("schedule");
+    }
     // Past the lock, the notice period is what refuses.
     server
         .clock

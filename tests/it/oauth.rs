@@ -204,6 +204,37 @@ fn the_operator_lists_and_revokes_clients_and_grants() {
         .get_auth("/api/operator/oauth/clients", &operator)
         .expect(200);
     assert_eq!(clients["clients"][0]["clientId"], client_id.as_str());
+    // Empty and repeated parameters are refused, naming them, on the clients and both grant
+    // lists alike.
+    for path in [
+        "/api/operator/oauth/clients",
+        "/api/operator/oauth/grants",
+        "/api/agents/me/oauth/grants",
+    ] {
+        let key = if path.starts_with("/api/agents") {
+            server.register("granter")["apiKey"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        } else {
+            operator.clone()
+        };
+        for (query, name) in [
+            ("limit=", "limit"),
+            ("offset=", "offset"),
+            ("limit=1&limit=2", "limit"),
+            ("limit=200&limit=200", "limit"),
+        ] {
+            server
+                .get_auth(&format!("{path}?{query}"), &key)
+                .assert_invalid_naming(name);
+        }
+    }
+    for query in ["active=", "active=yes", "active=true&active=false"] {
+        server
+            .get_auth(&format!("/api/operator/oauth/grants?{query}"), &operator)
+            .assert_invalid_naming("active");
+    }
     let grants = server
         .get_auth("/api/operator/oauth/grants?active=true", &operator)
         .expect(200);

@@ -1,7 +1,7 @@
 //! What the OAuth endpoints refuse: a wrong PKCE verifier, a reused code, a redirect mismatch,
 //! a foreign resource, Deny, a wrong key, bad token requests and bad registrations.
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::support::TestServer;
 use crate::support::oauth::{
@@ -190,4 +190,96 @@ fn refusals_wrong_verifier_reused_code_redirect_mismatch_foreign_resource_and_de
         400,
         "invalid_client_metadata",
     );
+}
+
+/// Registration holds `client_name` and `client_uri` to the patterns the contract states: a
+/// name on one line with nothing invisible, a URI that is `https://` without whitespace or
+/// control characters, at most 2000 characters (not bytes) as `maxLength` counts.
+#[test]
+fn registration_refuses_what_the_metadata_patterns_refuse_and_nothing_else() {
+    let server = TestServer::start();
+    let document: Value = serde_json::from_str(include_str!("../../assets/openapi.json")).unwrap();
+    let metadata = &document["components"]["schemas"]["OAuthClientMetadata"]["properties"];
+    let register = |extra: Value| {
+        let mut body = json!({"redirect_uris": [REDIRECT], "token_endpoint_auth_method": "none"});
+        body.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        server.post("/oauth/register", &body)
+    };
+    let matches = |field: &str, value: &str| {
+        jsonschema::options()
+            .with_draft(jsonschema::Draft::Draft202012)
+            .build(&metadata[field])
+            .unwrap()
+            .is_valid(&json!(value))
+    };
+    for name in [
+        "a\u{1}b",
+        " ",
+        "a\u{200B}b",
+        "a\u{202E}b",
+        "a\u{E0001}",
+        "a\u{F0000}",
+    ] {
+        assert!(!matches("client_name", name), "{name:?}");
+        oauth_error(
+            &register(json!({"client_name": name})),
+            400,
+            "invalid_client_metadata",
+        );
+    }
+    let long_uri = format!("https://example.com/{}", "é".repeat(1980));
+    for uri in [
+        "https://example.com/a b",
+        "https://example.com/\u{85}",
+        "HTTPS://example.com",
+    ] {
+        assert!(!matches("client_uri", uri), "{uri:?}");
+        oauth_error(
+            &register(json!({"client_uri": uri})),
+            400,
+            "invalid_client_metadata",
+        );
+    }
+    for (name, uri) in [(" Tool é😀 ", long_uri.as_str()), ("T", "https://x")] {
+        assert!(matches("client_name", name) && matches("client_uri", uri));
+        register(json!({"client_name": name, "client_uri": uri})).assert_status(201);
+    }
+    // Redirect URIs: the pattern admits exactly what the server registers.
+    let redirect = |uri: &str| {
+        jsonschema::options()
+            .with_draft(jsonschema::Draft::Draft202012)
+            .build(&metadata["redirect_uris"]["items"])
+            .unwrap()
+            .is_valid(&json!(uri))
+    };
+    for uri in [
+        "com.example.app:/cb",
+        "com.example.app://cb/x",
+        "--k.app:*",
+        "hTTP://[::1]:993/x",
+        "https://[::1]/cb",
+        "https://host:8443/cb?x=1",
+    ] {
+        assert!(redirect(uri), "{uri}");
+        server
+            .post("/oauth/register", &json!({"redirect_uris": [uri]}))
+            .assert_status(201);
+    }
+    for uri in [
+        "https://[ab/cb",
+        "https://a@b/cb",
+        "https://host:/cb",
+        "http://example.com/cb",
+        "com.example.app://a%20b/cb",
+        "app:/cb",
+    ] {
+        assert!(!redirect(uri), "{uri}");
+        oauth_error(
+            &server.post("/oauth/register", &json!({"redirect_uris": [uri]})),
+            400,
+            "invalid_redirect_uri",
+        );
+    }
 }

@@ -83,6 +83,15 @@ fn an_empty_ledger_is_all_zeros_with_its_definitions() {
     server
         .get("/api/proof/demand?offset=-1")
         .assert_error(400, "INVALID_ARGUMENT");
+    server
+        .get("/api/proof/demand?limit=&offset=")
+        .assert_invalid_naming("limit");
+    server
+        .get("/api/proof/demand?offset=")
+        .assert_invalid_naming("offset");
+    server
+        .get("/api/proof/demand?offset=1&offset=1")
+        .assert_invalid_naming("offset");
 }
 
 #[test]

@@ -23,9 +23,6 @@ use crate::store::{Store, settings};
 pub const KEY_PREFIX: &str = "svc_live_";
 /// Crockford base32: no I, L, O, U, so handles read back unambiguously.
 const HANDLE_ALPHABET: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
-/// Page size bounds of `GET /api/agents`.
-pub const LIST_DEFAULT: i64 = 50;
-pub const LIST_MAX: i64 = 200;
 
 /// Who is asking, for per-client limits.
 pub struct Client<'a> {

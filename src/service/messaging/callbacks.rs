@@ -21,6 +21,7 @@ use crate::clock::rfc3339;
 use crate::crypto::receipt::sign_object;
 use crate::error::{Error, Result};
 use crate::outbound::OutboundError;
+use crate::request::messaging::CallbackList;
 use crate::service::App;
 use crate::store::agents::AgentRow;
 use crate::store::messages::{self as store, DeliveryRow, MessageRow};
@@ -244,27 +245,17 @@ pub struct Replayed {
     pub callback: Callback,
 }
 
-/// `GET /api/agents/me/callbacks?status=pending|delivered|dead`.
+/// `GET /api/agents/me/callbacks?status=pending|delivered|dead` (the request reader has checked
+/// the state).
 ///
 /// # Errors
-/// `INVALID_ARGUMENT` for an unknown status.
-pub async fn list(
-    app: &App,
-    agent: &AgentRow,
-    status: Option<String>,
-    limit: i64,
-) -> Result<Callbacks> {
-    if let Some(status) = &status
-        && !["pending", "delivered", "dead"].contains(&status.as_str())
-    {
-        return Err(Error::invalid(format!(
-            "`status` must be one of pending, delivered, dead; got {status:?}"
-        )));
-    }
+/// Database failure.
+pub async fn list(app: &App, agent: &AgentRow, list: CallbackList) -> Result<Callbacks> {
+    let CallbackList { status, limit } = list;
     let agent_id = agent.id.clone();
     let rows = app
         .store
-        .read(move |conn| store::deliveries_of(conn, &agent_id, status.as_deref(), limit))
+        .read(move |conn| store::deliveries_of(conn, &agent_id, status, limit))
         .await?;
     Ok(Callbacks {
         callbacks: rows.iter().map(Callback::of).collect(),

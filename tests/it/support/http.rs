@@ -59,6 +59,14 @@ impl Resp {
             "{body}"
         );
     }
+
+    /// Asserts a 400 `INVALID_ARGUMENT` whose message names the parameter `name` (backquoted).
+    #[track_caller]
+    pub fn assert_invalid_naming(&self, name: &str) {
+        self.assert_error(400, "INVALID_ARGUMENT");
+        let message = self.json()["error"]["message"].to_string();
+        assert!(message.contains(&format!("`{name}`")), "{message}");
+    }
 }
 
 /// `pairs` percent-encoded as a query string or form body.

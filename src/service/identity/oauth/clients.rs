@@ -9,6 +9,7 @@ use serde_json::Value;
 use super::{GRANT_TYPES, Scopes, mint};
 use crate::crypto::{b64url, random_bytes};
 use crate::error::{Error, OAuthCode, Result};
+use crate::request::Page;
 use crate::request::oauth::{
     AuthMethod, ClientMetadata, MAX_URI_LEN, check_redirect_uri, has_control, is_loopback_host,
     split_uri,
@@ -467,9 +468,9 @@ pub async fn list_grants(
     app: &App,
     agent: Option<String>,
     active: bool,
-    limit: i64,
-    offset: i64,
+    page: Page,
 ) -> Result<GrantPage> {
+    let Page { limit, offset } = page;
     let (rows, total) = app
         .store
         .read(move |conn| oauth_store::grants(conn, agent.as_deref(), active, limit, offset))

@@ -70,6 +70,7 @@ fn every_operation_that_takes_a_body_says_whether_it_is_json() {
         Operation::A2aStream,
         Operation::A2aAgentStream,
         Operation::A2aSubscribe,
+        Operation::A2aPushConfigs,
         Operation::A2aCancelTask,
         Operation::McpDelete,
         Operation::SandboxPay,

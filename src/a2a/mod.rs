@@ -253,7 +253,7 @@ pub async fn rpc(app: &App, ctx: &Ctx, agent_route: bool) -> Reply {
         let method = Method::named(&name)?;
         let params = envelope.remove("params").unwrap_or_else(|| json!({}));
         if !params.is_object() {
-            return Err(Fault::invalid_params("`params` must be an object"));
+            return Err(Fault::invalid_request("`params` must be an object"));
         }
         call(app, ctx, agent_route, method, params).await
     }
@@ -271,7 +271,13 @@ pub async fn rpc(app: &App, ctx: &Ctx, agent_route: bool) -> Reply {
         ),
         Err(fault) => {
             let body = json!({"jsonrpc": "2.0", "id": id, "error": fault.rpc_error()});
-            let status = if fault.is_unauthenticated() { 401 } else { 200 };
+            // A body that is not one request (-32700, -32600) is refused as HTTP, as MCP's is;
+            // a request's own errors travel with 200, which A2A clients read.
+            let status = match fault.code {
+                _ if fault.is_unauthenticated() => 401,
+                -32700 | -32600 => 400,
+                _ => 200,
+            };
             raw(
                 status,
                 "application/json",

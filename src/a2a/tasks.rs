@@ -293,7 +293,7 @@ pub async fn list(
         Some(token) => token
             .parse::<i64>()
             .ok()
-            .filter(|offset| (0..=i64::from(i32::MAX)).contains(offset))
+            .filter(|offset| *offset >= 0)
             .ok_or_else(|| Fault::invalid_params("pageToken is not one this server gave"))?,
     };
     let Some(statuses) = statuses(request.status.unwrap_or(TaskState::Unspecified)) else {

@@ -103,8 +103,11 @@ pub async fn dispatch(app: &App, operation: Operation, mut ctx: Ctx) -> Result<R
     ctx.caller = authenticate(app, operation, &ctx).await?;
     // Agent-or-payment routes authenticate in their handler (the key is optional there), and
     // their services refuse an id that names nothing after that, so 401 still comes first.
+    // A2A answers a task id that names nothing in its own words (TASK_NOT_FOUND); a handle that
+    // cannot be one names no endpoint at all.
     if let Some(param) = operation.param()
-        && !matches!(operation.auth(), Auth::AgentOrPayment | Auth::A2a)
+        && operation.auth() != Auth::AgentOrPayment
+        && !(operation.auth() == Auth::A2a && param == crate::operations::Param::Id)
     {
         param.check(ctx.param())?;
     }

@@ -595,9 +595,20 @@ async fn stateless(app: &App, ctx: &Ctx, who: Option<&Bearer>, message: &Value) 
             );
         }
         Message::Notification => {
+            let method = message.get("method").and_then(Value::as_str).unwrap_or("");
             return match version_header(ctx) {
                 Some(requested) if requested != STATELESS_VERSION => {
                     stateless_failure(None, unsupported_stateless_version(&requested))
+                }
+                // A request method without an id is no notification: nothing would answer it.
+                _ if ["server/discover", "tools/list", "tools/call"].contains(&method) => {
+                    Answer::json(
+                        400,
+                        invalid_request(
+                            &Value::Null,
+                            "this method is a request: send it with an `id`",
+                        ),
+                    )
                 }
                 _ => Answer::accepted(),
             };

@@ -271,6 +271,15 @@ fn the_stateless_2026_revision_discovers_lists_and_calls() {
     );
     response.assert_status(202);
     assert!(response.body.is_empty());
+    // A request method without an id is no notification: 400 -32600.
+    let response = post(
+        &server,
+        None,
+        &[("mcp-protocol-version", "2026-07-28")],
+        &json!({"jsonrpc": "2.0", "method": "server/discover", "params": {}}),
+    );
+    response.assert_status(400);
+    assert_eq!(response.json()["error"]["code"], -32600);
 }
 
 #[test]

@@ -54,12 +54,15 @@ pub(crate) fn sdk_python(test: &str) -> Option<OsString> {
 /// in the temp dir (the SDK flows make more requests than an unread pipe holds).
 fn serve() -> (BinServer, TempDir) {
     let dir = tempfile::tempdir().unwrap();
-    let server = BinServer::spawn_logged(
-        &dir.path().join("data"),
-        &["--allow-loopback-outbound"],
-        &dir.path().join("server.log"),
-    );
-    (server, dir)
+    let log = std::fs::File::create(dir.path().join("server.log")).unwrap();
+    // The release binary users run when CI names it (`BOURSE_RELEASE_BIN`), else this build.
+    let mut command = Command::new(crate::support::release_binary());
+    command
+        .args(["serve", "--listen", "127.0.0.1:0", "--data"])
+        .arg(dir.path().join("data"))
+        .arg("--allow-loopback-outbound")
+        .stderr(Stdio::from(log));
+    (BinServer::start(command), dir)
 }
 
 /// Runs `flows.py` for `flow` with one run per binding (`runs` gives each its inputs, in

@@ -213,9 +213,7 @@ pub fn jwks(app: &App) -> Value {
 }
 
 fn host(app: &App) -> String {
-    let url = app.public_url.as_str();
-    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
-    rest.split('/').next().unwrap_or(rest).to_owned()
+    crate::service::authority(&app.public_url).to_owned()
 }
 
 /// `card` with its §8.4 signature.

@@ -18,6 +18,7 @@ pub mod wire;
 use hyper::body::Bytes;
 use serde_json::{Map, Value, json};
 
+use crate::crypto::jcs::RequestFault;
 use crate::error::{Error, Result};
 use crate::http::request::Ctx;
 use crate::http::response::{RawReply, Reply};
@@ -165,8 +166,14 @@ fn json_body(ctx: &Ctx) -> std::result::Result<Value, Fault> {
     if ctx.body.is_empty() {
         return Ok(Value::Object(Map::new()));
     }
-    serde_json::from_slice(&ctx.body)
-        .map_err(|e| Fault::parse(format!("the body is not JSON: {e}")))
+    // The strict reader REST bodies go through: a member sent twice is refused, not guessed.
+    let text = std::str::from_utf8(&ctx.body).map_err(|_| Fault::parse("the body is not UTF-8"))?;
+    crate::crypto::jcs::parse_request(text).map_err(|fault| match fault {
+        RequestFault::Duplicate(reason) => {
+            Fault::invalid_request(format!("the body has a {reason}: send each member once"))
+        }
+        RequestFault::Syntax(reason) => Fault::parse(format!("the body is not JSON: {reason}")),
+    })
 }
 
 /// The tenant a request names must be the endpoint's: at `/a2a` it chooses the agent; at an

@@ -582,3 +582,10 @@ fn load_or_create_operator_key(path: &Path) -> Result<String> {
     write_private_file(path, format!("{key}\n").as_bytes()).map_err(Error::Internal)?;
     Ok(key)
 }
+
+/// The authority (`host[:port]`) of a URL such as the public URL: what follows the scheme, up
+/// to the path; the whole text when it has no scheme.
+pub fn authority(url: &str) -> &str {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    rest.split(['/', '?', '#']).next().unwrap_or_default()
+}

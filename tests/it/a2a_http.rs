@@ -517,3 +517,24 @@ fn cards_hold_no_empty_value_and_no_required_false() {
         "the display name shows on its card: {named_card}"
     );
 }
+
+/// A body is read as strictly as REST's: a member sent twice is refused (-32600, HTTP 400), not
+/// taken by whichever copy a reader happens to keep.
+#[test]
+fn a_json_rpc_body_with_a_member_sent_twice_is_refused() {
+    let (server, _dir) = serve();
+    let body = br#"{"jsonrpc":"2.0","id":"1","method":"GetTask","method":"ListTasks","params":{}}"#;
+    let answered = server.client.request(
+        "POST",
+        "/a2a",
+        &[("a2a-version", "1.0"), ("content-type", "application/json")],
+        Some(body),
+    );
+    answered.assert_status(400);
+    assert_eq!(
+        answered.json()["error"]["code"],
+        -32600,
+        "{}",
+        answered.text()
+    );
+}

@@ -122,12 +122,7 @@ pub async fn catalog(app: &App) -> Result<AiCatalog> {
 /// The publisher segment of identifiers: the public URL's host without port, in the characters
 /// the schema allows (`[a-zA-Z0-9.-]`; anything else becomes `-`).
 fn publisher(public_url: &str) -> String {
-    let authority = public_url
-        .split_once("://")
-        .map_or(public_url, |(_, rest)| rest)
-        .split('/')
-        .next()
-        .unwrap_or_default();
+    let authority = crate::service::authority(public_url);
     let host = match authority.strip_prefix('[') {
         Some(v6) => v6.split(']').next().unwrap_or_default(),
         None => authority.split(':').next().unwrap_or_default(),

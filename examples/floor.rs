@@ -10,7 +10,10 @@
 //! same SELECT inline on the async worker), `/sign` (SHA-256 and an Ed25519 signature over a
 //! ~300-byte JSON: the minimum of a signed answer), `/signwrite` (the same, then one row committed
 //! by a single writer thread with group commit, `synchronous=NORMAL`: the minimum of a signed,
-//! durable write). It listens on a free loopback port and prints `listening on http://…`.
+//! durable write), `/page` (a cold page: 50 consecutive rows from a random place, each made into a
+//! ~1.3 KB JSON object, the ~64 KB page hashed with SHA-256 and signed once: the minimum of a
+//! signed browse page no cache has seen). It listens on a free loopback port and prints
+//! `listening on http://…`.
 
 use std::convert::Infallible;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -130,6 +133,38 @@ fn select(pool: &Pool) -> serde_json::Value {
         .expect("a row")
 }
 
+/// A cold signed page, as `../shared/bench/floor`'s `/page` makes it (inline on the worker).
+fn page(pool: &Pool) -> Vec<u8> {
+    let start = (COUNTER.fetch_add(7919, Ordering::Relaxed) as i64) % (ITEMS - 100);
+    let conn = pool.get().expect("a connection");
+    let mut statement = conn
+        .prepare_cached("SELECT id, k, body, created FROM items WHERE id >= ?1 ORDER BY id LIMIT 50")
+        .expect("select");
+    let rows: Vec<serde_json::Value> = statement
+        .query_map([start], |r| {
+            let body: String = r.get(2)?;
+            Ok(serde_json::json!({
+                "id": r.get::<_, i64>(0)?, "k": r.get::<_, String>(1)?, "created": r.get::<_, i64>(3)?,
+                "title": format!("Listing {}", r.get::<_, i64>(0)?),
+                "description": body.repeat(5), "priceCents": 2500, "active": true,
+            }))
+        })
+        .expect("rows")
+        .collect::<Result<_, _>>()
+        .expect("a page");
+    drop(statement);
+    drop(conn);
+    let page = serde_json::to_vec(&serde_json::json!({"listings": rows, "total": ITEMS, "limit": 50}))
+        .expect("json");
+    let digest = format!("sha256:{}", hex(&sha2::Sha256::digest(&page)));
+    let signed = format!("ed25519-floor.2026-11-24T03:00:00.000Z.{digest}");
+    let signature = hex(KEY.sk.sign(signed.as_bytes(), None).as_ref());
+    let mut out = format!("{{\"digest\":\"{digest}\",\"signature\":\"{signature}\",\"page\":").into_bytes();
+    out.extend_from_slice(&page);
+    out.push(b'}');
+    out
+}
+
 async fn handle(
     request: Request<hyper::body::Incoming>,
     pool: Arc<Pool>,
@@ -147,6 +182,7 @@ async fn handle(
             StatusCode::OK,
         ),
         "/sign" => (signed_body().into_bytes(), StatusCode::OK),
+        "/page" => (page(&pool), StatusCode::OK),
         "/signwrite" => {
             let body = signed_body();
             let (done, wait) = tokio::sync::oneshot::channel();

@@ -138,7 +138,9 @@ fn page(pool: &Pool) -> Vec<u8> {
     let start = (COUNTER.fetch_add(7919, Ordering::Relaxed) as i64) % (ITEMS - 100);
     let conn = pool.get().expect("a connection");
     let mut statement = conn
-        .prepare_cached("SELECT id, k, body, created FROM items WHERE id >= ?1 ORDER BY id LIMIT 50")
+        .prepare_cached(
+            "SELECT id, k, body, created FROM items WHERE id >= ?1 ORDER BY id LIMIT 50",
+        )
         .expect("select");
     let rows: Vec<serde_json::Value> = statement
         .query_map([start], |r| {
@@ -154,12 +156,14 @@ fn page(pool: &Pool) -> Vec<u8> {
         .expect("a page");
     drop(statement);
     drop(conn);
-    let page = serde_json::to_vec(&serde_json::json!({"listings": rows, "total": ITEMS, "limit": 50}))
-        .expect("json");
+    let page =
+        serde_json::to_vec(&serde_json::json!({"listings": rows, "total": ITEMS, "limit": 50}))
+            .expect("json");
     let digest = format!("sha256:{}", hex(&sha2::Sha256::digest(&page)));
     let signed = format!("ed25519-floor.2026-11-24T03:00:00.000Z.{digest}");
     let signature = hex(KEY.sk.sign(signed.as_bytes(), None).as_ref());
-    let mut out = format!("{{\"digest\":\"{digest}\",\"signature\":\"{signature}\",\"page\":").into_bytes();
+    let mut out =
+        format!("{{\"digest\":\"{digest}\",\"signature\":\"{signature}\",\"page\":").into_bytes();
     out.extend_from_slice(&page);
     out.push(b'}');
     out

@@ -5,6 +5,7 @@
 //! cargo run --release --example bench -- --listings 1000000 --seconds 10
 //! cargo run --release --example bench -- --only detail,browse  # workloads whose name contains these
 //! cargo run --release --example bench -- --listings 1000000 --data /tmp/bench1m  # seed once, reuse
+//! cargo run --release --example bench -- --bourse /tmp/old/bourse  # measure another build
 //! ```
 //!
 //! It builds the release binary and the `floor` and `seed_catalog` examples, seeds a temporary
@@ -40,6 +41,9 @@ struct Options {
     only: Vec<String>,
     /// A data directory to seed once and keep (seeding 1M listings takes a minute).
     data: Option<PathBuf>,
+    /// A `bourse` binary to measure instead of this tree's release build (an older build for
+    /// an A/B, one built with frame pointers for a profile).
+    bourse: Option<PathBuf>,
 }
 
 fn parse() -> Options {
@@ -50,8 +54,9 @@ fn parse() -> Options {
         senders: 3000,
         only: Vec::new(),
         data: None,
+        bourse: None,
     };
-    const USAGE: &str = "usage: bench [--listings N] [--seconds N] [--connections N] [--senders N] [--only a,b] [--data DIR]";
+    const USAGE: &str = "usage: bench [--listings N] [--seconds N] [--connections N] [--senders N] [--only a,b] [--data DIR] [--bourse PATH]";
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
         if flag == "--help" || flag == "-h" {
@@ -68,6 +73,7 @@ fn parse() -> Options {
             "--senders" => options.senders = value.parse().expect("--senders N"),
             "--only" => options.only = value.split(',').map(str::to_owned).collect(),
             "--data" => options.data = Some(PathBuf::from(value)),
+            "--bourse" => options.bourse = Some(PathBuf::from(value)),
             other => panic!("unknown flag {other}; {USAGE}"),
         }
     }
@@ -186,7 +192,7 @@ async fn measure(
 /// One line of the table: bourse's run, the floor's, and the ratio (with `note` after it).
 fn row(name: &str, ours: &Measured, floor_path: &str, theirs: &Measured, note: &str) {
     println!(
-        "| {name} | {:.0} | {} | {} | {} | `{floor_path}` | {:.0} | {} | {:.2}{note} | {:.2} |",
+        "| {name} | {:.0} | {} | {} | {} | `{floor_path}` | {:.0} | {} | {:.2}{note} | {:.2} | {} |",
         ours.run.per_second(),
         millis(ours.run.percentile(0.5)),
         millis(ours.run.percentile(0.99)),
@@ -197,10 +203,15 @@ fn row(name: &str, ours: &Measured, floor_path: &str, theirs: &Measured, note: &
         // Steadier than the throughput ratio when the floor's own throughput swings (its
         // signed commit does, run to run): the floor's CPU per request over bourse's.
         theirs.cpu_per_request.as_secs_f64() / ours.cpu_per_request.as_secs_f64().max(1e-9),
+        if ours.run.signed == 0 {
+            "–".to_owned()
+        } else {
+            format!("{:.0} %", 100.0 * ours.run.reuse_rate())
+        },
     );
     if ours.run.unexpected > 0 {
         println!(
-            "|  ↳ {} unexpected statuses from bourse | | | | | | | | | |",
+            "|  ↳ {} unexpected statuses from bourse | | | | | | | | | | |",
             ours.run.unexpected
         );
     }
@@ -275,21 +286,99 @@ async fn listing_ids(host: &str) -> Vec<String> {
     ids
 }
 
-/// The browse shapes of the mix: each sort, common, rare and multi-word searches, filters and
-/// deep offsets.
-const BROWSE_SHAPES: &[(&str, &str)] = &[
-    ("browse default", "limit=50"),
-    ("browse price_asc", "limit=50&sort=price_asc"),
-    ("browse price_desc", "limit=50&sort=price_desc"),
-    ("browse popular", "limit=50&sort=popular"),
-    ("browse quality", "limit=50&sort=quality"),
-    ("browse trust", "limit=50&sort=trust"),
-    ("browse q=common", "limit=50&q=red"),
-    ("browse q=rare", "limit=50&q=tok12345"),
-    ("browse q=two words", "limit=50&q=vintage%20camera"),
-    ("browse category", "limit=50&category=data&sort=price_asc"),
-    ("browse deep offset", "limit=50&offset=5000"),
+/// The browse shapes of "browse repeated": each sort, common, rare and multi-word searches,
+/// filters and a deep offset, asked in turn, so after the first round every answer is a kept
+/// signed page (the cost of a hot page).
+const BROWSE_SHAPES: &[&str] = &[
+    "limit=50",
+    "limit=50&sort=price_asc",
+    "limit=50&sort=price_desc",
+    "limit=50&sort=popular",
+    "limit=50&sort=quality",
+    "limit=50&sort=trust",
+    "limit=50&q=red",
+    "limit=50&q=tok12345",
+    "limit=50&q=vintage%20camera",
+    "limit=50&category=data&sort=price_asc",
+    "limit=50&offset=5000",
 ];
+
+/// The "browse mix": browse as many agents send it, the distribution of
+/// `examples/wrk/browse_mix.lua` (a random sort; no filter, a category, a vertical, one search
+/// word, two, or a price filter with a minimum rating, one kind in six each; a page from the
+/// first ones) widened in depth, so that no page repeats within the kept-answer window: each kind
+/// walks its own choices (sort × value × page) in a scrambled order that visits every choice once
+/// before any repeats, and the smallest kind has 2,400 of them (one repeat every 2.4 s at 6,000
+/// requests per second; kept answers live 2 s).
+fn browse_mix(n: usize) -> String {
+    const SORTS: &[&str] = &[
+        "recent",
+        "popular",
+        "price_asc",
+        "price_desc",
+        "quality",
+        "trust",
+    ];
+    const CATEGORIES: &[&str] = &[
+        "data",
+        "services",
+        "products",
+        "documents",
+        "compute",
+        "capital",
+        "ip",
+    ];
+    const VERTICALS: &[&str] = &[
+        "research-data",
+        "compute-gpu",
+        "music",
+        "legal",
+        "energy",
+        "training-data",
+    ];
+    const WORDS: &[&str] = &[
+        "red", "guitar", "vintage", "camera", "market", "solar", "freight", "soil", "clinic",
+        "patent",
+    ];
+    const PRICES: &[&str] = &["all", "paid", "free"];
+    let (kind, i) = (n % 6, n / 6);
+    // (choices of the filter, pages deep)
+    let (values, pages) = match kind {
+        0 => (1, 400),
+        1 => (CATEGORIES.len(), 100),
+        2 => (VERTICALS.len(), 100),
+        3 => (WORDS.len(), 100),
+        4 => (WORDS.len() * WORDS.len(), 21),
+        _ => (PRICES.len() * 40, 21),
+    };
+    let choices = SORTS.len() * values * pages;
+    // A prime above every `choices` visits each of them once per `choices` steps.
+    let pick = (i % choices) * 1_000_003 % choices;
+    let (sort, rest) = (pick % SORTS.len(), pick / SORTS.len());
+    let (value, page) = (rest % values, rest / values);
+    let filter = match kind {
+        0 => String::new(),
+        1 => format!("&category={}", CATEGORIES[value]),
+        2 => format!("&vertical={}", VERTICALS[value]),
+        3 => format!("&q={}", WORDS[value]),
+        4 => format!(
+            "&q={}%20{}",
+            WORDS[value % WORDS.len()],
+            WORDS[value / WORDS.len()]
+        ),
+        _ => format!(
+            "&price={}&min_rating={}.{}",
+            PRICES[value % PRICES.len()],
+            1 + value / PRICES.len() / 10,
+            value / PRICES.len() % 10
+        ),
+    };
+    format!(
+        "/api/marketplace/listings?limit=50&sort={}{filter}&offset={}",
+        SORTS[sort],
+        50 * page
+    )
+}
 
 #[tokio::main]
 async fn main() {
@@ -310,7 +399,11 @@ async fn main() {
         seed(&release, &data, options.listings)
     };
 
-    let mut command = Command::new(release.join("bourse"));
+    let binary = options
+        .bourse
+        .clone()
+        .unwrap_or_else(|| release.join("bourse"));
+    let mut command = Command::new(binary);
     command.arg("serve").arg("--data").arg(&data).args([
         "--listen",
         "127.0.0.1:0",
@@ -345,9 +438,9 @@ async fn main() {
     );
     println!();
     println!(
-        "| workload | bourse req/s | p50 ms | p99 ms | CPU µs/req | floor | floor req/s | floor CPU µs/req | ratio | CPU ratio |"
+        "| workload | bourse req/s | p50 ms | p99 ms | CPU µs/req | floor | floor req/s | floor CPU µs/req | ratio | CPU ratio | kept answers |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
 
     let (bh, fh) = (bourse.host.clone(), floor.host.clone());
     let ids = listing_ids(&bh).await;
@@ -375,23 +468,35 @@ async fn main() {
             None,
         ),
     ];
-    for (name, query) in BROWSE_SHAPES {
-        workloads.push((
-            (*name).into(),
-            rotate(vec![get(
-                &bh,
-                &format!("/api/marketplace/listings?{query}"),
-                "",
-            )]),
-            "/json",
-            None,
-        ));
-    }
-    // Every page a new one: the same shape as `q=rare`, a different word each request, so no
-    // signed page is reused (the cost of a cold page, signature included).
+    workloads.push((
+        "browse default (one page, kept)".into(),
+        rotate(vec![get(&bh, "/api/marketplace/listings?limit=50", "")]),
+        "/json",
+        None,
+    ));
+    workloads.push((
+        "browse repeated (11 shapes in turn, kept)".into(),
+        rotate(
+            BROWSE_SHAPES
+                .iter()
+                .map(|query| get(&bh, &format!("/api/marketplace/listings?{query}"), ""))
+                .collect(),
+        ),
+        "/json",
+        None,
+    ));
+    let mix_host = bh.clone();
+    workloads.push((
+        "browse mix (diverse, cold)".into(),
+        Arc::new(move |n: usize| get(&mix_host, &browse_mix(n), "")),
+        "/page",
+        None,
+    ));
+    // Every page a new one: a different rare word each request (the cost of a cold page whose
+    // search has few matches).
     let uncached_host = bh.clone();
     workloads.push((
-        "browse uncached (new rare word each request)".into(),
+        "browse cold (new rare word each request)".into(),
         Arc::new(move |n: usize| {
             get(
                 &uncached_host,
@@ -399,21 +504,9 @@ async fn main() {
                 "",
             )
         }),
-        "/json",
+        "/page",
         None,
     ));
-    workloads.push((
-        "browse mix".into(),
-        rotate(
-            BROWSE_SHAPES
-                .iter()
-                .map(|(_, query)| get(&bh, &format!("/api/marketplace/listings?{query}"), ""))
-                .collect(),
-        ),
-        "/json",
-        None,
-    ));
-    let mut default_browse = None;
     for (name, requests, floor_path, budget) in workloads {
         if !wanted(&name) {
             continue;
@@ -426,16 +519,7 @@ async fn main() {
             rotate(vec![get(&fh, floor_path, "")]),
         )
         .await;
-        if name == "browse default" {
-            default_browse = Some(ours.run.per_second());
-        }
-        let relative = match (name.starts_with("browse "), default_browse) {
-            (true, Some(default)) if name != "browse default" => {
-                format!(" ({:.2}× default browse)", ours.run.per_second() / default)
-            }
-            _ => String::new(),
-        };
-        row(&name, &ours, floor_path, &theirs, &relative);
+        row(&name, &ours, floor_path, &theirs, "");
     }
     // The hottest write through each face that takes it: REST, then A2A's JSON-RPC
     // `SendMessage` to the agent's endpoint (shown as a ratio to the REST send).

@@ -4,8 +4,9 @@
 
 #![allow(dead_code)]
 
-use std::sync::Arc;
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
@@ -19,12 +20,22 @@ pub struct Run {
     pub requests: usize,
     /// Answers whose status was not the expected one.
     pub unexpected: usize,
+    /// Signed answers (a provenance receipt) whose signature an earlier answer of the run
+    /// already carried: answers the server kept and reused rather than made.
+    pub reused: usize,
+    /// Signed answers in all.
+    pub signed: usize,
     pub elapsed: Duration,
     /// Sorted.
     pub latencies: Vec<Duration>,
 }
 
 impl Run {
+    /// The share of signed answers that were kept ones (0 when none was signed).
+    pub fn reuse_rate(&self) -> f64 {
+        self.reused as f64 / self.signed.max(1) as f64
+    }
+
     pub fn per_second(&self) -> f64 {
         self.requests as f64 / self.elapsed.as_secs_f64()
     }
@@ -63,16 +74,23 @@ pub async fn closed_loop(
     expect: fn(u16) -> bool,
 ) -> Run {
     let next = Arc::new(AtomicUsize::new(0));
+    let seen: Arc<Mutex<HashSet<Vec<u8>>>> = Arc::default();
     let started = Instant::now();
     let deadline = started + duration;
     let mut tasks = Vec::new();
     for _ in 0..connections {
-        let (host, requests, next) = (host.to_owned(), requests.clone(), next.clone());
+        let (host, requests, next, seen) = (
+            host.to_owned(),
+            requests.clone(),
+            next.clone(),
+            seen.clone(),
+        );
         tasks.push(tokio::spawn(async move {
             let stream = TcpStream::connect(&host).await.expect("connect");
             stream.set_nodelay(true).ok();
             let mut stream = BufReader::new(stream);
-            let (mut latencies, mut unexpected) = (Vec::new(), 0usize);
+            let (mut latencies, mut unexpected, mut reused, mut signed) =
+                (Vec::new(), 0usize, 0usize, 0usize);
             while Instant::now() < deadline {
                 let n = next.fetch_add(1, Ordering::Relaxed);
                 if budget.is_some_and(|budget| n >= budget) {
@@ -81,29 +99,49 @@ pub async fn closed_loop(
                 let request = requests(n);
                 let sent = Instant::now();
                 stream.get_mut().write_all(&request).await.expect("write");
-                let status = read_response(&mut stream).await;
+                let (status, body) = read_response(&mut stream).await;
                 latencies.push(sent.elapsed());
                 if !expect(status) {
                     unexpected += 1;
                 }
+                if let Some(signature) = receipt_signature(&body) {
+                    signed += 1;
+                    if !seen.lock().expect("seen").insert(signature.to_vec()) {
+                        reused += 1;
+                    }
+                }
             }
-            (latencies, unexpected)
+            (latencies, unexpected, reused, signed)
         }));
     }
-    let (mut latencies, mut unexpected) = (Vec::new(), 0);
+    let (mut latencies, mut unexpected, mut reused, mut signed) = (Vec::new(), 0, 0, 0);
     for task in tasks {
-        let (mut lat, bad) = task.await.expect("a connection");
+        let (mut lat, bad, kept, made) = task.await.expect("a connection");
         latencies.append(&mut lat);
         unexpected += bad;
+        reused += kept;
+        signed += made;
     }
     let elapsed = started.elapsed();
     latencies.sort_unstable();
     Run {
         requests: latencies.len(),
         unexpected,
+        reused,
+        signed,
         elapsed,
         latencies,
     }
+}
+
+/// The signature of an answer's provenance receipt, which comes first in a signed answer's
+/// canonical bytes (a kept answer carries the signature it was first sent with).
+fn receipt_signature(body: &[u8]) -> Option<&[u8]> {
+    const MARK: &[u8] = b"\"signature\":\"";
+    let head = &body[..body.len().min(4096)];
+    let at = head.windows(MARK.len()).position(|w| w == MARK)? + MARK.len();
+    let end = head[at..].iter().position(|&b| b == b'"')?;
+    Some(&head[at..at + end])
 }
 
 /// A GET with optional extra header lines (each ending in `\r\n`).
@@ -111,8 +149,8 @@ pub fn get(host: &str, path: &str, headers: &str) -> Vec<u8> {
     format!("GET {path} HTTP/1.1\r\nHost: {host}\r\n{headers}\r\n").into_bytes()
 }
 
-/// Reads one response with a Content-Length body; returns its status.
-pub async fn read_response(stream: &mut BufReader<TcpStream>) -> u16 {
+/// Reads one response with a Content-Length body; returns its status and body.
+pub async fn read_response(stream: &mut BufReader<TcpStream>) -> (u16, Vec<u8>) {
     let mut line = String::new();
     stream.read_line(&mut line).await.expect("status line");
     let status = line
@@ -135,7 +173,7 @@ pub async fn read_response(stream: &mut BufReader<TcpStream>) -> u16 {
     }
     let mut body = vec![0u8; length];
     stream.read_exact(&mut body).await.expect("body");
-    status
+    (status, body)
 }
 
 /// One request on a fresh connection; returns the status and the body.

@@ -34,7 +34,7 @@ use crate::error::{Error, Result};
 use crate::request::catalog::Browse;
 use crate::service::App;
 pub use crate::service::catalog::entries::Sort;
-use crate::service::catalog::entries::{Entries, Entry, ascending, compare, saturate};
+use crate::service::catalog::entries::{Entries, Entry, compare, flag, saturate};
 use crate::service::catalog::matches::Matches;
 use crate::service::catalog::view::{ListingView, write_listing_canonical};
 use crate::service::taxonomy::Taxonomy;
@@ -80,8 +80,9 @@ struct Kept {
 /// Most distinct search expressions (and filter sets) whose results are kept at once.
 const CACHE_MAX: usize = 512;
 
-/// Most bytes of kept searches. A rare search is a list of its matches (4 bytes each); a common
-/// one is a bitset over `seq` (125 KB at a million listings, so about 64 of those there).
+/// Most bytes of kept word matches, at least (room for 64 bitsets is kept however large the
+/// catalogue). A rare word is a list of its matches (4 bytes each); a common one is a bitset
+/// over `seq` (125 KB at a million listings).
 const FTS_CACHE_BYTES: usize = 8 << 20;
 
 /// The index. Cheap to share behind an `Arc`.
@@ -89,6 +90,10 @@ pub struct BrowseIndex {
     entries: RwLock<Entries>,
     generation: AtomicU64,
     fts_cache: Mutex<HashMap<String, Kept>>,
+    /// The words being looked up now, each with a lock its lookup holds: a request for the same
+    /// word waits for that lookup instead of making its own (a common word takes FTS5 tens of
+    /// milliseconds at a million listings, and a burst asks for it from every connection).
+    resolving: Mutex<HashMap<String, Arc<Mutex<()>>>>,
     /// Totals per filter set, valid for one generation.
     totals: Mutex<HashMap<Filters, (u64, usize)>>,
     category_index: HashMap<String, u16>,
@@ -105,6 +110,7 @@ impl BrowseIndex {
             entries: RwLock::new(Entries::default()),
             generation: AtomicU64::new(0),
             fts_cache: Mutex::new(HashMap::new()),
+            resolving: Mutex::new(HashMap::new()),
             totals: Mutex::new(HashMap::new()),
             category_index: taxonomy
                 .categories
@@ -231,14 +237,23 @@ impl BrowseIndex {
             Some(expression) => Some(self.fts_matches(conn, expression, generation)?),
             None => None,
         };
-        if let Some(Matches::Few(seqs)) = matches.as_deref() {
-            let entries = self.entries.read().unwrap_or_else(|p| p.into_inner());
-            let matching = ascending(&entries.list, seqs.iter().map(|&seq| i64::from(seq)))
-                .filter(|e| keep(e, &query.filters, None));
+        let entries = self.entries.read().unwrap_or_else(|p| p.into_inner());
+        let list = &entries.list;
+        if let Some(Matches::Few(positions)) = matches.as_deref() {
+            let matching = positions
+                .iter()
+                .filter_map(|&at| list.get(at as usize))
+                .filter(|e| keep(e, &query.filters));
             // Counted while selecting: no total to keep (this search takes this path again).
             return Ok(select(matching, query));
         }
         let matches = matches.as_deref();
+        let admit = Admit::new(&query.filters);
+        let admits = |flags: u32, at: usize| {
+            admit.admits(flags)
+                && matches.is_none_or(|m| m.contains(at as i64))
+                && (!admit.recheck || keep(&list[at], &query.filters))
+        };
         let known_total = self
             .totals
             .lock()
@@ -246,28 +261,32 @@ impl BrowseIndex {
             .get(&query.filters)
             .filter(|(cached, _)| *cached == generation)
             .map(|(_, total)| *total);
-        let entries = self.entries.read().unwrap_or_else(|p| p.into_inner());
-        let list = &entries.list;
         let total = match known_total {
             Some(total) => total,
             None => {
-                let total = list
+                let total = entries
+                    .flags
                     .iter()
-                    .filter(|e| keep(e, &query.filters, matches))
+                    .enumerate()
+                    .filter(|&(at, &flags)| admits(flags, at))
                     .count();
                 self.remember_total(&query.filters, generation, total);
                 total
             }
         };
-        let walk = entries
-            .in_order(query.sort)
-            .unwrap_or_else(|| Box::new(list.iter().rev()));
-        let page = walk
-            .filter(|e| keep(e, &query.filters, matches))
-            .skip(query.offset)
-            .take(query.limit)
-            .map(|e| e.seq)
-            .collect();
+        let (mut skipped, mut page) = (0, Vec::with_capacity(query.limit));
+        if query.limit > 0 && query.offset < total {
+            entries.walk(query.sort, |flags, at| {
+                if admits(flags, at) {
+                    if skipped < query.offset {
+                        skipped += 1;
+                    } else {
+                        page.push(list[at].seq);
+                    }
+                }
+                page.len() < query.limit
+            });
+        }
         Ok((page, total))
     }
 
@@ -282,42 +301,93 @@ impl BrowseIndex {
         totals.insert(filters.clone(), (generation, total));
     }
 
+    /// The matches of a search expression: each of its words' (kept per word, so the many
+    /// pairs of a few common words cost one search each word, not one each pair), joined.
     fn fts_matches(
         &self,
         conn: &Connection,
         expression: &str,
         generation: u64,
     ) -> Result<Arc<Matches>> {
-        if let Some(kept) = self
-            .fts_cache
+        let listings = self
+            .entries
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .list
+            .len();
+        // `fts_query` made the expression: quoted words without blanks, one blank apart.
+        let mut each = Vec::new();
+        for word in expression.split(' ') {
+            each.push(self.word_matches(conn, word, generation)?);
+        }
+        // Fewest first: a list filtered by the others stays small.
+        each.sort_by_key(|matches| !matches!(**matches, Matches::Few(_)));
+        let mut words = each.into_iter();
+        let first = words
+            .next()
+            .unwrap_or_else(|| Arc::new(Matches::Few(Vec::new())));
+        Ok(words.fold(first, |joined, next| Arc::new(joined.and(&next, listings))))
+    }
+
+    /// The positions of the entries one quoted word matches, from the kept ones while the
+    /// catalogue is unchanged (positions never change: entries are only appended).
+    fn word_matches(&self, conn: &Connection, word: &str, generation: u64) -> Result<Arc<Matches>> {
+        let kept = || {
+            self.fts_cache
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .get(word)
+                .filter(|kept| kept.generation == generation)
+                .map(|kept| kept.matches.clone())
+        };
+        if let Some(matches) = kept() {
+            return Ok(matches);
+        }
+        let turn = self
+            .resolving
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .get(expression)
-            && kept.generation == generation
-        {
-            return Ok(kept.matches.clone());
+            .entry(word.to_owned())
+            .or_default()
+            .clone();
+        let _turn = turn.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(matches) = kept() {
+            return Ok(matches);
         }
-        let (listings, last) = {
+        let looked_up = self.look_up(conn, word, generation);
+        self.resolving
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(word);
+        looked_up
+    }
+
+    fn look_up(&self, conn: &Connection, word: &str, generation: u64) -> Result<Arc<Matches>> {
+        let rowids = store::fts_rowids(conn, word)?;
+        let (positions, listings) = {
             let entries = self.entries.read().unwrap_or_else(|p| p.into_inner());
-            (entries.list.len(), entries.list.last().map_or(0, |e| e.seq))
+            let positions: Vec<i64> = rowids
+                .into_iter()
+                .filter_map(|seq| Some(entries.at(seq)? as i64))
+                .collect();
+            (positions, entries.list.len())
         };
-        let matches = Arc::new(Matches::new(
-            store::fts_rowids(conn, expression)?,
-            listings,
-            last,
-        ));
+        let matches = Arc::new(Matches::new(positions, listings, listings as i64 - 1));
+        // Room for at least 64 common words, however large the catalogue (a bitset is one bit
+        // per listing).
+        let budget = FTS_CACHE_BYTES.max(64 * listings.div_ceil(8));
         let mut cache = self.fts_cache.lock().unwrap_or_else(|p| p.into_inner());
         let bytes = |cache: &HashMap<String, Kept>| -> usize {
             cache.values().map(|k| k.matches.bytes()).sum::<usize>() + matches.bytes()
         };
-        if cache.len() >= CACHE_MAX || bytes(&cache) > FTS_CACHE_BYTES {
+        if cache.len() >= CACHE_MAX || bytes(&cache) > budget {
             cache.retain(|_, k| k.generation == generation);
-            if cache.len() >= CACHE_MAX || bytes(&cache) > FTS_CACHE_BYTES {
+            if cache.len() >= CACHE_MAX || bytes(&cache) > budget {
                 cache.clear();
             }
         }
         cache.insert(
-            expression.to_owned(),
+            word.to_owned(),
             Kept {
                 generation,
                 matches: matches.clone(),
@@ -358,7 +428,88 @@ fn select<'a>(matching: impl Iterator<Item = &'a Entry>, query: &Query) -> (Vec<
     (page, total)
 }
 
-fn keep(entry: &Entry, query: &Filters, matches: Option<&Matches>) -> bool {
+/// The filters of a browse as a test of an entry's [`flags`] (`entries::flag`), which a walk
+/// reads in sequence. Where a flag cannot tell (a vertical or category past what its bits
+/// hold), `recheck` says the entry itself must be asked ([`keep`]); the test is never looser
+/// than [`keep`] and, with `recheck`, exactly it (`browse_tests` compares them).
+pub(super) struct Admit {
+    mask: u32,
+    want: u32,
+    rating: Option<u32>,
+    categories: Option<u32>,
+    pub recheck: bool,
+}
+
+impl Admit {
+    pub fn new(filters: &Filters) -> Admit {
+        let mut admit = Admit {
+            mask: flag::ACTIVE,
+            want: flag::ACTIVE,
+            rating: None,
+            categories: None,
+            recheck: false,
+        };
+        let mut require = |bits: u32, set: bool| {
+            admit.mask |= bits;
+            if set {
+                admit.want |= bits;
+            }
+        };
+        match filters.samples {
+            Samples::Exclude => require(flag::SAMPLE, false),
+            Samples::Only => require(flag::SAMPLE, true),
+            Samples::Include => {}
+        }
+        match filters.price {
+            Price::All => {}
+            Price::Paid => require(flag::PAID, true),
+            Price::Free => require(flag::FREE, true),
+        }
+        if let Some(t) = filters.listing_type {
+            admit.mask |= 3 << flag::TYPE_SHIFT;
+            admit.want |= u32::from(t & 3) << flag::TYPE_SHIFT;
+            admit.recheck |= t > 3;
+        }
+        if let Some(v) = filters.vertical {
+            admit.mask |= 255 << flag::VERTICAL_SHIFT;
+            admit.want |= u32::from(v.min(flag::MANY_VERTICALS)) << flag::VERTICAL_SHIFT;
+            admit.recheck |= v >= flag::MANY_VERTICALS;
+        }
+        if let Some(c) = filters.category {
+            admit.mask |= 31 << flag::CATEGORY_SHIFT;
+            admit.want |= u32::from(c.min(flag::MANY_CATEGORIES)) << flag::CATEGORY_SHIFT;
+            admit.recheck |= c >= flag::MANY_CATEGORIES;
+        }
+        if let Some(categories) = &filters.categories {
+            admit.categories = Some(
+                categories
+                    .iter()
+                    .fold(0, |set, &c| set | 1 << c.min(flag::MANY_CATEGORIES)),
+            );
+            admit.recheck |= categories.iter().any(|&c| c >= flag::MANY_CATEGORIES);
+        }
+        if let Some(tenths) = filters.min_rating_tenths {
+            admit.rating = Some(u32::try_from(tenths.clamp(0, 62)).unwrap_or(62));
+            admit.recheck |= tenths > 62;
+        }
+        admit
+    }
+
+    pub fn admits(&self, flags: u32) -> bool {
+        let code = |shift: u32, bits: u32| (flags >> shift) & bits;
+        flags & self.mask == self.want
+            && self.rating.is_none_or(|least| {
+                let rating = code(flag::RATING_SHIFT, 63);
+                rating != flag::UNRATED && rating >= least
+            })
+            && self
+                .categories
+                .is_none_or(|set| set & (1 << code(flag::CATEGORY_SHIFT, 31)) != 0)
+    }
+}
+
+/// Whether an entry passes a browse's filters (its search apart).
+pub(super) fn keep(entry: &Entry, query: &Filters) -> bool {
     if !entry.active {
         return false;
     }
@@ -385,7 +536,6 @@ fn keep(entry: &Entry, query: &Filters, matches: Option<&Matches>) -> bool {
             entry.rating_count > 0
                 && i64::from(entry.rating_sum) * 10 >= tenths * i64::from(entry.rating_count)
         })
-        && matches.is_none_or(|matches| matches.contains(entry.seq))
 }
 
 /// Who is querying, for the query and querier counters: the agent when known, else the client

@@ -17,6 +17,7 @@ fn index() -> BrowseIndex {
         entries: RwLock::new(Entries::default()),
         generation: AtomicU64::new(0),
         fts_cache: Mutex::new(HashMap::new()),
+        resolving: Mutex::new(HashMap::new()),
         totals: Mutex::new(HashMap::new()),
         category_index: HashMap::new(),
         vertical_index: HashMap::new(),
@@ -47,7 +48,7 @@ fn reference(index: &BrowseIndex, query: &Query, found: Option<&[i64]>) -> (Vec<
     let mut matching: Vec<&Entry> = entries
         .list
         .iter()
-        .filter(|e| keep(e, &query.filters, None) && found.is_none_or(|f| f.contains(&e.seq)))
+        .filter(|e| keep(e, &query.filters) && found.is_none_or(|f| f.contains(&e.seq)))
         .collect();
     matching.sort_by(|a, b| compare(a, b, query.sort));
     let page = matching
@@ -105,7 +106,9 @@ fn kept_orders_answer_what_a_full_sort_answers_through_edits_and_view_counts() {
                 // A word of its own: within one generation a word always matches the same.
                 let word = format!("{kind}{round}{sort:?}");
                 let found: Vec<i64> = (0..count).map(|_| 1 + rng.below(3000) as i64).collect();
-                let matches = Matches::new(found.clone(), 3000, 3040);
+                // Kept by position: seqs run from 1 without gaps here.
+                let positions = found.iter().map(|seq| seq - 1).collect();
+                let matches = Matches::new(positions, 3000, 3040);
                 assert_eq!(matches!(matches, Matches::Few(_)), kind == "rare");
                 index.fts_cache.lock().unwrap().insert(
                     word.clone(),
@@ -157,24 +160,59 @@ fn kept_orders_answer_what_a_full_sort_answers_through_edits_and_view_counts() {
 }
 
 #[test]
-fn ascending_lookups_find_exactly_the_entries_that_exist() {
+fn listings_are_found_by_seq_exactly_when_they_exist() {
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
-    // Gaps in the seqs, as deactivated or never-committed listings leave.
+    // Gaps in the seqs, as never-committed listings leave.
     let list: Vec<Entry> = (1..5_000i64)
         .filter(|seq| seq % 7 != 0)
         .map(|seq| random_entry(&mut rng, seq))
         .collect();
-    for density in [1, 3, 50, 2_000] {
-        let wanted: Vec<i64> = (0..6_000i64).filter(|_| rng.below(density) == 0).collect();
-        let found: Vec<i64> = ascending(&list, wanted.iter().copied())
-            .map(|e| e.seq)
-            .collect();
-        let expected: Vec<i64> = wanted
-            .iter()
-            .copied()
-            .filter(|seq| list.binary_search_by_key(seq, |e| e.seq).is_ok())
-            .collect();
-        assert_eq!(found, expected, "density 1/{density}");
+    let entries = Entries::new(list.clone());
+    for seq in -3..5_100 {
+        let expected = list.binary_search_by_key(&seq, |e| e.seq).ok();
+        assert_eq!(entries.at(seq), expected, "seq {seq}");
     }
-    assert_eq!(ascending(&[], [1, 2, 3].into_iter()).count(), 0);
+    assert_eq!(Entries::default().at(1), None);
+}
+
+/// The flags test of a browse's filters says what `keep` says, for any entry and filters,
+/// codes past what the flags hold included.
+#[test]
+fn the_flags_test_admits_exactly_what_keep_keeps() {
+    let mut rng = Rng(0x1234_5678_9abc_def1);
+    for _ in 0..20_000 {
+        let mut entry = random_entry(&mut rng, 1);
+        entry.category = [0, 3, 30, 31, 32, 700][rng.below(6) as usize];
+        entry.vertical = [0, 5, 254, 255, 256, u16::MAX][rng.below(6) as usize];
+        entry.price_cents = [-5, 0, 1, 500][rng.below(4) as usize];
+        entry.rating_sum = [0, 1, 7, 35, 49, 50, u32::MAX][rng.below(7) as usize];
+        let pick = |rng: &mut Rng, codes: &[u16]| codes[rng.below(codes.len() as u64) as usize];
+        let filters = Filters {
+            fts: None,
+            category: (rng.below(2) == 0).then(|| pick(&mut rng, &[0, 3, 31, 32, 700])),
+            categories: (rng.below(3) == 0).then(|| {
+                (0..rng.below(3))
+                    .map(|_| pick(&mut rng, &[0, 3, 30, 31, 40]))
+                    .collect()
+            }),
+            vertical: (rng.below(2) == 0).then(|| pick(&mut rng, &[0, 5, 255, 256, u16::MAX])),
+            listing_type: (rng.below(2) == 0).then(|| rng.below(3) as u8),
+            samples: [Samples::Exclude, Samples::Include, Samples::Only][rng.below(3) as usize],
+            price: [Price::All, Price::Paid, Price::Free][rng.below(3) as usize],
+            min_rating_tenths: (rng.below(2) == 0)
+                .then(|| [-10, 0, 10, 35, 49, 50, 62, 63, 500][rng.below(9) as usize]),
+        };
+        let admit = Admit::new(&filters);
+        let kept = keep(&entry, &filters);
+        let admitted = admit.admits(crate::service::catalog::entries::flags(&entry));
+        assert!(
+            kept <= admitted,
+            "the flags refused what keep keeps: {entry:?} {filters:?}"
+        );
+        assert_eq!(
+            admitted && (!admit.recheck || kept),
+            kept,
+            "{entry:?} {filters:?}"
+        );
+    }
 }

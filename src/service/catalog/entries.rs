@@ -83,9 +83,68 @@ pub(super) struct Entries {
     /// Ascending by `seq` (listings are only ever appended), so a listing is found by binary
     /// search: no map beside it (a million entries would need 36 MB more).
     pub list: Vec<Entry>,
-    /// Per sort of [`ORDERED`]: positions in `list`, ascending by [`compare`] (4 bytes per
-    /// listing per order).
-    orders: [Vec<u32>; 4],
+    /// Each entry's [`flags`], beside `list` (a pass over every entry reads 4 bytes each, not
+    /// 48).
+    pub flags: Vec<u32>,
+    /// Per sort of [`ORDERED`]: each entry's [`flags`] and position in `list` (`flags << 32 |
+    /// position`), ascending by [`compare`] (8 bytes per listing per order): a walk reads the
+    /// order in sequence and tests the filters without reading the entries it skips.
+    orders: [Vec<u64>; 4],
+}
+
+/// What the filters of a browse test, packed in 32 bits (see [`flags`]).
+pub(super) mod flag {
+    pub const ACTIVE: u32 = 1;
+    pub const SAMPLE: u32 = 1 << 1;
+    pub const PAID: u32 = 1 << 2;
+    pub const FREE: u32 = 1 << 3;
+    /// Two bits: the listing type's position.
+    pub const TYPE_SHIFT: u32 = 4;
+    /// Six bits: the average rating in whole tenths, rounded down (at most 62), or [`UNRATED`].
+    pub const RATING_SHIFT: u32 = 6;
+    pub const UNRATED: u32 = 63;
+    /// Eight bits: the vertical's position, [`MANY_VERTICALS`] for that one and any later.
+    pub const VERTICAL_SHIFT: u32 = 12;
+    pub const MANY_VERTICALS: u16 = 255;
+    /// Five bits: the category's position, [`MANY_CATEGORIES`] for that one and any later.
+    pub const CATEGORY_SHIFT: u32 = 20;
+    pub const MANY_CATEGORIES: u16 = 31;
+}
+
+/// An entry's filter flags: active, sample, paid, free, type, rating, vertical and category, as
+/// [`flag`] lays them out. A vertical or category past what its bits hold shares the last code,
+/// so a browse by one of those checks the entry too.
+pub(super) fn flags(e: &Entry) -> u32 {
+    let rating = if e.rating_count == 0 {
+        flag::UNRATED
+    } else {
+        let tenths = u64::from(e.rating_sum) * 10 / u64::from(e.rating_count);
+        u32::try_from(tenths.min(62)).unwrap_or(62)
+    };
+    let mut bits = u32::from(e.listing_type & 3) << flag::TYPE_SHIFT
+        | rating << flag::RATING_SHIFT
+        | u32::from(e.vertical.min(flag::MANY_VERTICALS)) << flag::VERTICAL_SHIFT
+        | u32::from(e.category.min(flag::MANY_CATEGORIES)) << flag::CATEGORY_SHIFT;
+    for (set, bit) in [
+        (e.active, flag::ACTIVE),
+        (e.sample, flag::SAMPLE),
+        (e.price_cents > 0, flag::PAID),
+        (e.price_cents == 0, flag::FREE),
+    ] {
+        if set {
+            bits |= bit;
+        }
+    }
+    bits
+}
+
+fn packed(flags: u32, at: usize) -> u64 {
+    u64::from(flags) << 32 | at as u64
+}
+
+/// The position in `list` an order element holds.
+pub(super) fn position(element: u64) -> usize {
+    element as u32 as usize
 }
 
 impl Entries {
@@ -113,7 +172,12 @@ impl Entries {
             };
             [first, second, third, fourth]
         });
-        Entries { list, orders }
+        let flags = list.iter().map(flags).collect();
+        Entries {
+            list,
+            flags,
+            orders,
+        }
     }
 
     /// The position of listing `seq` in `list`.
@@ -121,16 +185,33 @@ impl Entries {
         find(&self.list, seq).ok()
     }
 
-    /// The entries in `sort`'s order (`None` for `recent`, which walks `list` backwards).
-    pub fn in_order(&self, sort: Sort) -> Option<Box<dyn Iterator<Item = &Entry> + '_>> {
-        let (slot, backwards) = slot(sort)?;
-        let order = &self.orders[slot];
-        let list = &self.list;
-        Some(if backwards {
-            Box::new(order.iter().rev().map(|&i| &list[i as usize]))
-        } else {
-            Box::new(order.iter().map(|&i| &list[i as usize]))
-        })
+    /// Visits every entry's flags and position in `sort`'s order (`recent`: newest first)
+    /// until `visit` answers `false`: a plain loop over one array, in sequence.
+    pub fn walk(&self, sort: Sort, mut visit: impl FnMut(u32, usize) -> bool) {
+        let mut element = |&e: &u64| visit((e >> 32) as u32, position(e));
+        match slot(sort) {
+            None => {
+                for at in (0..self.flags.len()).rev() {
+                    if !visit(self.flags[at], at) {
+                        return;
+                    }
+                }
+            }
+            Some((slot, false)) => {
+                for e in &self.orders[slot] {
+                    if !element(e) {
+                        return;
+                    }
+                }
+            }
+            Some((slot, true)) => {
+                for e in self.orders[slot].iter().rev() {
+                    if !element(e) {
+                        return;
+                    }
+                }
+            }
+        }
     }
 
     /// Replaces the entries with the same `seq`, appends the new ones (rows arrive in `seq`
@@ -160,39 +241,56 @@ impl Entries {
     /// Writes `changed` into `list` and moves them in the orders of `slots` (the orders whose
     /// keys the change may touch).
     fn apply(&mut self, changed: &[Entry], slots: &[usize]) {
-        let Entries { list, orders } = self;
+        let Entries {
+            list,
+            flags: all_flags,
+            orders,
+        } = self;
         if changed.len() <= FEW {
             for entry in changed {
+                let now = flags(entry);
                 match find(list, entry.seq) {
                     Ok(at) => {
                         let old = list[at];
                         list[at] = *entry;
-                        for &slot in slots {
-                            shift(&mut orders[slot], list, at, &old, ORDERED[slot]);
+                        let was = std::mem::replace(&mut all_flags[at], now);
+                        for slot in 0..orders.len() {
+                            if slots.contains(&slot) {
+                                shift(&mut orders[slot], list, at, &old, now, ORDERED[slot]);
+                            } else if was != now {
+                                // Not moved in this order, but its flags are kept there too.
+                                restamp(&mut orders[slot], list, at, now, ORDERED[slot]);
+                            }
                         }
                     }
                     Err(_) => {
                         let at = append(list, *entry);
-                        for &slot in slots {
-                            let order = &mut orders[slot];
+                        all_flags.push(now);
+                        for (slot, order) in orders.iter_mut().enumerate() {
                             let to = order.partition_point(|&i| {
-                                compare(&list[i as usize], entry, ORDERED[slot]) == Ordering::Less
+                                compare(&list[position(i)], entry, ORDERED[slot]) == Ordering::Less
                             });
-                            order.insert(to, at as u32);
+                            order.insert(to, packed(now, at));
                         }
                     }
                 }
             }
             return;
         }
+        let mut restamped = false;
         let mut moved: Vec<u32> = changed
             .iter()
             .map(|entry| match find(list, entry.seq) {
                 Ok(at) => {
                     list[at] = *entry;
+                    let now = flags(entry);
+                    restamped |= std::mem::replace(&mut all_flags[at], now) != now;
                     at as u32
                 }
-                Err(_) => append(list, *entry) as u32,
+                Err(_) => {
+                    all_flags.push(flags(entry));
+                    append(list, *entry) as u32
+                }
             })
             .collect();
         moved.sort_unstable();
@@ -201,51 +299,97 @@ impl Entries {
         for &at in &moved {
             out[at as usize / 64] |= 1 << (at % 64);
         }
-        for &slot in slots {
+        let is_moved = |i: usize| out[i / 64] & (1 << (i % 64)) != 0;
+        for (slot, order) in orders.iter_mut().enumerate() {
             let sort = ORDERED[slot];
-            let order = &mut orders[slot];
-            order.retain(|&i| out[i as usize / 64] & (1 << (i % 64)) == 0);
-            let mut back = moved.clone();
-            back.sort_unstable_by(|&a, &b| compare(&list[a as usize], &list[b as usize], sort));
+            if !slots.contains(&slot) {
+                if !restamped {
+                    continue;
+                }
+                // Not moved in this order: their flags are restamped in place.
+                for element in order.iter_mut() {
+                    let at = position(*element);
+                    if is_moved(at) {
+                        *element = packed(all_flags[at], at);
+                    }
+                }
+                continue;
+            }
+            order.retain(|&i| !is_moved(position(i)));
+            let mut back: Vec<u64> = moved
+                .iter()
+                .map(|&at| packed(all_flags[at as usize], at as usize))
+                .collect();
+            back.sort_unstable_by(|&a, &b| compare(&list[position(a)], &list[position(b)], sort));
             merge(order, &back, |a, b| {
-                compare(&list[a as usize], &list[b as usize], sort) == Ordering::Greater
+                compare(&list[position(a)], &list[position(b)], sort) == Ordering::Greater
             });
         }
     }
 }
 
-/// Moves position `at` (whose entry in `list` was `old` and is now the new one) to where the
-/// new entry belongs in `order`: only the stretch between the old place and the new one moves,
-/// so an edit that keeps this sort's key (a new title, say) moves nothing.
-fn shift(order: &mut [u32], list: &[Entry], at: usize, old: &Entry, sort: Sort) {
-    let Ok(from) = order.binary_search_by(|&i| {
-        let e = if i as usize == at {
-            old
-        } else {
-            &list[i as usize]
-        };
-        compare(e, old, sort)
-    }) else {
-        debug_assert!(false, "position {at} is missing from the {sort:?} order");
+/// Moves position `at` (whose entry in `list` was `old` and is now the new one, with flags
+/// `now`) to where the new entry belongs in `order`: only the stretch between the old place and
+/// the new one moves, so an edit that keeps this sort's key (a new title, say) moves nothing.
+fn shift(order: &mut [u64], list: &[Entry], at: usize, old: &Entry, now: u32, sort: Sort) {
+    let Some(from) = place(order, list, at, old, sort) else {
         return;
     };
     let new = &list[at];
-    let before = |i: &u32| compare(&list[*i as usize], new, sort) == Ordering::Less;
-    match compare(new, old, sort) {
-        Ordering::Equal => {}
+    let before = |i: &u64| compare(&list[position(*i)], new, sort) == Ordering::Less;
+    let to = match compare(new, old, sort) {
+        Ordering::Equal => from,
         Ordering::Less => {
             let to = order[..from].partition_point(before);
             order[to..=from].rotate_right(1);
+            to
         }
         Ordering::Greater => {
-            let to = from + 1 + order[from + 1..].partition_point(before);
-            order[from..to].rotate_left(1);
+            let to = from + order[from + 1..].partition_point(before);
+            order[from..=to].rotate_left(1);
+            to
         }
+    };
+    order[to] = packed(now, at);
+}
+
+/// Writes new flags for position `at`, whose entry did not move in `order`.
+fn restamp(order: &mut [u64], list: &[Entry], at: usize, now: u32, sort: Sort) {
+    if let Some(from) = place(order, list, at, &list[at], sort) {
+        order[from] = packed(now, at);
     }
 }
 
-/// Where listing `seq` is in `list`, or where it would go.
+/// Where position `at` is in `order`, its entry comparing as `key` there.
+fn place(order: &[u64], list: &[Entry], at: usize, key: &Entry, sort: Sort) -> Option<usize> {
+    let found = order.binary_search_by(|&i| {
+        let e = if position(i) == at {
+            key
+        } else {
+            &list[position(i)]
+        };
+        compare(e, key, sort)
+    });
+    debug_assert!(
+        found.is_ok(),
+        "position {at} is missing from the {sort:?} order"
+    );
+    found.ok()
+}
+
+/// Where listing `seq` is in `list`, or would go. Listings are appended and never removed, so
+/// `seq`s run without gaps and the first guess (`seq` less the first one's) is nearly always
+/// right: one read of memory instead of the twenty a binary search over a million entries
+/// makes, each a likely cache miss. Anything else falls back to the binary search.
 fn find(list: &[Entry], seq: i64) -> Result<usize, usize> {
+    let guess = list
+        .first()
+        .and_then(|first| usize::try_from(seq.checked_sub(first.seq)?).ok());
+    if let Some(at) = guess
+        && list.get(at).is_some_and(|entry| entry.seq == seq)
+    {
+        return Ok(at);
+    }
     list.binary_search_by_key(&seq, |e| e.seq)
 }
 
@@ -262,7 +406,7 @@ fn append(list: &mut Vec<Entry>, entry: Entry) -> usize {
 
 /// Merges ascending `back` into ascending `order` in place, from the end (`after(a, b)`: `a`
 /// sorts after `b`); only the part after the first merged position moves.
-fn merge(order: &mut Vec<u32>, back: &[u32], after: impl Fn(u32, u32) -> bool) {
+fn merge(order: &mut Vec<u64>, back: &[u64], after: impl Fn(u64, u64) -> bool) {
     let (mut i, mut j) = (order.len(), back.len());
     order.resize(i + j, 0);
     let mut to = order.len();
@@ -278,9 +422,10 @@ fn merge(order: &mut Vec<u32>, back: &[u32], after: impl Fn(u32, u32) -> bool) {
     }
 }
 
-/// The positions of `list` in `sort`'s order: each entry's sort key packed with its position
-/// into one `u128` whose plain order is exactly [`compare`]'s (positions follow `seq`), sorted.
-fn sorted(list: &[Entry], sort: Sort) -> Vec<u32> {
+/// The positions of `list` in `sort`'s order, with their flags: each entry's sort key packed
+/// with its position into one `u128` whose plain order is exactly [`compare`]'s (positions
+/// follow `seq`), sorted.
+fn sorted(list: &[Entry], sort: Sort) -> Vec<u64> {
     // Descending keys are complemented; a descending `seq` tie-break complements the position.
     let descending_seq = !matches!(sort, Sort::PriceAsc);
     let mut keys: Vec<u128> = list
@@ -302,7 +447,8 @@ fn sorted(list: &[Entry], sort: Sort) -> Vec<u32> {
     keys.into_iter()
         .map(|key| {
             let at = key as u32;
-            if descending_seq { !at } else { at }
+            let at = if descending_seq { !at } else { at } as usize;
+            packed(flags(&list[at]), at)
         })
         .collect()
 }
@@ -315,31 +461,6 @@ fn ordered_bits(x: f32) -> u32 {
     } else {
         bits | (1 << 31)
     }
-}
-
-/// The entries of ascending `seqs` (those that exist): each search starts where the last one
-/// ended and gallops, so `m` matches among `n` entries cost O(m log(n/m)).
-pub(super) fn ascending(
-    list: &[Entry],
-    seqs: impl Iterator<Item = i64>,
-) -> impl Iterator<Item = &Entry> {
-    let mut from = 0;
-    seqs.filter_map(move |seq| {
-        let rest = &list[from..];
-        let mut high = 1;
-        while high <= rest.len() && rest[high - 1].seq < seq {
-            high *= 2;
-        }
-        let low = high / 2;
-        let found = low + rest[low..high.min(rest.len())].partition_point(|e| e.seq < seq);
-        if rest.get(found).is_some_and(|e| e.seq == seq) {
-            from += found + 1;
-            Some(&rest[found])
-        } else {
-            from += found;
-            None
-        }
-    })
 }
 
 #[cfg(test)]
@@ -400,8 +521,10 @@ mod tests {
             .collect();
         let entries = Entries::new(list.clone());
         for sort in ORDERED {
-            let mut expected: Vec<u32> = (0..list.len() as u32).collect();
-            expected.sort_by(|&a, &b| compare(&list[a as usize], &list[b as usize], sort));
+            let mut expected: Vec<u64> = (0..list.len())
+                .map(|at| packed(flags(&list[at]), at))
+                .collect();
+            expected.sort_by(|&a, &b| compare(&list[position(a)], &list[position(b)], sort));
             assert_eq!(sorted(&list, sort), expected, "{sort:?}");
             let (slot, _) = slot(sort).unwrap();
             assert_eq!(entries.orders[slot], expected, "{sort:?}");
@@ -423,7 +546,12 @@ mod tests {
                 0 => edited.price_cents = (x % 23) as i64 - 5,
                 1 => edited.quality = (x % 9) as f32 - 4.0,
                 2 => edited.purchase_count = (x % 4) as u32,
-                _ => edited.rating_sum += 1,
+                // Flags only: no order moves, each restamps it.
+                _ => {
+                    edited.rating_sum += 4;
+                    edited.rating_count += 1;
+                    edited.active = x.is_multiple_of(2);
+                }
             }
             edited.reputation = -edited.quality;
             entries.upsert(&[edited]);
@@ -436,7 +564,9 @@ mod tests {
                 }
             }
         }
-        assert_eq!(entries.orders, Entries::new(list).orders);
+        let fresh = Entries::new(list);
+        assert_eq!(entries.orders, fresh.orders);
+        assert_eq!(entries.flags, fresh.flags);
     }
 
     #[test]
@@ -447,6 +577,11 @@ mod tests {
             .map(|i| entry(1 + (i * 53) % 2_000, 99 - i, -(i as f32), 7, i as u32))
             .collect();
         changed.push(entry(1, 5, 5.0, 1, 1));
+        // Flags moved too: a listing deactivated, one made free.
+        changed.push(Entry {
+            active: false,
+            ..entry(3, 0, 1.0, 0, 0)
+        });
         changed.extend((2_001..=2_010).map(|seq| entry(seq, seq % 5, 2.0, 0, 9)));
         entries.upsert(&changed);
         for e in &changed {
@@ -464,5 +599,6 @@ mod tests {
         let fresh = Entries::new(list);
         assert_eq!(entries.list.len(), fresh.list.len());
         assert_eq!(entries.orders, fresh.orders);
+        assert_eq!(entries.flags, fresh.flags);
     }
 }

@@ -44,6 +44,36 @@ impl Matches {
     }
 
     /// Whether listing `seq` matches.
+    /// The matches of both `self` and `other` (a search of several words matches each): a
+    /// list filtered by the other's membership, or two bitsets joined word by word, kept as a
+    /// list when the result is few among `listings`.
+    pub fn and(&self, other: &Matches, listings: usize) -> Matches {
+        match (self, other) {
+            (Matches::Few(seqs), set) | (set, Matches::Few(seqs)) => Matches::Few(
+                seqs.iter()
+                    .copied()
+                    .filter(|&seq| set.contains(i64::from(seq)))
+                    .collect(),
+            ),
+            (Matches::Many(a), Matches::Many(b)) => {
+                let bits: Vec<u64> = a.iter().zip(b).map(|(x, y)| x & y).collect();
+                let count: usize = bits.iter().map(|w| w.count_ones() as usize).sum();
+                if count.saturating_mul(FEW) >= listings {
+                    return Matches::Many(bits);
+                }
+                let mut seqs = Vec::with_capacity(count);
+                for (i, &word) in bits.iter().enumerate() {
+                    let mut word = word;
+                    while word != 0 {
+                        seqs.push((i * 64) as u32 + word.trailing_zeros());
+                        word &= word - 1;
+                    }
+                }
+                Matches::Few(seqs)
+            }
+        }
+    }
+
     pub fn contains(&self, seq: i64) -> bool {
         let Ok(seq) = u32::try_from(seq) else {
             return false;
@@ -87,6 +117,28 @@ mod tests {
                 };
                 assert_eq!(set.contains(seq), expected, "{seq} in {set:?}");
             }
+        }
+    }
+
+    #[test]
+    fn both_words_match_what_each_matches() {
+        let threes = Matches::new((0..1000).map(|n| n * 3).collect(), 3000, 3000);
+        let fives = Matches::new((0..600).map(|n| n * 5).collect(), 3000, 3000);
+        let few = Matches::new(vec![5, 9, 15, 2999], 3000, 3000);
+        let expect =
+            |pick: &dyn Fn(i64) -> bool| -> Vec<i64> { (0..3001).filter(|&s| pick(s)).collect() };
+        let members = |m: &Matches| -> Vec<i64> { (0..3001).filter(|&s| m.contains(s)).collect() };
+        let both = threes.and(&fives, 3000);
+        assert!(
+            matches!(both, Matches::Many(_)),
+            "one in fifteen of 3000 is many"
+        );
+        assert_eq!(members(&both), expect(&|s| s % 15 == 0 && s < 2998));
+        let rare = threes.and(&fives, 100_000);
+        assert!(matches!(rare, Matches::Few(_)), "200 of 100,000 are few");
+        assert_eq!(members(&rare), members(&both));
+        for combined in [few.and(&threes, 3000), threes.and(&few, 3000)] {
+            assert_eq!(combined, Matches::Few(vec![9, 15]));
         }
     }
 

@@ -34,7 +34,14 @@ use std::time::{Duration, Instant};
 use loadgen::{Face, Requests, Run, closed_loop, get, once, senders_on};
 
 struct Options {
-    listings: usize,
+    /// Catalogue sizes: one runs the table; several also print the cost curve.
+    listings: Vec<usize>,
+    /// Interleaved rounds of each browse workload (bourse, floor, bourse, floor…); the row
+    /// shows the round of median ratio.
+    rounds: usize,
+    /// Workloads whose median throughput ratio to the floor must reach a figure (`name=ratio`),
+    /// else the bench exits with status 1: CI's guard against a regression.
+    require: Vec<(String, f64)>,
     seconds: u64,
     connections: usize,
     senders: usize,
@@ -48,7 +55,9 @@ struct Options {
 
 fn parse() -> Options {
     let mut options = Options {
-        listings: 100_000,
+        listings: vec![100_000],
+        rounds: 1,
+        require: Vec::new(),
         seconds: 5,
         connections: 64,
         senders: 3000,
@@ -56,7 +65,7 @@ fn parse() -> Options {
         data: None,
         bourse: None,
     };
-    const USAGE: &str = "usage: bench [--listings N] [--seconds N] [--connections N] [--senders N] [--only a,b] [--data DIR] [--bourse PATH]";
+    const USAGE: &str = "usage: bench [--listings N[,N…]] [--rounds N] [--require NAME=RATIO] [--seconds N] [--connections N] [--senders N] [--only a,b] [--data DIR] [--bourse PATH]";
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
         if flag == "--help" || flag == "-h" {
@@ -67,7 +76,19 @@ fn parse() -> Options {
             .next()
             .unwrap_or_else(|| panic!("{flag} needs a value; {USAGE}"));
         match flag.as_str() {
-            "--listings" => options.listings = value.parse().expect("--listings N"),
+            "--listings" => {
+                options.listings = value
+                    .split(',')
+                    .map(|n| n.parse().expect("--listings N[,N…]"))
+                    .collect();
+            }
+            "--rounds" => options.rounds = value.parse::<usize>().expect("--rounds N").max(1),
+            "--require" => {
+                let (name, ratio) = value.split_once('=').expect("--require NAME=RATIO");
+                options
+                    .require
+                    .push((name.to_owned(), ratio.parse().expect("--require NAME=RATIO")));
+            }
             "--seconds" => options.seconds = value.parse().expect("--seconds N"),
             "--connections" => options.connections = value.parse().expect("--connections N"),
             "--senders" => options.senders = value.parse().expect("--senders N"),
@@ -380,25 +401,100 @@ fn browse_mix(n: usize) -> String {
     )
 }
 
+/// What one catalogue size measured, for the cost curve.
+#[derive(Default)]
+struct Point {
+    listings: usize,
+    seeded: Duration,
+    startup: Duration,
+    rss_start: f64,
+    rss_end: f64,
+    /// Requests per second, and the floor's `/page` beside the cold ones.
+    figures: Vec<(&'static str, f64)>,
+    page_floor: f64,
+}
+
 #[tokio::main]
 async fn main() {
     let options = parse();
+    let release = build_everything();
+    let mut points = Vec::new();
+    let mut failed = Vec::new();
+    for &listings in &options.listings {
+        let data = options.data.as_ref().map(|data| {
+            if options.listings.len() > 1 {
+                data.join(listings.to_string())
+            } else {
+                data.clone()
+            }
+        });
+        points.push(run_size(&options, &release, listings, data, &mut failed).await);
+    }
+    if points.len() > 1 {
+        curve(&points);
+    }
+    if !failed.is_empty() {
+        for failure in &failed {
+            println!("bench: {failure}");
+        }
+        std::process::exit(1);
+    }
+}
+
+/// The cost curve: each size's seeding, start and memory, and its throughput on the workloads
+/// that show how cost grows with the catalogue.
+fn curve(points: &[Point]) {
+    println!("## Cost curve");
+    println!();
+    let names: Vec<&str> = points[0].figures.iter().map(|(name, _)| *name).collect();
+    print!("| listings | seeding s | listening s | RSS start MiB | RSS after load MiB | floor `/page` req/s |");
+    for name in &names {
+        print!(" {name} req/s |");
+    }
+    println!();
+    println!("|{}", "---|".repeat(6 + names.len()));
+    for point in points {
+        print!(
+            "| {} | {:.1} | {:.2} | {:.0} | {:.0} | {:.0} |",
+            point.listings,
+            point.seeded.as_secs_f64(),
+            point.startup.as_secs_f64(),
+            point.rss_start,
+            point.rss_end,
+            point.page_floor,
+        );
+        for (_, figure) in &point.figures {
+            print!(" {figure:.0} |");
+        }
+        println!();
+    }
+}
+
+/// Seeds (or reuses) a catalogue of `listings`, starts bourse on it and the floor beside it,
+/// and prints the table of every wanted workload.
+async fn run_size(
+    options: &Options,
+    release: &Path,
+    listings: usize,
+    data: Option<PathBuf>,
+    failed: &mut Vec<String>,
+) -> Point {
     let wanted = |name: &str| {
         options.only.is_empty() || options.only.iter().any(|o| name.contains(o.as_str()))
     };
-    let release = build_everything();
     let dir = tempfile::tempdir().expect("a temporary directory");
-    let data = options
-        .data
-        .clone()
-        .unwrap_or_else(|| dir.path().join("bourse"));
+    let data = data.unwrap_or_else(|| dir.path().join("bourse"));
     let seeded = if data.join("bourse.db").exists() {
         println!("bench: reusing the catalogue in {}", data.display());
         Duration::ZERO
     } else {
-        seed(&release, &data, options.listings)
+        seed(release, &data, listings)
     };
-
+    let mut point = Point {
+        listings,
+        seeded,
+        ..Point::default()
+    };
     let binary = options
         .bourse
         .clone()
@@ -426,7 +522,7 @@ async fn main() {
         .unwrap_or_else(|| "unknown CPU".into());
     println!(
         "bench: {} listings (seeded in {:.1} s), {} connections, {} s per run, {} cores ({machine})",
-        options.listings,
+        listings,
         seeded.as_secs_f64(),
         options.connections,
         options.seconds,
@@ -511,15 +607,51 @@ async fn main() {
         if !wanted(&name) {
             continue;
         }
-        let ours = measure(&bourse, &options, budget, requests).await;
-        let theirs = measure(
-            &floor,
-            &options,
-            None,
-            rotate(vec![get(&fh, floor_path, "")]),
-        )
-        .await;
-        row(&name, &ours, floor_path, &theirs, "");
+        let mut rounds = Vec::new();
+        for _ in 0..options.rounds {
+            let ours = measure(&bourse, options, budget, requests.clone()).await;
+            let theirs = measure(
+                &floor,
+                options,
+                None,
+                rotate(vec![get(&fh, floor_path, "")]),
+            )
+            .await;
+            rounds.push((ours, theirs));
+        }
+        let ratio = |(ours, theirs): &(Measured, Measured)| {
+            ours.run.per_second() / theirs.run.per_second().max(1e-9)
+        };
+        rounds.sort_by(|a, b| ratio(a).total_cmp(&ratio(b)));
+        let median = &rounds[rounds.len() / 2];
+        let note = if rounds.len() > 1 {
+            let each: Vec<String> = rounds.iter().map(|r| format!("{:.2}", ratio(r))).collect();
+            format!(" (median of {})", each.join(", "))
+        } else {
+            String::new()
+        };
+        row(&name, &median.0, floor_path, &median.1, &note);
+        for (required, least) in &options.require {
+            if name.contains(required.as_str()) && ratio(median) < *least {
+                failed.push(format!(
+                    "{name} at {listings} listings: {:.2}× the floor, under the required {least:.2}×",
+                    ratio(median)
+                ));
+            }
+        }
+        for (short, prefix) in [
+            ("detail", "listing detail"),
+            ("default browse", "browse default"),
+            ("browse mix", "browse mix"),
+            ("cold page", "browse cold"),
+        ] {
+            if name.starts_with(prefix) {
+                point.figures.push((short, median.0.run.per_second()));
+                if floor_path == "/page" {
+                    point.page_floor = median.1.run.per_second();
+                }
+            }
+        }
     }
     // The hottest write through each face that takes it: REST, then A2A's JSON-RPC
     // `SendMessage` to the agent's endpoint (shown as a ratio to the REST send).
@@ -529,10 +661,10 @@ async fn main() {
             continue;
         }
         let (requests, most) = senders_on(&bh, options.senders, face).await;
-        let ours = measure(&bourse, &options, Some(most), requests).await;
+        let ours = measure(&bourse, options, Some(most), requests).await;
         let theirs = measure(
             &floor,
-            &options,
+            options,
             None,
             rotate(vec![get(&fh, "/signwrite", "")]),
         )
@@ -556,4 +688,9 @@ async fn main() {
         rss_end / rss_start.max(1.0),
         bourse.status_mib("VmHWM:"),
     );
+    println!();
+    point.startup = startup;
+    point.rss_start = rss_start;
+    point.rss_end = rss_end;
+    point
 }

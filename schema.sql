@@ -172,7 +172,11 @@ CREATE TABLE queriers (
 ) STRICT, WITHOUT ROWID;
 
 -- The inbox: one row per accepted message, with its body. `sequence` is per recipient, from 1.
--- A sender's clientMessageId is unique across all its messages (idempotency key).
+-- A sender's clientMessageId is unique across all its messages (idempotency key). `id` is
+-- time-ordered (UUIDv7), so it and `seq` grow at the right edge; the two per-agent indexes are
+-- keyed by the agents' `seq` (an integer) rather than their 36-character ids: every message
+-- lands on one leaf of each wherever its agents are, and small entries keep those leaves few
+-- and their splits rare.
 CREATE TABLE messages (
     seq               INTEGER PRIMARY KEY,
     id                TEXT    NOT NULL UNIQUE,
@@ -185,8 +189,11 @@ CREATE TABLE messages (
     body              TEXT    NOT NULL,
     created_at        TEXT    NOT NULL,
     receipt           TEXT    NOT NULL,
-    UNIQUE (recipient_id, sequence),
-    UNIQUE (sender_id, client_message_id)
+    -- agents.seq of recipient_id and sender_id.
+    recipient_seq     INTEGER NOT NULL,
+    sender_seq        INTEGER NOT NULL,
+    UNIQUE (recipient_seq, sequence),
+    UNIQUE (sender_seq, client_message_id)
 ) STRICT;
 
 -- The journal: append-only record of acceptance. Never the body, only its digest.

@@ -48,8 +48,10 @@ pub fn find_by_client_id(
     sender_id: &str,
     client_message_id: &str,
 ) -> Result<Option<MessageRow>> {
-    let sql =
-        format!("SELECT {COLUMNS} FROM messages WHERE sender_id = ?1 AND client_message_id = ?2");
+    let sql = format!(
+        "SELECT {COLUMNS} FROM messages
+         WHERE sender_seq = (SELECT seq FROM agents WHERE id = ?1) AND client_message_id = ?2"
+    );
     Ok(conn
         .prepare_cached(&sql)?
         .query_row(params![sender_id, client_message_id], from_row)
@@ -74,14 +76,18 @@ pub fn find(conn: &Connection, id: &str) -> Result<Option<MessageRow>> {
 /// Database failure.
 pub fn next_sequence(conn: &Connection, recipient_id: &str) -> Result<i64> {
     let last: Option<i64> = conn
-        .prepare_cached("SELECT max(sequence) FROM messages WHERE recipient_id = ?1")?
+        .prepare_cached(
+            "SELECT max(sequence) FROM messages
+             WHERE recipient_seq = (SELECT seq FROM agents WHERE id = ?1)",
+        )?
         .query_row([recipient_id], |r| r.get(0))?;
     Ok(last.unwrap_or(0) + 1)
 }
 
 /// Inserts a message into the inbox and its entry into the journal, unless its sender already
 /// used its clientMessageId: then nothing is written and the answer is `false` (the unique
-/// index answers that in the same lookup the insert makes anyway).
+/// index answers that in the same lookup the insert makes anyway). The rows of both agents
+/// give the per-agent index keys (`recipient_seq`, `sender_seq`).
 ///
 /// # Errors
 /// Database failure.
@@ -89,9 +95,10 @@ pub fn insert(conn: &Connection, m: &MessageRow, body_digest: &str) -> Result<bo
     let inserted = conn
         .prepare_cached(
             "INSERT INTO messages (id, recipient_id, sequence, sender_id, sender_handle, recipient_handle,
-                client_message_id, body, created_at, receipt)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
-             ON CONFLICT (sender_id, client_message_id) DO NOTHING",
+                client_message_id, body, created_at, receipt, recipient_seq, sender_seq)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10,
+                (SELECT seq FROM agents WHERE id = ?2), (SELECT seq FROM agents WHERE id = ?4))
+             ON CONFLICT (sender_seq, client_message_id) DO NOTHING",
         )?
         .execute(params![
             m.id,
@@ -128,7 +135,9 @@ pub fn inbox(
     limit: i64,
 ) -> Result<Vec<MessageRow>> {
     let sql = format!(
-        "SELECT {COLUMNS} FROM messages WHERE recipient_id = ?1 AND sequence > ?2 ORDER BY sequence LIMIT ?3"
+        "SELECT {COLUMNS} FROM messages
+         WHERE recipient_seq = (SELECT seq FROM agents WHERE id = ?1) AND sequence > ?2
+         ORDER BY sequence LIMIT ?3"
     );
     let mut stmt = conn.prepare_cached(&sql)?;
     let rows = stmt.query_map(params![recipient_id, after, limit], from_row)?;

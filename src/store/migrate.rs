@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use rusqlite::{Connection, TransactionBehavior};
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 
 use super::{APPLICATION_ID, SCHEMA_VERSION};
 use crate::error::{Error, Result};
@@ -48,13 +48,30 @@ pub(super) fn migrate(conn: &mut Connection) -> Result<()> {
     // A database made by an earlier release: one step per version, each in its own transaction.
     // `schema.sql` is always the newest schema; the steps bring an older file to the same shape
     // (`migration_matches_a_fresh_database` checks that).
+    // Foreign keys are off while steps run (a step may rebuild a table others refer to; the
+    // setting cannot change inside a transaction), and each step checks them before it commits.
+    let due = version != 0 && STEPS.iter().any(|(target, _)| version < *target);
+    if due {
+        conn.execute_batch("PRAGMA foreign_keys = OFF;")?;
+    }
     for (target, step) in STEPS {
         if version != 0 && version < *target {
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
             tx.execute_batch(step)?;
+            let broken: Option<String> = tx
+                .query_row("PRAGMA foreign_key_check", [], |r| r.get(0))
+                .optional()?;
+            if let Some(table) = broken {
+                return Err(Error::Internal(format!(
+                    "migration to version {target} left a dangling reference in {table}"
+                )));
+            }
             tx.execute_batch(&format!("PRAGMA user_version = {target};"))?;
             tx.commit()?;
         }
+    }
+    if due {
+        conn.execute_batch("PRAGMA foreign_keys = ON;")?;
     }
     Ok(())
 }
@@ -187,5 +204,36 @@ const STEPS: &[(i32, &str)] = &[
          ) STRICT;
          CREATE INDEX orders_buyer ON orders (buyer_id, seq);
          CREATE INDEX orders_context ON orders (buyer_id, context_id, seq);",
+    ),
+    (
+        // The per-agent message indexes keyed by the agents' integer seq (schema.sql says why):
+        // the table is rebuilt, since its inline UNIQUE constraints cannot be dropped.
+        8,
+        "CREATE TABLE messages_v8 (
+             seq               INTEGER PRIMARY KEY,
+             id                TEXT    NOT NULL UNIQUE,
+             recipient_id      TEXT    NOT NULL REFERENCES agents (id),
+             sequence          INTEGER NOT NULL,
+             sender_id         TEXT    NOT NULL REFERENCES agents (id),
+             sender_handle     TEXT    NOT NULL,
+             recipient_handle  TEXT    NOT NULL,
+             client_message_id TEXT    NOT NULL,
+             body              TEXT    NOT NULL,
+             created_at        TEXT    NOT NULL,
+             receipt           TEXT    NOT NULL,
+             recipient_seq     INTEGER NOT NULL,
+             sender_seq        INTEGER NOT NULL,
+             UNIQUE (recipient_seq, sequence),
+             UNIQUE (sender_seq, client_message_id)
+         ) STRICT;
+         INSERT INTO messages_v8 (seq, id, recipient_id, sequence, sender_id, sender_handle,
+             recipient_handle, client_message_id, body, created_at, receipt, recipient_seq, sender_seq)
+         SELECT m.seq, m.id, m.recipient_id, m.sequence, m.sender_id, m.sender_handle,
+             m.recipient_handle, m.client_message_id, m.body, m.created_at, m.receipt,
+             (SELECT a.seq FROM agents a WHERE a.id = m.recipient_id),
+             (SELECT a.seq FROM agents a WHERE a.id = m.sender_id)
+         FROM messages m ORDER BY m.seq;
+         DROP TABLE messages;
+         ALTER TABLE messages_v8 RENAME TO messages;",
     ),
 ];

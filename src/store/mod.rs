@@ -61,7 +61,7 @@ fn hand_back_idle(conn: &Connection) {
 /// `PRAGMA application_id` stamped on every bourse database: ASCII "BRSE".
 pub const APPLICATION_ID: i32 = 0x4252_5345;
 /// The schema version this binary writes (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i32 = 7;
+pub const SCHEMA_VERSION: i32 = 8;
 /// Handle to the database; cheap to clone. When the last clone is dropped the writer thread
 /// ends (its queue closes) and the checkpoint thread stops.
 #[derive(Clone)]
@@ -574,6 +574,7 @@ pub(crate) fn test_agent(id: &str, handle: &str) -> agents::AgentRow {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rusqlite::params;
 
     /// Every table's columns and every index, as SQLite describes them.
     fn shape(conn: &Connection) -> Vec<String> {
@@ -640,6 +641,76 @@ mod tests {
         let fresh = Store::open(&dir.path().join("fresh.db")).unwrap();
         let expected = fresh.write_blocking(|tx| Ok(shape(tx))).unwrap();
         assert_eq!(migrated, expected);
+    }
+
+    #[test]
+    fn a_version_7_database_rekeys_its_messages_and_keeps_them_with_their_callbacks() {
+        let dir = tempfile::tempdir().unwrap();
+        let old = dir.path().join("v7.db");
+        {
+            let conn = Connection::open(&old).unwrap();
+            conn.execute_batch(include_str!("../../tests/fixtures/schema_v7.sql"))
+                .unwrap();
+            conn.execute_batch(&format!(
+                "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = 7;"
+            ))
+            .unwrap();
+            // The sender is the second agent, so the keys differ from the order of the ids.
+            agents::insert(&conn, &test_agent("r0", "A-0"), "k0", None).unwrap();
+            agents::insert(&conn, &test_agent("s", "A-1"), "ks", None).unwrap();
+            agents::insert(&conn, &test_agent("r", "A-2"), "kr", None).unwrap();
+            for (sequence, id, client) in [(1, "m1", "c1"), (2, "m2", "c2")] {
+                conn.execute(
+                    "INSERT INTO messages (id, recipient_id, sequence, sender_id, sender_handle,
+                        recipient_handle, client_message_id, body, created_at, receipt)
+                     VALUES (?1, 'r', ?2, 's', 'A-1', 'A-2', ?3, 'hi', 't0', '{}')",
+                    params![id, sequence, client],
+                )
+                .unwrap();
+            }
+            conn.execute_batch(
+                "INSERT INTO message_journal (message_id, sender_handle, recipient_handle,
+                    accepted_at, body_digest, receipt) VALUES ('m1', 'A-1', 'A-2', 't0', 'sha256:x', '{}');
+                 INSERT INTO callback_deliveries (id, agent_id, message_id, url, status, created_at, updated_at)
+                 VALUES ('d', 'r', 'm2', 'https://example.com/hook', 'pending', 't0', 't0');",
+            )
+            .unwrap();
+        }
+        let store = Store::open(&old).unwrap();
+        let (version, inbox, repeat, next, keys, deliveries, migrated) = store
+            .write_blocking(|tx| {
+                let version: i32 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+                let keys: Vec<(i64, i64)> = tx
+                    .prepare("SELECT recipient_seq, sender_seq FROM messages ORDER BY seq")?
+                    .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+                    .collect::<rusqlite::Result<_>>()?;
+                let deliveries: i64 =
+                    tx.query_row("SELECT count(*) FROM callback_deliveries", [], |r| r.get(0))?;
+                Ok((
+                    version,
+                    messages::inbox(tx, "r", 0, 10)?,
+                    messages::find_by_client_id(tx, "s", "c2")?,
+                    messages::next_sequence(tx, "r")?,
+                    keys,
+                    deliveries,
+                    shape(tx),
+                ))
+            })
+            .unwrap();
+        assert_eq!(version, SCHEMA_VERSION);
+        assert_eq!(keys, vec![(3, 2), (3, 2)], "keyed by the agents' seq");
+        let ids: Vec<&str> = inbox.iter().map(|m| m.id.as_str()).collect();
+        assert_eq!(ids, ["m1", "m2"]);
+        assert_eq!(repeat.map(|m| m.id).as_deref(), Some("m2"));
+        assert_eq!((next, deliveries), (3, 1));
+        let fresh = Store::open(&dir.path().join("fresh.db")).unwrap();
+        let expected = fresh.write_blocking(|tx| Ok(shape(tx))).unwrap();
+        assert_eq!(migrated, expected);
+        // Foreign keys are on again once the steps have run.
+        let foreign_keys: i64 = store
+            .write_blocking(|tx| Ok(tx.query_row("PRAGMA foreign_keys", [], |r| r.get(0))?))
+            .unwrap();
+        assert_eq!(foreign_keys, 1);
     }
 
     #[test]

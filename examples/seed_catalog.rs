@@ -149,7 +149,8 @@ fn main() {
             let title = rng.words(4);
             rows.push(ListingRow {
                 seq: 0,
-                id: uuid::Uuid::new_v4().to_string(),
+                // Time-ordered, as the server makes them.
+                id: uuid::Uuid::now_v7().to_string(),
                 seller_id: seller_id.clone(),
                 seller_code: seller_code.clone(),
                 seller_reputation: *seller_reputation,

@@ -11,8 +11,9 @@
 //! A page costs what its page costs, not what the catalogue holds: each sort but `recent` keeps
 //! an order of the entries (4 bytes per listing per sort, built with the entries and kept in
 //! step with writes: `entries.rs`), which a browse walks until its page is full; `recent` walks
-//! the entries themselves; a rare search visits its matches only. Totals are counted once per filter set and catalogue
-//! write, then cached. Measured with `examples/bench` (README, Performance).
+//! the entries themselves; a rare search visits its matches only. A total without a search is summed over the census of
+//! entry flags (exact after every write); a search's total is counted once per filter set and
+//! catalogue write, then cached. Measured with `examples/bench` (README, Performance).
 //!
 //! Full-text search stays in SQLite FTS5. The rowids matching a search expression are kept as
 //! [`Matches`] (the list of them when few, else a bitset over `seq`), valid until the next
@@ -254,6 +255,16 @@ impl BrowseIndex {
                 && matches.is_none_or(|m| m.contains(at as i64))
                 && (!admit.recheck || keep(&list[at], &query.filters))
         };
+        // Without a search, the total is counted over the census of flags, exact at every write.
+        if matches.is_none() && !admit.recheck {
+            let total: usize = entries
+                .census
+                .iter()
+                .filter(|&(&flags, _)| admit.admits(flags))
+                .map(|(_, &count)| count as usize)
+                .sum();
+            return Ok((page_seqs(&entries, query, total, &admits), total));
+        }
         let known_total = self
             .totals
             .lock()
@@ -274,20 +285,7 @@ impl BrowseIndex {
                 total
             }
         };
-        let (mut skipped, mut page) = (0, Vec::with_capacity(query.limit));
-        if query.limit > 0 && query.offset < total {
-            entries.walk(query.sort, |flags, at| {
-                if admits(flags, at) {
-                    if skipped < query.offset {
-                        skipped += 1;
-                    } else {
-                        page.push(list[at].seq);
-                    }
-                }
-                page.len() < query.limit
-            });
-        }
-        Ok((page, total))
+        Ok((page_seqs(&entries, query, total, &admits), total))
     }
 
     fn remember_total(&self, filters: &Filters, generation: u64, total: usize) {
@@ -395,6 +393,30 @@ impl BrowseIndex {
         );
         Ok(matches)
     }
+}
+
+/// The `seq`s of the page `query` asks for: the sort's order walked, in sequence, until the
+/// page is full (not at all past the last of `total` matches).
+fn page_seqs(
+    entries: &Entries,
+    query: &Query,
+    total: usize,
+    admits: &impl Fn(u32, usize) -> bool,
+) -> Vec<i64> {
+    let (mut skipped, mut page) = (0, Vec::with_capacity(query.limit));
+    if query.limit > 0 && query.offset < total {
+        entries.walk(query.sort, |flags, at| {
+            if admits(flags, at) {
+                if skipped < query.offset {
+                    skipped += 1;
+                } else {
+                    page.push(entries.list[at].seq);
+                }
+            }
+            page.len() < query.limit
+        });
+    }
+    page
 }
 
 /// The page and the total of `matching` (unordered) under the query's sort: after the first

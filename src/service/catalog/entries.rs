@@ -11,7 +11,7 @@
 //! one pass.
 
 use std::cmp::Ordering;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// Sort order (read at the edge as a closed choice).
 pub use crate::request::catalog::Sort;
@@ -86,6 +86,10 @@ pub(super) struct Entries {
     /// Each entry's [`flags`], beside `list` (a pass over every entry reads 4 bytes each, not
     /// 48).
     pub flags: Vec<u32>,
+    /// How many entries carry each distinct [`flags`] value: a browse without a search counts
+    /// its total over these (a few thousand values) instead of over every entry, and the counts
+    /// are kept in step with every change, so no write makes a total stale.
+    pub census: HashMap<u32, u32>,
     /// Per sort of [`ORDERED`]: each entry's [`flags`] and position in `list` (`flags << 32 |
     /// position`), ascending by [`compare`] (8 bytes per listing per order): a walk reads the
     /// order in sequence and tests the filters without reading the entries it skips.
@@ -172,10 +176,15 @@ impl Entries {
             };
             [first, second, third, fourth]
         });
-        let flags = list.iter().map(flags).collect();
+        let flags: Vec<u32> = list.iter().map(flags).collect();
+        let mut census = HashMap::new();
+        for &f in &flags {
+            *census.entry(f).or_default() += 1;
+        }
         Entries {
             list,
             flags,
+            census,
             orders,
         }
     }
@@ -244,8 +253,23 @@ impl Entries {
         let Entries {
             list,
             flags: all_flags,
+            census,
             orders,
         } = self;
+        let mut recount = |was: Option<u32>, now: u32| {
+            if was == Some(now) {
+                return;
+            }
+            if let Some(was) = was
+                && let Some(count) = census.get_mut(&was)
+            {
+                *count -= 1;
+                if *count == 0 {
+                    census.remove(&was);
+                }
+            }
+            *census.entry(now).or_default() += 1;
+        };
         if changed.len() <= FEW {
             for entry in changed {
                 let now = flags(entry);
@@ -254,6 +278,7 @@ impl Entries {
                         let old = list[at];
                         list[at] = *entry;
                         let was = std::mem::replace(&mut all_flags[at], now);
+                        recount(Some(was), now);
                         for slot in 0..orders.len() {
                             if slots.contains(&slot) {
                                 shift(&mut orders[slot], list, at, &old, now, ORDERED[slot]);
@@ -266,6 +291,7 @@ impl Entries {
                     Err(_) => {
                         let at = append(list, *entry);
                         all_flags.push(now);
+                        recount(None, now);
                         for (slot, order) in orders.iter_mut().enumerate() {
                             let to = order.partition_point(|&i| {
                                 compare(&list[position(i)], entry, ORDERED[slot]) == Ordering::Less
@@ -284,11 +310,14 @@ impl Entries {
                 Ok(at) => {
                     list[at] = *entry;
                     let now = flags(entry);
-                    restamped |= std::mem::replace(&mut all_flags[at], now) != now;
+                    let was = std::mem::replace(&mut all_flags[at], now);
+                    recount(Some(was), now);
+                    restamped |= was != now;
                     at as u32
                 }
                 Err(_) => {
                     all_flags.push(flags(entry));
+                    recount(None, flags(entry));
                     append(list, *entry) as u32
                 }
             })
@@ -567,6 +596,7 @@ mod tests {
         let fresh = Entries::new(list);
         assert_eq!(entries.orders, fresh.orders);
         assert_eq!(entries.flags, fresh.flags);
+        assert_eq!(entries.census, fresh.census);
     }
 
     #[test]
@@ -600,5 +630,6 @@ mod tests {
         assert_eq!(entries.list.len(), fresh.list.len());
         assert_eq!(entries.orders, fresh.orders);
         assert_eq!(entries.flags, fresh.flags);
+        assert_eq!(entries.census, fresh.census);
     }
 }

@@ -167,7 +167,9 @@ async fn create_listing<'a>(
             message: "verify a delivery endpoint first: PUT /api/sell/delivery-endpoint {\"url\": \"https://…\"}".into(),
         });
     };
-    let id = uuid::Uuid::new_v4().to_string();
+    // Time-ordered (UUIDv7, like message ids): a new listing's id lands at the right edge of
+    // the id index instead of on a random leaf (a million listings' ids fill 60 MB of it).
+    let id = uuid::Uuid::now_v7().to_string();
     let deliverable = fetch_deliverable(
         app,
         &endpoint_url,

@@ -6,7 +6,16 @@
 //! cargo run --release --example bench -- --only detail,browse  # workloads whose name contains these
 //! cargo run --release --example bench -- --listings 1000000 --data /tmp/bench1m  # seed once, reuse
 //! cargo run --release --example bench -- --bourse /tmp/old/bourse  # measure another build
+//! cargo run --release --example bench -- --listings 100000,1000000,10000000 --data /tmp/curve \
+//!     --only "detail,browse default,browse mix,browse cold"          # the cost curve
+//! cargo run --release --example bench -- --rounds 3 --only "browse mix" --require "browse mix=0.25"
 //! ```
+//!
+//! Browse is measured as agents use it: "browse mix" is diverse (no page repeats within the
+//! kept-answer window, so every answer is built and signed anew) and is held to the floor's cold
+//! signed page (`/page`), as is "browse cold" (a new rare word each request); "browse default"
+//! and "browse repeated" (11 shapes in turn) are answered from kept signed pages. The last column
+//! is the share of signed answers that were kept ones (a signature seen earlier in the run).
 //!
 //! It builds the release binary and the `floor` and `seed_catalog` examples, seeds a temporary
 //! data directory, starts `bourse serve` (with `--trusted-proxy 127.0.0.1`, so each message
@@ -85,9 +94,10 @@ fn parse() -> Options {
             "--rounds" => options.rounds = value.parse::<usize>().expect("--rounds N").max(1),
             "--require" => {
                 let (name, ratio) = value.split_once('=').expect("--require NAME=RATIO");
-                options
-                    .require
-                    .push((name.to_owned(), ratio.parse().expect("--require NAME=RATIO")));
+                options.require.push((
+                    name.to_owned(),
+                    ratio.parse().expect("--require NAME=RATIO"),
+                ));
             }
             "--seconds" => options.seconds = value.parse().expect("--seconds N"),
             "--connections" => options.connections = value.parse().expect("--connections N"),
@@ -447,7 +457,9 @@ fn curve(points: &[Point]) {
     println!("## Cost curve");
     println!();
     let names: Vec<&str> = points[0].figures.iter().map(|(name, _)| *name).collect();
-    print!("| listings | seeding s | listening s | RSS start MiB | RSS after load MiB | floor `/page` req/s |");
+    print!(
+        "| listings | seeding s | listening s | RSS start MiB | RSS after load MiB | floor `/page` req/s |"
+    );
     for name in &names {
         print!(" {name} req/s |");
     }

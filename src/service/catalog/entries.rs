@@ -155,28 +155,30 @@ impl Entries {
     /// The entries of `list` (ascending by `seq`) with every order built.
     pub fn new(list: Vec<Entry>) -> Entries {
         debug_assert!(list.windows(2).all(|pair| pair[0].seq < pair[1].seq));
+        let flags: Vec<u32> = list.iter().map(flags).collect();
         // The orders are independent: a second thread builds two of them (unless the catalogue
         // is small, or no thread can be started: then this one builds all four).
         let orders = std::thread::scope(|scope| {
-            let list = &list;
+            let (list, flags) = (&list, &flags);
             let half = (list.len() >= 50_000)
                 .then(|| {
                     std::thread::Builder::new()
                         .name("bourse-orders".into())
-                        .spawn_scoped(scope, move || [2, 3].map(|n| sorted(list, ORDERED[n])))
+                        .spawn_scoped(scope, move || {
+                            [2, 3].map(|n| sorted(list, flags, ORDERED[n]))
+                        })
                         .ok()
                 })
                 .flatten();
-            let [first, second] = [0, 1].map(|n| sorted(list, ORDERED[n]));
+            let [first, second] = [0, 1].map(|n| sorted(list, flags, ORDERED[n]));
             let [third, fourth] = match half {
                 Some(half) => half
                     .join()
                     .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-                None => [2, 3].map(|n| sorted(list, ORDERED[n])),
+                None => [2, 3].map(|n| sorted(list, flags, ORDERED[n])),
             };
             [first, second, third, fourth]
         });
-        let flags: Vec<u32> = list.iter().map(flags).collect();
         let mut census = HashMap::new();
         for &f in &flags {
             *census.entry(f).or_default() += 1;
@@ -452,15 +454,17 @@ fn merge(order: &mut Vec<u64>, back: &[u64], after: impl Fn(u64, u64) -> bool) {
 }
 
 /// The positions of `list` in `sort`'s order, with their flags: each entry's sort key packed
-/// with its position into one `u128` whose plain order is exactly [`compare`]'s (positions
-/// follow `seq`), sorted.
-fn sorted(list: &[Entry], sort: Sort) -> Vec<u64> {
+/// with its position (and, below them, its flags, which never decide) into one `u128` whose
+/// plain order is exactly [`compare`]'s (positions follow `seq`), sorted. Both arrays are read
+/// in sequence: no entry is read again after the sort.
+fn sorted(list: &[Entry], flags: &[u32], sort: Sort) -> Vec<u64> {
     // Descending keys are complemented; a descending `seq` tie-break complements the position.
     let descending_seq = !matches!(sort, Sort::PriceAsc);
     let mut keys: Vec<u128> = list
         .iter()
+        .zip(flags)
         .enumerate()
-        .map(|(at, e)| {
+        .map(|(at, (e, &f))| {
             let key: u64 = match sort {
                 Sort::PriceAsc => (e.price_cents as u64) ^ (1 << 63),
                 Sort::Quality => !u64::from(ordered_bits(e.quality)),
@@ -469,15 +473,16 @@ fn sorted(list: &[Entry], sort: Sort) -> Vec<u64> {
                 Sort::Recent | Sort::PriceDesc => unreachable!("not a kept order"),
             };
             let at = at as u32;
-            (u128::from(key) << 32) | u128::from(if descending_seq { !at } else { at })
+            let at = if descending_seq { !at } else { at };
+            (u128::from(key) << 64) | (u128::from(at) << 32) | u128::from(f)
         })
         .collect();
     keys.sort_unstable();
     keys.into_iter()
         .map(|key| {
-            let at = key as u32;
+            let at = (key >> 32) as u32;
             let at = if descending_seq { !at } else { at } as usize;
-            packed(flags(&list[at]), at)
+            packed(key as u32, at)
         })
         .collect()
 }
@@ -554,7 +559,8 @@ mod tests {
                 .map(|at| packed(flags(&list[at]), at))
                 .collect();
             expected.sort_by(|&a, &b| compare(&list[position(a)], &list[position(b)], sort));
-            assert_eq!(sorted(&list, sort), expected, "{sort:?}");
+            let flags: Vec<u32> = list.iter().map(flags).collect();
+            assert_eq!(sorted(&list, &flags, sort), expected, "{sort:?}");
             let (slot, _) = slot(sort).unwrap();
             assert_eq!(entries.orders[slot], expected, "{sort:?}");
         }

@@ -373,6 +373,21 @@ pub fn fts_rowids(conn: &Connection, expression: &str) -> Result<Vec<i64>> {
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
+/// Which of `seqs` a search expression matches (the listings changed since a kept search).
+///
+/// # Errors
+/// Database failure.
+pub fn fts_rowids_among(conn: &Connection, expression: &str, seqs: &[i64]) -> Result<Vec<i64>> {
+    let list: Vec<String> = seqs.iter().map(i64::to_string).collect();
+    let mut stmt = conn.prepare_cached(
+        "SELECT rowid FROM listings_fts WHERE listings_fts MATCH ?1 AND rowid IN (SELECT value FROM json_each(?2))",
+    )?;
+    let rows = stmt.query_map(params![expression, format!("[{}]", list.join(","))], |r| {
+        r.get(0)
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
 /// Merges the search index's segments and refreshes the planner's statistics: worth running
 /// once after a bulk load (the benchmark seeder), never on a request path.
 ///

@@ -95,6 +95,10 @@ pub struct BrowseIndex {
     /// word waits for that lookup instead of making its own (a common word takes FTS5 tens of
     /// milliseconds at a million listings, and a burst asks for it from every connection).
     resolving: Mutex<HashMap<String, Arc<Mutex<()>>>>,
+    /// The positions each recent generation changed, so a word's kept matches are brought up to
+    /// date by asking FTS5 about those listings only, rather than looked up anew after every
+    /// catalogue write (a common word takes seconds at 10M listings).
+    changes: Mutex<Changes>,
     /// Totals per filter set, valid for one generation.
     totals: Mutex<HashMap<Filters, (u64, usize)>>,
     category_index: HashMap<String, u16>,
@@ -112,6 +116,7 @@ impl BrowseIndex {
             generation: AtomicU64::new(0),
             fts_cache: Mutex::new(HashMap::new()),
             resolving: Mutex::new(HashMap::new()),
+            changes: Mutex::new(Changes::default()),
             totals: Mutex::new(HashMap::new()),
             category_index: taxonomy
                 .categories
@@ -180,11 +185,17 @@ impl BrowseIndex {
     /// Records committed changes of several listings (a seller's reputation moved, say).
     pub fn upsert_rows(&self, rows: &[IndexRow]) {
         let changed: Vec<Entry> = rows.iter().map(|row| self.entry(row)).collect();
-        self.entries
-            .write()
+        let mut entries = self.entries.write().unwrap_or_else(|p| p.into_inner());
+        entries.upsert(&changed);
+        // Logged before the new generation is seen, and under the entries' lock: whoever reads
+        // a generation finds every change up to it in the log.
+        let positions: Vec<usize> = changed.iter().filter_map(|e| entries.at(e.seq)).collect();
+        let next = self.generation.load(AtomicOrdering::SeqCst) + 1;
+        self.changes
+            .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .upsert(&changed);
-        self.generation.fetch_add(1, AtomicOrdering::SeqCst);
+            .record(next, &positions);
+        self.generation.store(next, AtomicOrdering::SeqCst);
     }
 
     /// Replaces every entry with `rows` (in `seq` order): a follower whose replica went back in
@@ -192,7 +203,15 @@ impl BrowseIndex {
     /// are built before the old entries are let go, so browses go on meanwhile.
     pub fn replace_all(&self, rows: &[IndexRow]) {
         let fresh = Entries::new(rows.iter().map(|row| self.entry(row)).collect());
-        *self.entries.write().unwrap_or_else(|p| p.into_inner()) = fresh;
+        let mut entries = self.entries.write().unwrap_or_else(|p| p.into_inner());
+        *entries = fresh;
+        let next = self.generation.load(AtomicOrdering::SeqCst) + 1;
+        self.changes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .forget(next);
+        self.generation.store(next, AtomicOrdering::SeqCst);
+        drop(entries);
         self.fts_cache
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -201,7 +220,6 @@ impl BrowseIndex {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clear();
-        self.generation.fetch_add(1, AtomicOrdering::SeqCst);
     }
 
     /// Records flushed view counts (no search result changes, so cached matches stay valid).
@@ -352,12 +370,52 @@ impl BrowseIndex {
         if let Some(matches) = kept() {
             return Ok(matches);
         }
-        let looked_up = self.look_up(conn, word, generation);
+        let looked_up = match self.patch(conn, word, generation) {
+            Some(patched) => patched,
+            None => self.look_up(conn, word, generation),
+        };
         self.resolving
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .remove(word);
         looked_up
+    }
+
+    /// A word's kept matches from an earlier generation, brought up to `generation` by asking
+    /// FTS5 which of the listings changed since match the word; `None` when none is kept or the
+    /// log no longer covers the changes since (then the word is looked up anew).
+    fn patch(
+        &self,
+        conn: &Connection,
+        word: &str,
+        generation: u64,
+    ) -> Option<Result<Arc<Matches>>> {
+        let (since, matches) = {
+            let cache = self.fts_cache.lock().unwrap_or_else(|p| p.into_inner());
+            let kept = cache.get(word)?;
+            (kept.generation, kept.matches.clone())
+        };
+        let changed = self
+            .changes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .since(since, generation)?;
+        let patched = (|| {
+            let seqs: Vec<i64> = {
+                let entries = self.entries.read().unwrap_or_else(|p| p.into_inner());
+                changed.iter().map(|&at| entries.list[at].seq).collect()
+            };
+            let found = store::fts_rowids_among(conn, word, &seqs)?;
+            let now: Vec<(usize, bool)> = changed
+                .iter()
+                .zip(&seqs)
+                .map(|(&at, seq)| (at, found.contains(seq)))
+                .collect();
+            let patched = Arc::new(matches.patched(&now));
+            self.keep_matches(word, generation, patched.clone());
+            Ok(patched)
+        })();
+        Some(patched)
     }
 
     fn look_up(&self, conn: &Connection, word: &str, generation: u64) -> Result<Arc<Matches>> {
@@ -371,6 +429,18 @@ impl BrowseIndex {
             (positions, entries.list.len())
         };
         let matches = Arc::new(Matches::new(positions, listings, listings as i64 - 1));
+        self.keep_matches(word, generation, matches.clone());
+        Ok(matches)
+    }
+
+    /// Keeps a word's matches as of `generation`, within the cache's bounds.
+    fn keep_matches(&self, word: &str, generation: u64, matches: Arc<Matches>) {
+        let listings = self
+            .entries
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .list
+            .len();
         // Room for at least 64 common words, however large the catalogue (a bitset is one bit
         // per listing).
         let budget = FTS_CACHE_BYTES.max(64 * listings.div_ceil(8));
@@ -388,10 +458,9 @@ impl BrowseIndex {
             word.to_owned(),
             Kept {
                 generation,
-                matches: matches.clone(),
+                matches,
             },
         );
-        Ok(matches)
     }
 }
 
@@ -417,6 +486,55 @@ fn page_seqs(
         });
     }
     page
+}
+
+/// Most (generation, position) changes remembered for patching kept word matches.
+const CHANGES_MAX: usize = 4096;
+
+/// Most changed listings a patch asks FTS5 about; past that, the word is looked up anew.
+const PATCH_MAX: usize = 512;
+
+/// The listings recent generations changed, oldest first.
+#[derive(Default)]
+struct Changes {
+    log: std::collections::VecDeque<(u64, usize)>,
+    /// Every change made at a generation above this one is in `log`.
+    complete_after: u64,
+}
+
+impl Changes {
+    fn record(&mut self, generation: u64, positions: &[usize]) {
+        self.log
+            .extend(positions.iter().map(|&at| (generation, at)));
+        while self.log.len() > CHANGES_MAX {
+            if let Some((dropped, _)) = self.log.pop_front() {
+                self.complete_after = self.complete_after.max(dropped);
+            }
+        }
+    }
+
+    /// Everything before `generation` is unknown (the index was replaced).
+    fn forget(&mut self, generation: u64) {
+        self.log.clear();
+        self.complete_after = generation;
+    }
+
+    /// The positions changed after generation `since` up to `until`, ascending, when the log
+    /// holds all of them and they are few enough to ask about.
+    fn since(&self, since: u64, until: u64) -> Option<Vec<usize>> {
+        if since < self.complete_after {
+            return None;
+        }
+        let mut positions: Vec<usize> = self
+            .log
+            .iter()
+            .filter(|(generation, _)| (since + 1..=until).contains(generation))
+            .map(|&(_, at)| at)
+            .collect();
+        positions.sort_unstable();
+        positions.dedup();
+        (positions.len() <= PATCH_MAX).then_some(positions)
+    }
 }
 
 /// The page and the total of `matching` (unordered) under the query's sort: after the first

@@ -18,6 +18,7 @@ fn index() -> BrowseIndex {
         generation: AtomicU64::new(0),
         fts_cache: Mutex::new(HashMap::new()),
         resolving: Mutex::new(HashMap::new()),
+        changes: Mutex::new(Changes::default()),
         totals: Mutex::new(HashMap::new()),
         category_index: HashMap::new(),
         vertical_index: HashMap::new(),
@@ -215,4 +216,89 @@ fn the_flags_test_admits_exactly_what_keep_keeps() {
             "{entry:?} {filters:?}"
         );
     }
+}
+
+/// A word's kept matches follow the catalogue's writes: a listing that gains or loses the word,
+/// and a new one, are asked about alone (the patch), and the answer is what a fresh lookup gives.
+#[test]
+fn kept_word_matches_follow_edits_and_new_listings() {
+    let conn = Connection::open_in_memory().unwrap();
+    conn.execute_batch("CREATE VIRTUAL TABLE listings_fts USING fts5(title);")
+        .unwrap();
+    let index = index();
+    let row = |seq: i64| IndexRow {
+        seq,
+        active: true,
+        is_sample: false,
+        category: String::new(),
+        vertical_slug: String::new(),
+        listing_type: "standard".into(),
+        price_cents: 100,
+        rating_sum: 0,
+        rating_count: 0,
+        quality: 0.0,
+        seller_reputation: 0.0,
+        purchase_count: 0,
+        view_count: 0,
+    };
+    let title = |seq: i64, text: &str| {
+        conn.execute(
+            "INSERT OR REPLACE INTO listings_fts (rowid, title) VALUES (?1, ?2)",
+            rusqlite::params![seq, text],
+        )
+        .unwrap();
+    };
+    for seq in 1..=200 {
+        title(
+            seq,
+            if seq % 2 == 0 {
+                "red camera"
+            } else {
+                "blue lamp"
+            },
+        );
+    }
+    index.replace_all(&(1..=200).map(row).collect::<Vec<_>>());
+    let search = |word: &str| {
+        let query = Query {
+            filters: Filters {
+                fts: fts_query(word),
+                category: None,
+                categories: None,
+                vertical: None,
+                listing_type: None,
+                samples: Samples::Include,
+                price: Price::All,
+                min_rating_tenths: None,
+            },
+            sort: Sort::Recent,
+            limit: 300,
+            offset: 0,
+        };
+        index.query(&conn, &query).unwrap()
+    };
+    let (page, total) = search("red");
+    assert_eq!(total, 100);
+    assert_eq!(page.first(), Some(&200));
+    // Edits: 200 loses the word, 3 gains it; a new listing 201 has it.
+    title(200, "green lamp");
+    title(3, "red kettle");
+    title(201, "red sofa");
+    index.upsert_rows(&[row(200), row(3)]);
+    index.upsert_rows(&[row(201)]);
+    let (page, total) = search("red");
+    assert_eq!(total, 101);
+    assert_eq!(&page[..2], &[201, 198]);
+    assert!(page.contains(&3) && !page.contains(&200));
+    // The same as a lookup anew.
+    index.fts_cache.lock().unwrap().clear();
+    assert_eq!(search("red"), (page, total));
+    // Past what the log holds, a word is looked up anew, still right.
+    let many: Vec<IndexRow> = (1..=201).map(row).collect();
+    for _ in 0..=CHANGES_MAX / 201 {
+        index.upsert_rows(&many);
+    }
+    title(2, "plain");
+    index.upsert_rows(&[row(2)]);
+    assert_eq!(search("red").1, 100);
 }

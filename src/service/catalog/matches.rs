@@ -74,6 +74,48 @@ impl Matches {
         }
     }
 
+    /// These matches with the members `changes` names (ascending, each with whether it matches
+    /// now) put right: a listing edited or added since they were made.
+    pub fn patched(&self, changes: &[(usize, bool)]) -> Matches {
+        match self {
+            Matches::Few(members) => {
+                let changed = |m: &u32| {
+                    changes
+                        .binary_search_by_key(&(*m as usize), |&(at, _)| at)
+                        .is_ok()
+                };
+                let mut members: Vec<u32> =
+                    members.iter().copied().filter(|m| !changed(m)).collect();
+                members.extend(
+                    changes
+                        .iter()
+                        .filter(|&&(_, now)| now)
+                        .filter_map(|&(at, _)| u32::try_from(at).ok()),
+                );
+                members.sort_unstable();
+                members.dedup();
+                Matches::Few(members)
+            }
+            Matches::Many(bits) => {
+                let mut bits = bits.clone();
+                for &(at, now) in changes {
+                    if at / 64 >= bits.len() {
+                        if !now {
+                            continue;
+                        }
+                        bits.resize(at / 64 + 1, 0);
+                    }
+                    if now {
+                        bits[at / 64] |= 1 << (at % 64);
+                    } else {
+                        bits[at / 64] &= !(1 << (at % 64));
+                    }
+                }
+                Matches::Many(bits)
+            }
+        }
+    }
+
     pub fn contains(&self, seq: i64) -> bool {
         let Ok(seq) = u32::try_from(seq) else {
             return false;
@@ -139,6 +181,32 @@ mod tests {
         assert_eq!(members(&rare), members(&both));
         for combined in [few.and(&threes, 3000), threes.and(&few, 3000)] {
             assert_eq!(combined, Matches::Few(vec![9, 15]));
+        }
+    }
+
+    #[test]
+    fn patched_matches_are_what_matching_anew_finds() {
+        let members: Vec<i64> = (0..300).map(|n| n * 7).collect();
+        let changes = [
+            (0, false),
+            (3, true),
+            (7, false),
+            (8, true),
+            (5000, true),
+            (6000, false),
+        ];
+        let mut expected: Vec<i64> = members
+            .iter()
+            .copied()
+            .filter(|&m| m != 0 && m != 7)
+            .collect();
+        expected.extend([3, 8, 5000]);
+        expected.sort_unstable();
+        for listings in [10_000, 100] {
+            let kept = Matches::new(members.clone(), listings, 10_000);
+            let patched = kept.patched(&changes);
+            let found: Vec<i64> = (0..7000).filter(|&s| patched.contains(s)).collect();
+            assert_eq!(found, expected, "{kept:?}");
         }
     }
 

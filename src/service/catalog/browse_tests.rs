@@ -223,8 +223,7 @@ fn the_flags_test_admits_exactly_what_keep_keeps() {
 #[test]
 fn kept_word_matches_follow_edits_and_new_listings() {
     let conn = Connection::open_in_memory().unwrap();
-    conn.execute_batch("CREATE VIRTUAL TABLE listings_fts USING fts5(title);")
-        .unwrap();
+    store::search_fixture::create(&conn);
     let index = index();
     let row = |seq: i64| IndexRow {
         seq,
@@ -241,13 +240,7 @@ fn kept_word_matches_follow_edits_and_new_listings() {
         purchase_count: 0,
         view_count: 0,
     };
-    let title = |seq: i64, text: &str| {
-        conn.execute(
-            "INSERT OR REPLACE INTO listings_fts (rowid, title) VALUES (?1, ?2)",
-            rusqlite::params![seq, text],
-        )
-        .unwrap();
-    };
+    let title = |seq: i64, text: &str| store::search_fixture::set(&conn, seq, text);
     for seq in 1..=200 {
         title(
             seq,

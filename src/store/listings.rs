@@ -388,25 +388,6 @@ pub fn fts_rowids_among(conn: &Connection, expression: &str, seqs: &[i64]) -> Re
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
-/// A bare search table and its rows, for the browse index's unit tests (no listings behind it).
-#[cfg(test)]
-pub mod search_fixture {
-    use rusqlite::{Connection, params};
-
-    pub fn create(conn: &Connection) {
-        conn.execute_batch("CREATE VIRTUAL TABLE listings_fts USING fts5(title);")
-            .expect("a search table");
-    }
-
-    pub fn set(conn: &Connection, seq: i64, text: &str) {
-        conn.execute(
-            "INSERT OR REPLACE INTO listings_fts (rowid, title) VALUES (?1, ?2)",
-            params![seq, text],
-        )
-        .expect("a search row");
-    }
-}
-
 /// Merges the search index's segments and refreshes the planner's statistics: worth running
 /// once after a bulk load (the benchmark seeder), never on a request path.
 ///
@@ -587,4 +568,23 @@ pub fn of_seller(conn: &Connection, seller_id: &str) -> Result<Vec<ListingRow>> 
         rows.extend(find(conn, &id)?);
     }
     Ok(rows)
+}
+
+/// A bare search table and its rows, for the browse index's unit tests (no listings behind it).
+#[cfg(test)]
+pub mod search_fixture {
+    use rusqlite::{Connection, params};
+
+    pub fn create(conn: &Connection) {
+        conn.execute_batch("CREATE VIRTUAL TABLE listings_fts USING fts5(title);")
+            .expect("a search table");
+    }
+
+    pub fn set(conn: &Connection, seq: i64, text: &str) {
+        conn.execute(
+            "INSERT OR REPLACE INTO listings_fts (rowid, title) VALUES (?1, ?2)",
+            params![seq, text],
+        )
+        .expect("a search row");
+    }
 }

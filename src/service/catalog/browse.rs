@@ -35,7 +35,7 @@ use crate::error::{Error, Result};
 use crate::request::catalog::Browse;
 use crate::service::App;
 pub use crate::service::catalog::entries::Sort;
-use crate::service::catalog::entries::{Entries, Entry, compare, flag, saturate};
+use crate::service::catalog::entries::{Entries, Entry, compare, saturate};
 use crate::service::catalog::matches::Matches;
 use crate::service::catalog::view::{ListingView, write_listing_canonical};
 use crate::service::taxonomy::Taxonomy;
@@ -46,22 +46,9 @@ use crate::store::listings::{self as store, IndexRow, ListingRow};
 /// The sample mode, price filter and listing type of a browse (closed choices read at the
 /// edge); a listing type's index form is its position (`as u8`).
 pub use crate::request::catalog::{ListingType, Price, Samples};
-
-/// The filters of a browse, with taxonomy slugs resolved to index positions.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct Filters {
-    /// An FTS5 MATCH expression, already made safe by the caller.
-    pub fts: Option<String>,
-    pub category: Option<u16>,
-    /// Categories of a browse class.
-    pub categories: Option<Vec<u16>>,
-    pub vertical: Option<u16>,
-    pub listing_type: Option<u8>,
-    pub samples: Samples,
-    pub price: Price,
-    /// Minimum average rating in tenths (35 = 3.5); unrated listings are excluded.
-    pub min_rating_tenths: Option<i64>,
-}
+pub use crate::service::catalog::filters::Filters;
+use crate::service::catalog::filters::{Admit, keep};
+use crate::service::catalog::matches::Changes;
 
 /// A browse request: filters, sort and page.
 #[derive(Clone, Debug)]
@@ -230,6 +217,15 @@ impl BrowseIndex {
             .add_views(views);
     }
 
+    /// How many listings the index holds.
+    fn listings(&self) -> usize {
+        self.entries
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .list
+            .len()
+    }
+
     /// Active, non-sample listings per vertical position.
     pub fn counts_by_vertical(&self) -> HashMap<u16, i64> {
         let entries = self.entries.read().unwrap_or_else(|p| p.into_inner());
@@ -325,12 +321,7 @@ impl BrowseIndex {
         expression: &str,
         generation: u64,
     ) -> Result<Arc<Matches>> {
-        let listings = self
-            .entries
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .list
-            .len();
+        let listings = self.listings();
         // `fts_query` made the expression: quoted words without blanks, one blank apart.
         let mut each = Vec::new();
         for word in expression.split(' ') {
@@ -435,12 +426,7 @@ impl BrowseIndex {
 
     /// Keeps a word's matches as of `generation`, within the cache's bounds.
     fn keep_matches(&self, word: &str, generation: u64, matches: Arc<Matches>) {
-        let listings = self
-            .entries
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .list
-            .len();
+        let listings = self.listings();
         // Room for at least 64 common words, however large the catalogue (a bitset is one bit
         // per listing).
         let budget = FTS_CACHE_BYTES.max(64 * listings.div_ceil(8));
@@ -488,55 +474,6 @@ fn page_seqs(
     page
 }
 
-/// Most (generation, position) changes remembered for patching kept word matches.
-const CHANGES_MAX: usize = 4096;
-
-/// Most changed listings a patch asks FTS5 about; past that, the word is looked up anew.
-const PATCH_MAX: usize = 512;
-
-/// The listings recent generations changed, oldest first.
-#[derive(Default)]
-struct Changes {
-    log: std::collections::VecDeque<(u64, usize)>,
-    /// Every change made at a generation above this one is in `log`.
-    complete_after: u64,
-}
-
-impl Changes {
-    fn record(&mut self, generation: u64, positions: &[usize]) {
-        self.log
-            .extend(positions.iter().map(|&at| (generation, at)));
-        while self.log.len() > CHANGES_MAX {
-            if let Some((dropped, _)) = self.log.pop_front() {
-                self.complete_after = self.complete_after.max(dropped);
-            }
-        }
-    }
-
-    /// Everything before `generation` is unknown (the index was replaced).
-    fn forget(&mut self, generation: u64) {
-        self.log.clear();
-        self.complete_after = generation;
-    }
-
-    /// The positions changed after generation `since` up to `until`, ascending, when the log
-    /// holds all of them and they are few enough to ask about.
-    fn since(&self, since: u64, until: u64) -> Option<Vec<usize>> {
-        if since < self.complete_after {
-            return None;
-        }
-        let mut positions: Vec<usize> = self
-            .log
-            .iter()
-            .filter(|(generation, _)| (since + 1..=until).contains(generation))
-            .map(|&(_, at)| at)
-            .collect();
-        positions.sort_unstable();
-        positions.dedup();
-        (positions.len() <= PATCH_MAX).then_some(positions)
-    }
-}
-
 /// The page and the total of `matching` (unordered) under the query's sort: after the first
 /// `offset + limit` entries, one is kept only if it beats the worst kept one, so selection costs
 /// about one comparison per entry.
@@ -566,116 +503,6 @@ fn select<'a>(matching: impl Iterator<Item = &'a Entry>, query: &Query) -> (Vec<
         .map(|e| e.seq)
         .collect();
     (page, total)
-}
-
-/// The filters of a browse as a test of an entry's [`flags`] (`entries::flag`), which a walk
-/// reads in sequence. Where a flag cannot tell (a vertical or category past what its bits
-/// hold), `recheck` says the entry itself must be asked ([`keep`]); the test is never looser
-/// than [`keep`] and, with `recheck`, exactly it (`browse_tests` compares them).
-pub(super) struct Admit {
-    mask: u32,
-    want: u32,
-    rating: Option<u32>,
-    categories: Option<u32>,
-    pub recheck: bool,
-}
-
-impl Admit {
-    pub fn new(filters: &Filters) -> Admit {
-        let mut admit = Admit {
-            mask: flag::ACTIVE,
-            want: flag::ACTIVE,
-            rating: None,
-            categories: None,
-            recheck: false,
-        };
-        let mut require = |bits: u32, set: bool| {
-            admit.mask |= bits;
-            if set {
-                admit.want |= bits;
-            }
-        };
-        match filters.samples {
-            Samples::Exclude => require(flag::SAMPLE, false),
-            Samples::Only => require(flag::SAMPLE, true),
-            Samples::Include => {}
-        }
-        match filters.price {
-            Price::All => {}
-            Price::Paid => require(flag::PAID, true),
-            Price::Free => require(flag::FREE, true),
-        }
-        if let Some(t) = filters.listing_type {
-            admit.mask |= 3 << flag::TYPE_SHIFT;
-            admit.want |= u32::from(t & 3) << flag::TYPE_SHIFT;
-            admit.recheck |= t > 3;
-        }
-        if let Some(v) = filters.vertical {
-            admit.mask |= 255 << flag::VERTICAL_SHIFT;
-            admit.want |= u32::from(v.min(flag::MANY_VERTICALS)) << flag::VERTICAL_SHIFT;
-            admit.recheck |= v >= flag::MANY_VERTICALS;
-        }
-        if let Some(c) = filters.category {
-            admit.mask |= 31 << flag::CATEGORY_SHIFT;
-            admit.want |= u32::from(c.min(flag::MANY_CATEGORIES)) << flag::CATEGORY_SHIFT;
-            admit.recheck |= c >= flag::MANY_CATEGORIES;
-        }
-        if let Some(categories) = &filters.categories {
-            admit.categories = Some(
-                categories
-                    .iter()
-                    .fold(0, |set, &c| set | 1 << c.min(flag::MANY_CATEGORIES)),
-            );
-            admit.recheck |= categories.iter().any(|&c| c >= flag::MANY_CATEGORIES);
-        }
-        if let Some(tenths) = filters.min_rating_tenths {
-            admit.rating = Some(u32::try_from(tenths.clamp(0, 62)).unwrap_or(62));
-            admit.recheck |= tenths > 62;
-        }
-        admit
-    }
-
-    pub fn admits(&self, flags: u32) -> bool {
-        let code = |shift: u32, bits: u32| (flags >> shift) & bits;
-        flags & self.mask == self.want
-            && self.rating.is_none_or(|least| {
-                let rating = code(flag::RATING_SHIFT, 63);
-                rating != flag::UNRATED && rating >= least
-            })
-            && self
-                .categories
-                .is_none_or(|set| set & (1 << code(flag::CATEGORY_SHIFT, 31)) != 0)
-    }
-}
-
-/// Whether an entry passes a browse's filters (its search apart).
-pub(super) fn keep(entry: &Entry, query: &Filters) -> bool {
-    if !entry.active {
-        return false;
-    }
-    let samples_ok = match query.samples {
-        Samples::Exclude => !entry.sample,
-        Samples::Only => entry.sample,
-        Samples::Include => true,
-    };
-    let price_ok = match query.price {
-        Price::All => true,
-        Price::Paid => entry.price_cents > 0,
-        Price::Free => entry.price_cents == 0,
-    };
-    samples_ok
-        && price_ok
-        && query.category.is_none_or(|c| c == entry.category)
-        && query
-            .categories
-            .as_ref()
-            .is_none_or(|cs| cs.contains(&entry.category))
-        && query.vertical.is_none_or(|v| v == entry.vertical)
-        && query.listing_type.is_none_or(|t| t == entry.listing_type)
-        && query.min_rating_tenths.is_none_or(|tenths| {
-            entry.rating_count > 0
-                && i64::from(entry.rating_sum) * 10 >= tenths * i64::from(entry.rating_count)
-        })
 }
 
 /// Who is querying, for the query and querier counters: the agent when known, else the client

@@ -1,5 +1,6 @@
 //! Unit tests of `browse.rs`.
 use super::*;
+use crate::service::catalog::matches::CHANGES_MAX;
 
 struct Rng(u64);
 

@@ -139,6 +139,55 @@ impl Matches {
     }
 }
 
+/// Most (generation, position) changes remembered for patching kept word matches.
+pub const CHANGES_MAX: usize = 4096;
+
+/// Most changed listings a patch asks FTS5 about; past that, the word is looked up anew.
+pub const PATCH_MAX: usize = 512;
+
+/// The listings recent generations changed, oldest first.
+#[derive(Default)]
+pub struct Changes {
+    log: std::collections::VecDeque<(u64, usize)>,
+    /// Every change made at a generation above this one is in `log`.
+    complete_after: u64,
+}
+
+impl Changes {
+    pub fn record(&mut self, generation: u64, positions: &[usize]) {
+        self.log
+            .extend(positions.iter().map(|&at| (generation, at)));
+        while self.log.len() > CHANGES_MAX {
+            if let Some((dropped, _)) = self.log.pop_front() {
+                self.complete_after = self.complete_after.max(dropped);
+            }
+        }
+    }
+
+    /// Everything before `generation` is unknown (the index was replaced).
+    pub fn forget(&mut self, generation: u64) {
+        self.log.clear();
+        self.complete_after = generation;
+    }
+
+    /// The positions changed after generation `since` up to `until`, ascending, when the log
+    /// holds all of them and they are few enough to ask about.
+    pub fn since(&self, since: u64, until: u64) -> Option<Vec<usize>> {
+        if since < self.complete_after {
+            return None;
+        }
+        let mut positions: Vec<usize> = self
+            .log
+            .iter()
+            .filter(|(generation, _)| (since + 1..=until).contains(generation))
+            .map(|&(_, at)| at)
+            .collect();
+        positions.sort_unstable();
+        positions.dedup();
+        (positions.len() <= PATCH_MAX).then_some(positions)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,6 +5,7 @@
 pub mod browse;
 pub mod counters;
 mod entries;
+mod filters;
 pub mod health;
 pub mod listings;
 pub mod matches;

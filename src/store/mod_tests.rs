@@ -1,0 +1,249 @@
+//! Unit tests of `store/mod.rs`.
+use super::*;
+use rusqlite::params;
+
+/// Every table's columns and every index, as SQLite describes them.
+fn shape(conn: &Connection) -> Vec<String> {
+    let names: Vec<(String, String)> = conn
+        .prepare("SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY type, name")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    let mut out = Vec::new();
+    for (kind, name) in names {
+        out.push(format!("{kind} {name}"));
+        if kind == "table" {
+            let mut stmt = conn
+                .prepare(&format!("PRAGMA table_info(\"{name}\")"))
+                .unwrap();
+            let columns = stmt
+                .query_map([], |r| {
+                    Ok(format!(
+                        "  {} {} notnull={} default={:?} pk={}",
+                        r.get::<_, String>(1)?,
+                        r.get::<_, String>(2)?,
+                        r.get::<_, i64>(3)?,
+                        r.get::<_, Option<String>>(4)?,
+                        r.get::<_, i64>(5)?
+                    ))
+                })
+                .unwrap()
+                .collect::<rusqlite::Result<Vec<_>>>()
+                .unwrap();
+            out.extend(columns);
+        }
+    }
+    out
+}
+
+#[test]
+fn a_version_1_database_migrates_to_the_shape_of_a_fresh_one_and_keeps_its_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let old = dir.path().join("v1.db");
+    {
+        let conn = Connection::open(&old).unwrap();
+        conn.execute_batch(include_str!("../../tests/fixtures/schema_v1.sql"))
+            .unwrap();
+        conn.execute_batch(&format!(
+            "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = 1;
+             INSERT INTO settings (key, value, updated_at) VALUES ('kept', '1', '2026-01-01T00:00:00Z');"
+        ))
+        .unwrap();
+    }
+    let store = Store::open(&old).unwrap();
+    let (version, kept, migrated) = store
+        .write_blocking(|tx| {
+            let version: i32 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+            let kept: String =
+                tx.query_row("SELECT value FROM settings WHERE key = 'kept'", [], |r| {
+                    r.get(0)
+                })?;
+            Ok((version, kept, shape(tx)))
+        })
+        .unwrap();
+    assert_eq!((version, kept.as_str()), (SCHEMA_VERSION, "1"));
+    let fresh = Store::open(&dir.path().join("fresh.db")).unwrap();
+    let expected = fresh.write_blocking(|tx| Ok(shape(tx))).unwrap();
+    assert_eq!(migrated, expected);
+}
+
+#[test]
+fn a_version_7_database_rekeys_its_messages_and_keeps_them_with_their_callbacks() {
+    let dir = tempfile::tempdir().unwrap();
+    let old = dir.path().join("v7.db");
+    {
+        let conn = Connection::open(&old).unwrap();
+        conn.execute_batch(include_str!("../../tests/fixtures/schema_v7.sql"))
+            .unwrap();
+        conn.execute_batch(&format!(
+            "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = 7;"
+        ))
+        .unwrap();
+        // The sender is the second agent, so the keys differ from the order of the ids.
+        agents::insert(&conn, &test_agent("r0", "A-0"), "k0", None).unwrap();
+        agents::insert(&conn, &test_agent("s", "A-1"), "ks", None).unwrap();
+        agents::insert(&conn, &test_agent("r", "A-2"), "kr", None).unwrap();
+        for (sequence, id, client) in [(1, "m1", "c1"), (2, "m2", "c2")] {
+            conn.execute(
+                "INSERT INTO messages (id, recipient_id, sequence, sender_id, sender_handle,
+                    recipient_handle, client_message_id, body, created_at, receipt)
+                 VALUES (?1, 'r', ?2, 's', 'A-1', 'A-2', ?3, 'hi', 't0', '{}')",
+                params![id, sequence, client],
+            )
+            .unwrap();
+        }
+        conn.execute_batch(
+            "INSERT INTO message_journal (message_id, sender_handle, recipient_handle,
+                accepted_at, body_digest, receipt) VALUES ('m1', 'A-1', 'A-2', 't0', 'sha256:x', '{}');
+             INSERT INTO callback_deliveries (id, agent_id, message_id, url, status, created_at, updated_at)
+             VALUES ('d', 'r', 'm2', 'https://example.com/hook', 'pending', 't0', 't0');",
+        )
+        .unwrap();
+    }
+    let store = Store::open(&old).unwrap();
+    let (version, inbox, repeat, next, keys, deliveries, migrated) = store
+        .write_blocking(|tx| {
+            let version: i32 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+            let keys: Vec<(i64, i64)> = tx
+                .prepare("SELECT recipient_seq, sender_seq FROM messages ORDER BY seq")?
+                .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect::<rusqlite::Result<_>>()?;
+            let deliveries: i64 =
+                tx.query_row("SELECT count(*) FROM callback_deliveries", [], |r| r.get(0))?;
+            Ok((
+                version,
+                messages::inbox(tx, "r", 0, 10)?,
+                messages::find_by_client_id(tx, "s", "c2")?,
+                messages::next_sequence(tx, "r")?,
+                keys,
+                deliveries,
+                shape(tx),
+            ))
+        })
+        .unwrap();
+    assert_eq!(version, SCHEMA_VERSION);
+    assert_eq!(keys, vec![(3, 2), (3, 2)], "keyed by the agents' seq");
+    let ids: Vec<&str> = inbox.iter().map(|m| m.id.as_str()).collect();
+    assert_eq!(ids, ["m1", "m2"]);
+    assert_eq!(repeat.map(|m| m.id).as_deref(), Some("m2"));
+    assert_eq!((next, deliveries), (3, 1));
+    let fresh = Store::open(&dir.path().join("fresh.db")).unwrap();
+    let expected = fresh.write_blocking(|tx| Ok(shape(tx))).unwrap();
+    assert_eq!(migrated, expected);
+    // Foreign keys are on again once the steps have run.
+    let foreign_keys: i64 = store
+        .write_blocking(|tx| Ok(tx.query_row("PRAGMA foreign_keys", [], |r| r.get(0))?))
+        .unwrap();
+    assert_eq!(foreign_keys, 1);
+}
+
+#[test]
+fn foreign_database_is_refused_and_left_byte_identical() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("other.db");
+    {
+        let conn = Connection::open(&path).unwrap();
+        conn.execute_batch(
+            "PRAGMA application_id = 42; CREATE TABLE t(x); INSERT INTO t VALUES (1);",
+        )
+        .unwrap();
+    }
+    let before = std::fs::read(&path).unwrap();
+    let error = Store::open(&path).err().unwrap();
+    assert!(error.to_string().contains("another application"), "{error}");
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+}
+
+#[test]
+fn a_failing_write_rolls_back_alone_while_the_others_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("w.db")).unwrap();
+    store
+        .write_blocking(|tx| Ok(tx.execute_batch("CREATE TABLE t (n INTEGER)")?))
+        .unwrap();
+    let threads: Vec<_> = (0..64)
+        .map(|n| {
+            let store = store.clone();
+            std::thread::spawn(move || {
+                store.write_blocking(move |tx| {
+                    tx.execute("INSERT INTO t (n) VALUES (?1)", [n])?;
+                    if n % 2 == 1 {
+                        return Err(Error::invalid("odd numbers fail after writing"));
+                    }
+                    Ok(())
+                })
+            })
+        })
+        .collect();
+    let failures = threads
+        .into_iter()
+        .map(|t| t.join().unwrap())
+        .filter(Result::is_err)
+        .count();
+    assert_eq!(failures, 32);
+    let stored: Vec<i64> = {
+        let conn = store.test_reader();
+        let mut stmt = conn.prepare("SELECT n FROM t ORDER BY n").unwrap();
+        stmt.query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap()
+    };
+    assert_eq!(stored, (0..64).filter(|n| n % 2 == 0).collect::<Vec<i64>>());
+}
+
+#[test]
+fn a_panicking_write_is_rolled_back_and_the_writer_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("p.db")).unwrap();
+    store
+        .write_blocking(|tx| Ok(tx.execute_batch("CREATE TABLE t (n INTEGER)")?))
+        .unwrap();
+    let panicked = store.write_blocking(|tx| -> Result<()> {
+        tx.execute("INSERT INTO t (n) VALUES (1)", [])?;
+        panic!("a bug in a write job");
+    });
+    assert!(panicked.is_err());
+    store
+        .write_blocking(|tx| Ok(tx.execute("INSERT INTO t (n) VALUES (2)", [])?))
+        .unwrap();
+    let conn = store.test_reader();
+    let stored: Vec<i64> = conn
+        .prepare("SELECT n FROM t")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    assert_eq!(stored, [2]);
+}
+
+#[test]
+fn newer_schema_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("new.db");
+    {
+        let conn = Connection::open(&path).unwrap();
+        conn.execute_batch(&format!(
+            "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = 99; CREATE TABLE t(x);"
+        ))
+        .unwrap();
+    }
+    let error = Store::open(&path).err().unwrap();
+    assert!(error.to_string().contains("newer"), "{error}");
+}
+
+#[test]
+fn fresh_database_is_stamped_and_reopens() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("b.db");
+    drop(Store::open(&path).unwrap());
+    let store = Store::open(&path).unwrap();
+    let conn = store.test_reader();
+    let id: i32 = conn
+        .query_row("PRAGMA application_id", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(id, APPLICATION_ID);
+}

@@ -33,11 +33,11 @@ const CREDENTIAL_HEADERS: &[&str] = &["x-purchase-token", "payment-signature", "
 /// Query parameters that carry a credential.
 const CREDENTIAL_PARAMETERS: &[&str] = &["api_key", "purchase_token"];
 
-/// The probes, answered by every server about itself.
-const PROBES: &[&str] = &["/healthz", "/readyz"];
+/// The probes and the metrics, answered by every server about itself.
+const PROBES: &[&str] = &["/healthz", "/readyz", "/metrics"];
 
-/// Whether a request is a probe, which a follower always answers itself (a follower that
-/// cannot serve says so there).
+/// Whether a request is a probe (or the metrics scrape), which a follower always answers
+/// itself (a follower that cannot serve says so there).
 pub fn is_probe(uri: &Uri) -> bool {
     PROBES.contains(&uri.path())
 }

@@ -520,6 +520,11 @@ fn startup_summary(config: &Config, addr: SocketAddr) -> String {
             "warning: --relaxed-limits: no per-client limits on registration, admission, inquiries or ingress (for sandboxes and CI, never in production)\n",
         );
     }
+    if config.metrics_public {
+        out.push_str(
+            "warning: --metrics-public: GET /metrics answers anyone (for a scraper on a private network; without it, the operator token is needed)\n",
+        );
+    }
     if config.allow_loopback_outbound {
         out.push_str(
             "warning: --allow-loopback-outbound: seller endpoints and callbacks may be http:// and on this machine (for sandboxes and CI, never in production)\n",

@@ -138,4 +138,12 @@ mod tests {
         );
         assert!(!local(Method::DELETE, "/api/mcp", false));
     }
+
+    #[test]
+    fn the_probes_and_the_metrics_are_answered_about_the_follower_itself() {
+        for path in ["/healthz", "/readyz", "/metrics"] {
+            assert!(is_probe(&path.parse().unwrap()), "{path}");
+        }
+        assert!(!is_probe(&"/metrics/x".parse().unwrap()));
+    }
 }

@@ -169,6 +169,10 @@ struct ServeArgs {
     /// message limit stays. Logged as a warning; refused with an https:// public URL.
     #[arg(long, env = "BOURSE_RELAXED_LIMITS")]
     relaxed_limits: bool,
+    /// Serve `GET /metrics` (Prometheus) without the operator token, for a scraper on a
+    /// private network; by default it takes the operator token as a Bearer.
+    #[arg(long, env = "BOURSE_METRICS_PUBLIC")]
+    metrics_public: bool,
     /// Seconds paid money stays in escrow after the first delivery (and shipment).
     #[arg(long, env = "BOURSE_ESCROW_HOLD", default_value_t = DEFAULT_ESCROW_HOLD.as_secs())]
     escrow_hold: u64,
@@ -430,6 +434,7 @@ fn serve(args: ServeArgs) -> Result<(), String> {
             (false, None) => Replication::Off,
         },
         accept_new_signing_key: args.accept_new_signing_key,
+        metrics_public: args.metrics_public,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -513,6 +518,11 @@ fn startup_summary(config: &Config, addr: SocketAddr) -> String {
     if config.relaxed_limits {
         out.push_str(
             "warning: --relaxed-limits: no per-client limits on registration, admission, inquiries or ingress (for sandboxes and CI, never in production)\n",
+        );
+    }
+    if config.metrics_public {
+        out.push_str(
+            "warning: --metrics-public: GET /metrics answers anyone (for a scraper on a private network; without it, the operator token is needed)\n",
         );
     }
     if config.allow_loopback_outbound {

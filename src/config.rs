@@ -48,6 +48,8 @@ pub struct Config {
     /// Start on a database recorded with other signing keys, keeping their public halves so
     /// earlier receipts still verify (`serve --accept-new-signing-key`).
     pub accept_new_signing_key: bool,
+    /// `GET /metrics` answers without the operator token (`serve --metrics-public`).
+    pub metrics_public: bool,
 }
 
 /// A server's part in replication (`serve --replicated`, `serve --follow`).
@@ -145,6 +147,7 @@ impl Config {
             x402: None,
             replication: Replication::Off,
             accept_new_signing_key: false,
+            metrics_public: false,
         }
     }
 }

@@ -19,6 +19,7 @@
 //! - [`seller_kit`]: what a seller's delivery endpoint needs to check bourse's signed requests.
 //! - [`args`]: typed reading of JSON objects with field-naming errors.
 //! - [`clock`]: injectable time.
+//! - [`telemetry`]: the Prometheus metrics (`GET /metrics`).
 //! - [`error`]: the one error enum.
 
 pub mod a2a;
@@ -44,6 +45,7 @@ pub mod seller_kit;
 pub mod server;
 pub mod service;
 pub mod store;
+pub mod telemetry;
 
 use std::sync::Arc;
 
@@ -91,6 +93,7 @@ pub async fn bind(config: &Config, clock: Arc<dyn Clock>) -> Result<Server, Stri
         x402: config.x402.clone(),
         replication: config.replication.clone(),
         accept_new_signing_key: config.accept_new_signing_key,
+        metrics_public: config.metrics_public,
     };
     let app = tokio::task::spawn_blocking(move || App::open(&data, options, clock))
         .await

@@ -131,6 +131,9 @@ pub struct Spec {
     /// Every refusal, not only the OAuth ones, is answered in OAuth's error shape (token,
     /// revocation, registration).
     pub oauth_shape: bool,
+    /// The Prometheus scrape: its row says `Operator`, and `serve --metrics-public` opens it to
+    /// anyone (a scraper on a private network); never signed either way.
+    pub scrape: bool,
 }
 
 impl Spec {
@@ -145,6 +148,7 @@ impl Spec {
         to_completion: false,
         sandbox: false,
         oauth_shape: false,
+        scrape: false,
     };
 }
 
@@ -356,6 +360,7 @@ operations! {
     SigningKey: Public [GET "/api/signing-key"] {};
     VerifyReceipt: Public [POST "/api/verify-receipt"] { json };
     Healthz: Probe [GET "/healthz"] {};
+    Metrics: Operator [GET "/metrics"] { scrape };
     Readyz: Probe [GET "/readyz"] {};
 }
 

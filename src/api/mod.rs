@@ -71,6 +71,7 @@ async fn authenticate(app: &App, operation: Operation, ctx: &Ctx) -> Result<Call
                 crate::service::identity::agents::authenticate(app, key.as_deref()).await?,
             )))
         }
+        Auth::Operator if operation.spec().scrape && app.metrics_public => Ok(Caller::Anonymous),
         Auth::Operator => {
             app.authenticate_operator(ctx.bearer())?;
             Ok(Caller::Operator)
@@ -116,6 +117,7 @@ pub async fn dispatch(app: &App, operation: Operation, mut ctx: Ctx) -> Result<R
         Operation::FrontPage => crate::pages::front::front(app, ctx).await,
         Operation::Healthz => Ok(system::healthz()),
         Operation::Readyz => system::readyz(app).await,
+        Operation::Metrics => system::metrics(app).await,
         Operation::LlmsTxt => Ok(system::llms_txt(app)),
         Operation::OpenApi => Ok(system::openapi(app)),
         Operation::SigningKey => system::signing_key(app),

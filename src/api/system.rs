@@ -13,6 +13,15 @@ pub fn healthz() -> Reply {
     Reply::ok(json!({ "status": "ok" }))
 }
 
+/// `GET /metrics`: the Prometheus text exposition (never signed).
+pub async fn metrics(app: &App) -> Result<Reply> {
+    let text = crate::service::metrics::render(app).await?;
+    Ok(Reply::Bytes(
+        crate::telemetry::CONTENT_TYPE,
+        Bytes::from(text),
+    ))
+}
+
 pub async fn readyz(app: &App) -> Result<Reply> {
     if let Some(why) = app.follower.as_ref().and_then(|f| f.unready()) {
         return Err(Error::Unavailable {

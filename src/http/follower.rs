@@ -33,11 +33,11 @@ const CREDENTIAL_HEADERS: &[&str] = &["x-purchase-token", "payment-signature", "
 /// Query parameters that carry a credential.
 const CREDENTIAL_PARAMETERS: &[&str] = &["api_key", "purchase_token"];
 
-/// The probes, answered by every server about itself.
-const PROBES: &[&str] = &["/healthz", "/readyz"];
+/// The probes and the metrics, answered by every server about itself.
+const PROBES: &[&str] = &["/healthz", "/readyz", "/metrics"];
 
-/// Whether a request is a probe, which a follower always answers itself (a follower that
-/// cannot serve says so there).
+/// Whether a request is a probe (or the metrics scrape), which a follower always answers
+/// itself (a follower that cannot serve says so there).
 pub fn is_probe(uri: &Uri) -> bool {
     PROBES.contains(&uri.path())
 }
@@ -137,5 +137,13 @@ mod tests {
             "a preflight is headers only"
         );
         assert!(!local(Method::DELETE, "/api/mcp", false));
+    }
+
+    #[test]
+    fn the_probes_and_the_metrics_are_answered_about_the_follower_itself() {
+        for path in ["/healthz", "/readyz", "/metrics"] {
+            assert!(is_probe(&path.parse().unwrap()), "{path}");
+        }
+        assert!(!is_probe(&"/metrics/x".parse().unwrap()));
     }
 }

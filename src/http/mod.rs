@@ -54,6 +54,8 @@ pub async fn handle(
     let method = request.method().as_str().to_owned();
     let target = crate::logs::redacted_target(request.uri().path(), request.uri().query());
     let client_ip = client_ip(&request, peer.ip(), &settings.trusted_proxies);
+    // The binding that matched, once the router has found one (for the request metrics).
+    let mut route = None;
 
     let mut response = match &app.follower {
         Some(replica) => {
@@ -62,7 +64,7 @@ pub async fn handle(
                 || (replica.serves()
                     && follower::answers_locally(request.method(), &uri, request.headers()))
             {
-                serve(&app, &settings, request, client_ip, &request_id).await
+                serve(&app, &settings, request, client_ip, &request_id, &mut route).await
             } else {
                 Err(Error::ReadOnlyFollower)
             };
@@ -73,7 +75,7 @@ pub async fn handle(
                 other => other,
             }
         }
-        None => serve(&app, &settings, request, client_ip, &request_id).await,
+        None => serve(&app, &settings, request, client_ip, &request_id, &mut route).await,
     }
     .unwrap_or_else(|error| {
         if error.status() >= 500 {
@@ -84,6 +86,9 @@ pub async fn handle(
     if let Some(replica) = &app.follower {
         follower::stamp_lag(replica, &mut response);
     }
+    let took = started.elapsed();
+    app.telemetry
+        .request(route, response.status().as_u16(), took);
     tracing::info!(
         target: "access",
         request_id,
@@ -91,7 +96,7 @@ pub async fn handle(
         target,
         status = response.status().as_u16(),
         client = %client_ip,
-        micros = started.elapsed().as_micros() as u64,
+        micros = took.as_micros() as u64,
     );
     Ok(response)
 }
@@ -102,6 +107,7 @@ async fn serve(
     request: Request<Incoming>,
     client_ip: IpAddr,
     request_id: &str,
+    route: &mut Option<usize>,
 ) -> Result<Response<Body>, Error> {
     if request.method() == hyper::Method::OPTIONS
         && router::open_to_any_origin(request.uri().path())
@@ -109,6 +115,7 @@ async fn serve(
         return Ok(preflight(request_id));
     }
     let matched = router::resolve(request.method().as_str(), request.uri().path())?;
+    *route = Some(matched.route);
     let operation = matched.operation;
     if operation.open_to_any_origin() {
         // The OAuth documents and endpoints are read by browser-based MCP clients too: their

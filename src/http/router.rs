@@ -9,6 +9,8 @@ use crate::operations::Operation;
 pub struct Matched {
     pub operation: Operation,
     pub params: Vec<String>,
+    /// The binding's index in `Operation::routes` (what `telemetry` counts requests by).
+    pub route: usize,
 }
 
 /// Matches `method` and `path`; HEAD is served as GET.
@@ -21,11 +23,11 @@ pub fn resolve(method: &str, path: &str) -> Result<Matched, Error> {
     let segments: Vec<&str> = path.split('/').skip(1).collect();
     let mut best: Option<(usize, &str)> = None;
     let mut candidates = Vec::new();
-    for (route_method, template, parts, operation) in PARSED.iter() {
+    for (route, (route_method, template, parts, operation)) in PARSED.iter().enumerate() {
         let Some((score, params)) = match_parts(parts, &segments) else {
             continue;
         };
-        candidates.push((score, *route_method, *template, *operation, params));
+        candidates.push((score, *route_method, *template, *operation, params, route));
         if best.is_none_or(|(top, _)| score > top) {
             best = Some((score, template));
         }
@@ -36,12 +38,16 @@ pub fn resolve(method: &str, path: &str) -> Result<Matched, Error> {
         )));
     };
     let mut allow = Vec::new();
-    for (_, route_method, template, operation, params) in candidates {
+    for (_, route_method, template, operation, params, route) in candidates {
         if template != best_template {
             continue;
         }
         if route_method == method {
-            return Ok(Matched { operation, params });
+            return Ok(Matched {
+                operation,
+                params,
+                route,
+            });
         }
         allow.push(route_method);
     }

@@ -3,6 +3,8 @@
 //! [`Response`], and the mapping of ureq's errors to [`OutboundError`].
 
 use std::io::{self, Read};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use ureq::Agent;
@@ -45,11 +47,27 @@ pub struct Response {
     pub body: Vec<u8>,
 }
 
+/// What became of an outbound call, as the metrics count it.
+pub const OUTCOMES: [&str; 10] = [
+    "success",
+    "http_error",
+    "redirect",
+    "too_large",
+    "invalid_url",
+    "denied",
+    "dns",
+    "connect",
+    "timeout",
+    "io",
+];
+
 /// The one outbound client. Blocking: callers run it on a blocking thread.
 #[derive(Clone, Debug)]
 pub struct Client {
     agent: Agent,
     policy: Policy,
+    /// Calls by outcome (indexes of [`OUTCOMES`]), shared by the clones of this client.
+    outcomes: Arc<[AtomicU64; OUTCOMES.len()]>,
 }
 
 impl Client {
@@ -72,7 +90,37 @@ impl Client {
             .max_idle_connections_per_host(0)
             .build();
         let agent = Agent::with_parts(config, DefaultConnector::new(), VettingResolver { policy });
-        Client { agent, policy }
+        Client {
+            agent,
+            policy,
+            outcomes: Arc::default(),
+        }
+    }
+
+    /// Calls made so far, by outcome.
+    pub fn outcomes(&self) -> impl Iterator<Item = (&'static str, u64)> + '_ {
+        OUTCOMES
+            .iter()
+            .zip(self.outcomes.iter())
+            .map(|(name, n)| (*name, n.load(Ordering::Relaxed)))
+    }
+
+    /// Counts a call's outcome and hands it back.
+    fn tally(&self, result: Result<Response, OutboundError>) -> Result<Response, OutboundError> {
+        let index = match &result {
+            Ok(response) if (200..300).contains(&response.status) => 0,
+            Ok(_) => 1,
+            Err(OutboundError::Redirect(_)) => 2,
+            Err(OutboundError::TooLarge { .. }) => 3,
+            Err(OutboundError::InvalidUrl(_)) => 4,
+            Err(OutboundError::Denied { .. }) => 5,
+            Err(OutboundError::Dns(_)) => 6,
+            Err(OutboundError::Connect(_)) => 7,
+            Err(OutboundError::Timeout) => 8,
+            Err(OutboundError::Io(_)) => 9,
+        };
+        self.outcomes[index].fetch_add(1, Ordering::Relaxed);
+        result
     }
 
     /// The policy this client enforces.
@@ -87,6 +135,16 @@ impl Client {
     ///
     /// See [`OutboundError`]; [`OutboundError::is_transient`] tells whether to retry.
     pub fn post_json(
+        &self,
+        url: &str,
+        body: &[u8],
+        extra_headers: &[(&str, &str)],
+        max_body: usize,
+    ) -> Result<Response, OutboundError> {
+        self.tally(self.send_json(url, body, extra_headers, max_body))
+    }
+
+    fn send_json(
         &self,
         url: &str,
         body: &[u8],
@@ -118,9 +176,11 @@ impl Client {
     ///
     /// See [`OutboundError`].
     pub fn get_json(&self, url: &str, max_body: usize) -> Result<Response, OutboundError> {
-        let url = check_url(url, self.policy)?;
-        let request = self.agent.get(&url).header("accept", "application/json");
-        read_response(request.call(), max_body)
+        let fetched = check_url(url, self.policy).and_then(|url| {
+            let request = self.agent.get(&url).header("accept", "application/json");
+            read_response(request.call(), max_body)
+        });
+        self.tally(fetched)
     }
 }
 

@@ -11,7 +11,7 @@
 //! holds the shared state, [`App`]; [`ratelimit`] the per-client limits every domain uses;
 //! [`taxonomy`] (categories, verticals, classes), [`rail`] (the payment rails' names) and
 //! [`ledger`] (the sales ledger as read) sit below the domains that share them; [`replication`]
-//! keeps a follower's replica.
+//! keeps a follower's replica; [`metrics`] samples what `GET /metrics` shows.
 //!
 //! Domains import one another without a loop: `commerce` sells `catalog`'s listings,
 //! `disclosure` reports on the sales, and none of them is imported back. [`App`] is the root every
@@ -25,6 +25,7 @@ pub mod disclosure;
 pub mod identity;
 pub mod ledger;
 pub mod messaging;
+pub mod metrics;
 pub mod rail;
 pub mod ratelimit;
 pub mod replication;
@@ -114,6 +115,8 @@ pub struct Options {
     pub replication: crate::config::Replication,
     /// Adopt a new signing key for a database recorded with others.
     pub accept_new_signing_key: bool,
+    /// `GET /metrics` answers without the operator token (a scraper on a private network).
+    pub metrics_public: bool,
 }
 
 impl Options {
@@ -130,6 +133,7 @@ impl Options {
             x402: None,
             replication: crate::config::Replication::Off,
             accept_new_signing_key: false,
+            metrics_public: false,
         }
     }
 }
@@ -193,6 +197,10 @@ pub struct App {
     pub follower: Option<replication::Follower>,
     /// When the database was created (the provenance block's `established`).
     established: String,
+    /// The Prometheus metrics (`GET /metrics`, see `service::metrics`).
+    pub telemetry: crate::telemetry::Telemetry,
+    /// `GET /metrics` is public (`serve --metrics-public`); else the operator's.
+    pub metrics_public: bool,
 }
 
 /// Passes of the background workers. Nothing in the server reads them: they let an embedding
@@ -374,7 +382,11 @@ impl App {
             total: Duration::from_secs(5),
             ..outbound::Timeouts::default()
         };
+        let telemetry = crate::telemetry::Telemetry::new();
+        store.instrument(telemetry.store_meters());
         let app = App {
+            telemetry,
+            metrics_public: options.metrics_public,
             store,
             keyring: Arc::new(keyring),
             limiter: Arc::new(ratelimit::RateLimiter::new(
@@ -460,10 +472,12 @@ impl App {
         hash_secret(&format!("{}:{identity}", self.querier_salt))[..32].to_owned()
     }
 
-    /// Writes pending counters (views, queries, queriers); a follower, which cannot write,
-    /// drops them.
+    /// Writes pending counters (views, queries, queriers; a follower, which cannot write,
+    /// drops them) and folds the metrics' latency samples into their buckets.
     pub fn flush_counters(&self) {
         self.signed.forget_expired(self.clock.now());
+        // The latency samples recorded since the last pass go into their buckets.
+        self.telemetry.upkeep();
         if self.follower.is_some() {
             self.counters.discard();
             return;

@@ -121,6 +121,8 @@ struct Windows {
     /// When the last sweep ran (nanoseconds) and how many logs it left.
     swept_at: i64,
     kept: usize,
+    /// Events refused so far, by rule name (for the metrics).
+    refused: HashMap<&'static str, u64>,
 }
 
 /// The recent events of one key under one rule, with that rule's window (so a sweep knows
@@ -189,7 +191,12 @@ impl RateLimiter {
         if windows.sweep_due(now) {
             windows.sweep(now);
         }
-        let Windows { rules, logs, .. } = &mut *windows;
+        let Windows {
+            rules,
+            logs,
+            refused,
+            ..
+        } = &mut *windows;
         let keys = rules.entry(rule.name).or_default();
         if !keys.contains_key(key) {
             keys.insert(
@@ -215,6 +222,7 @@ impl RateLimiter {
             return Ok(());
         }
         let oldest = *events.front().expect("full window is not empty");
+        *refused.entry(rule.name).or_default() += 1;
         let wait = window - (now - oldest);
         let retry_after_secs = u64::try_from(wait)
             .unwrap_or(0)
@@ -229,6 +237,18 @@ impl RateLimiter {
                 describe(rule.window)
             ),
         })
+    }
+}
+
+impl RateLimiter {
+    /// Events refused since start, by rule name.
+    pub fn refusals(&self) -> Vec<(&'static str, u64)> {
+        let windows = self.windows.lock().unwrap_or_else(|p| p.into_inner());
+        windows
+            .refused
+            .iter()
+            .map(|(name, n)| (*name, *n))
+            .collect()
     }
 }
 

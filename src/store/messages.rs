@@ -269,6 +269,17 @@ pub fn find_delivery(conn: &Connection, id: &str) -> Result<Option<DeliveryRow>>
         .optional()?)
 }
 
+/// Callback deliveries counted by status (`pending`, `delivered`, `dead`; the metrics' gauge).
+///
+/// # Errors
+/// Database failure.
+pub fn deliveries_by_status(conn: &Connection) -> Result<Vec<(String, i64)>> {
+    let mut stmt =
+        conn.prepare_cached("SELECT status, count(*) FROM callback_deliveries GROUP BY status")?;
+    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -45,6 +45,11 @@ use migrate::{check_identity, migrate};
 use writer::{Completion, Job, WRITER_CACHE_KIB, writer_loop};
 
 use crate::error::{Error, Result};
+use crate::telemetry::StoreMeters;
+
+/// The handles the writer and the readers record through, once the server has given them
+/// ([`Store::instrument`]); until then nothing is recorded.
+type Meters = Arc<std::sync::OnceLock<StoreMeters>>;
 
 /// How long no read (for the readers) or no write (for the writer) must come, after some work,
 /// before each of those threads hands memory back.
@@ -73,6 +78,7 @@ pub struct Store {
     commits: Arc<AtomicU64>,
     _closed: Arc<Closed>,
     checkpoints: Checkpoints,
+    meters: Meters,
 }
 
 /// Where reads run.
@@ -134,13 +140,14 @@ impl Store {
             .with_flags(OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX)
             .with_init(configure);
         let threads = readers::threads();
+        let meters = Meters::default();
         let pool = r2d2::Pool::builder()
             .max_size(threads as u32 + 2)
             .min_idle(Some(1))
             .connection_timeout(Duration::from_secs(10))
             .build(manager)?;
         let readers = Readers::Primary {
-            threads: readers::Readers::start(&pool, threads)?,
+            threads: readers::Readers::start(&pool, threads, meters.clone())?,
             pool,
         };
         // Checkpoints copy the WAL into the database file and fsync it: done inside a commit they
@@ -159,8 +166,8 @@ impl Store {
         std::thread::Builder::new()
             .name("bourse-writer".into())
             .spawn({
-                let commits = commits.clone();
-                move || writer_loop(writer, queue, &commits)
+                let (commits, meters) = (commits.clone(), meters.clone());
+                move || writer_loop(writer, queue, &commits, &meters)
             })
             .map_err(|e| Error::Internal(format!("cannot start the writer thread: {e}")))?;
         let closed = Arc::new(AtomicBool::new(false));
@@ -180,6 +187,7 @@ impl Store {
             commits,
             _closed: Arc::new(Closed(closed)),
             checkpoints,
+            meters,
         })
     }
 
@@ -208,6 +216,7 @@ impl Store {
             commits: Arc::new(AtomicU64::new(0)),
             _closed: Arc::new(Closed(Arc::new(AtomicBool::new(false)))),
             checkpoints: Checkpoints::External,
+            meters: Meters::default(),
         })
     }
 
@@ -224,6 +233,17 @@ impl Store {
     /// changes are tracked by the follower itself).
     pub fn commits(&self) -> u64 {
         self.commits.load(Ordering::SeqCst)
+    }
+
+    /// Gives the writer and the readers the handles to record through (group sizes, commit
+    /// times, read waits); the first call wins.
+    pub fn instrument(&self, meters: StoreMeters) {
+        let _ = self.meters.set(meters);
+    }
+
+    /// Write jobs queued and not yet taken by the writer (0 on a follower).
+    pub fn write_queue_depth(&self) -> usize {
+        self.jobs.as_deref().map_or(0, queue::Sender::len)
     }
 
     /// A follower's replica file (which it watches for Litestream's changes).

@@ -314,3 +314,15 @@ pub fn find_by_payment_ref(conn: &Connection, payment_ref: &str) -> Result<Optio
         .query_row([payment_ref], from_row)
         .optional()?)
 }
+
+/// Purchases counted by their stored `rail` and `status` (the metrics' gauge; a full scan,
+/// made once per scrape on a reader).
+///
+/// # Errors
+/// Database failure.
+pub fn count_by_rail_and_status(conn: &Connection) -> Result<Vec<(String, String, i64)>> {
+    let mut stmt =
+        conn.prepare_cached("SELECT rail, status, count(*) FROM purchases GROUP BY rail, status")?;
+    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}

@@ -90,6 +90,11 @@ impl<T> Shared<T> {
 }
 
 impl<T> Sender<T> {
+    /// Jobs queued and not yet taken.
+    pub fn len(&self) -> usize {
+        self.0.lock().jobs.len()
+    }
+
     /// Queues `job`, or hands it back when no taker is left to take it.
     pub fn send(&self, job: T) -> Result<(), T> {
         {

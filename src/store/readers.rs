@@ -30,7 +30,8 @@ pub fn threads() -> usize {
 /// Most reads sent and not yet answered.
 const IN_FLIGHT: usize = 256;
 
-type ReadJob = Box<dyn FnOnce(&Connection) + Send>;
+/// A read and when it was queued (for the queue-wait histogram).
+type ReadJob = (std::time::Instant, Box<dyn FnOnce(&Connection) + Send>);
 
 /// Handle to the reader threads; they end when the last handle is dropped.
 #[derive(Clone)]
@@ -45,11 +46,15 @@ impl Readers {
     ///
     /// # Errors
     /// A connection cannot be opened or a thread started.
-    pub fn start(pool: &r2d2::Pool<SqliteConnectionManager>, count: usize) -> Result<Readers> {
+    pub fn start(
+        pool: &r2d2::Pool<SqliteConnectionManager>,
+        count: usize,
+        meters: super::Meters,
+    ) -> Result<Readers> {
         let (jobs, taker) = queue::queue::<ReadJob>(IDLE_AFTER);
         for n in 0..count {
             let conn = pool.get()?;
-            let mut taker = taker.clone();
+            let (mut taker, meters) = (taker.clone(), meters.clone());
             std::thread::Builder::new()
                 .name(format!("bourse-reader-{n}"))
                 .spawn(move || {
@@ -57,7 +62,12 @@ impl Readers {
                         match taker.next() {
                             // A panicking read answers its caller with an error (its reply is
                             // dropped) and the thread goes on.
-                            Next::Job(job) => {
+                            Next::Job((sent, job)) => {
+                                if let Some(meters) = meters.get() {
+                                    meters
+                                        .read_wait_seconds
+                                        .record(sent.elapsed().as_secs_f64());
+                                }
                                 let _ =
                                     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                                         job(&conn)
@@ -92,9 +102,12 @@ impl Readers {
             .map_err(|_| Error::Internal("the readers stopped".into()))?;
         let (reply, answer) = tokio::sync::oneshot::channel();
         self.jobs
-            .send(Box::new(move |conn| {
-                let _ = reply.send(f(conn));
-            }))
+            .send((
+                std::time::Instant::now(),
+                Box::new(move |conn| {
+                    let _ = reply.send(f(conn));
+                }),
+            ))
             .map_err(|_| Error::Internal("the readers stopped".into()))?;
         answer
             .await
@@ -114,7 +127,7 @@ mod tests {
             .max_size(threads() as u32)
             .build(manager)
             .unwrap();
-        let readers = Readers::start(&pool, threads()).unwrap();
+        let readers = Readers::start(&pool, threads(), super::super::Meters::default()).unwrap();
         for _ in 0..threads() * 2 {
             let failed = readers
                 .read(|_| -> Result<()> { panic!("a bug in a read") })

@@ -50,7 +50,12 @@ fn run_guarded(job: TransactionJob, tx: &Connection) -> Option<Completion> {
 
 /// The writer thread: takes whatever jobs are queued (up to [`GROUP_MAX`]), runs them in one
 /// transaction, commits once, then tells every caller. Ends when every `Store` is dropped.
-pub(super) fn writer_loop(mut conn: Connection, mut queue: Taker<Job>, commits: &AtomicU64) {
+pub(super) fn writer_loop(
+    mut conn: Connection,
+    mut queue: Taker<Job>,
+    commits: &AtomicU64,
+    meters: &super::Meters,
+) {
     let mut pending: Option<Job> = None;
     loop {
         let first = match pending.take() {
@@ -81,6 +86,7 @@ pub(super) fn writer_loop(mut conn: Connection, mut queue: Taker<Job>, commits: 
                 None => break,
             }
         }
+        let (began, jobs) = (std::time::Instant::now(), group.len());
         match conn.transaction_with_behavior(TransactionBehavior::Immediate) {
             Ok(tx) => {
                 let completions: Vec<Completion> = group
@@ -91,6 +97,10 @@ pub(super) fn writer_loop(mut conn: Connection, mut queue: Taker<Job>, commits: 
                 if committed.is_ok() {
                     // Before any caller hears of it: an answer read after a write sees the bump.
                     commits.fetch_add(1, Ordering::SeqCst);
+                }
+                if let Some(meters) = meters.get() {
+                    meters.commit_seconds.record(began.elapsed().as_secs_f64());
+                    meters.group_jobs.record(jobs as f64);
                 }
                 completions
                     .into_iter()

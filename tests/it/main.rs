@@ -26,6 +26,7 @@ mod mcp_protocol;
 mod mcp_schemas;
 mod messages;
 mod meta;
+mod metrics;
 mod oauth;
 mod oauth_clients;
 mod oauth_discovery;

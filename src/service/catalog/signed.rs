@@ -12,6 +12,7 @@
 
 use jiff::{SignedDuration, Timestamp};
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::counters::FLUSH_INTERVAL;
@@ -67,6 +68,9 @@ impl Entry {
 #[derive(Default)]
 pub struct SignedAnswers {
     entries: Mutex<Entries>,
+    /// Lookups that found a good answer, and those that did not (for the metrics).
+    hits: AtomicU64,
+    misses: AtomicU64,
 }
 
 #[derive(Default)]
@@ -79,11 +83,26 @@ impl SignedAnswers {
     /// The kept answer for `key` and its listing's `seq`, if still good under `stamp`.
     pub fn get(&self, key: &str, stamp: Stamp, now: Timestamp) -> Option<(Body, i64)> {
         let entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
-        entries
+        let found = entries
             .map
             .get(key)
             .filter(|entry| entry.stamp == stamp && entry.young(now))
-            .map(|entry| (entry.body.clone(), entry.seq))
+            .map(|entry| (entry.body.clone(), entry.seq));
+        let tally = if found.is_some() {
+            &self.hits
+        } else {
+            &self.misses
+        };
+        tally.fetch_add(1, Ordering::Relaxed);
+        found
+    }
+
+    /// Lookups so far: (hits, misses).
+    pub fn lookups(&self) -> (u64, u64) {
+        (
+            self.hits.load(Ordering::Relaxed),
+            self.misses.load(Ordering::Relaxed),
+        )
     }
 
     /// Lets go of the answers too old to be reused (the counter flusher calls it each pass), so

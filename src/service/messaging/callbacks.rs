@@ -25,6 +25,7 @@ use crate::request::messaging::CallbackList;
 use crate::service::App;
 use crate::store::agents::AgentRow;
 use crate::store::messages::{self as store, DeliveryRow, MessageRow};
+use crate::telemetry::CallbackOutcome;
 
 /// Waits before attempts 2 to 5.
 pub const RETRY_DELAYS: [SignedDuration; 4] = [
@@ -157,6 +158,12 @@ async fn attempt(app: &App, mut delivery: DeliveryRow) -> Result<()> {
         }
     };
     apply_outcome(&mut delivery, failure, now);
+    app.telemetry
+        .callback_attempt(match delivery.status.as_str() {
+            "delivered" => CallbackOutcome::Delivered,
+            "dead" => CallbackOutcome::Dead,
+            _ => CallbackOutcome::Retry,
+        });
     let row = delivery.clone();
     app.store
         .write(move |tx| store::update_delivery(tx, &row))

@@ -570,6 +570,20 @@ fn a_follower_serves_what_the_primary_wrote_and_sends_writes_to_the_primary() {
         ready["lagSeconds"].as_f64().is_some_and(|s| s < 10.0),
         "{ready}"
     );
+    // The follower answers /metrics about itself (its own operator key), lag included.
+    let operator_key = std::fs::read_to_string(data.join("operator.key")).unwrap();
+    let bearer = format!("Bearer {}", operator_key.trim());
+    let metrics =
+        reads.request_unredirected("GET", "/metrics", &[("authorization", &bearer)], None);
+    assert_eq!(metrics.status, 200, "{}", metrics.text());
+    assert!(
+        metrics
+            .text()
+            .lines()
+            .any(|line| line.starts_with("bourse_follower_lag_seconds ")),
+        "{}",
+        metrics.text()
+    );
 
     // Writes, and reads that need the caller or a session, are redirected to the primary with
     // the method kept; following the redirect reaches it.

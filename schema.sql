@@ -536,3 +536,22 @@ CREATE TABLE orders (
 ) STRICT;
 CREATE INDEX orders_buyer ON orders (buyer_id, seq);
 CREATE INDEX orders_context ON orders (buyer_id, context_id, seq);
+
+-- v10. An agent's spending policy, set with its full key and enforced in the writer's
+-- transaction that opens a purchase (service::spending). Caps are US cents across every rail;
+-- NULL is no cap. The lists are JSON arrays of names (rails as purchases name them, macro-category
+-- and vertical slugs); NULL allows any.
+CREATE TABLE spending_policies (
+    agent_id                 TEXT    PRIMARY KEY REFERENCES agents (id),
+    per_purchase_cents       INTEGER,
+    daily_cents              INTEGER,
+    monthly_cents            INTEGER,
+    rails                    TEXT,
+    categories               TEXT,
+    verticals                TEXT,
+    approval_threshold_cents INTEGER,
+    approval_ttl_secs        INTEGER,
+    updated_at               TEXT    NOT NULL
+) STRICT;
+-- v10. What a buyer spent since the start of a day or month, summed when a purchase opens.
+CREATE INDEX purchases_buyer_created ON purchases (buyer_id, created_at);

@@ -11,7 +11,9 @@
 //! tests below hold every row, route, tool and declaration to the table.
 
 use crate::error::Error;
-use crate::request::{Op, Tool, agents, catalog, commerce, contact, disclosure, messaging, trust};
+use crate::request::{
+    Op, Tool, agents, catalog, commerce, contact, disclosure, messaging, spending, trust,
+};
 
 /// Who may call an operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -218,6 +220,9 @@ operations! {
     SellDashboard: Agent [GET "/api/sell/dashboard"] => commerce::SELLER_DASHBOARD {};
     MarketplaceStats: Public [GET "/api/marketplace/stats"] => catalog::MARKETPLACE_STATS
         { reuse };
+    SetSpendingPolicy: Agent [PUT "/api/agents/me/spending-policy"]
+        => spending::SET_SPENDING_POLICY { json };
+    GetSpending: Agent [GET "/api/agents/me/spending"] => spending::SPENDING {};
 
     // Agents, keys and messaging on REST.
     UpdateMe: Agent [PATCH "/api/agents/me"] => agents::UPDATE_ME { json };

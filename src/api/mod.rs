@@ -15,6 +15,7 @@ mod proof;
 mod purchases;
 mod sandbox;
 mod sell;
+mod spending;
 mod stats;
 mod stripe;
 mod system;
@@ -179,6 +180,8 @@ pub async fn dispatch(app: &App, operation: Operation, mut ctx: Ctx) -> Result<R
         Operation::ShipPurchase => purchases::ship(app, ctx).await,
         Operation::SellRegister => sell::sell_register(app, ctx).await,
         Operation::SellDashboard => sell::sell_dashboard(app, ctx).await,
+        Operation::SetSpendingPolicy => spending::set_policy(app, ctx).await,
+        Operation::GetSpending => spending::spending(app, ctx).await,
         Operation::SandboxCheckoutPage => crate::pages::checkout::checkout_page(app, ctx).await,
         Operation::SandboxPay => sandbox::pay(app, ctx).await,
         Operation::SandboxCancel => sandbox::cancel(app, ctx).await,

@@ -28,6 +28,7 @@ pub mod messaging;
 pub mod rail;
 pub mod ratelimit;
 pub mod replication;
+pub mod spending;
 pub mod taxonomy;
 pub mod trust;
 

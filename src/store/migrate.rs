@@ -236,4 +236,21 @@ const STEPS: &[(i32, &str)] = &[
          DROP TABLE messages;
          ALTER TABLE messages_v8 RENAME TO messages;",
     ),
+    (
+        // Spending controls: an agent's policy, and what a buyer spent by window.
+        10,
+        "CREATE TABLE spending_policies (
+             agent_id                 TEXT    PRIMARY KEY REFERENCES agents (id),
+             per_purchase_cents       INTEGER,
+             daily_cents              INTEGER,
+             monthly_cents            INTEGER,
+             rails                    TEXT,
+             categories               TEXT,
+             verticals                TEXT,
+             approval_threshold_cents INTEGER,
+             approval_ttl_secs        INTEGER,
+             updated_at               TEXT    NOT NULL
+         ) STRICT;
+         CREATE INDEX purchases_buyer_created ON purchases (buyer_id, created_at);",
+    ),
 ];

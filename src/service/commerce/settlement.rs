@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 use crate::request::commerce::PaymentHeader;
 use crate::service::catalog::listings::{self, write_version};
 use crate::service::rail::Rail;
-use crate::service::{App, catalog::reputation, catalog::sellers, commerce::fees};
+use crate::service::{App, catalog::reputation, catalog::sellers, commerce::fees, spending};
 use crate::store::agents::{self as agent_store, AgentRow};
 use crate::store::listings::{self as listing_store, ListingRow};
 use crate::store::payments as payment_store;
@@ -149,7 +149,8 @@ fn new_purchase(
 /// rail `card`. The fee is closed and the receipt signed; a free purchase is settled at once.
 ///
 /// # Errors
-/// `LISTING_UNAVAILABLE`, `PAYOUTS_NOT_CONNECTED` (409); database failure.
+/// `LISTING_UNAVAILABLE`, `PAYOUTS_NOT_CONNECTED` (409); the buyer's spending refusals (403);
+/// database failure.
 fn insert_checked(
     tx: &rusqlite::Connection,
     keyring: &Keyring,
@@ -169,6 +170,18 @@ fn insert_checked(
     }
     if purchase.amount_cents > 0 {
         sellers::require_payouts(tx, &stored.seller_id, card)?;
+    }
+    // The buyer's spending policy, judged here where buyers are serialized: two purchases can
+    // never pass a cap together.
+    if let Some(buyer_id) = purchase.buyer_id.as_deref() {
+        spending::check(
+            tx,
+            buyer_id,
+            &purchase.rail,
+            &stored,
+            purchase.amount_cents,
+            now,
+        )?;
     }
     close_price(tx, purchase, &stored)?;
     purchase.receipt = purchase_receipt(keyring, purchase, &stored, now);

@@ -1,0 +1,138 @@
+//! Spending controls (`spending_policies`): an agent's policy, and what a buyer has spent since
+//! the start of a window (the purchases that hold money: open checkouts, paid and delivered ones
+//! that were not refunded).
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use crate::error::Result;
+
+/// An agent's spending policy as stored: caps in US cents (`None`: no cap), the lists as JSON
+/// arrays of names (`None`: any).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PolicyRow {
+    pub agent_id: String,
+    pub per_purchase_cents: Option<i64>,
+    pub daily_cents: Option<i64>,
+    pub monthly_cents: Option<i64>,
+    pub rails: Option<String>,
+    pub categories: Option<String>,
+    pub verticals: Option<String>,
+    pub approval_threshold_cents: Option<i64>,
+    pub approval_ttl_secs: Option<i64>,
+    pub updated_at: String,
+}
+
+/// An agent's policy, if it set one.
+///
+/// # Errors
+/// Database failure.
+pub fn find(conn: &Connection, agent_id: &str) -> Result<Option<PolicyRow>> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT agent_id, per_purchase_cents, daily_cents, monthly_cents, rails, categories,
+                 verticals, approval_threshold_cents, approval_ttl_secs, updated_at
+             FROM spending_policies WHERE agent_id = ?1",
+        )?
+        .query_row([agent_id], |r| {
+            Ok(PolicyRow {
+                agent_id: r.get(0)?,
+                per_purchase_cents: r.get(1)?,
+                daily_cents: r.get(2)?,
+                monthly_cents: r.get(3)?,
+                rails: r.get(4)?,
+                categories: r.get(5)?,
+                verticals: r.get(6)?,
+                approval_threshold_cents: r.get(7)?,
+                approval_ttl_secs: r.get(8)?,
+                updated_at: r.get(9)?,
+            })
+        })
+        .optional()?)
+}
+
+/// Stores (or replaces, whole) an agent's policy.
+///
+/// # Errors
+/// Database failure.
+pub fn upsert(conn: &Connection, policy: &PolicyRow) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO spending_policies (agent_id, per_purchase_cents, daily_cents, monthly_cents,
+             rails, categories, verticals, approval_threshold_cents, approval_ttl_secs, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+         ON CONFLICT (agent_id) DO UPDATE SET per_purchase_cents = excluded.per_purchase_cents,
+             daily_cents = excluded.daily_cents, monthly_cents = excluded.monthly_cents,
+             rails = excluded.rails, categories = excluded.categories,
+             verticals = excluded.verticals,
+             approval_threshold_cents = excluded.approval_threshold_cents,
+             approval_ttl_secs = excluded.approval_ttl_secs, updated_at = excluded.updated_at",
+    )?
+    .execute(params![
+        policy.agent_id,
+        policy.per_purchase_cents,
+        policy.daily_cents,
+        policy.monthly_cents,
+        policy.rails,
+        policy.categories,
+        policy.verticals,
+        policy.approval_threshold_cents,
+        policy.approval_ttl_secs,
+        policy.updated_at,
+    ])?;
+    Ok(())
+}
+
+/// How many agents have a policy (the operator's view).
+///
+/// # Errors
+/// Database failure.
+pub fn count(conn: &Connection) -> Result<i64> {
+    Ok(conn
+        .prepare_cached("SELECT count(*) FROM spending_policies")?
+        .query_row([], |r| r.get(0))?)
+}
+
+/// What `buyer_id` has spent in purchases opened at or after `since` that still hold their
+/// money at `now`: open checkouts not past their expiry, paid and delivered purchases without a
+/// refund. Cancelled, expired and refunded purchases give their amount back.
+///
+/// # Errors
+/// Database failure.
+pub fn spent_since(conn: &Connection, buyer_id: &str, since: &str, now: &str) -> Result<i64> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT coalesce(sum(p.amount_cents), 0) FROM purchases p
+             WHERE p.buyer_id = ?1 AND p.created_at >= ?2
+               AND (p.status IN ('paid', 'delivered')
+                    OR (p.status = 'pending_payment' AND (p.expires_at IS NULL OR p.expires_at > ?3)))
+               AND NOT EXISTS (SELECT 1 FROM refunds r WHERE r.purchase_id = p.id)",
+        )?
+        .query_row(params![buyer_id, since, now], |r| r.get(0))?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{agents, test_agent, test_db};
+
+    #[test]
+    fn a_policy_is_stored_replaced_and_read_back() {
+        let conn = test_db();
+        agents::insert(&conn, &test_agent("a", "A-1"), "k", None).unwrap();
+        assert_eq!(find(&conn, "a").unwrap(), None);
+        let mut policy = PolicyRow {
+            agent_id: "a".into(),
+            daily_cents: Some(500),
+            rails: Some("[\"checkout\"]".into()),
+            updated_at: "t0".into(),
+            ..PolicyRow::default()
+        };
+        upsert(&conn, &policy).unwrap();
+        assert_eq!(find(&conn, "a").unwrap().as_ref(), Some(&policy));
+        policy.daily_cents = None;
+        policy.monthly_cents = Some(9);
+        upsert(&conn, &policy).unwrap();
+        assert_eq!(find(&conn, "a").unwrap(), Some(policy));
+        assert_eq!(count(&conn).unwrap(), 1);
+        assert_eq!(spent_since(&conn, "a", "t0", "t1").unwrap(), 0);
+    }
+}

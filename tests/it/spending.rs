@@ -1,0 +1,229 @@
+//! Spending controls: an agent's policy (caps per purchase, per UTC day and month, rails and
+//! categories), enforced in the transaction that opens a purchase, on REST and MCP.
+
+use jiff::SignedDuration;
+use serde_json::{Value, json};
+
+use crate::support::mcp::{tool_err, tool_ok};
+use crate::support::{Party, TestServer, checkout_session};
+
+fn list(server: &TestServer, seller: &Party, price: i64, vertical: &str) -> String {
+    let base = json!({"title": "Freight rates", "description": "Weekly freight.", "priceCents": price, "verticalSlug": vertical, "consent": true});
+    server.create_listing(seller, base, json!({}))
+}
+
+fn set_policy(server: &TestServer, agent: &Party, policy: Value) -> Value {
+    server
+        .send_auth("PUT", "/api/agents/me/spending-policy", &agent.key, &policy)
+        .ok()
+}
+
+fn spending(server: &TestServer, agent: &Party) -> Value {
+    server.get_auth("/api/agents/me/spending", &agent.key).ok()
+}
+
+/// The refusal of a purchase: asserts 403 with `code` and returns the error member.
+#[track_caller]
+fn refused(server: &TestServer, buyer: &Party, listing: &str, code: &str) -> Value {
+    let response = server.buy(buyer, listing);
+    response.assert_error(403, code);
+    response.json()["error"].clone()
+}
+
+#[test]
+fn daily_and_monthly_caps_refuse_name_the_limit_and_start_over_with_the_calendar() {
+    let server = TestServer::start();
+    let (seller, _twin) = server.seller("seller", b"rates");
+    let buyer = server.party("buyer");
+    let listing = list(&server, &seller, 600, "trucking");
+    let before = spending(&server, &buyer);
+    assert_eq!(before["policy"]["dailyCents"], Value::Null);
+    assert_eq!(before["daily"]["spentCents"], 0);
+    let set = set_policy(
+        &server,
+        &buyer,
+        json!({"dailyCents": 1000, "monthlyCents": 2500, "perPurchaseCents": 5000}),
+    );
+    assert_eq!(set["policy"]["dailyCents"], 1000);
+    assert_eq!(set["daily"]["leftCents"], 1000);
+    assert_eq!(set["daily"]["resetsAt"], "2026-11-22T00:00:00.000Z");
+    assert_eq!(set["monthly"]["resetsAt"], "2026-12-01T00:00:00.000Z");
+
+    server.buy_and_pay(&buyer, &listing);
+    let error = refused(&server, &buyer, &listing, "SPEND_LIMIT_EXCEEDED");
+    assert_eq!(
+        error["limit"],
+        json!({"name": "daily", "amountCents": 1000, "leftCents": 400, "requestedCents": 600, "resetsAt": "2026-11-22T00:00:00.000Z"})
+    );
+    let now = spending(&server, &buyer);
+    assert_eq!(
+        (
+            &now["daily"]["spentCents"],
+            &now["daily"]["leftCents"],
+            &now["monthly"]["leftCents"]
+        ),
+        (&json!(600), &json!(400), &json!(1900))
+    );
+
+    // A new UTC day: the daily cap starts over, the monthly one does not.
+    server.clock.advance(SignedDuration::from_hours(20));
+    server.buy_and_pay(&buyer, &listing);
+    server.clock.advance(SignedDuration::from_hours(24));
+    server.buy_and_pay(&buyer, &listing);
+    server.clock.advance(SignedDuration::from_hours(24));
+    server.buy_and_pay(&buyer, &listing);
+    server.clock.advance(SignedDuration::from_hours(24));
+    let error = refused(&server, &buyer, &listing, "SPEND_LIMIT_EXCEEDED");
+    assert_eq!(
+        error["limit"],
+        json!({"name": "monthly", "amountCents": 2500, "leftCents": 100, "requestedCents": 600, "resetsAt": "2026-12-01T00:00:00.000Z"})
+    );
+    // A new UTC month.
+    server.clock.advance(SignedDuration::from_hours(24 * 6));
+    server.buy_and_pay(&buyer, &listing);
+    let december = spending(&server, &buyer);
+    assert_eq!(december["monthly"]["spentCents"], 600);
+    assert_eq!(december["monthly"]["startsAt"], "2026-12-01T00:00:00.000Z");
+}
+
+#[test]
+fn a_per_purchase_cap_rails_and_categories_refuse_and_free_listings_pass() {
+    let server = TestServer::start();
+    let (seller, _twin) = server.seller("seller", b"rates");
+    let buyer = server.party("buyer");
+    let dear = list(&server, &seller, 900, "trucking");
+    let cheap = list(&server, &seller, 100, "research-data");
+    let free = list(&server, &seller, 0, "trucking");
+    set_policy(&server, &buyer, json!({"perPurchaseCents": 500}));
+    let error = refused(&server, &buyer, &dear, "SPEND_LIMIT_EXCEEDED");
+    assert_eq!(
+        error["limit"],
+        json!({"name": "per_purchase", "amountCents": 500, "leftCents": 500, "requestedCents": 900, "resetsAt": null})
+    );
+    set_policy(&server, &buyer, json!({"rails": ["x402_usdc_base"]}));
+    refused(&server, &buyer, &cheap, "RAIL_NOT_ALLOWED");
+    set_policy(&server, &buyer, json!({"categories": ["services"]}));
+    refused(&server, &buyer, &cheap, "CATEGORY_NOT_ALLOWED");
+    server.buy(&buyer, &dear).assert_status(200);
+    // Either list admits a listing.
+    set_policy(
+        &server,
+        &buyer,
+        json!({"categories": ["services"], "verticals": ["research-data"]}),
+    );
+    server.buy(&buyer, &cheap).assert_status(200);
+    // Spending nothing, a free listing passes every cap.
+    set_policy(&server, &buyer, json!({"dailyCents": 0, "rails": ["card"]}));
+    server.buy(&buyer, &free).assert_status(200);
+    // Unknown names are refused; the whole policy is replaced by each PUT.
+    server
+        .send_auth(
+            "PUT",
+            "/api/agents/me/spending-policy",
+            &buyer.key,
+            &json!({"rails": ["free"]}),
+        )
+        .assert_invalid_naming("rails");
+    server
+        .send_auth(
+            "PUT",
+            "/api/agents/me/spending-policy",
+            &buyer.key,
+            &json!({"verticals": ["no-such-vertical"]}),
+        )
+        .assert_invalid_naming("verticals");
+    let cleared = set_policy(&server, &buyer, json!({}));
+    assert_eq!(cleared["policy"]["rails"], Value::Null);
+    assert_eq!(cleared["policy"]["dailyCents"], Value::Null);
+}
+
+#[test]
+fn cancelled_and_expired_checkouts_give_their_amount_back() {
+    let server = TestServer::start();
+    let (seller, _twin) = server.seller("seller", b"rates");
+    let buyer = server.party("buyer");
+    let listing = list(&server, &seller, 600, "trucking");
+    set_policy(&server, &buyer, json!({"dailyCents": 1000}));
+    let pending = server.buy(&buyer, &listing).ok();
+    assert_eq!(
+        spending(&server, &buyer)["daily"]["spentCents"],
+        600,
+        "an open checkout holds its amount"
+    );
+    refused(&server, &buyer, &listing, "SPEND_LIMIT_EXCEEDED");
+    let session = checkout_session(&pending);
+    server
+        .post(
+            &format!("/api/sandbox/checkout/{session}/cancel"),
+            &json!({}),
+        )
+        .assert_status(200);
+    assert_eq!(spending(&server, &buyer)["daily"]["spentCents"], 0);
+    server.buy(&buyer, &listing).assert_status(200);
+    refused(&server, &buyer, &listing, "SPEND_LIMIT_EXCEEDED");
+    // The checkout expires unpaid (30 minutes).
+    server.clock.advance(SignedDuration::from_mins(31));
+    assert_eq!(spending(&server, &buyer)["daily"]["spentCents"], 0);
+    server.buy(&buyer, &listing).assert_status(200);
+}
+
+#[test]
+fn fifty_concurrent_purchases_against_a_cap_that_allows_ten_exactly_ten_succeed() {
+    let server = TestServer::start();
+    let (seller, _twin) = server.seller("seller", b"rates");
+    let buyer = server.party("buyer");
+    let listing = list(&server, &seller, 100, "trucking");
+    set_policy(&server, &buyer, json!({"dailyCents": 1000}));
+    let threads: Vec<_> = (0..50)
+        .map(|_| {
+            let (base, listing, key) = (server.base.clone(), listing.clone(), buyer.key.clone());
+            std::thread::spawn(move || {
+                let client = crate::support::Client::new(&base);
+                let response = client.send_auth(
+                    "POST",
+                    &format!("/api/marketplace/listings/{listing}/purchase"),
+                    &key,
+                    &json!({}),
+                );
+                (response.status, response.json()["error"]["code"].clone())
+            })
+        })
+        .collect();
+    let answers: Vec<(u16, Value)> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+    let ok = answers.iter().filter(|(status, _)| *status == 200).count();
+    let capped = answers
+        .iter()
+        .filter(|(status, code)| *status == 403 && code == "SPEND_LIMIT_EXCEEDED")
+        .count();
+    assert_eq!((ok, capped), (10, 40), "{answers:?}");
+    let now = spending(&server, &buyer);
+    assert_eq!(now["daily"]["spentCents"], 1000);
+    assert_eq!(now["daily"]["leftCents"], 0);
+}
+
+#[test]
+fn mcp_sets_reads_and_meets_the_policy() {
+    let server = TestServer::start();
+    let (seller, _twin) = server.seller("seller", b"rates");
+    let buyer = server.party("buyer");
+    let listing = list(&server, &seller, 600, "trucking");
+    let set = tool_ok(
+        &server,
+        &buyer.key,
+        "set_spending_policy",
+        json!({"daily_cents": 500}),
+    );
+    assert_eq!(set["policy"]["dailyCents"], 500);
+    let read = tool_ok(&server, &buyer.key, "get_spending", json!({}));
+    assert_eq!(read["daily"]["leftCents"], 500);
+    assert_eq!(read, spending(&server, &buyer));
+    let error = tool_err(
+        &server,
+        &buyer.key,
+        "buy_data",
+        json!({"listing_id": listing}),
+        "SPEND_LIMIT_EXCEEDED",
+    );
+    assert_eq!(error["limit"]["name"], "daily");
+    assert_eq!(error["limit"]["leftCents"], 500);
+}

@@ -264,7 +264,9 @@ CREATE TABLE purchases (
     -- payment (Stripe PaymentIntent, x402 transaction hash) and the paying wallet (x402).
     checkout_url         TEXT,
     payment_ref          TEXT,
-    payer                TEXT
+    payer                TEXT,
+    -- v10. The restricted key that opened it (its own caps count its purchases).
+    key_id               TEXT
 ) STRICT;
 
 CREATE UNIQUE INDEX purchases_payment_ref ON purchases (payment_ref) WHERE payment_ref IS NOT NULL;
@@ -555,3 +557,20 @@ CREATE TABLE spending_policies (
 ) STRICT;
 -- v10. What a buyer spent since the start of a day or month, summed when a purchase opens.
 CREATE INDEX purchases_buyer_created ON purchases (buyer_id, created_at);
+-- v10. Restricted keys an agent mints for its sub-agents: stored as SHA-256 like every key,
+-- with their scopes (space-separated), their own caps (no higher than the agent's), an optional
+-- expiry and a label. Rotating the agent's full key leaves them alone.
+CREATE TABLE agent_keys (
+    id                 TEXT    PRIMARY KEY,
+    agent_id           TEXT    NOT NULL REFERENCES agents (id),
+    key_hash           TEXT    NOT NULL UNIQUE,
+    label              TEXT,
+    scopes             TEXT    NOT NULL,
+    per_purchase_cents INTEGER,
+    daily_cents        INTEGER,
+    monthly_cents      INTEGER,
+    expires_at         TEXT,
+    created_at         TEXT    NOT NULL,
+    revoked_at         TEXT
+) STRICT;
+CREATE INDEX agent_keys_agent ON agent_keys (agent_id);

@@ -12,7 +12,7 @@
 
 use crate::error::Error;
 use crate::request::{
-    Op, Tool, agents, catalog, commerce, contact, disclosure, messaging, spending, trust,
+    Op, Scope, Tool, agents, catalog, commerce, contact, disclosure, messaging, spending, trust,
 };
 
 /// Who may call an operation.
@@ -223,6 +223,9 @@ operations! {
     SetSpendingPolicy: Agent [PUT "/api/agents/me/spending-policy"]
         => spending::SET_SPENDING_POLICY { json };
     GetSpending: Agent [GET "/api/agents/me/spending"] => spending::SPENDING {};
+    CreateKey: Agent [POST "/api/agents/me/keys"] => spending::CREATE_KEY { json };
+    ListKeys: Agent [GET "/api/agents/me/keys"] {};
+    RevokeRestrictedKey: Agent [POST "/api/agents/me/keys/{id}/revoke"] { param: Some(Id) };
 
     // Agents, keys and messaging on REST.
     UpdateMe: Agent [PATCH "/api/agents/me"] => agents::UPDATE_ME { json };
@@ -384,6 +387,25 @@ impl Operation {
     /// The declaration of its fields, for operations read through `Input`.
     pub fn op(self) -> Option<&'static Op> {
         self.spec().op
+    }
+
+    /// What a restricted key needs to call it: the scope of its declaration (reading by
+    /// default), or `None` when only the agent's full key may (keys, the spending policy, the
+    /// profile, OAuth grants).
+    pub fn key_scope(self) -> Option<Scope> {
+        match self {
+            Operation::RevokeKey
+            | Operation::UpdateMe
+            | Operation::SetSpendingPolicy
+            | Operation::CreateKey
+            | Operation::ListKeys
+            | Operation::RevokeRestrictedKey
+            | Operation::AgentOAuthGrants
+            | Operation::AgentRevokeOAuthGrant => None,
+            Operation::ReplayCallback => Some(Scope::Message),
+            Operation::GetDeliveryEndpoint => Some(Scope::Sell),
+            _ => Some(self.op().and_then(|op| op.scope).unwrap_or(Scope::Read)),
+        }
     }
 
     /// Its MCP tool, if it is one.

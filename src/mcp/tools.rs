@@ -57,7 +57,7 @@ pub(super) async fn call_tool(
     // The spending policy is changed with the agent's full key only, never through a token a
     // hosted client holds.
     if let Some(who) = who
-        && who.grant.is_some()
+        && (who.grant.is_some() || who.agent.restricted.is_some())
         && operation == Operation::SetSpendingPolicy
     {
         return Outcome::Done(tool_failure(

@@ -141,3 +141,69 @@ fn names(input: &Input, field: &Field) -> Result<Option<Vec<String>>> {
     }
     Ok(Some(out))
 }
+
+const KEY_LABEL: Field =
+    Field::rest("label", Kind::Text(100)).doc("A name for the key (which sub-agent holds it).");
+const KEY_SCOPES: Field = Field::rest(
+    "scopes",
+    Kind::Json(r#"{"type":"array","minItems":1,"maxItems":4,"uniqueItems":true,"items":{"type":"string","enum":["read","message","sell","spend"]}}"#),
+)
+.required()
+.doc("What the key may do: `read`, `message`, `sell`, `spend`.");
+const KEY_EXPIRES: Field = Field::rest("expiresInHours", Kind::Int(1, 8760))
+    .doc("The key stops working this many hours after it is minted. Absent: never.");
+
+/// `POST /api/agents/me/keys` (REST only, the agent's full key): mints a restricted key.
+pub static CREATE_KEY: Op = Op {
+    name: "create_key",
+    fields: &[
+        KEY_LABEL,
+        KEY_SCOPES,
+        Field::rest("perPurchaseCents", Kind::Int(0, CAP_MAX)),
+        Field::rest("dailyCents", Kind::Int(0, CAP_MAX)),
+        Field::rest("monthlyCents", Kind::Int(0, CAP_MAX)),
+        KEY_EXPIRES,
+    ],
+    scope: None,
+    tool: None,
+};
+
+/// A restricted key to mint.
+#[derive(Debug, Clone)]
+pub struct CreateKey {
+    pub label: Option<String>,
+    /// Scope names, checked by the reader against the four scopes.
+    pub scopes: Vec<Scope>,
+    pub per_purchase_cents: Option<i64>,
+    pub daily_cents: Option<i64>,
+    pub monthly_cents: Option<i64>,
+    pub expires_in_hours: Option<i64>,
+}
+
+impl CreateKey {
+    /// # Errors
+    /// `INVALID_ARGUMENT` naming the field.
+    pub fn read(input: &Input) -> Result<CreateKey> {
+        let field = |i: usize| &CREATE_KEY.fields[i];
+        let names = names(input, field(1))?.unwrap_or_default();
+        let mut scopes = Vec::new();
+        for name in &names {
+            scopes.push(Scope::named(name).ok_or_else(|| {
+                Error::invalid(format!(
+                    "`scopes` names {name:?}; scopes are read, message, sell, spend"
+                ))
+            })?);
+        }
+        if scopes.is_empty() {
+            return Err(Error::invalid("`scopes` must name at least one scope"));
+        }
+        Ok(CreateKey {
+            label: input.text(field(0))?,
+            scopes,
+            per_purchase_cents: input.int(field(2))?,
+            daily_cents: input.int(field(3))?,
+            monthly_cents: input.int(field(4))?,
+            expires_in_hours: input.int(field(5))?,
+        })
+    }
+}

@@ -251,6 +251,21 @@ const STEPS: &[(i32, &str)] = &[
              approval_ttl_secs        INTEGER,
              updated_at               TEXT    NOT NULL
          ) STRICT;
-         CREATE INDEX purchases_buyer_created ON purchases (buyer_id, created_at);",
+         CREATE INDEX purchases_buyer_created ON purchases (buyer_id, created_at);
+         ALTER TABLE purchases ADD COLUMN key_id TEXT;
+         CREATE TABLE agent_keys (
+             id                 TEXT    PRIMARY KEY,
+             agent_id           TEXT    NOT NULL REFERENCES agents (id),
+             key_hash           TEXT    NOT NULL UNIQUE,
+             label              TEXT,
+             scopes             TEXT    NOT NULL,
+             per_purchase_cents INTEGER,
+             daily_cents        INTEGER,
+             monthly_cents      INTEGER,
+             expires_at         TEXT,
+             created_at         TEXT    NOT NULL,
+             revoked_at         TEXT
+         ) STRICT;
+         CREATE INDEX agent_keys_agent ON agent_keys (agent_id);",
     ),
 ];

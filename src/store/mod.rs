@@ -569,6 +569,7 @@ pub(crate) fn test_agent(id: &str, handle: &str) -> agents::AgentRow {
         updated_at: "2026-01-01T00:00:00Z".into(),
         rating_count: 0,
         sales_count: 0,
+        restricted: None,
     }
 }
 

@@ -109,6 +109,32 @@ pub fn spent_since(conn: &Connection, buyer_id: &str, since: &str, now: &str) ->
         .query_row(params![buyer_id, since, now], |r| r.get(0))?)
 }
 
+/// What the restricted key `key_id` has spent since `since` (as [`spent_since`]).
+///
+/// # Errors
+/// Database failure.
+pub fn key_spent_since(conn: &Connection, key_id: &str, since: &str, now: &str) -> Result<i64> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT coalesce(sum(p.amount_cents), 0) FROM purchases p
+             WHERE p.key_id = ?1 AND p.created_at >= ?2
+               AND (p.status IN ('paid', 'delivered')
+                    OR (p.status = 'pending_payment' AND (p.expires_at IS NULL OR p.expires_at > ?3)))
+               AND NOT EXISTS (SELECT 1 FROM refunds r WHERE r.purchase_id = p.id)",
+        )?
+        .query_row(params![key_id, since, now], |r| r.get(0))?)
+}
+
+/// Records which restricted key opened a purchase.
+///
+/// # Errors
+/// Database failure.
+pub fn set_purchase_key(conn: &Connection, purchase_id: &str, key_id: &str) -> Result<()> {
+    conn.prepare_cached("UPDATE purchases SET key_id = ?2 WHERE id = ?1")?
+        .execute([purchase_id, key_id])?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -227,3 +227,162 @@ fn mcp_sets_reads_and_meets_the_policy() {
     assert_eq!(error["limit"]["name"], "daily");
     assert_eq!(error["limit"]["leftCents"], 500);
 }
+
+/// Mints a restricted key with the agent's full key; returns the 201 body.
+fn mint(server: &TestServer, agent: &Party, body: Value) -> Value {
+    server
+        .send_auth("POST", "/api/agents/me/keys", &agent.key, &body)
+        .expect(201)
+}
+
+fn as_party(key: &Value, handle: &str) -> Party {
+    Party {
+        key: key["apiKey"].as_str().unwrap().to_owned(),
+        handle: handle.to_owned(),
+    }
+}
+
+#[test]
+fn a_restricted_key_is_the_same_agent_within_its_scopes_and_outlives_a_rotation() {
+    let server = TestServer::start();
+    let (seller, _twin) = server.seller("seller", b"rates");
+    let agent = server.party("agent");
+    let listing = list(&server, &seller, 300, "trucking");
+    let minted = mint(
+        &server,
+        &agent,
+        json!({"label": "reader", "scopes": ["read"], "expiresInHours": 48}),
+    );
+    assert!(minted["apiKey"].as_str().unwrap().starts_with("svc_live_"));
+    assert_eq!(minted["scopes"], json!(["read"]));
+    assert_eq!(minted["expiresAt"], "2026-11-23T04:00:00.000Z");
+    let reader = as_party(&minted, &agent.handle);
+    // The same agent to everyone.
+    let me = server.get_auth("/api/agents/me", &reader.key).ok();
+    assert_eq!(me["handle"], agent.handle);
+    // Outside its scopes, and what only the full key may do.
+    refused(&server, &reader, &listing, "INSUFFICIENT_SCOPE");
+    server
+        .send_auth(
+            "PUT",
+            "/api/agents/me/spending-policy",
+            &reader.key,
+            &json!({}),
+        )
+        .assert_error(403, "INSUFFICIENT_SCOPE");
+    server
+        .send_auth(
+            "POST",
+            "/api/agents/me/keys",
+            &reader.key,
+            &json!({"scopes": ["read"]}),
+        )
+        .assert_error(403, "INSUFFICIENT_SCOPE");
+    server
+        .send_auth("POST", "/api/agents/keys/revoke", &reader.key, &json!({}))
+        .assert_error(403, "INSUFFICIENT_SCOPE");
+    let body = json!({"handle": seller.handle, "clientMessageId": "m1", "body": "hi"});
+    server
+        .send_auth(
+            "POST",
+            &format!("/api/agents/{}/messages", seller.handle),
+            &reader.key,
+            &body,
+        )
+        .assert_error(403, "INSUFFICIENT_SCOPE");
+    // Over MCP, the key holds its scopes only.
+    let spent = tool_ok(&server, &reader.key, "get_spending", json!({}));
+    assert_eq!(spent["daily"]["spentCents"], 0);
+
+    // Rotating the full key leaves the restricted key alone.
+    let rotated = server
+        .send_auth("POST", "/api/agents/keys/revoke", &agent.key, &json!({}))
+        .ok();
+    let full = Party {
+        key: rotated["newApiKey"].as_str().unwrap().to_owned(),
+        handle: agent.handle.clone(),
+    };
+    server
+        .get_auth("/api/agents/me", &reader.key)
+        .assert_status(200);
+    let listed = server.get_auth("/api/agents/me/keys", &full.key).ok();
+    assert_eq!(listed["keys"][0]["id"], minted["id"]);
+    assert!(
+        listed["keys"][0].get("apiKey").is_none(),
+        "never the key again"
+    );
+    // Revoking it never touches the full key.
+    let id = minted["id"].as_str().unwrap();
+    let revoked = server
+        .send_auth(
+            "POST",
+            &format!("/api/agents/me/keys/{id}/revoke"),
+            &full.key,
+            &json!({}),
+        )
+        .ok();
+    assert!(revoked["revokedAt"].is_string());
+    server
+        .get_auth("/api/agents/me", &reader.key)
+        .assert_error(401, "UNAUTHENTICATED");
+    server
+        .get_auth("/api/agents/me", &full.key)
+        .assert_status(200);
+    // An expired key stops working.
+    let short = as_party(
+        &mint(
+            &server,
+            &full,
+            json!({"scopes": ["read"], "expiresInHours": 1}),
+        ),
+        &agent.handle,
+    );
+    server
+        .get_auth("/api/agents/me", &short.key)
+        .assert_status(200);
+    server.clock.advance(SignedDuration::from_mins(61));
+    server
+        .get_auth("/api/agents/me", &short.key)
+        .assert_error(401, "UNAUTHENTICATED");
+}
+
+#[test]
+fn a_restricted_keys_caps_count_its_own_purchases_within_the_agents() {
+    let server = TestServer::start();
+    let (seller, _twin) = server.seller("seller", b"rates");
+    let agent = server.party("agent");
+    let listing = list(&server, &seller, 300, "trucking");
+    set_policy(&server, &agent, json!({"dailyCents": 1000}));
+    server
+        .send_auth(
+            "POST",
+            "/api/agents/me/keys",
+            &agent.key,
+            &json!({"scopes": ["spend"], "dailyCents": 2000}),
+        )
+        .assert_invalid_naming("dailyCents");
+    let buyer = as_party(
+        &mint(
+            &server,
+            &agent,
+            json!({"label": "shopper", "scopes": ["spend", "read"], "dailyCents": 500}),
+        ),
+        &agent.handle,
+    );
+    let first = server.buy(&buyer, &listing).ok();
+    assert_eq!(
+        first["buyerHandle"], agent.handle,
+        "the same agent to others"
+    );
+    let error = refused(&server, &buyer, &listing, "SPEND_LIMIT_EXCEEDED");
+    assert_eq!(
+        error["limit"],
+        json!({"name": "key", "amountCents": 500, "leftCents": 200, "requestedCents": 300, "resetsAt": "2026-11-22T00:00:00.000Z"})
+    );
+    // The agent's own cap counts every purchase, the key's too.
+    server.buy(&agent, &listing).assert_status(200);
+    server.buy(&agent, &listing).assert_status(200);
+    let error = refused(&server, &agent, &listing, "SPEND_LIMIT_EXCEEDED");
+    assert_eq!(error["limit"]["name"], "daily");
+    assert_eq!(error["limit"]["leftCents"], 100);
+}

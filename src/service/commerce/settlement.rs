@@ -59,10 +59,16 @@ pub async fn open(
 ) -> Result<PurchaseRow> {
     let mut purchase = new_purchase(app, sale, hold, session);
     let (keyring, now, card) = (app.keyring.clone(), app.now(), app.card_rail());
+    // The restricted key the buyer used, whose own caps count its purchases.
+    let key_id = sale
+        .buyer
+        .and_then(|buyer| buyer.restricted.as_ref())
+        .map(|key| key.id.clone());
     let (purchase, settled) = app
         .store
         .write(move |tx| {
-            let settled = insert_checked(tx, &keyring, &now, card, &mut purchase)?;
+            let settled =
+                insert_checked(tx, &keyring, &now, card, &mut purchase, key_id.as_deref())?;
             Ok((purchase, settled))
         })
         .await?;
@@ -157,6 +163,7 @@ fn insert_checked(
     now: &str,
     card: Rail,
     purchase: &mut PurchaseRow,
+    key_id: Option<&str>,
 ) -> Result<Settled> {
     // The listing is read again here, in the writer's transaction, though the sale carries it:
     // that copy was read before the writer serialized this buyer with the others, so another
@@ -176,7 +183,10 @@ fn insert_checked(
     if let Some(buyer_id) = purchase.buyer_id.as_deref() {
         spending::check(
             tx,
-            buyer_id,
+            &spending::Buyer {
+                agent_id: buyer_id,
+                key_id,
+            },
             &purchase.rail,
             &stored,
             purchase.amount_cents,
@@ -186,6 +196,9 @@ fn insert_checked(
     close_price(tx, purchase, &stored)?;
     purchase.receipt = purchase_receipt(keyring, purchase, &stored, now);
     store::insert(tx, purchase)?;
+    if let Some(key_id) = key_id {
+        spending::record_key(tx, &purchase.id, key_id)?;
+    }
     if purchase.status == "paid" {
         return Ok(Some(settle(tx, keyring, now, purchase, &stored)?));
     }

@@ -124,6 +124,12 @@ fn windows(now: &str) -> Result<Windows> {
 /// # Errors
 /// `INVALID_ARGUMENT` for a rail, category or vertical that does not exist; database failure.
 pub async fn set_policy(app: &App, agent: &AgentRow, request: SetPolicy) -> Result<Spending> {
+    if agent.restricted.is_some() {
+        return Err(Error::Forbidden {
+            code: "INSUFFICIENT_SCOPE",
+            message: "the spending policy is changed with the agent's full API key only".into(),
+        });
+    }
     if let Some(rails) = &request.rails
         && let Some(unknown) = rails
             .iter()
@@ -213,7 +219,7 @@ pub async fn spending(app: &App, agent: &AgentRow) -> Result<Spending> {
 /// `SPEND_LIMIT_EXCEEDED`, `RAIL_NOT_ALLOWED`, `CATEGORY_NOT_ALLOWED` (403); database failure.
 pub fn check(
     tx: &rusqlite::Connection,
-    buyer_id: &str,
+    buyer: &Buyer<'_>,
     rail: &str,
     listing: &ListingRow,
     amount_cents: i64,
@@ -222,6 +228,10 @@ pub fn check(
     if amount_cents <= 0 {
         return Ok(());
     }
+    if let Some(key_id) = buyer.key_id {
+        check_key(tx, key_id, amount_cents, now)?;
+    }
+    let buyer_id = buyer.agent_id;
     let Some(row) = store::find(tx, buyer_id)? else {
         return Ok(());
     };
@@ -288,6 +298,61 @@ pub fn check(
         }
     }
     Ok(())
+}
+
+/// Who is buying: the agent, and the restricted key it used (`None` for its full key).
+pub struct Buyer<'a> {
+    pub agent_id: &'a str,
+    pub key_id: Option<&'a str>,
+}
+
+/// A restricted key's own caps (limit `key`), counting the purchases it opened.
+fn check_key(tx: &rusqlite::Connection, key_id: &str, amount_cents: i64, now: &str) -> Result<()> {
+    let Some(key) = crate::store::agents::find_key(tx, key_id)? else {
+        return Ok(());
+    };
+    if key.revoked_at.is_some() || key.expires_at.as_deref().is_some_and(|at| at <= now) {
+        return Err(Error::Unauthenticated(
+            "the restricted key was revoked or has expired".into(),
+        ));
+    }
+    if let Some(cap) = key.per_purchase_cents
+        && amount_cents > cap
+    {
+        return Err(over(
+            "key",
+            cap,
+            cap,
+            amount_cents,
+            None,
+            "a purchase with this key",
+        ));
+    }
+    let windows = windows(now)?;
+    for (cap, (since, resets_at), what) in [
+        (key.daily_cents, windows.day, "this key today (UTC)"),
+        (
+            key.monthly_cents,
+            windows.month,
+            "this key this month (UTC)",
+        ),
+    ] {
+        let Some(cap) = cap else { continue };
+        let spent = store::key_spent_since(tx, key_id, &since, now)?;
+        if spent + amount_cents > cap {
+            let left = (cap - spent).max(0);
+            return Err(over("key", cap, left, amount_cents, Some(resets_at), what));
+        }
+    }
+    Ok(())
+}
+
+/// Records, in the transaction that opened it, the restricted key a purchase was made with.
+///
+/// # Errors
+/// Database failure.
+pub fn record_key(tx: &rusqlite::Connection, purchase_id: &str, key_id: &str) -> Result<()> {
+    store::set_purchase_key(tx, purchase_id, key_id)
 }
 
 fn names(list: &[String]) -> String {

@@ -265,8 +265,10 @@ CREATE TABLE purchases (
     checkout_url         TEXT,
     payment_ref          TEXT,
     payer                TEXT,
-    -- v10. The restricted key that opened it (its own caps count its purchases).
-    key_id               TEXT
+    -- v10. The restricted key that opened it (its own caps count its purchases), and the OAuth
+    -- grant whose token bought it (its daily cap counts it).
+    key_id               TEXT,
+    grant_id             TEXT
 ) STRICT;
 
 CREATE UNIQUE INDEX purchases_payment_ref ON purchases (payment_ref) WHERE payment_ref IS NOT NULL;
@@ -484,7 +486,9 @@ CREATE TABLE oauth_grants (
     created_at TEXT NOT NULL,
     used_at    TEXT,
     revoked_at TEXT,
-    revoked_by TEXT
+    revoked_by TEXT,
+    -- v10. The daily spending cap (US cents, UTC day) the person chose for a grant with `spend`.
+    spend_daily_cents INTEGER
 ) STRICT;
 CREATE INDEX oauth_grants_agent ON oauth_grants (agent_id);
 CREATE INDEX oauth_grants_client ON oauth_grants (client_id);

@@ -21,6 +21,8 @@ pub struct AgentRow {
     pub sales_count: i64,
     /// The restricted key that authenticated this agent (`None` for its full key).
     pub restricted: Option<Box<RestrictedKey>>,
+    /// The OAuth grant whose access token authenticated this agent, if one did.
+    pub via_grant: Option<String>,
 }
 
 /// A restricted key an agent minted (never the key itself: its SHA-256 is stored).
@@ -161,6 +163,7 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<AgentRow> {
         rating_count: row.get(8)?,
         sales_count: row.get(9)?,
         restricted: None,
+        via_grant: None,
     })
 }
 

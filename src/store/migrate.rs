@@ -253,6 +253,8 @@ const STEPS: &[(i32, &str)] = &[
          ) STRICT;
          CREATE INDEX purchases_buyer_created ON purchases (buyer_id, created_at);
          ALTER TABLE purchases ADD COLUMN key_id TEXT;
+         ALTER TABLE purchases ADD COLUMN grant_id TEXT;
+         ALTER TABLE oauth_grants ADD COLUMN spend_daily_cents INTEGER;
          CREATE TABLE agent_keys (
              id                 TEXT    PRIMARY KEY,
              agent_id           TEXT    NOT NULL REFERENCES agents (id),

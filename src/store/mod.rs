@@ -570,6 +570,7 @@ pub(crate) fn test_agent(id: &str, handle: &str) -> agents::AgentRow {
         rating_count: 0,
         sales_count: 0,
         restricted: None,
+        via_grant: None,
     }
 }
 

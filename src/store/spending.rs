@@ -125,6 +125,47 @@ pub fn key_spent_since(conn: &Connection, key_id: &str, since: &str, now: &str) 
         .query_row(params![key_id, since, now], |r| r.get(0))?)
 }
 
+/// An OAuth grant's daily spending cap (`Some(None)`: a grant without one; `None`: no such
+/// grant), and whether it was revoked.
+///
+/// # Errors
+/// Database failure.
+pub fn grant_cap(conn: &Connection, grant_id: &str) -> Result<Option<(Option<i64>, bool)>> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT spend_daily_cents, revoked_at IS NOT NULL FROM oauth_grants WHERE id = ?1",
+        )?
+        .query_row([grant_id], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()?)
+}
+
+/// What the purchases bought through OAuth grant `grant_id` spent since `since` (as
+/// [`spent_since`]).
+///
+/// # Errors
+/// Database failure.
+pub fn grant_spent_since(conn: &Connection, grant_id: &str, since: &str, now: &str) -> Result<i64> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT coalesce(sum(p.amount_cents), 0) FROM purchases p
+             WHERE p.grant_id = ?1 AND p.created_at >= ?2
+               AND (p.status IN ('paid', 'delivered')
+                    OR (p.status = 'pending_payment' AND (p.expires_at IS NULL OR p.expires_at > ?3)))
+               AND NOT EXISTS (SELECT 1 FROM refunds r WHERE r.purchase_id = p.id)",
+        )?
+        .query_row(params![grant_id, since, now], |r| r.get(0))?)
+}
+
+/// Records the OAuth grant whose token bought a purchase.
+///
+/// # Errors
+/// Database failure.
+pub fn set_purchase_grant(conn: &Connection, purchase_id: &str, grant_id: &str) -> Result<()> {
+    conn.prepare_cached("UPDATE purchases SET grant_id = ?2 WHERE id = ?1")?
+        .execute([purchase_id, grant_id])?;
+    Ok(())
+}
+
 /// Records which restricted key opened a purchase.
 ///
 /// # Errors

@@ -386,3 +386,70 @@ fn a_restricted_keys_caps_count_its_own_purchases_within_the_agents() {
     assert_eq!(error["limit"]["name"], "daily");
     assert_eq!(error["limit"]["leftCents"], 100);
 }
+
+#[test]
+fn an_oauth_grants_daily_cap_counts_its_purchases_as_well_as_the_agents_policy() {
+    use crate::support::oauth::{
+        authorize_page, authorize_params, location_query, param, refresh, setup,
+    };
+    let server = TestServer::start();
+    let (seller, _twin) = server.seller("seller", b"rates");
+    let listing = list(&server, &seller, 300, "trucking");
+    let owner = setup(&server, "oauth-buyer", "spend-cap");
+    let agent = Party {
+        key: owner.key.clone(),
+        handle: owner.agent["handle"].as_str().unwrap().to_owned(),
+    };
+    let scope = "read spend";
+    // The consent page offers a daily cap when the client asks for spend.
+    let page = authorize_page(
+        &server,
+        &authorize_params(&owner.client_id, &owner.challenge, scope),
+    )
+    .text();
+    assert!(page.contains("name=\"spend_daily_cap\""), "{page}");
+    let mut form = authorize_params(&owner.client_id, &owner.challenge, scope);
+    form.extend([
+        ("grant", "read"),
+        ("grant", "spend"),
+        ("spend_daily_cap", "5.00"),
+        ("api_key", owner.key.as_str()),
+        ("decision", "allow"),
+    ]);
+    let query = location_query(&server.post_form("/oauth/authorize", &[], &form));
+    let code = param(&query, "code").unwrap().to_owned();
+    let tokens = owner.exchange(&server, &code).expect(200);
+    let token = tokens["access_token"].as_str().unwrap();
+    let buy = json!({"listing_id": listing});
+    tool_ok(&server, token, "buy_data", buy.clone());
+    let error = tool_err(
+        &server,
+        token,
+        "buy_data",
+        buy.clone(),
+        "SPEND_LIMIT_EXCEEDED",
+    );
+    assert_eq!(
+        error["limit"],
+        json!({"name": "grant", "amountCents": 500, "leftCents": 200, "requestedCents": 300, "resetsAt": "2026-11-22T00:00:00.000Z"})
+    );
+    // The agent's own key is not held to the app's cap, but its policy counts the app's purchase.
+    set_policy(&server, &agent, json!({"dailyCents": 600}));
+    server.buy(&agent, &listing).assert_status(200);
+    refused(&server, &agent, &listing, "SPEND_LIMIT_EXCEEDED");
+    // A token cannot change the policy.
+    tool_err(
+        &server,
+        token,
+        "set_spending_policy",
+        json!({"daily_cents": 100_000}),
+        "INSUFFICIENT_SCOPE",
+    );
+    // The cap starts over with the UTC day.
+    set_policy(&server, &agent, json!({}));
+    server.clock.advance(SignedDuration::from_hours(20));
+    let refresh_token = tokens["refresh_token"].as_str().unwrap();
+    let refreshed = refresh(&server, &owner.client_id, refresh_token, &[]).expect(200);
+    let token = refreshed["access_token"].as_str().unwrap();
+    tool_ok(&server, token, "buy_data", buy);
+}

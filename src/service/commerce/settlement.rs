@@ -64,11 +64,20 @@ pub async fn open(
         .buyer
         .and_then(|buyer| buyer.restricted.as_ref())
         .map(|key| key.id.clone());
+    // The OAuth grant whose token is buying, whose daily cap counts its purchases.
+    let grant_id = sale.buyer.and_then(|buyer| buyer.via_grant.clone());
     let (purchase, settled) = app
         .store
         .write(move |tx| {
-            let settled =
-                insert_checked(tx, &keyring, &now, card, &mut purchase, key_id.as_deref())?;
+            let settled = insert_checked(
+                tx,
+                &keyring,
+                &now,
+                card,
+                &mut purchase,
+                key_id.as_deref(),
+                grant_id.as_deref(),
+            )?;
             Ok((purchase, settled))
         })
         .await?;
@@ -164,6 +173,7 @@ fn insert_checked(
     card: Rail,
     purchase: &mut PurchaseRow,
     key_id: Option<&str>,
+    grant_id: Option<&str>,
 ) -> Result<Settled> {
     // The listing is read again here, in the writer's transaction, though the sale carries it:
     // that copy was read before the writer serialized this buyer with the others, so another
@@ -186,6 +196,7 @@ fn insert_checked(
             &spending::Buyer {
                 agent_id: buyer_id,
                 key_id,
+                grant_id,
             },
             &purchase.rail,
             &stored,
@@ -196,9 +207,7 @@ fn insert_checked(
     close_price(tx, purchase, &stored)?;
     purchase.receipt = purchase_receipt(keyring, purchase, &stored, now);
     store::insert(tx, purchase)?;
-    if let Some(key_id) = key_id {
-        spending::record_key(tx, &purchase.id, key_id)?;
-    }
+    spending::record_credential(tx, &purchase.id, key_id, grant_id)?;
     if purchase.status == "paid" {
         return Ok(Some(settle(tx, keyring, now, purchase, &stored)?));
     }

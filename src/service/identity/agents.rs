@@ -77,6 +77,7 @@ pub async fn register(app: &App, request: Register, client: &Client<'_>) -> Resu
         rating_count: 0,
         sales_count: 0,
         restricted: None,
+        via_grant: None,
     };
     let agent = app
         .store
@@ -667,6 +668,7 @@ mod tests {
             rating_count: 0,
             sales_count: 0,
             restricted: None,
+            via_grant: None,
         };
         let read_at = known.generation();
         known.forget("agent"); // the rotation commits while the read is in flight

@@ -231,6 +231,9 @@ pub fn check(
     if let Some(key_id) = buyer.key_id {
         check_key(tx, key_id, amount_cents, now)?;
     }
+    if let Some(grant_id) = buyer.grant_id {
+        check_grant(tx, grant_id, amount_cents, now)?;
+    }
     let buyer_id = buyer.agent_id;
     let Some(row) = store::find(tx, buyer_id)? else {
         return Ok(());
@@ -304,6 +307,8 @@ pub fn check(
 pub struct Buyer<'a> {
     pub agent_id: &'a str,
     pub key_id: Option<&'a str>,
+    /// The OAuth grant whose access token is buying.
+    pub grant_id: Option<&'a str>,
 }
 
 /// A restricted key's own caps (limit `key`), counting the purchases it opened.
@@ -347,12 +352,56 @@ fn check_key(tx: &rusqlite::Connection, key_id: &str, amount_cents: i64, now: &s
     Ok(())
 }
 
-/// Records, in the transaction that opened it, the restricted key a purchase was made with.
+/// An OAuth grant's daily cap (limit `grant`), counting the purchases its tokens made.
+fn check_grant(
+    tx: &rusqlite::Connection,
+    grant_id: &str,
+    amount_cents: i64,
+    now: &str,
+) -> Result<()> {
+    let Some((cap, revoked)) = store::grant_cap(tx, grant_id)? else {
+        return Ok(());
+    };
+    if revoked {
+        return Err(Error::Unauthenticated(
+            "the access token's grant was revoked".into(),
+        ));
+    }
+    let Some(cap) = cap else { return Ok(()) };
+    let (since, resets_at) = windows(now)?.day;
+    let spent = store::grant_spent_since(tx, grant_id, &since, now)?;
+    if spent + amount_cents > cap {
+        let left = (cap - spent).max(0);
+        return Err(over(
+            "grant",
+            cap,
+            left,
+            amount_cents,
+            Some(resets_at),
+            "this app today (UTC)",
+        ));
+    }
+    Ok(())
+}
+
+/// Records, in the transaction that opened it, the restricted key or OAuth grant a purchase was
+/// made with.
 ///
 /// # Errors
 /// Database failure.
-pub fn record_key(tx: &rusqlite::Connection, purchase_id: &str, key_id: &str) -> Result<()> {
-    store::set_purchase_key(tx, purchase_id, key_id)
+pub fn record_credential(
+    tx: &rusqlite::Connection,
+    purchase_id: &str,
+    key_id: Option<&str>,
+    grant_id: Option<&str>,
+) -> Result<()> {
+    if let Some(key_id) = key_id {
+        store::set_purchase_key(tx, purchase_id, key_id)?;
+    }
+    if let Some(grant_id) = grant_id {
+        store::set_purchase_grant(tx, purchase_id, grant_id)?;
+    }
+    Ok(())
 }
 
 fn names(list: &[String]) -> String {

@@ -262,7 +262,9 @@ pub async fn authenticate(app: &App, presented: &str) -> Result<Bearer> {
         })
         .await?;
     let unknown = || Error::Unauthenticated("the access token is unknown or was revoked".into());
-    let (token, grant, agent) = found.ok_or_else(unknown)?;
+    let (token, grant, mut agent) = found.ok_or_else(unknown)?;
+    // Purchases made with the token count against the grant's own cap.
+    agent.via_grant = Some(grant.id.clone());
     if token.kind != TokenKind::Access || token.revoked {
         return Err(unknown());
     }

@@ -299,6 +299,7 @@ operations! {
     OperatorBindChair: Operator [PUT "/api/operator/chair"] => agents::BIND_CHAIR { json };
     OperatorUnbindChair: Operator [DELETE "/api/operator/chair"] {};
     OperatorPayments: Operator [GET "/api/operator/payments"] {};
+    OperatorSpending: Operator [GET "/api/operator/spending"] {};
     OperatorOAuthClients: Operator [GET "/api/operator/oauth/clients"]
         => agents::LIST_OAUTH_CLIENTS {};
     OperatorRevokeOAuthClient: Operator [POST "/api/operator/oauth/clients/revoke"]

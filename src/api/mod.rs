@@ -137,6 +137,7 @@ pub async fn dispatch(app: &App, operation: Operation, mut ctx: Ctx) -> Result<R
         Operation::OperatorBindChair => operator::bind_chair(app, ctx).await,
         Operation::OperatorUnbindChair => operator::unbind_chair(app).await,
         Operation::OperatorPayments => operator::payments(app).await,
+        Operation::OperatorSpending => operator::spending(app).await,
         Operation::ListCategories => stats::categories(app).await,
         Operation::ListVerticals => stats::verticals(app).await,
         Operation::BrowseListings => listings::browse(app, ctx).await,

@@ -484,3 +484,25 @@ fn bench_the_policy_check_on_a_purchase() {
     let without = time(&plain);
     println!("purchase without a policy: {without:?}; with every check: {with:?}");
 }
+
+#[test]
+fn the_operator_sees_policies_and_refusals_as_counts() {
+    let server = TestServer::start();
+    let (seller, _twin) = server.seller("seller", b"rates");
+    let buyer = server.party("buyer");
+    let listing = list(&server, &seller, 600, "trucking");
+    set_policy(&server, &buyer, json!({"perPurchaseCents": 100}));
+    refused(&server, &buyer, &listing, "SPEND_LIMIT_EXCEEDED");
+    set_policy(&server, &buyer, json!({"rails": ["card"]}));
+    refused(&server, &buyer, &listing, "RAIL_NOT_ALLOWED");
+    let view = server
+        .get_auth("/api/operator/spending", &server.operator_key())
+        .ok();
+    assert_eq!(view["agentsWithPolicy"], 1);
+    assert_eq!(view["refusals"]["per_purchase"], 1);
+    assert_eq!(view["refusals"]["rail"], 1);
+    assert_eq!(view["refusals"]["daily"], 0);
+    server
+        .get_auth("/api/operator/spending", &buyer.key)
+        .assert_error(401, "UNAUTHENTICATED");
+}

@@ -66,7 +66,7 @@ pub async fn open(
         .map(|key| key.id.clone());
     // The OAuth grant whose token is buying, whose daily cap counts its purchases.
     let grant_id = sale.buyer.and_then(|buyer| buyer.via_grant.clone());
-    let (purchase, settled) = app
+    let written = app
         .store
         .write(move |tx| {
             let settled = insert_checked(
@@ -80,7 +80,8 @@ pub async fn open(
             )?;
             Ok((purchase, settled))
         })
-        .await?;
+        .await;
+    let (purchase, settled) = written.inspect_err(|error| app.spend_refusals.count(error))?;
     publish(app, settled);
     Ok(purchase)
 }

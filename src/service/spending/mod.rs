@@ -404,6 +404,74 @@ pub fn record_credential(
     Ok(())
 }
 
+/// What spending controls refused since the process started, by limit (the operator's counts).
+#[derive(Debug, Default)]
+pub struct Refusals {
+    counts: [std::sync::atomic::AtomicU64; REFUSAL_KINDS.len()],
+}
+
+/// The kinds of refusal the operator sees counted, in the order they are shown.
+const REFUSAL_KINDS: [&str; 7] = [
+    "per_purchase",
+    "daily",
+    "monthly",
+    "key",
+    "grant",
+    "rail",
+    "category",
+];
+
+impl Refusals {
+    /// Counts `error` if it is a spending refusal.
+    pub fn count(&self, error: &Error) {
+        let kind = match error {
+            Error::SpendRefused {
+                limit: Some(limit), ..
+            } => limit.name,
+            Error::SpendRefused {
+                code: "RAIL_NOT_ALLOWED",
+                ..
+            } => "rail",
+            Error::SpendRefused { .. } => "category",
+            _ => return,
+        };
+        if let Some(i) = REFUSAL_KINDS.iter().position(|k| *k == kind) {
+            self.counts[i].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
+    fn snapshot(&self) -> std::collections::BTreeMap<&'static str, u64> {
+        REFUSAL_KINDS
+            .iter()
+            .zip(&self.counts)
+            .map(|(kind, count)| (*kind, count.load(std::sync::atomic::Ordering::Relaxed)))
+            .collect()
+    }
+}
+
+/// `GET /api/operator/spending`: how many agents set a policy and how many purchases spending
+/// controls refused since the process started, by limit. The operator sees, never sets: no route
+/// lets it change an agent's caps.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OperatorView {
+    pub agents_with_policy: i64,
+    /// Refused purchases by limit, since the process started.
+    pub refusals: std::collections::BTreeMap<&'static str, u64>,
+}
+
+/// The operator's view of spending controls.
+///
+/// # Errors
+/// Database failure.
+pub async fn operator_view(app: &App) -> Result<OperatorView> {
+    let agents_with_policy = app.store.read(store::count).await?;
+    Ok(OperatorView {
+        agents_with_policy,
+        refusals: app.spend_refusals.snapshot(),
+    })
+}
+
 fn names(list: &[String]) -> String {
     list.iter()
         .map(|name| format!("`{name}`"))

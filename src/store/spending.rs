@@ -202,4 +202,68 @@ mod tests {
         assert_eq!(count(&conn).unwrap(), 1);
         assert_eq!(spent_since(&conn, "a", "t0", "t1").unwrap(), 0);
     }
+
+    #[test]
+    fn money_counts_while_held_and_comes_back_on_cancel_expiry_and_refund() {
+        let conn = test_db();
+        conn.execute_batch("PRAGMA foreign_keys = OFF;").unwrap();
+        let purchase =
+            |id: &str, status: &str, amount: i64, created: &str, expires: Option<&str>| {
+                conn.execute(
+                "INSERT INTO purchases (id, listing_id, buyer_id, seller_id, status, amount_cents,
+                     platform_fee_cents, seller_net_cents, fee_bps, schedule_version, rail,
+                     created_at, receipt, expires_at, key_id)
+                 VALUES (?1, 'l', 'a', 's', ?2, ?3, 0, 0, 0, 1, 'checkout', ?4, '{}', ?5, 'k')",
+                params![id, status, amount, created, expires],
+            )
+            .unwrap();
+            };
+        let now = "2026-11-21T12:00:00.000Z";
+        purchase("paid", "paid", 100, "2026-11-21T01:00:00.000Z", None);
+        purchase(
+            "delivered",
+            "delivered",
+            200,
+            "2026-11-21T02:00:00.000Z",
+            None,
+        );
+        purchase(
+            "open",
+            "pending_payment",
+            400,
+            "2026-11-21T11:50:00.000Z",
+            Some("2026-11-21T12:20:00.000Z"),
+        );
+        purchase(
+            "lapsed",
+            "pending_payment",
+            800,
+            "2026-11-21T11:00:00.000Z",
+            Some("2026-11-21T11:30:00.000Z"),
+        );
+        purchase(
+            "cancelled",
+            "cancelled",
+            1600,
+            "2026-11-21T03:00:00.000Z",
+            None,
+        );
+        purchase("expired", "expired", 3200, "2026-11-21T04:00:00.000Z", None);
+        purchase("yesterday", "paid", 6400, "2026-11-20T23:59:59.999Z", None);
+        let day = "2026-11-21T00:00:00.000Z";
+        assert_eq!(spent_since(&conn, "a", day, now).unwrap(), 700);
+        assert_eq!(key_spent_since(&conn, "k", day, now).unwrap(), 700);
+        assert_eq!(
+            spent_since(&conn, "a", "2026-11-01T00:00:00.000Z", now).unwrap(),
+            7100
+        );
+        // A refunded purchase gives its amount back.
+        conn.execute(
+            "INSERT INTO refunds (payment_ref, purchase_id, amount_cents, status, created_at)
+             VALUES ('pi_1', 'delivered', 200, 'pending', ?1)",
+            [now],
+        )
+        .unwrap();
+        assert_eq!(spent_since(&conn, "a", day, now).unwrap(), 500);
+    }
 }

@@ -61,7 +61,7 @@ pub static SET_SPENDING_POLICY: Op = Op {
     ],
     scope: Some(Scope::Spend),
     tool: Some(Tool::idempotent_write(
-        Access::Bearer,
+        Access::Keyed,
         "Set your spending policy",
         "Replace your spending policy: caps per purchase, per UTC day and per UTC month in US \
          cents across every rail, the rails and categories paid purchases may use, and the \
@@ -76,7 +76,7 @@ pub static SPENDING: Op = Op {
     fields: &[],
     scope: Some(Scope::Read),
     tool: Some(Tool::read(
-        Access::Bearer,
+        Access::Keyed,
         "Your spending",
         "Your spending policy, and what you spent and have left per UTC day and month, with when \
          each window starts over.",

@@ -102,6 +102,10 @@ fn a_per_purchase_cap_rails_and_categories_refuse_and_free_listings_pass() {
     );
     set_policy(&server, &buyer, json!({"rails": ["x402_usdc_base"]}));
     refused(&server, &buyer, &cheap, "RAIL_NOT_ALLOWED");
+    // Approval is not offered yet: above the threshold, a purchase is refused (fail closed).
+    set_policy(&server, &buyer, json!({"approvalThresholdCents": 500}));
+    refused(&server, &buyer, &dear, "APPROVAL_REQUIRED");
+    server.buy(&buyer, &cheap).assert_status(200);
     set_policy(&server, &buyer, json!({"categories": ["services"]}));
     refused(&server, &buyer, &cheap, "CATEGORY_NOT_ALLOWED");
     server.buy(&buyer, &dear).assert_status(200);

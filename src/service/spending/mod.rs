@@ -216,7 +216,8 @@ pub async fn spending(app: &App, agent: &AgentRow) -> Result<Spending> {
 /// Free purchases spend nothing and pass.
 ///
 /// # Errors
-/// `SPEND_LIMIT_EXCEEDED`, `RAIL_NOT_ALLOWED`, `CATEGORY_NOT_ALLOWED` (403); database failure.
+/// `SPEND_LIMIT_EXCEEDED`, `RAIL_NOT_ALLOWED`, `CATEGORY_NOT_ALLOWED`, `APPROVAL_REQUIRED`
+/// (403); database failure.
 pub fn check(
     tx: &rusqlite::Connection,
     buyer: &Buyer<'_>,
@@ -282,6 +283,19 @@ pub fn check(
             None,
             "a purchase",
         ));
+    }
+    // Approval by the owner is not offered yet: a purchase above the threshold is refused
+    // rather than let through (fail closed).
+    if let Some(threshold) = policy.approval_threshold_cents
+        && amount_cents > threshold
+    {
+        return Err(Error::SpendRefused {
+            code: "APPROVAL_REQUIRED",
+            message: format!(
+                "this purchase costs {amount_cents} cents, above your approval threshold of {threshold} cents; approval by the owner is not offered yet, so it is refused"
+            ),
+            limit: None,
+        });
     }
     let windows = windows(now)?;
     for (name, cap, (since, resets_at), what) in [
@@ -411,7 +425,7 @@ pub struct Refusals {
 }
 
 /// The kinds of refusal the operator sees counted, in the order they are shown.
-const REFUSAL_KINDS: [&str; 7] = [
+const REFUSAL_KINDS: [&str; 8] = [
     "per_purchase",
     "daily",
     "monthly",
@@ -419,6 +433,7 @@ const REFUSAL_KINDS: [&str; 7] = [
     "grant",
     "rail",
     "category",
+    "approval",
 ];
 
 impl Refusals {
@@ -432,6 +447,10 @@ impl Refusals {
                 code: "RAIL_NOT_ALLOWED",
                 ..
             } => "rail",
+            Error::SpendRefused {
+                code: "APPROVAL_REQUIRED",
+                ..
+            } => "approval",
             Error::SpendRefused { .. } => "category",
             _ => return,
         };

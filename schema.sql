@@ -264,7 +264,11 @@ CREATE TABLE purchases (
     -- payment (Stripe PaymentIntent, x402 transaction hash) and the paying wallet (x402).
     checkout_url         TEXT,
     payment_ref          TEXT,
-    payer                TEXT
+    payer                TEXT,
+    -- v10. The restricted key that opened it (its own caps count its purchases), and the OAuth
+    -- grant whose token bought it (its daily cap counts it).
+    key_id               TEXT,
+    grant_id             TEXT
 ) STRICT;
 
 CREATE UNIQUE INDEX purchases_payment_ref ON purchases (payment_ref) WHERE payment_ref IS NOT NULL;
@@ -482,7 +486,9 @@ CREATE TABLE oauth_grants (
     created_at TEXT NOT NULL,
     used_at    TEXT,
     revoked_at TEXT,
-    revoked_by TEXT
+    revoked_by TEXT,
+    -- v10. The daily spending cap (US cents, UTC day) the person chose for a grant with `spend`.
+    spend_daily_cents INTEGER
 ) STRICT;
 CREATE INDEX oauth_grants_agent ON oauth_grants (agent_id);
 CREATE INDEX oauth_grants_client ON oauth_grants (client_id);
@@ -536,3 +542,39 @@ CREATE TABLE orders (
 ) STRICT;
 CREATE INDEX orders_buyer ON orders (buyer_id, seq);
 CREATE INDEX orders_context ON orders (buyer_id, context_id, seq);
+
+-- v10. An agent's spending policy, set with its full key and enforced in the writer's
+-- transaction that opens a purchase (service::spending). Caps are US cents across every rail;
+-- NULL is no cap. The lists are JSON arrays of names (rails as purchases name them, macro-category
+-- and vertical slugs); NULL allows any.
+CREATE TABLE spending_policies (
+    agent_id                 TEXT    PRIMARY KEY REFERENCES agents (id),
+    per_purchase_cents       INTEGER,
+    daily_cents              INTEGER,
+    monthly_cents            INTEGER,
+    rails                    TEXT,
+    categories               TEXT,
+    verticals                TEXT,
+    approval_threshold_cents INTEGER,
+    approval_ttl_secs        INTEGER,
+    updated_at               TEXT    NOT NULL
+) STRICT;
+-- v10. What a buyer spent since the start of a day or month, summed when a purchase opens.
+CREATE INDEX purchases_buyer_created ON purchases (buyer_id, created_at);
+-- v10. Restricted keys an agent mints for its sub-agents: stored as SHA-256 like every key,
+-- with their scopes (space-separated), their own caps (no higher than the agent's), an optional
+-- expiry and a label. Rotating the agent's full key leaves them alone.
+CREATE TABLE agent_keys (
+    id                 TEXT    PRIMARY KEY,
+    agent_id           TEXT    NOT NULL REFERENCES agents (id),
+    key_hash           TEXT    NOT NULL UNIQUE,
+    label              TEXT,
+    scopes             TEXT    NOT NULL,
+    per_purchase_cents INTEGER,
+    daily_cents        INTEGER,
+    monthly_cents      INTEGER,
+    expires_at         TEXT,
+    created_at         TEXT    NOT NULL,
+    revoked_at         TEXT
+) STRICT;
+CREATE INDEX agent_keys_agent ON agent_keys (agent_id);

@@ -98,6 +98,8 @@ fn main() {
             updated_at: now.clone(),
             rating_count: 0,
             sales_count: 0,
+            restricted: None,
+            via_grant: None,
         };
         let code = format!("S-{:06}", 900_000 + i);
         let reputation = reputation::seller(rng.below(500) as i64, 100, rng.below(2000) as i64);

@@ -19,6 +19,13 @@ pub enum Error {
     Unauthenticated(String),
     /// Authenticated but not allowed (403 with its own code).
     Forbidden { code: &'static str, message: String },
+    /// A purchase refused by the buyer's spending controls (403 `SPEND_LIMIT_EXCEEDED`,
+    /// `RAIL_NOT_ALLOWED`, `CATEGORY_NOT_ALLOWED`); a cap's refusal names the cap.
+    SpendRefused {
+        code: &'static str,
+        message: String,
+        limit: Option<Box<SpendLimit>>,
+    },
     /// No such resource or path (404 `NOT_FOUND`).
     NotFound(String),
     /// Known path, wrong method (405 `METHOD_NOT_ALLOWED`, with `Allow`).
@@ -60,6 +67,22 @@ pub enum Error {
     /// shape `{"error": "invalid_grant", "error_description": "…"}` (RFC 6749 §5.2, RFC 7591
     /// §3.2.2), which OAuth clients parse, rather than bourse's.
     OAuth { error: OAuthCode, message: String },
+}
+
+/// The cap a purchase would have passed: shown as the error's `limit` member.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SpendLimit {
+    /// `per_purchase`, `daily`, `monthly`, `key` or `grant`.
+    pub name: &'static str,
+    /// The cap, in US cents.
+    pub amount_cents: i64,
+    /// What is left of it before this purchase (the cap itself for a per-purchase cap).
+    pub left_cents: i64,
+    /// What the refused purchase costs.
+    pub requested_cents: i64,
+    /// When the window starts over (RFC 3339 UTC); `None` for a per-purchase cap.
+    pub resets_at: Option<String>,
 }
 
 /// The error codes of the OAuth endpoints (RFC 6749 §5.2, RFC 7591 §3.2.2, RFC 8707, RFC 7009).
@@ -114,7 +137,7 @@ impl Error {
         match self {
             Error::InvalidJson(_) | Error::InvalidArgument(_) | Error::BadRequest { .. } => 400,
             Error::Unauthenticated(_) => 401,
-            Error::Forbidden { .. } => 403,
+            Error::Forbidden { .. } | Error::SpendRefused { .. } => 403,
             Error::NotFound(_) => 404,
             Error::MethodNotAllowed { .. } => 405,
             Error::Conflict { .. } => 409,
@@ -154,6 +177,7 @@ impl Error {
             Error::ReadOnlyFollower => "READ_ONLY_FOLLOWER",
             Error::OAuth { error, .. } => error.upper(),
             Error::Forbidden { code, .. }
+            | Error::SpendRefused { code, .. }
             | Error::BadRequest { code, .. }
             | Error::BadGateway { code, .. }
             | Error::Conflict { code, .. }
@@ -181,6 +205,7 @@ impl Error {
             | Error::UnsupportedMediaType(m)
             | Error::NotFound(m) => *m = rewrite(m),
             Error::Forbidden { message, .. }
+            | Error::SpendRefused { message, .. }
             | Error::BadRequest { message, .. }
             | Error::BadGateway { message, .. }
             | Error::Conflict { message, .. }
@@ -212,6 +237,16 @@ impl Error {
         }
     }
 
+    /// The cap a spending refusal names, if any.
+    pub fn spend_limit(&self) -> Option<&SpendLimit> {
+        match self {
+            Error::SpendRefused {
+                limit: Some(limit), ..
+            } => Some(limit),
+            _ => None,
+        }
+    }
+
     /// Shorthand for [`Error::OAuth`].
     pub fn oauth(error: OAuthCode, message: impl Into<String>) -> Error {
         Error::OAuth {
@@ -236,6 +271,7 @@ impl fmt::Display for Error {
             | Error::NotFound(m)
             | Error::Internal(m) => f.write_str(m),
             Error::Forbidden { message, .. }
+            | Error::SpendRefused { message, .. }
             | Error::BadRequest { message, .. }
             | Error::BadGateway { message, .. }
             | Error::Conflict { message, .. }

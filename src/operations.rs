@@ -11,7 +11,9 @@
 //! tests below hold every row, route, tool and declaration to the table.
 
 use crate::error::Error;
-use crate::request::{Op, Tool, agents, catalog, commerce, contact, disclosure, messaging, trust};
+use crate::request::{
+    Op, Scope, Tool, agents, catalog, commerce, contact, disclosure, messaging, spending, trust,
+};
 
 /// Who may call an operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -222,6 +224,12 @@ operations! {
     SellDashboard: Agent [GET "/api/sell/dashboard"] => commerce::SELLER_DASHBOARD {};
     MarketplaceStats: Public [GET "/api/marketplace/stats"] => catalog::MARKETPLACE_STATS
         { reuse };
+    SetSpendingPolicy: Agent [PUT "/api/agents/me/spending-policy"]
+        => spending::SET_SPENDING_POLICY { json };
+    GetSpending: Agent [GET "/api/agents/me/spending"] => spending::SPENDING {};
+    CreateKey: Agent [POST "/api/agents/me/keys"] => spending::CREATE_KEY { json };
+    ListKeys: Agent [GET "/api/agents/me/keys"] {};
+    RevokeRestrictedKey: Agent [POST "/api/agents/me/keys/{id}/revoke"] { param: Some(Id) };
 
     // Agents, keys and messaging on REST.
     UpdateMe: Agent [PATCH "/api/agents/me"] => agents::UPDATE_ME { json };
@@ -295,6 +303,7 @@ operations! {
     OperatorBindChair: Operator [PUT "/api/operator/chair"] => agents::BIND_CHAIR { json };
     OperatorUnbindChair: Operator [DELETE "/api/operator/chair"] {};
     OperatorPayments: Operator [GET "/api/operator/payments"] {};
+    OperatorSpending: Operator [GET "/api/operator/spending"] {};
     OperatorOAuthClients: Operator [GET "/api/operator/oauth/clients"]
         => agents::LIST_OAUTH_CLIENTS {};
     OperatorRevokeOAuthClient: Operator [POST "/api/operator/oauth/clients/revoke"]
@@ -384,6 +393,25 @@ impl Operation {
     /// The declaration of its fields, for operations read through `Input`.
     pub fn op(self) -> Option<&'static Op> {
         self.spec().op
+    }
+
+    /// What a restricted key needs to call it: the scope of its declaration (reading by
+    /// default), or `None` when only the agent's full key may (keys, the spending policy, the
+    /// profile, OAuth grants).
+    pub fn key_scope(self) -> Option<Scope> {
+        match self {
+            Operation::RevokeKey
+            | Operation::UpdateMe
+            | Operation::SetSpendingPolicy
+            | Operation::CreateKey
+            | Operation::ListKeys
+            | Operation::RevokeRestrictedKey
+            | Operation::AgentOAuthGrants
+            | Operation::AgentRevokeOAuthGrant => None,
+            Operation::ReplayCallback => Some(Scope::Message),
+            Operation::GetDeliveryEndpoint => Some(Scope::Sell),
+            _ => Some(self.op().and_then(|op| op.scope).unwrap_or(Scope::Read)),
+        }
     }
 
     /// Its MCP tool, if it is one.

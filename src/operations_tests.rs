@@ -85,6 +85,7 @@ fn every_operation_that_takes_a_body_says_whether_it_is_json() {
         Operation::OAuthRevoke,
         Operation::OperatorRevokeOAuthGrant,
         Operation::AgentRevokeOAuthGrant,
+        Operation::RevokeRestrictedKey,
     ];
     for (method, template, operation) in Operation::routes() {
         if ["POST", "PUT", "PATCH", "DELETE"].contains(&method) {

@@ -15,6 +15,7 @@ mod proof;
 mod purchases;
 mod sandbox;
 mod sell;
+mod spending;
 mod stats;
 mod stripe;
 mod system;
@@ -67,9 +68,14 @@ async fn authenticate(app: &App, operation: Operation, ctx: &Ctx) -> Result<Call
                 None if operation.spec().body_key => ctx.json_args()?.take_str("api_key"),
                 None => None,
             };
-            Ok(Caller::Agent(Box::new(
-                crate::service::identity::agents::authenticate(app, key.as_deref()).await?,
-            )))
+            let agent = crate::service::identity::agents::authenticate(app, key.as_deref()).await?;
+            // A restricted key acts within its scopes.
+            crate::service::identity::keys::require_scope(
+                &agent,
+                operation.key_scope(),
+                "this call",
+            )?;
+            Ok(Caller::Agent(Box::new(agent)))
         }
         Auth::Operator if operation.spec().scrape && app.metrics_public => Ok(Caller::Anonymous),
         Auth::Operator => {
@@ -133,6 +139,7 @@ pub async fn dispatch(app: &App, operation: Operation, mut ctx: Ctx) -> Result<R
         Operation::OperatorBindChair => operator::bind_chair(app, ctx).await,
         Operation::OperatorUnbindChair => operator::unbind_chair(app).await,
         Operation::OperatorPayments => operator::payments(app).await,
+        Operation::OperatorSpending => operator::spending(app).await,
         Operation::ListCategories => stats::categories(app).await,
         Operation::ListVerticals => stats::verticals(app).await,
         Operation::BrowseListings => listings::browse(app, ctx).await,
@@ -181,6 +188,11 @@ pub async fn dispatch(app: &App, operation: Operation, mut ctx: Ctx) -> Result<R
         Operation::ShipPurchase => purchases::ship(app, ctx).await,
         Operation::SellRegister => sell::sell_register(app, ctx).await,
         Operation::SellDashboard => sell::sell_dashboard(app, ctx).await,
+        Operation::SetSpendingPolicy => spending::set_policy(app, ctx).await,
+        Operation::GetSpending => spending::spending(app, ctx).await,
+        Operation::CreateKey => spending::create_key(app, ctx).await,
+        Operation::ListKeys => spending::list_keys(app, ctx).await,
+        Operation::RevokeRestrictedKey => spending::revoke_key(app, ctx).await,
         Operation::SandboxCheckoutPage => crate::pages::checkout::checkout_page(app, ctx).await,
         Operation::SandboxPay => sandbox::pay(app, ctx).await,
         Operation::SandboxCancel => sandbox::cancel(app, ctx).await,

@@ -35,6 +35,12 @@ pub async fn unbind_chair(app: &App) -> Result<Reply> {
     )?))
 }
 
+pub async fn spending(app: &App) -> Result<Reply> {
+    Ok(Reply::ok(crate::http::response::to_json(
+        &crate::service::spending::operator_view(app).await?,
+    )?))
+}
+
 pub async fn payments(app: &App) -> Result<Reply> {
     Ok(Reply::ok(crate::http::response::to_json(
         &payments::operator_view(app).await?,

@@ -8,10 +8,11 @@ use crate::http::request::Ctx;
 use crate::http::response::Reply;
 use crate::http::response::to_json as json;
 use crate::request::commerce::{self, GetPurchase, PaymentHeader, Purchase, Rate, Ship};
-use crate::request::{Face, Input};
+use crate::request::{Face, Input, Scope};
 use crate::service::rail::Rail;
 use crate::service::{
     App, commerce::checkout, commerce::payments, commerce::purchases, identity::agents,
+    identity::keys,
 };
 
 /// A purchase on the instance's card rail (key required), or on `x402_usdc_base` (no key
@@ -30,6 +31,9 @@ pub async fn purchase(app: &App, ctx: &Ctx) -> Result<Reply> {
         (Rail::Wallet, None) => None,
         (_, key) => Some(agents::authenticate(app, key.as_deref()).await?),
     };
+    if let Some(buyer) = &buyer {
+        keys::require_scope(buyer, Some(Scope::Spend), "buying")?;
+    }
     input.check_members()?;
     let resource = app.url(&ctx.path);
     Ok(
@@ -70,6 +74,7 @@ pub async fn get_purchase(app: &App, ctx: &Ctx) -> Result<Reply> {
         }
     }
     let buyer = agents::authenticate(app, key).await?;
+    keys::require_scope(&buyer, Some(Scope::Read), "reading a purchase")?;
     Ok(Reply::ok(json(
         &purchases::get(app, &buyer, request).await?,
     )?))

@@ -188,6 +188,9 @@ pub fn error_body(error: &Error, request_id: &str) -> Value {
     if status >= 500 {
         body["error"]["requestId"] = request_id.into();
     }
+    if let Some(limit) = error.spend_limit() {
+        body["error"]["limit"] = serde_json::to_value(limit).unwrap_or(Value::Null);
+    }
     body
 }
 

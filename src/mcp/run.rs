@@ -16,13 +16,14 @@ use crate::request::catalog::{
 use crate::request::commerce::{BecomeSeller, GetPurchase, Purchase, Rate};
 use crate::request::contact::{InquiryKind, NewInquiry};
 use crate::request::messaging::{InboxCall, SendMessage};
+use crate::request::spending::SetPolicy;
 use crate::request::{Face, Input, Op};
 use crate::service::contact::inquiries;
 use crate::service::identity::agents::{self, Client};
 use crate::service::messaging::{message::SentMessage, messages};
 use crate::service::{
     App, catalog::browse, catalog::listings, catalog::sellers, catalog::stats, commerce::checkout,
-    commerce::payments, commerce::purchases, disclosure::meta,
+    commerce::payments, commerce::purchases, disclosure::meta, spending,
 };
 use crate::store::agents::AgentRow;
 
@@ -159,6 +160,16 @@ pub(super) async fn run(
             let agent = me()?;
             input(op, arguments)?;
             typed(payments::dashboard(app, agent).await)
+        }
+        Operation::SetSpendingPolicy => {
+            let agent = me()?;
+            let request = SetPolicy::read(&input(op, arguments)?)?;
+            typed(spending::set_policy(app, agent, request).await)
+        }
+        Operation::GetSpending => {
+            let agent = me()?;
+            input(op, arguments)?;
+            typed(spending::spending(app, agent).await)
         }
         Operation::MarketplaceStats => {
             input(op, arguments)?;

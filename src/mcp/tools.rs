@@ -54,6 +54,17 @@ pub(super) async fn call_tool(
             needed,
         };
     }
+    // The spending policy is changed with the agent's full key only, never through a token a
+    // hosted client holds.
+    if let Some(who) = who
+        && (who.grant.is_some() || who.agent.restricted.is_some())
+        && operation == Operation::SetSpendingPolicy
+    {
+        return Outcome::Done(tool_failure(
+            ctx,
+            &op.respell(Face::Mcp, full_key_required()),
+        ));
+    }
     // A public tool that speaks in the agent's name does so through a token only with the
     // `message` scope; without it, the call is anonymous.
     if let Some(who) = who
@@ -95,6 +106,14 @@ pub(super) async fn call_tool(
         Ok(value) => tool_success(value),
         Err(error) => tool_failure(ctx, &error),
     })
+}
+
+/// `INSUFFICIENT_SCOPE` (403) for a change only the agent's full API key may make.
+fn full_key_required() -> Error {
+    Error::Forbidden {
+        code: "INSUFFICIENT_SCOPE",
+        message: "the spending policy is changed with the agent's full API key only".into(),
+    }
 }
 
 /// The marketplace tools' `api_key` argument: accepted only when a Bearer key authenticated the
@@ -189,6 +208,9 @@ fn tool_failure(ctx: &Ctx, error: &Error) -> Value {
     {
         detail["retryAfterSecs"] = (*retry_after_secs).into();
         text.push_str(&format!(" (retry after {retry_after_secs} s)"));
+    }
+    if let Some(limit) = error.spend_limit() {
+        detail["limit"] = serde_json::to_value(limit).unwrap_or(Value::Null);
     }
     if status >= 500 {
         detail["requestId"] = ctx.request_id.clone().into();

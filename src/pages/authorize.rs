@@ -107,7 +107,9 @@ fn render(request: &Authorization, params: &[(String, String)], error: Option<&s
         })
         .collect();
     let spend_note = if request.scopes.contains(Scope::Spend) {
-        "<p class=\"warn\">Spending is granted only if you tick it.</p>"
+        "<p class=\"warn\">Spending is granted only if you tick it.</p>\
+         <label>Daily spending cap for this app, in US dollars (UTC day; empty for none beyond the agent's own policy) \
+         <input type=\"text\" name=\"spend_daily_cap\" inputmode=\"decimal\" maxlength=\"12\" placeholder=\"20.00\"></label>"
     } else {
         ""
     };
@@ -208,6 +210,19 @@ pub async fn decide(app: &App, ctx: &Ctx) -> Result<Reply> {
             Some("Tick at least one permission, or press Deny."),
         ));
     }
+    let spend_daily_cents = match field(&params, "spend_daily_cap").map(dollars_to_cents) {
+        None => None,
+        Some(Some(cents)) => Some(cents),
+        Some(None) => {
+            return Ok(render(
+                &request,
+                &params,
+                Some(
+                    "The daily spending cap is an amount in dollars and cents, such as 20 or 19.99.",
+                ),
+            ));
+        }
+    };
     let (agent, new_key) = match (field(&params, "api_key"), field(&params, "new_agent_name")) {
         (Some(_), Some(_)) => {
             return Ok(render(
@@ -224,6 +239,13 @@ pub async fn decide(app: &App, ctx: &Ctx) -> Result<Reply> {
             ));
         }
         (Some(key), None) => match agents::authenticate(app, Some(key)).await {
+            Ok(agent) if agent.restricted.is_some() => {
+                return Ok(render(
+                    &request,
+                    &params,
+                    Some("A restricted key cannot authorize apps: paste the agent's full API key."),
+                ));
+            }
             Ok(agent) => (agent, None),
             Err(Error::Unauthenticated(_)) => {
                 return Ok(render(
@@ -258,7 +280,7 @@ pub async fn decide(app: &App, ctx: &Ctx) -> Result<Reply> {
         ));
     }
     Ok(see_other(
-        flow::allow(app, &request, &agent, granted).await?,
+        flow::allow(app, &request, &agent, granted, spend_daily_cents).await?,
     ))
 }
 
@@ -300,12 +322,56 @@ fn created_page(
          and rotating it ends the app's access.</p>\
          <p><code id=\"api-key\">{key}</code></p>\
          <form method=\"post\" action=\"/oauth/authorize\">{hidden}{grants}\
-         <input type=\"hidden\" name=\"api_key\" value=\"{key}\">\
+         <input type=\"hidden\" name=\"api_key\" value=\"{key}\">{cap}\
          <button id=\"continue\" class=\"primary\" type=\"submit\" name=\"decision\" value=\"allow\">Continue to {name}</button></form>",
         handle = html(handle),
         key = html(key),
         hidden = hidden_fields(params),
         name = html(&request.client.name),
+        cap = field(params, "spend_daily_cap").map_or_else(String::new, |cap| format!(
+            "<input type=\"hidden\" name=\"spend_daily_cap\" value=\"{}\">",
+            html(cap)
+        )),
     );
     guarded(page_with_banner("Agent created", BANNER, &body))
+}
+
+/// A dollar amount typed by a person (`20`, `19.99`, `$5.5`) in cents; `None` when it is not one
+/// (or above ten million dollars).
+fn dollars_to_cents(text: &str) -> Option<i64> {
+    let text = text.trim().trim_start_matches('$');
+    let (whole, fraction) = text.split_once('.').unwrap_or((text, ""));
+    if whole.is_empty() && fraction.is_empty()
+        || whole.len() > 8
+        || fraction.len() > 2
+        || !whole
+            .bytes()
+            .chain(fraction.bytes())
+            .all(|b| b.is_ascii_digit())
+    {
+        return None;
+    }
+    let whole: i64 = if whole.is_empty() {
+        0
+    } else {
+        whole.parse().ok()?
+    };
+    let cents: i64 = format!("{fraction:0<2}").parse().ok()?;
+    Some(whole * 100 + cents)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::dollars_to_cents;
+
+    #[test]
+    fn a_typed_dollar_amount_is_read_in_cents() {
+        assert_eq!(dollars_to_cents("20"), Some(2000));
+        assert_eq!(dollars_to_cents("$19.99"), Some(1999));
+        assert_eq!(dollars_to_cents("5.5"), Some(550));
+        assert_eq!(dollars_to_cents(".25"), Some(25));
+        for bad in ["", "-1", "1.234", "1e3", "12,00", "999999999"] {
+            assert_eq!(dollars_to_cents(bad), None, "{bad}");
+        }
+    }
 }

@@ -29,6 +29,7 @@ pub mod metrics;
 pub mod rail;
 pub mod ratelimit;
 pub mod replication;
+pub mod spending;
 pub mod taxonomy;
 pub mod trust;
 
@@ -188,6 +189,8 @@ pub struct App {
     pub shutdown: tokio::sync::watch::Sender<bool>,
     /// Passes of the background workers, counted for whoever embeds the server.
     pub worker_passes: Arc<WorkerPasses>,
+    /// Purchases refused by spending controls since the process started, by limit.
+    pub spend_refusals: spending::Refusals,
     /// The embedded `llms.txt` and `openapi.json` rewritten for `public_url`, made on first
     /// request and then shared (the contract is 700 KB: never copied per request).
     pub documents: Documents,
@@ -421,6 +424,7 @@ impl App {
             callbacks_due: tokio::sync::Notify::new(),
             shutdown: tokio::sync::watch::channel(false).0,
             worker_passes: Arc::default(),
+            spend_refusals: spending::Refusals::default(),
             documents: Documents::default(),
             signed: catalog::signed::SignedAnswers::default(),
             follower: primary.map(|(primary, max_lag_secs)| {

@@ -19,6 +19,133 @@ pub struct AgentRow {
     pub rating_count: i64,
     /// Completed sales as a seller.
     pub sales_count: i64,
+    /// The restricted key that authenticated this agent (`None` for its full key).
+    pub restricted: Option<Box<RestrictedKey>>,
+    /// The OAuth grant whose access token authenticated this agent, if one did.
+    pub via_grant: Option<String>,
+}
+
+/// A restricted key an agent minted (never the key itself: its SHA-256 is stored).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RestrictedKey {
+    pub id: String,
+    pub agent_id: String,
+    pub label: Option<String>,
+    /// Space-separated scope names.
+    pub scopes: String,
+    pub per_purchase_cents: Option<i64>,
+    pub daily_cents: Option<i64>,
+    pub monthly_cents: Option<i64>,
+    pub expires_at: Option<String>,
+    pub created_at: String,
+    pub revoked_at: Option<String>,
+}
+
+const KEY_COLUMNS: &str = "id, agent_id, label, scopes, per_purchase_cents, daily_cents, monthly_cents, expires_at, created_at, revoked_at";
+
+fn key_from_row(row: &Row<'_>) -> rusqlite::Result<RestrictedKey> {
+    Ok(RestrictedKey {
+        id: row.get(0)?,
+        agent_id: row.get(1)?,
+        label: row.get(2)?,
+        scopes: row.get(3)?,
+        per_purchase_cents: row.get(4)?,
+        daily_cents: row.get(5)?,
+        monthly_cents: row.get(6)?,
+        expires_at: row.get(7)?,
+        created_at: row.get(8)?,
+        revoked_at: row.get(9)?,
+    })
+}
+
+/// Stores a restricted key by the hash of its secret.
+///
+/// # Errors
+/// Database failure.
+pub fn insert_key(conn: &Connection, key: &RestrictedKey, key_hash: &str) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO agent_keys (id, agent_id, key_hash, label, scopes, per_purchase_cents,
+             daily_cents, monthly_cents, expires_at, created_at, revoked_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+    )?
+    .execute(rusqlite::params![
+        key.id,
+        key.agent_id,
+        key_hash,
+        key.label,
+        key.scopes,
+        key.per_purchase_cents,
+        key.daily_cents,
+        key.monthly_cents,
+        key.expires_at,
+        key.created_at,
+        key.revoked_at,
+    ])?;
+    Ok(())
+}
+
+/// The restricted key whose secret hashes to `key_hash` (revoked or expired ones too), with its
+/// agent.
+///
+/// # Errors
+/// Database failure.
+pub fn find_by_restricted_key_hash(
+    conn: &Connection,
+    key_hash: &str,
+) -> Result<Option<(AgentRow, RestrictedKey)>> {
+    let sql = format!("SELECT {KEY_COLUMNS} FROM agent_keys WHERE key_hash = ?1");
+    let Some(key) = conn
+        .prepare_cached(&sql)?
+        .query_row([key_hash], key_from_row)
+        .optional()?
+    else {
+        return Ok(None);
+    };
+    Ok(find_by_id(conn, &key.agent_id)?.map(|agent| (agent, key)))
+}
+
+/// A restricted key by id.
+///
+/// # Errors
+/// Database failure.
+pub fn find_key(conn: &Connection, id: &str) -> Result<Option<RestrictedKey>> {
+    let sql = format!("SELECT {KEY_COLUMNS} FROM agent_keys WHERE id = ?1");
+    Ok(conn
+        .prepare_cached(&sql)?
+        .query_row([id], key_from_row)
+        .optional()?)
+}
+
+/// An agent's restricted keys, newest first.
+///
+/// # Errors
+/// Database failure.
+pub fn keys_of(conn: &Connection, agent_id: &str) -> Result<Vec<RestrictedKey>> {
+    let sql = format!(
+        "SELECT {KEY_COLUMNS} FROM agent_keys WHERE agent_id = ?1 ORDER BY created_at DESC, id"
+    );
+    Ok(conn
+        .prepare_cached(&sql)?
+        .query_map([agent_id], key_from_row)?
+        .collect::<rusqlite::Result<_>>()?)
+}
+
+/// Revokes an agent's restricted key; whether it was live.
+///
+/// # Errors
+/// Database failure.
+pub fn revoke_restricted_key(
+    conn: &Connection,
+    agent_id: &str,
+    id: &str,
+    now: &str,
+) -> Result<bool> {
+    Ok(conn
+        .prepare_cached(
+            "UPDATE agent_keys SET revoked_at = ?3 WHERE id = ?1 AND agent_id = ?2 AND revoked_at IS NULL",
+        )?
+        .execute(rusqlite::params![id, agent_id, now])?
+        == 1)
 }
 
 const COLUMNS: &str = "id, handle, name, display_name, email, callback_url, created_at, updated_at, rating_count, sales_count";
@@ -35,6 +162,8 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<AgentRow> {
         updated_at: row.get(7)?,
         rating_count: row.get(8)?,
         sales_count: row.get(9)?,
+        restricted: None,
+        via_grant: None,
     })
 }
 

@@ -236,4 +236,38 @@ const STEPS: &[(i32, &str)] = &[
          DROP TABLE messages;
          ALTER TABLE messages_v8 RENAME TO messages;",
     ),
+    (
+        // Spending controls: an agent's policy, and what a buyer spent by window.
+        10,
+        "CREATE TABLE spending_policies (
+             agent_id                 TEXT    PRIMARY KEY REFERENCES agents (id),
+             per_purchase_cents       INTEGER,
+             daily_cents              INTEGER,
+             monthly_cents            INTEGER,
+             rails                    TEXT,
+             categories               TEXT,
+             verticals                TEXT,
+             approval_threshold_cents INTEGER,
+             approval_ttl_secs        INTEGER,
+             updated_at               TEXT    NOT NULL
+         ) STRICT;
+         CREATE INDEX purchases_buyer_created ON purchases (buyer_id, created_at);
+         ALTER TABLE purchases ADD COLUMN key_id TEXT;
+         ALTER TABLE purchases ADD COLUMN grant_id TEXT;
+         ALTER TABLE oauth_grants ADD COLUMN spend_daily_cents INTEGER;
+         CREATE TABLE agent_keys (
+             id                 TEXT    PRIMARY KEY,
+             agent_id           TEXT    NOT NULL REFERENCES agents (id),
+             key_hash           TEXT    NOT NULL UNIQUE,
+             label              TEXT,
+             scopes             TEXT    NOT NULL,
+             per_purchase_cents INTEGER,
+             daily_cents        INTEGER,
+             monthly_cents      INTEGER,
+             expires_at         TEXT,
+             created_at         TEXT    NOT NULL,
+             revoked_at         TEXT
+         ) STRICT;
+         CREATE INDEX agent_keys_agent ON agent_keys (agent_id);",
+    ),
 ];

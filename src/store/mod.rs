@@ -30,6 +30,7 @@ mod queue;
 mod readers;
 mod replica;
 pub mod settings;
+pub mod spending;
 mod writer;
 
 use std::path::Path;
@@ -66,7 +67,7 @@ fn hand_back_idle(conn: &Connection) {
 /// `PRAGMA application_id` stamped on every bourse database: ASCII "BRSE".
 pub const APPLICATION_ID: i32 = 0x4252_5345;
 /// The schema version this binary writes (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i32 = 8;
+pub const SCHEMA_VERSION: i32 = 10;
 /// Handle to the database; cheap to clone. When the last clone is dropped the writer thread
 /// ends (its queue closes) and the checkpoint thread stops.
 #[derive(Clone)]
@@ -588,6 +589,8 @@ pub(crate) fn test_agent(id: &str, handle: &str) -> agents::AgentRow {
         updated_at: "2026-01-01T00:00:00Z".into(),
         rating_count: 0,
         sales_count: 0,
+        restricted: None,
+        via_grant: None,
     }
 }
 

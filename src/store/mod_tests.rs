@@ -247,3 +247,40 @@ fn fresh_database_is_stamped_and_reopens() {
         .unwrap();
     assert_eq!(id, APPLICATION_ID);
 }
+
+#[test]
+fn a_version_8_database_gains_spending_policies_and_keeps_its_purchases_shape() {
+    let dir = tempfile::tempdir().unwrap();
+    let old = dir.path().join("v8.db");
+    {
+        let conn = Connection::open(&old).unwrap();
+        conn.execute_batch(include_str!("../../tests/fixtures/schema_v8.sql"))
+            .unwrap();
+        conn.execute_batch(&format!(
+            "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = 8;"
+        ))
+        .unwrap();
+        agents::insert(&conn, &test_agent("a", "A-1"), "k", None).unwrap();
+    }
+    let store = Store::open(&old).unwrap();
+    let (version, policy, migrated) = store
+        .write_blocking(|tx| {
+            let version: i32 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+            spending::upsert(
+                tx,
+                &spending::PolicyRow {
+                    agent_id: "a".into(),
+                    daily_cents: Some(100),
+                    updated_at: "t0".into(),
+                    ..spending::PolicyRow::default()
+                },
+            )?;
+            Ok((version, spending::find(tx, "a")?, shape(tx)))
+        })
+        .unwrap();
+    assert_eq!(version, SCHEMA_VERSION);
+    assert_eq!(policy.and_then(|p| p.daily_cents), Some(100));
+    let fresh = Store::open(&dir.path().join("fresh.db")).unwrap();
+    let expected = fresh.write_blocking(|tx| Ok(shape(tx))).unwrap();
+    assert_eq!(migrated, expected);
+}

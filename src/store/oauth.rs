@@ -158,6 +158,8 @@ pub struct NewGrant<'a> {
     pub scopes: &'a str,
     pub resource: &'a str,
     pub now: &'a str,
+    /// The daily spending cap the person chose (US cents), if any.
+    pub spend_daily_cents: Option<i64>,
 }
 
 /// What a new authorization code records.
@@ -180,8 +182,8 @@ pub fn insert_grant_with_code(
     code: &NewCode<'_>,
 ) -> Result<()> {
     conn.prepare_cached(
-        "INSERT INTO oauth_grants (id, client_id, agent_id, scopes, resource, created_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        "INSERT INTO oauth_grants (id, client_id, agent_id, scopes, resource, created_at, spend_daily_cents)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     )?
     .execute(params![
         grant.id,
@@ -189,7 +191,8 @@ pub fn insert_grant_with_code(
         grant.agent_id,
         grant.scopes,
         grant.resource,
-        grant.now
+        grant.now,
+        grant.spend_daily_cents
     ])?;
     conn.prepare_cached(
         "INSERT INTO oauth_codes (code_hash, grant_id, redirect_uri, redirect_given, challenge, expires_at)
@@ -508,6 +511,7 @@ mod tests {
             scopes: "read",
             resource: "http://x/api/mcp",
             now,
+            spend_daily_cents: None,
         };
         let code = NewCode {
             hash: "code-h",

@@ -41,6 +41,7 @@ mod replication;
 #[allow(dead_code)]
 mod secrets_in_logs;
 mod seller_twin;
+mod spending;
 mod static_binary;
 mod stripe;
 mod support;

@@ -7,7 +7,7 @@ use crate::seller_twin::{Mode, SellerTwin};
 use crate::support::TestServer;
 use crate::support::mcp::{MCP, call, err, ok, rpc};
 
-const MARKET_TOOLS: [&str; 20] = [
+const MARKET_TOOLS: [&str; 22] = [
     "about_marketplace",
     "list_verticals",
     "register_agent",
@@ -28,6 +28,8 @@ const MARKET_TOOLS: [&str; 20] = [
     "listing_history",
     "seller_dashboard",
     "marketplace_stats",
+    "set_spending_policy",
+    "get_spending",
 ];
 
 const PUBLIC_TOOLS: [&str; 10] = [

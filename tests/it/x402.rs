@@ -672,3 +672,43 @@ fn x402_concurrent_anonymous_buyers_of_an_exclusive_listing_one_wins() {
 
 #[path = "x402_a2a.rs"]
 mod a2a;
+
+#[test]
+fn x402_a_keyed_buyers_spending_policy_refuses_before_settlement_and_nothing_is_charged() {
+    let (facilitator, server, seller, _twin) = x402_market(b"berth waits");
+    let buyer = server.party("capped-buyer");
+    let listing = list(&server, &seller, 2_500, "trucking", json!({}));
+    let accepted = what_the_challenge_accepts(&server, &listing);
+    let bearer = format!("Bearer {}", buyer.key);
+    let policy = |body: Value| {
+        server
+            .send_auth("PUT", "/api/agents/me/spending-policy", &buyer.key, &body)
+            .assert_status(200);
+    };
+    let pay = || {
+        let payment = v2_payment(&accepted);
+        attempt(
+            &server,
+            &listing,
+            &[("authorization", &bearer), ("PAYMENT-SIGNATURE", &payment)],
+        )
+    };
+    policy(json!({"rails": ["checkout"]}));
+    pay().assert_error(403, "RAIL_NOT_ALLOWED");
+    policy(json!({"dailyCents": 2_000}));
+    let refused = pay();
+    refused.assert_error(403, "SPEND_LIMIT_EXCEEDED");
+    assert_eq!(refused.json()["error"]["limit"]["name"], "daily");
+    assert_eq!(refused.json()["error"]["limit"]["requestedCents"], 2_500);
+    assert!(
+        !facilitator.paths().iter().any(|path| path == "/settle"),
+        "nothing is settled: {:?}",
+        facilitator.paths()
+    );
+    // Within the cap the x402 price counts at its cents value.
+    policy(json!({"dailyCents": 2_500, "rails": ["x402_usdc_base"]}));
+    assert_eq!(pay().ok()["status"], "delivered");
+    let spent = server.get_auth("/api/agents/me/spending", &buyer.key).ok();
+    assert_eq!(spent["daily"]["spentCents"], 2_500);
+    assert_eq!(spent["daily"]["leftCents"], 0);
+}

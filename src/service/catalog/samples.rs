@@ -136,6 +136,8 @@ fn house_agent(conn: &Connection, now: &str) -> Result<String> {
                 updated_at: now.to_owned(),
                 rating_count: 0,
                 sales_count: 0,
+                restricted: None,
+                via_grant: None,
             };
             let skeleton = agent.display_name.as_deref().map(names::skeleton);
             let key_hash = hash_secret(&b64url(&random_bytes::<32>()));

@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 use crate::request::commerce::PaymentHeader;
 use crate::service::catalog::listings::{self, write_version};
 use crate::service::rail::Rail;
-use crate::service::{App, catalog::reputation, catalog::sellers, commerce::fees};
+use crate::service::{App, catalog::reputation, catalog::sellers, commerce::fees, spending};
 use crate::store::agents::{self as agent_store, AgentRow};
 use crate::store::listings::{self as listing_store, ListingRow};
 use crate::store::payments as payment_store;
@@ -59,13 +59,29 @@ pub async fn open(
 ) -> Result<PurchaseRow> {
     let mut purchase = new_purchase(app, sale, hold, session);
     let (keyring, now, card) = (app.keyring.clone(), app.now(), app.card_rail());
-    let (purchase, settled) = app
+    // The restricted key the buyer used, whose own caps count its purchases.
+    let key_id = sale
+        .buyer
+        .and_then(|buyer| buyer.restricted.as_ref())
+        .map(|key| key.id.clone());
+    // The OAuth grant whose token is buying, whose daily cap counts its purchases.
+    let grant_id = sale.buyer.and_then(|buyer| buyer.via_grant.clone());
+    let written = app
         .store
         .write(move |tx| {
-            let settled = insert_checked(tx, &keyring, &now, card, &mut purchase)?;
+            let settled = insert_checked(
+                tx,
+                &keyring,
+                &now,
+                card,
+                &mut purchase,
+                key_id.as_deref(),
+                grant_id.as_deref(),
+            )?;
             Ok((purchase, settled))
         })
-        .await?;
+        .await;
+    let (purchase, settled) = written.inspect_err(|error| app.spend_refusals.count(error))?;
     publish(app, settled);
     Ok(purchase)
 }
@@ -149,13 +165,16 @@ fn new_purchase(
 /// rail `card`. The fee is closed and the receipt signed; a free purchase is settled at once.
 ///
 /// # Errors
-/// `LISTING_UNAVAILABLE`, `PAYOUTS_NOT_CONNECTED` (409); database failure.
+/// `LISTING_UNAVAILABLE`, `PAYOUTS_NOT_CONNECTED` (409); the buyer's spending refusals (403);
+/// database failure.
 fn insert_checked(
     tx: &rusqlite::Connection,
     keyring: &Keyring,
     now: &str,
     card: Rail,
     purchase: &mut PurchaseRow,
+    key_id: Option<&str>,
+    grant_id: Option<&str>,
 ) -> Result<Settled> {
     // The listing is read again here, in the writer's transaction, though the sale carries it:
     // that copy was read before the writer serialized this buyer with the others, so another
@@ -170,9 +189,26 @@ fn insert_checked(
     if purchase.amount_cents > 0 {
         sellers::require_payouts(tx, &stored.seller_id, card)?;
     }
+    // The buyer's spending policy, judged here where buyers are serialized: two purchases can
+    // never pass a cap together.
+    if let Some(buyer_id) = purchase.buyer_id.as_deref() {
+        spending::check(
+            tx,
+            &spending::Buyer {
+                agent_id: buyer_id,
+                key_id,
+                grant_id,
+            },
+            &purchase.rail,
+            &stored,
+            purchase.amount_cents,
+            now,
+        )?;
+    }
     close_price(tx, purchase, &stored)?;
     purchase.receipt = purchase_receipt(keyring, purchase, &stored, now);
     store::insert(tx, purchase)?;
+    spending::record_credential(tx, &purchase.id, key_id, grant_id)?;
     if purchase.status == "paid" {
         return Ok(Some(settle(tx, keyring, now, purchase, &stored)?));
     }

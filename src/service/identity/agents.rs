@@ -76,6 +76,8 @@ pub async fn register(app: &App, request: Register, client: &Client<'_>) -> Resu
         updated_at: now,
         rating_count: 0,
         sales_count: 0,
+        restricted: None,
+        via_grant: None,
     };
     let agent = app
         .store
@@ -189,17 +191,52 @@ pub fn forget(app: &App, agent_id: &str) {
 pub async fn authenticate(app: &App, key: Option<&str>) -> Result<AgentRow> {
     let key_hash = key_hash(key)?;
     if let Some(agent) = app.known_agents.get(&key_hash) {
-        return Ok(agent);
+        return live(app, agent);
     }
     let read_at = app.known_agents.generation();
     let lookup = key_hash.clone();
     let agent = app
         .store
-        .read(move |conn| agent_store::find_by_key_hash(conn, &lookup))
+        .read(move |conn| {
+            if let Some(agent) = agent_store::find_by_key_hash(conn, &lookup)? {
+                return Ok(Some(agent));
+            }
+            // A restricted key: the same agent, within the key's scopes and caps.
+            Ok(
+                agent_store::find_by_restricted_key_hash(conn, &lookup)?.map(|(mut agent, key)| {
+                    agent.restricted = Some(Box::new(key));
+                    agent
+                }),
+            )
+        })
         .await?
         .ok_or_else(unknown_key)?;
     app.known_agents.put(read_at, key_hash, agent.clone());
+    live(app, agent)
+}
+
+/// The agent, unless it came through a restricted key that was revoked or has expired.
+fn live(app: &App, agent: AgentRow) -> Result<AgentRow> {
+    if let Some(key) = &agent.restricted {
+        if key.revoked_at.is_some() {
+            return Err(unknown_key());
+        }
+        if key
+            .expires_at
+            .as_deref()
+            .is_some_and(|at| at <= app.now().as_str())
+        {
+            return Err(Error::Unauthenticated(
+                "this restricted key has expired".into(),
+            ));
+        }
+    }
     Ok(agent)
+}
+
+/// Forgets every cached row of `agent_id` (a restricted key of it was revoked).
+pub(crate) fn forget_agent(app: &App, agent_id: &str) {
+    app.known_agents.forget(agent_id);
 }
 
 /// The stored hash of a presented key.
@@ -630,6 +667,8 @@ mod tests {
             updated_at: String::new(),
             rating_count: 0,
             sales_count: 0,
+            restricted: None,
+            via_grant: None,
         };
         let read_at = known.generation();
         known.forget("agent"); // the rotation commits while the read is in flight

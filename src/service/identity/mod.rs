@@ -6,5 +6,6 @@ pub mod agents;
 pub mod ai_catalog;
 pub mod cards;
 pub mod ingress;
+pub mod keys;
 pub mod names;
 pub mod oauth;

@@ -13,6 +13,7 @@ use super::{
 use crate::clock::rfc3339_after;
 use crate::crypto::b64url;
 use crate::error::{Error, OAuthCode, Result};
+use crate::request::Scope;
 use crate::request::oauth::{ClientAuth, Grant, Params, RevokeRequest, TokenRequest, single};
 use crate::service::{App, hash_secret};
 use crate::store::agents::AgentRow;
@@ -229,8 +230,11 @@ pub async fn allow(
     request: &Authorization,
     agent: &AgentRow,
     granted: Scopes,
+    spend_daily_cents: Option<i64>,
 ) -> Result<String> {
     let granted = granted.intersect(request.scopes);
+    // A spending cap belongs to a grant that may spend.
+    let spend_daily_cents = spend_daily_cents.filter(|_| granted.contains(Scope::Spend));
     if granted.is_empty() {
         return Err(Error::invalid(
             "tick at least one of the permissions the client asked for",
@@ -257,6 +261,7 @@ pub async fn allow(
                 scopes: &scopes,
                 resource: &resource,
                 now: &now,
+                spend_daily_cents,
             };
             let code = NewCode {
                 hash: &code_hash,

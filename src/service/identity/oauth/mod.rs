@@ -236,9 +236,14 @@ pub fn default_scopes() -> Scopes {
 pub async fn authenticate(app: &App, presented: &str) -> Result<Bearer> {
     if !presented.starts_with(ACCESS_PREFIX) {
         let agent = agents::authenticate(app, Some(presented)).await?;
+        // A restricted key holds its own scopes; the full key every scope.
+        let scopes = agent
+            .restricted
+            .as_ref()
+            .map_or(Scopes::ALL, |key| Scopes::known_in(&key.scopes));
         return Ok(Bearer {
             agent,
-            scopes: Scopes::ALL,
+            scopes,
             grant: None,
         });
     }
@@ -257,7 +262,9 @@ pub async fn authenticate(app: &App, presented: &str) -> Result<Bearer> {
         })
         .await?;
     let unknown = || Error::Unauthenticated("the access token is unknown or was revoked".into());
-    let (token, grant, agent) = found.ok_or_else(unknown)?;
+    let (token, grant, mut agent) = found.ok_or_else(unknown)?;
+    // Purchases made with the token count against the grant's own cap.
+    agent.via_grant = Some(grant.id.clone());
     if token.kind != TokenKind::Access || token.revoked {
         return Err(unknown());
     }

@@ -224,6 +224,11 @@ struct ServeArgs {
     /// earlier receipts still verify.
     #[arg(long, env = "BOURSE_ACCEPT_NEW_SIGNING_KEY", conflicts_with = "follow")]
     accept_new_signing_key: bool,
+    /// Start although the database's transparency log is behind a checkpoint this instance
+    /// already published (a restore from before it): the log continues from the restored size,
+    /// and monitors holding the newer checkpoint will see the fork.
+    #[arg(long, env = "BOURSE_ACCEPT_LOG_BEHIND", conflicts_with = "follow")]
+    accept_log_behind: bool,
 }
 
 /// `--payments`.
@@ -430,6 +435,7 @@ fn serve(args: ServeArgs) -> Result<(), String> {
             (false, None) => Replication::Off,
         },
         accept_new_signing_key: args.accept_new_signing_key,
+        accept_log_behind: args.accept_log_behind,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

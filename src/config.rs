@@ -48,6 +48,9 @@ pub struct Config {
     /// Start on a database recorded with other signing keys, keeping their public halves so
     /// earlier receipts still verify (`serve --accept-new-signing-key`).
     pub accept_new_signing_key: bool,
+    /// Start on a database whose transparency log is behind a checkpoint this instance already
+    /// published (`serve --accept-log-behind`).
+    pub accept_log_behind: bool,
 }
 
 /// A server's part in replication (`serve --replicated`, `serve --follow`).
@@ -145,6 +148,7 @@ impl Config {
             x402: None,
             replication: Replication::Off,
             accept_new_signing_key: false,
+            accept_log_behind: false,
         }
     }
 }

@@ -91,6 +91,7 @@ pub async fn bind(config: &Config, clock: Arc<dyn Clock>) -> Result<Server, Stri
         x402: config.x402.clone(),
         replication: config.replication.clone(),
         accept_new_signing_key: config.accept_new_signing_key,
+        accept_log_behind: config.accept_log_behind,
     };
     let app = tokio::task::spawn_blocking(move || App::open(&data, options, clock))
         .await

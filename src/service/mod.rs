@@ -114,6 +114,8 @@ pub struct Options {
     pub replication: crate::config::Replication,
     /// Adopt a new signing key for a database recorded with others.
     pub accept_new_signing_key: bool,
+    /// Start although the database's transparency log is behind a checkpoint already published.
+    pub accept_log_behind: bool,
 }
 
 impl Options {
@@ -130,6 +132,7 @@ impl Options {
             x402: None,
             replication: crate::config::Replication::Off,
             accept_new_signing_key: false,
+            accept_log_behind: false,
         }
     }
 }
@@ -193,6 +196,10 @@ pub struct App {
     pub follower: Option<replication::Follower>,
     /// When the database was created (the provenance block's `established`).
     established: String,
+    /// The transparency log's origin, recorded at first use (`trust::log`).
+    pub log_origin: String,
+    /// Where a primary keeps a copy of its newest published checkpoint (`trust::log::mark_file`).
+    pub log_mark: Option<PathBuf>,
 }
 
 /// Passes of the background workers. Nothing in the server reads them: they let an embedding
@@ -274,6 +281,27 @@ impl App {
             Replication::Primary => Store::open_with(&data.database(), Checkpoints::External)?,
             Replication::Follower { .. } => replication::open_replica(&data.database())?,
         };
+        let mark = trust::log::mark_file(&data.0);
+        let (log_origin, log_size) = if primary.is_some() {
+            store.read_blocking(|conn| {
+                let origin = match settings::get(conn, crate::store::tlog::ORIGIN_SETTING)? {
+                    Some(Value::String(origin)) => origin,
+                    _ => trust::log::origin_for(&public_url),
+                };
+                Ok((origin, crate::store::tlog::size(conn)?))
+            })?
+        } else {
+            let (url, stamp) = (public_url.clone(), now.clone());
+            store.write_blocking(move |tx| {
+                Ok((
+                    trust::log::record_origin(tx, &url, &stamp)?,
+                    crate::store::tlog::size(tx)?,
+                ))
+            })?
+        };
+        if primary.is_none() {
+            trust::log::check_not_behind(&mark, log_size, options.accept_log_behind)?;
+        }
         // A follower signs with its primary's key: it never makes one of its own.
         let mut keyring = if primary.is_some() {
             Keyring::load(&data.signing_key()).map_err(|e| {
@@ -374,6 +402,8 @@ impl App {
             total: Duration::from_secs(5),
             ..outbound::Timeouts::default()
         };
+        let log_mark = primary.is_none().then_some(mark);
+        let follows = primary;
         let app = App {
             store,
             keyring: Arc::new(keyring),
@@ -411,10 +441,12 @@ impl App {
             worker_passes: Arc::default(),
             documents: Documents::default(),
             signed: catalog::signed::SignedAnswers::default(),
-            follower: primary.map(|(primary, max_lag_secs)| {
+            follower: follows.map(|(primary, max_lag_secs)| {
                 replication::Follower::new(primary, seen_change, max_lag_secs)
             }),
             established,
+            log_origin,
+            log_mark,
         };
         // A moved sandbox clock resumes where it was moved to: a restart never goes back in time.
         let offset = app

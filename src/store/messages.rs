@@ -84,10 +84,19 @@ pub fn next_sequence(conn: &Connection, recipient_id: &str) -> Result<i64> {
     Ok(last.unwrap_or(0) + 1)
 }
 
+/// The transparency log's entry type of a message receipt.
+pub const LOG_KIND: &str = "bourse.message.receipt";
+
+/// The transparency log's name of a message's receipt.
+pub fn log_ref(message_id: &str) -> String {
+    format!("message:{message_id}")
+}
+
 /// Inserts a message into the inbox and its entry into the journal, unless its sender already
 /// used its clientMessageId: then nothing is written and the answer is `false` (the unique
 /// index answers that in the same lookup the insert makes anyway). The rows of both agents
-/// give the per-agent index keys (`recipient_seq`, `sender_seq`).
+/// give the per-agent index keys (`recipient_seq`, `sender_seq`). The receipt is appended to
+/// the transparency log in the same transaction.
 ///
 /// # Errors
 /// Database failure.
@@ -120,6 +129,7 @@ pub fn insert(conn: &Connection, m: &MessageRow, body_digest: &str) -> Result<bo
          VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
     )?
     .execute(params![m.id, m.sender_handle, m.recipient_handle, m.created_at, body_digest, m.receipt])?;
+    super::tlog::append(conn, &log_ref(&m.id), LOG_KIND, &m.receipt)?;
     Ok(true)
 }
 

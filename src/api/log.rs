@@ -50,5 +50,9 @@ pub async fn proof(app: &App, ctx: &Ctx) -> Result<Reply> {
         .parse()
         .map_err(|_| Error::NotFound("not a log index".into()))?;
     let text = log::proof(app, index).await?;
-    Ok(raw("text/plain; charset=utf-8", text.into_bytes(), "no-cache"))
+    Ok(raw(
+        "text/plain; charset=utf-8",
+        text.into_bytes(),
+        "no-cache",
+    ))
 }

@@ -111,10 +111,20 @@ fn tile_paths_read_and_write_the_c2sp_layout() {
     assert_eq!(tile_index_path(1_234_067), "x001/x234/067");
     assert_eq!(tile_index_path(5), "005");
     let tile = parse_tile_path("0/x001/x234/067.p/8").unwrap();
-    assert_eq!((tile.level, tile.index, tile.width), (Some(0), 1_234_067, 8));
+    assert_eq!(
+        (tile.level, tile.index, tile.width),
+        (Some(0), 1_234_067, 8)
+    );
     let tile = parse_tile_path("entries/000").unwrap();
     assert_eq!((tile.level, tile.index, tile.width), (None, 0, 0));
-    for bad in ["0/1", "0/000.p/0", "0/000.p/256", "0/000.p/08", "x/000", "0/001/000"] {
+    for bad in [
+        "0/1",
+        "0/000.p/0",
+        "0/000.p/256",
+        "0/000.p/08",
+        "x/000",
+        "0/001/000",
+    ] {
         assert!(parse_tile_path(bad).is_none(), "{bad}");
     }
 }

@@ -116,7 +116,10 @@ pub fn check_signing_key(
         // new key adopted after a restore. An auditor learns every key from the log itself.
         let mut change = serde_json::Map::new();
         change.insert("type".into(), KEY_CHANGE.into());
-        change.insert("currentKeyId".into(), keyring.current().key_id.clone().into());
+        change.insert(
+            "currentKeyId".into(),
+            keyring.current().key_id.clone().into(),
+        );
         change.insert("keys".into(), value.clone());
         change.insert("changedAt".into(), now.into());
         crate::crypto::receipt::sign_object(keyring, &mut change, now);

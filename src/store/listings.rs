@@ -213,7 +213,12 @@ pub fn insert_history(
         "INSERT INTO listing_history (listing_id, version, entry) VALUES (?1, ?2, ?3)",
     )?
     .execute(params![listing_id, version, entry])?;
-    super::tlog::append(conn, &history_log_ref(listing_id, version), HISTORY_LOG_KIND, entry)?;
+    super::tlog::append(
+        conn,
+        &history_log_ref(listing_id, version),
+        HISTORY_LOG_KIND,
+        entry,
+    )?;
     Ok(())
 }
 

@@ -288,7 +288,12 @@ pub fn insert_rating(conn: &Connection, r: &RatingRow<'_>) -> Result<()> {
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     )?
     .execute(params![r.id, r.purchase_id, r.listing_id, r.rating, r.comment, r.created_at, r.attestation])?;
-    super::tlog::append(conn, &format!("rating:{}", r.id), "bourse.rating.attestation", r.attestation)?;
+    super::tlog::append(
+        conn,
+        &format!("rating:{}", r.id),
+        "bourse.rating.attestation",
+        r.attestation,
+    )?;
     Ok(())
 }
 

@@ -29,7 +29,12 @@ pub fn append(conn: &Connection, reference: &str, kind: &str, artifact: &str) ->
 ///
 /// # Errors
 /// Database failure, or a `reference` logged already.
-pub fn append_value(conn: &Connection, reference: &str, kind: &str, artifact: &Value) -> Result<u64> {
+pub fn append_value(
+    conn: &Connection,
+    reference: &str,
+    kind: &str,
+    artifact: &Value,
+) -> Result<u64> {
     let entry = arith::entry(kind, artifact);
     let index = size(conn)?;
     let hashes = arith::hashes_to_store(index, arith::leaf_hash(&entry), |id| read_hash(conn, id))?;

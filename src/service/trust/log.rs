@@ -119,10 +119,10 @@ pub async fn publish(app: &App) -> Result<Option<u64>> {
         .store
         .write(move |tx| publish_in(tx, &keyring, &origin, &now))
         .await?;
-    if let (Some(row), Some(mark)) = (&published, &app.log_mark) {
-        if let Err(error) = crate::crypto::keys::write_private_file(mark, row.note.as_bytes()) {
-            tracing::warn!(%error, "could not write the published checkpoint's copy");
-        }
+    if let (Some(row), Some(mark)) = (&published, &app.log_mark)
+        && let Err(error) = crate::crypto::keys::write_private_file(mark, row.note.as_bytes())
+    {
+        tracing::warn!(%error, "could not write the published checkpoint's copy");
     }
     Ok(published.map(|row| row.size))
 }

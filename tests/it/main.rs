@@ -43,4 +43,5 @@ mod seller_twin;
 mod static_binary;
 mod stripe;
 mod support;
+mod tlog;
 mod x402;

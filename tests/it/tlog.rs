@@ -1,0 +1,223 @@
+//! The transparency log: artifacts answer their log index, proofs verify offline with our own
+//! arithmetic, and Go's golang.org/x/mod/sumdb (an implementation bourse did not write) checks
+//! the checkpoint's signature, every tile, the root, sampled inclusions and consistency.
+
+use std::path::Path;
+use std::process::Command;
+
+use bourse::crypto::tlog;
+use serde_json::{Value, json};
+
+use crate::support::{Party, TestServer, WAIT, skip_or_fail, wait_until};
+
+fn send(server: &TestServer, from: &Party, to: &str, id: &str) -> Value {
+    server
+        .send_auth(
+            "POST",
+            &format!("/api/agents/{to}/messages"),
+            &from.key,
+            &json!({"clientMessageId": id, "body": format!("body of {id}")}),
+        )
+        .expect(201)
+}
+
+fn verifier_public_key(server: &TestServer) -> (String, Vec<u8>) {
+    let key = server.get("/api/signing-key").ok();
+    let verifier = key["logVerifierKey"].as_str().unwrap().to_owned();
+    let public_key = bourse::crypto::b64url_decode(key["publicKey"].as_str().unwrap()).unwrap();
+    (verifier, public_key)
+}
+
+/// The checkpoint, once one covers `size` entries.
+fn checkpoint_covering(server: &TestServer, size: u64) -> String {
+    wait_until("a checkpoint covers the entries", WAIT, || {
+        let note = server.get("/log/checkpoint").text();
+        let parsed = tlog::parse_checkpoint(&note).map_err(|e| e.to_string())?;
+        if parsed.size >= size {
+            Ok(note)
+        } else {
+            Err(format!("size {}", parsed.size))
+        }
+    })
+}
+
+#[test]
+fn a_message_receipt_is_logged_beside_it_and_its_proof_verifies_offline() {
+    let server = TestServer::start();
+    let [a, b] = server.parties(["alice", "bob"]);
+    let message = send(&server, &a, &b.handle, "m-1");
+    let log = &message["log"];
+    let index = log["index"]
+        .as_u64()
+        .expect("a log index beside the receipt");
+    assert_eq!(log["proof"], format!("/log/proof/{index}"));
+    assert!(
+        message["receipt"].get("log").is_none(),
+        "never inside the signed payload"
+    );
+    // The inbox names the same index; an idempotent repeat too.
+    let inbox = server.get_auth("/api/agents/me/inbox", &b.key).ok();
+    assert_eq!(inbox["messages"][0]["log"], *log);
+    let repeat = server
+        .send_auth(
+            "POST",
+            &format!("/api/agents/{}/messages", b.handle),
+            &a.key,
+            &json!({"clientMessageId": "m-1", "body": "body of m-1"}),
+        )
+        .expect(200);
+    assert_eq!(repeat["log"], *log);
+
+    let proof = wait_until("the proof is served", WAIT, || {
+        let resp = server.get(&format!("/log/proof/{index}"));
+        (resp.status == 200).then(|| resp.text())
+    });
+    let proof = tlog::parse_proof(&proof).unwrap();
+    assert_eq!(proof.index, index);
+    let checkpoint = tlog::parse_checkpoint(&proof.checkpoint).unwrap();
+    let (verifier, public_key) = verifier_public_key(&server);
+    assert!(verifier.starts_with(&format!("{}+", checkpoint.origin)));
+    tlog::verify_checkpoint(&checkpoint, &checkpoint.origin, &public_key).unwrap();
+    let entry = tlog::entry("bourse.message.receipt", &message["receipt"]);
+    let leaf = tlog::leaf_hash(&entry);
+    tlog::verify_inclusion(
+        index,
+        checkpoint.size,
+        &leaf,
+        &proof.hashes,
+        &checkpoint.root,
+    )
+    .unwrap();
+    let mut other = message["receipt"].clone();
+    other["bodyDigest"] = json!("sha256:00");
+    let forged = tlog::leaf_hash(&tlog::entry("bourse.message.receipt", &other));
+    assert!(
+        tlog::verify_inclusion(
+            index,
+            checkpoint.size,
+            &forged,
+            &proof.hashes,
+            &checkpoint.root
+        )
+        .is_err()
+    );
+}
+
+#[test]
+fn a_proof_no_checkpoint_covers_is_404_with_retry_after_and_tiles_past_the_log_are_404() {
+    let server = TestServer::start();
+    let resp = server.get("/log/proof/999999999");
+    resp.assert_error(404, "NOT_YET_LOGGED");
+    assert_eq!(resp.header("retry-after"), Some("1"));
+    server.get("/log/proof/01").assert_error(404, "NOT_FOUND");
+    server
+        .get("/log/tile/5/x999/000")
+        .assert_error(404, "NOT_FOUND");
+    server
+        .get("/log/tile/0/000.p/0")
+        .assert_error(404, "NOT_FOUND");
+    let checkpoint = server.get("/log/checkpoint");
+    let cache = checkpoint.header("cache-control").unwrap_or_default();
+    assert!(cache.contains("max-age=1"), "{cache}");
+    assert!(checkpoint.text().contains("/log\n"));
+}
+
+#[test]
+fn a_listing_version_answers_its_log_index_and_its_history_one_per_entry() {
+    let server = TestServer::start();
+    let (seller, _twin) = server.seller("sam", b"the deliverable");
+    let body = crate::support::catalog::listing_body("A logged listing", 0);
+    let id = server.create_listing(&seller, body, json!({}));
+    let history = server
+        .get(&format!("/api/marketplace/listings/{id}/history"))
+        .ok();
+    let log = history["log"].as_array().unwrap();
+    assert_eq!(log.len(), history["entries"].as_array().unwrap().len());
+    let index = log[0]["index"].as_u64().expect("version 1 is logged");
+    let width = index % 256 + 1;
+    let bundle = server
+        .get(&format!(
+            "/log/tile/entries/{}.p/{width}",
+            tlog::tile_index_path(index / 256)
+        ))
+        .body;
+    let expected = tlog::entry("bourse.listing.version", &history["entries"][0]);
+    assert!(
+        bundle
+            .windows(expected.len())
+            .any(|window| window == expected.as_slice()),
+        "the entry bundle holds the version's canonical entry"
+    );
+}
+
+/// Go's x/mod, in GOPATH mode (Debian's golang-go and golang-golang-x-mod-dev).
+fn go_with_x_mod(test: &str) -> Option<(String, String)> {
+    let gopath = std::env::var("BOURSE_GOPATH").unwrap_or_else(|_| "/usr/share/gocode".into());
+    let go = std::env::var("BOURSE_GO").unwrap_or_else(|_| "go".into());
+    let runs = Command::new(&go)
+        .arg("version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    let has_x_mod = Path::new(&gopath)
+        .join("src/golang.org/x/mod/sumdb/tlog/tlog.go")
+        .exists();
+    if !runs || !has_x_mod {
+        skip_or_fail(
+            test,
+            "Go with golang.org/x/mod is not installed (Debian: golang-go golang-golang-x-mod-dev; .ci/test-tools installs them)",
+        );
+        return None;
+    }
+    Some((go, gopath))
+}
+
+#[test]
+fn go_x_mod_checks_the_checkpoint_every_tile_the_root_inclusion_and_consistency() {
+    let test = "tlog::go_x_mod_checks_the_checkpoint_every_tile_the_root_inclusion_and_consistency";
+    let Some((go, gopath)) = go_with_x_mod(test) else {
+        return;
+    };
+    let server = TestServer::start();
+    let [a, b] = server.parties(["alice", "bob"]);
+    let first = send(&server, &a, &b.handle, "first");
+    let first_index = first["log"]["index"].as_u64().unwrap();
+    let old = checkpoint_covering(&server, first_index + 1);
+    // Past a full tile of entries, so full and partial tiles of two levels are served.
+    let mut last = first.clone();
+    for n in 0..300 {
+        if n % 25 == 24 {
+            // The per-sender limit counts per minute of the injected clock.
+            server.clock.advance(jiff::SignedDuration::from_secs(61));
+        }
+        last = send(&server, &b, &a.handle, &format!("m-{n}"));
+    }
+    let last_index = last["log"]["index"].as_u64().unwrap();
+    checkpoint_covering(&server, last_index + 1);
+    let dir = tempfile::tempdir().unwrap();
+    let old_file = dir.path().join("old-checkpoint");
+    std::fs::write(&old_file, &old).unwrap();
+    let (verifier, _) = verifier_public_key(&server);
+    let program = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/tlog_go/verify.go");
+    let output = Command::new(&go)
+        .arg("run")
+        .arg(&program)
+        .arg(&server.base)
+        .arg(&verifier)
+        .arg(&old_file)
+        .arg(format!("{first_index}={}", first["id"].as_str().unwrap()))
+        .arg(format!("{last_index}={}", last["id"].as_str().unwrap()))
+        .arg("0")
+        .env("GO111MODULE", "off")
+        .env("GOPATH", &gopath)
+        .env("GOCACHE", dir.path().join("gocache"))
+        .env("GOFLAGS", "")
+        .env("CGO_ENABLED", "0")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success() && stdout.starts_with("ok "),
+        "the Go checker failed:\n{stdout}\n{stderr}"
+    );
+}

@@ -221,3 +221,73 @@ fn go_x_mod_checks_the_checkpoint_every_tile_the_root_inclusion_and_consistency(
         "the Go checker failed:\n{stdout}\n{stderr}"
     );
 }
+
+/// The entries of the log as served, from the entry bundles of the newest checkpoint.
+fn all_entries(server: &TestServer) -> Vec<Value> {
+    let size = tlog::parse_checkpoint(&server.get("/log/checkpoint").text())
+        .unwrap()
+        .size;
+    let mut out = Vec::new();
+    let mut start = 0;
+    while start < size {
+        let width = (size - start).min(256);
+        let path = if width == 256 {
+            format!("/log/tile/entries/{}", tlog::tile_index_path(start / 256))
+        } else {
+            format!(
+                "/log/tile/entries/{}.p/{width}",
+                tlog::tile_index_path(start / 256)
+            )
+        };
+        let bundle = server.get(&path).body;
+        let mut rest = bundle.as_slice();
+        while rest.len() >= 2 {
+            let len = usize::from(u16::from_be_bytes([rest[0], rest[1]]));
+            out.push(serde_json::from_slice(&rest[2..2 + len]).unwrap());
+            rest = &rest[2 + len..];
+        }
+        start += width;
+    }
+    out
+}
+
+#[test]
+fn a_sale_is_logged_as_a_signed_ledger_event_and_a_rating_answers_its_log_index() {
+    let server = TestServer::start();
+    let (seller, _twin) = server.seller("sam", b"the deliverable");
+    let [buyer] = server.parties(["bea"]);
+    let body = crate::support::catalog::listing_body("A sold listing", 0);
+    let listing = server.create_listing(&seller, body, json!({}));
+    let purchase = server.buy(&buyer, &listing).json();
+    let purchase_id = purchase["id"].as_str().unwrap();
+    let rated = server
+        .send_auth(
+            "POST",
+            &format!("/api/marketplace/listings/{listing}/rate"),
+            &buyer.key,
+            &json!({"purchase_id": purchase_id, "rating": 5}),
+        )
+        .ok();
+    let index = rated["log"]["index"]
+        .as_u64()
+        .expect("the rating's log index");
+    checkpoint_covering(&server, index + 1);
+    let entries = all_entries(&server);
+    let rating = &entries[usize::try_from(index).unwrap()];
+    assert_eq!(rating["type"], "bourse.rating.attestation");
+    assert_eq!(rating["artifact"], rated["rating"]);
+    let sale = entries
+        .iter()
+        .find(|e| e["type"] == "bourse.ledger.event" && e["artifact"]["purchaseId"] == purchase_id)
+        .expect("the settled sale is logged");
+    assert_eq!(sale["artifact"]["event"], "sale");
+    let verdict = server
+        .post("/api/verify-receipt", &json!({"signed": sale["artifact"]}))
+        .ok();
+    assert_eq!(verdict["valid"], true, "{verdict}");
+    let key_changes = entries
+        .iter()
+        .filter(|e| e["type"] == "bourse.signing-key.change")
+        .count();
+    assert_eq!(key_changes, 1, "the first key is logged once");
+}

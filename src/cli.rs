@@ -60,6 +60,11 @@ enum Command {
         #[command(subcommand)]
         action: FeesAction,
     },
+    /// The transparency log.
+    Log {
+        #[command(subcommand)]
+        action: LogAction,
+    },
     /// Print the version (as `--version` does).
     Version,
     /// Print a shell completion script: `bourse completions bash > /etc/bash_completion.d/bourse`,
@@ -78,6 +83,21 @@ enum Command {
         /// Ask `/readyz` (the database answers; a follower within its lag) instead of `/healthz`.
         #[arg(long)]
         ready: bool,
+    },
+}
+
+#[derive(Subcommand)]
+enum LogAction {
+    /// Audit an instance's transparency log: fetch every entry and tile, re-derive every hash
+    /// and the root, check each entry's signature with the keys the log itself recorded, and
+    /// (with --from) that a checkpoint seen earlier is a prefix of the log (exit 0 sound, 1 not).
+    Audit {
+        /// The instance's base URL.
+        #[arg(value_parser = parse_public_url)]
+        base_url: String,
+        /// A checkpoint seen earlier (a file holding its signed note).
+        #[arg(long)]
+        from: Option<PathBuf>,
     },
 }
 
@@ -299,9 +319,18 @@ struct VerifyArgs {
     /// Verify against the keys in DIR/signing.key.
     #[arg(long, conflicts_with = "url")]
     data: Option<PathBuf>,
-    /// Fetch the keys from a running server's /api/signing-key.
+    /// Fetch the keys from a running server's /api/signing-key (and, with a --checkpoint
+    /// newer than the proof's, the log's tiles to check the two are consistent).
     #[arg(long)]
     url: Option<String>,
+    /// Also check the document's inclusion in the transparency log with this
+    /// c2sp.org/tlog-proof (from `GET /log/proof/{index}`).
+    #[arg(long)]
+    proof: Option<PathBuf>,
+    /// With --proof: a checkpoint (signed note) to check the inclusion against; when newer than
+    /// the proof's, its consistency is checked from the log's tiles, which needs --url.
+    #[arg(long, requires = "proof")]
+    checkpoint: Option<PathBuf>,
 }
 
 fn parse_public_url(text: &str) -> Result<String, String> {
@@ -361,6 +390,9 @@ pub fn main() -> ExitCode {
                 },
         } => announce_fees(&data.data, &effective_from, &schedule, note),
         Command::Health { url, ready } => health(&url, ready),
+        Command::Log {
+            action: LogAction::Audit { base_url, from },
+        } => return log_audit(&base_url, from.as_deref()),
         Command::Version => {
             println!("bourse {}", env!("CARGO_PKG_VERSION"));
             Ok(())
@@ -676,7 +708,83 @@ fn verify_file(args: &VerifyArgs) -> Result<crate::crypto::receipt::Verdict, Str
         }
     };
     let document = wrap_document(&text)?;
-    receipts::verify_request(&document, resolve).map_err(|e| e.to_string())
+    let verdict = receipts::verify_request(&document, resolve).map_err(|e| e.to_string())?;
+    if let (true, Some(proof)) = (verdict.valid, &args.proof) {
+        let public_keys: Vec<String> = match &keys {
+            KeySource::Single(key) => vec![key.clone()],
+            KeySource::Ring { all, .. } => all.iter().map(|r| r.public_key.clone()).collect(),
+        };
+        let artifact = crate::crypto::jcs::parse_strict(&text).map_err(|e| e.to_string())?;
+        let proof = std::fs::read_to_string(proof)
+            .map_err(|e| format!("cannot read {}: {e}", proof.display()))?;
+        let logged = match crate::tlog_cli::check_inclusion(&artifact, &proof, &public_keys) {
+            Ok(checkpoint) => checkpoint,
+            Err(why) => return Ok(not_logged(verdict, why)),
+        };
+        if let Some(file) = &args.checkpoint {
+            let note = std::fs::read_to_string(file)
+                .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+            let given = crate::crypto::tlog::parse_checkpoint(&note)?;
+            if let Err(why) = crate::tlog_cli::check_signed(&given, &public_keys) {
+                return Ok(not_logged(verdict, why));
+            }
+            if given.size < logged.size {
+                return Err(format!(
+                    "the checkpoint given (size {}) is older than the proof's (size {}): give the newer one",
+                    given.size, logged.size
+                ));
+            }
+            if given.size == logged.size && given.root != logged.root {
+                return Ok(not_logged(
+                    verdict,
+                    "two checkpoints of one size differ: a fork".into(),
+                ));
+            }
+            if given.size > logged.size {
+                let base = args.url.as_deref().ok_or(
+                    "the checkpoint given is newer than the proof's: checking they are consistent needs the log, from --url",
+                )?;
+                if let Err(why) = crate::tlog_cli::check_newer(base, &logged, &given) {
+                    return Ok(not_logged(verdict, why));
+                }
+            }
+        }
+    }
+    Ok(verdict)
+}
+
+/// A signature that verifies but a log proof that does not.
+fn not_logged(
+    mut verdict: crate::crypto::receipt::Verdict,
+    why: String,
+) -> crate::crypto::receipt::Verdict {
+    verdict.valid = false;
+    verdict.reason = Some(format!("not shown in the transparency log: {why}"));
+    verdict
+}
+
+/// `bourse log audit`: exit 0 when every check holds, 1 when one does not.
+fn log_audit(base: &str, from: Option<&Path>) -> ExitCode {
+    let from = match from.map(std::fs::read_to_string).transpose() {
+        Ok(text) => text,
+        Err(error) => {
+            eprintln!("bourse log audit: cannot read the earlier checkpoint: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    match crate::tlog_cli::audit(base, from.as_deref()) {
+        Ok(report) => {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&report).expect("report serializes")
+            );
+            ExitCode::SUCCESS
+        }
+        Err(why) => {
+            eprintln!("bourse log audit: {why}");
+            ExitCode::from(1)
+        }
+    }
 }
 
 /// A file holding a bare signed document is wrapped as `{"signed": …}`; a file already in the

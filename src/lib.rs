@@ -44,6 +44,7 @@ pub mod seller_kit;
 pub mod server;
 pub mod service;
 pub mod store;
+pub mod tlog_cli;
 
 use std::sync::Arc;
 

@@ -291,3 +291,101 @@ fn a_sale_is_logged_as_a_signed_ledger_event_and_a_rating_answers_its_log_index(
         .count();
     assert_eq!(key_changes, 1, "the first key is logged once");
 }
+
+#[test]
+fn the_cli_verifies_inclusion_offline_refuses_a_newer_checkpoint_without_the_log_and_audits() {
+    let server = TestServer::start();
+    let [a, b] = server.parties(["alice", "bob"]);
+    let message = send(&server, &a, &b.handle, "m-1");
+    let index = message["log"]["index"].as_u64().unwrap();
+    let proof = wait_until("the proof is served", WAIT, || {
+        let resp = server.get(&format!("/log/proof/{index}"));
+        (resp.status == 200).then(|| resp.text())
+    });
+    let old = server.get("/log/checkpoint").text();
+    let dir = tempfile::tempdir().unwrap();
+    let file = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    };
+    let receipt = file("receipt.json", &message["receipt"].to_string());
+    let proof_file = file("proof", &proof);
+    let old_file = file("old-checkpoint", &old);
+    let binary = crate::support::release_binary();
+    let verify = |extra: &[&std::ffi::OsStr]| {
+        let output = Command::new(&binary)
+            .arg("verify")
+            .arg(&receipt)
+            .arg("--url")
+            .arg(&server.base)
+            .arg("--proof")
+            .args(extra)
+            .output()
+            .unwrap();
+        (
+            output.status.code(),
+            String::from_utf8_lossy(&output.stdout).into_owned()
+                + &String::from_utf8_lossy(&output.stderr),
+        )
+    };
+    let (code, out) = verify(&[proof_file.as_os_str()]);
+    assert_eq!(code, Some(0), "{out}");
+    // A flipped hash in the proof: the signature still verifies, the inclusion does not.
+    let mut lines: Vec<String> = proof.lines().map(str::to_owned).collect();
+    let hash = &mut lines[2];
+    let flipped = if hash.starts_with('A') { "B" } else { "A" };
+    hash.replace_range(0..1, flipped);
+    let bad = file("bad-proof", &(lines.join("\n") + "\n"));
+    let (code, out) = verify(&[bad.as_os_str()]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("transparency log"), "{out}");
+
+    // A newer checkpoint: checked against the log's tiles with --url, refused without it.
+    let more = send(&server, &b, &a.handle, "m-2");
+    let newer = checkpoint_covering(&server, more["log"]["index"].as_u64().unwrap() + 1);
+    let newer_file = file("newer-checkpoint", &newer);
+    let (code, out) = verify(&[
+        proof_file.as_os_str(),
+        "--checkpoint".as_ref(),
+        newer_file.as_os_str(),
+    ]);
+    assert_eq!(code, Some(0), "{out}");
+    let output = Command::new(&binary)
+        .arg("verify")
+        .arg(&receipt)
+        .arg("--public-key")
+        .arg(
+            server.get("/api/signing-key").ok()["publicKey"]
+                .as_str()
+                .unwrap(),
+        )
+        .arg("--proof")
+        .arg(&proof_file)
+        .arg("--checkpoint")
+        .arg(&newer_file)
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{out}");
+    assert!(out.contains("--url"), "{out}");
+
+    let output = Command::new(&binary)
+        .args(["log", "audit"])
+        .arg(&server.base)
+        .arg("--from")
+        .arg(&old_file)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let report: Value = serde_json::from_str(&stdout).unwrap();
+    let old_size = tlog::parse_checkpoint(&old).unwrap().size;
+    assert_eq!(report["consistentWith"], old_size);
+    assert!(report["signedEntries"].as_u64().unwrap() >= 2, "{report}");
+    assert_eq!(report["keysRecorded"], 1);
+}

@@ -389,3 +389,56 @@ fn the_cli_verifies_inclusion_offline_refuses_a_newer_checkpoint_without_the_log
     assert!(report["signedEntries"].as_u64().unwrap() >= 2, "{report}");
     assert_eq!(report["keysRecorded"], 1);
 }
+
+/// Copies the database files of `from` (the database and any WAL beside it) into `to`.
+fn copy_database(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for name in ["bourse.db", "bourse.db-wal", "bourse.db-shm"] {
+        let _ = std::fs::remove_file(to.join(name));
+        if from.join(name).exists() {
+            std::fs::copy(from.join(name), to.join(name)).unwrap();
+        }
+    }
+}
+
+fn bind(config: &bourse::config::Config) -> Result<(), String> {
+    let clock = std::sync::Arc::new(bourse::clock::ManualClock::new(
+        "2026-11-21T04:00:00Z".parse().unwrap(),
+    ));
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime
+        .block_on(bourse::bind(config, clock))
+        .map(drop)
+        .map_err(|e| e.to_string())
+}
+
+#[test]
+fn a_restore_behind_a_published_checkpoint_refuses_to_start_without_the_flag_and_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let backup = dir.path().join("backup");
+    let server = TestServer::start_in(&data);
+    let [a, b] = server.parties(["alice", "bob"]);
+    send(&server, &a, &b.handle, "m-1");
+    server.stop();
+    copy_database(&data, &backup);
+
+    let server = TestServer::start_in(&data);
+    let later = send(&server, &b, &a.handle, "m-2");
+    checkpoint_covering(&server, later["log"]["index"].as_u64().unwrap() + 1);
+    server.stop();
+    copy_database(&backup, &data);
+
+    let mut config = bourse::config::Config::for_tests(data.clone());
+    let refused = bind(&config).expect_err("a log behind its published checkpoint is refused");
+    assert!(
+        refused.contains("already published a checkpoint")
+            && refused.contains("--accept-log-behind"),
+        "{refused}"
+    );
+    config.accept_log_behind = true;
+    bind(&config).expect("the flag lets it start");
+}

@@ -249,6 +249,18 @@ struct ServeArgs {
     /// and monitors holding the newer checkpoint will see the fork.
     #[arg(long, env = "BOURSE_ACCEPT_LOG_BEHIND", conflicts_with = "follow")]
     accept_log_behind: bool,
+    /// A witness to ask for a cosignature of each new checkpoint (c2sp.org/tlog-witness):
+    /// `<verifier key>=<base URL>` (repeat for several). The cosigned checkpoint is served.
+    #[arg(long = "witness", env = "BOURSE_WITNESSES", value_delimiter = ',', value_parser = parse_witness)]
+    witnesses: Vec<(String, String)>,
+}
+
+fn parse_witness(text: &str) -> Result<(String, String), String> {
+    let (key, url) = text
+        .split_once('=')
+        .ok_or("expected <verifier key>=<base URL>")?;
+    crate::crypto::tlog::parse_verifier_key(key)?;
+    Ok((key.to_owned(), parse_public_url(url)?))
 }
 
 /// `--payments`.
@@ -468,6 +480,7 @@ fn serve(args: ServeArgs) -> Result<(), String> {
         },
         accept_new_signing_key: args.accept_new_signing_key,
         accept_log_behind: args.accept_log_behind,
+        witnesses: args.witnesses,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

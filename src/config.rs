@@ -51,6 +51,9 @@ pub struct Config {
     /// Start on a database whose transparency log is behind a checkpoint this instance already
     /// published (`serve --accept-log-behind`).
     pub accept_log_behind: bool,
+    /// Witnesses asked to cosign each new checkpoint (c2sp.org/tlog-witness): (verifier key,
+    /// base URL) (`serve --witness VKEY=URL`).
+    pub witnesses: Vec<(String, String)>,
 }
 
 /// A server's part in replication (`serve --replicated`, `serve --follow`).
@@ -149,6 +152,7 @@ impl Config {
             replication: Replication::Off,
             accept_new_signing_key: false,
             accept_log_behind: false,
+            witnesses: Vec::new(),
         }
     }
 }

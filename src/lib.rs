@@ -93,6 +93,7 @@ pub async fn bind(config: &Config, clock: Arc<dyn Clock>) -> Result<Server, Stri
         replication: config.replication.clone(),
         accept_new_signing_key: config.accept_new_signing_key,
         accept_log_behind: config.accept_log_behind,
+        witnesses: config.witnesses.clone(),
     };
     let app = tokio::task::spawn_blocking(move || App::open(&data, options, clock))
         .await

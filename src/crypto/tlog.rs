@@ -484,6 +484,81 @@ pub fn verify_checkpoint(
         .map_err(|_| "the checkpoint's signature does not verify".to_owned())
 }
 
+/// Reads a verifier key `<name>+<hex key id>+<base64(type ‖ public key)>`: (name, key id,
+/// type byte, public key).
+///
+/// # Errors
+/// Not a verifier key.
+pub fn parse_verifier_key(text: &str) -> Result<(String, [u8; 4], u8, Vec<u8>), String> {
+    let mut parts = text.splitn(3, '+');
+    let (Some(name), Some(id), Some(key)) = (parts.next(), parts.next(), parts.next()) else {
+        return Err(format!("{text:?} is not <name>+<key id>+<key>"));
+    };
+    if name.is_empty() || id.len() != 8 {
+        return Err(format!("{text:?} is not <name>+<key id>+<key>"));
+    }
+    let id = u32::from_str_radix(id, 16)
+        .map_err(|_| format!("{text:?}: the key id is not hex"))?
+        .to_be_bytes();
+    let raw = b64_decode(key)?;
+    let (&kind, public_key) = raw.split_first().ok_or("an empty key")?;
+    if public_key.len() != 32 {
+        return Err(format!("{text:?}: not an Ed25519 key"));
+    }
+    Ok((name.to_owned(), id, kind, public_key.to_vec()))
+}
+
+/// A c2sp.org/tlog-cosignature v1 key id: SHA-256(name ‖ 0x0A ‖ 0x04 ‖ public key)[..4].
+pub fn cosignature_key_id(name: &str, public_key: &[u8]) -> [u8; 4] {
+    let mut hasher = Sha256::new();
+    hasher.update(name.as_bytes());
+    hasher.update([0x0A, 0x04]);
+    hasher.update(public_key);
+    let hash = hasher.finalize();
+    [hash[0], hash[1], hash[2], hash[3]]
+}
+
+/// What a witness signs (c2sp.org/tlog-cosignature v1): `cosignature/v1`, `time <t>`, then the
+/// checkpoint body.
+pub fn cosigned_message(timestamp: u64, body: &str) -> String {
+    format!("cosignature/v1\ntime {timestamp}\n{body}")
+}
+
+/// Checks a cosignature line `— <name> <base64(key id ‖ timestamp ‖ signature)>` of
+/// `checkpoint` against the witness's verifier key.
+///
+/// # Errors
+/// The line is not a valid cosignature by that key.
+pub fn verify_cosignature(
+    checkpoint: &Checkpoint,
+    line: &str,
+    verifier: &str,
+) -> Result<(), String> {
+    let (name, id, kind, public_key) = parse_verifier_key(verifier)?;
+    if kind != 0x04 || id != cosignature_key_id(&name, &public_key) {
+        return Err(format!("{verifier:?} is not a cosignature/v1 verifier key"));
+    }
+    let rest = line
+        .strip_prefix("\u{2014} ")
+        .and_then(|rest| rest.strip_prefix(name.as_str()))
+        .and_then(|rest| rest.strip_prefix(' '))
+        .ok_or_else(|| format!("{line:?} is not a cosignature line of {name}"))?;
+    let bytes = b64_decode(rest.trim_end())?;
+    if bytes.len() != 4 + 8 + 64 || bytes[..4] != id {
+        return Err(format!("{line:?} is not a cosignature by {name}'s key"));
+    }
+    let timestamp = u64::from_be_bytes(bytes[4..12].try_into().expect("eight bytes"));
+    let key = ed25519_compact::PublicKey::from_slice(&public_key)
+        .map_err(|_| "the witness key is not 32 bytes".to_owned())?;
+    let signature = ed25519_compact::Signature::from_slice(&bytes[12..])
+        .map_err(|_| "the cosignature is not 64 bytes".to_owned())?;
+    key.verify(
+        cosigned_message(timestamp, &checkpoint.body).as_bytes(),
+        &signature,
+    )
+    .map_err(|_| format!("{name}'s cosignature does not verify"))
+}
+
 /// The c2sp.org/tlog-proof text: index, inclusion hashes, then the checkpoint note.
 pub fn proof_text(index: u64, hashes: &[Hash], checkpoint_note: &str) -> String {
     let mut out = format!("c2sp.org/tlog-proof@v1\nindex {index}\n");

@@ -116,6 +116,8 @@ pub struct Options {
     pub accept_new_signing_key: bool,
     /// Start although the database's transparency log is behind a checkpoint already published.
     pub accept_log_behind: bool,
+    /// Witnesses asked to cosign each new checkpoint: (verifier key, base URL).
+    pub witnesses: Vec<(String, String)>,
 }
 
 impl Options {
@@ -133,6 +135,7 @@ impl Options {
             replication: crate::config::Replication::Off,
             accept_new_signing_key: false,
             accept_log_behind: false,
+            witnesses: Vec::new(),
         }
     }
 }
@@ -200,6 +203,8 @@ pub struct App {
     pub log_origin: String,
     /// Where a primary keeps a copy of its newest published checkpoint (`trust::log::mark_file`).
     pub log_mark: Option<PathBuf>,
+    /// Witnesses asked to cosign each new checkpoint: (verifier key, base URL).
+    pub witnesses: Vec<(String, String)>,
 }
 
 /// Passes of the background workers. Nothing in the server reads them: they let an embedding
@@ -447,6 +452,7 @@ impl App {
             established,
             log_origin,
             log_mark,
+            witnesses: options.witnesses.clone(),
         };
         // A moved sandbox clock resumes where it was moved to: a restart never goes back in time.
         let offset = app

@@ -442,3 +442,92 @@ fn a_restore_behind_a_published_checkpoint_refuses_to_start_without_the_flag_and
     config.accept_log_behind = true;
     bind(&config).expect("the flag lets it start");
 }
+
+/// A loopback witness (c2sp.org/tlog-witness `add-checkpoint`, tlog-cosignature v1): cosigns
+/// every checkpoint it is sent. Answers its verifier key and its base URL.
+fn start_witness() -> (String, String) {
+    use std::io::{Read, Write};
+    let seed = ed25519_compact::Seed::new([7u8; 32]);
+    let pair = ed25519_compact::KeyPair::from_seed(seed);
+    let name = "witness.test";
+    let id = tlog::cosignature_key_id(name, pair.pk.as_ref());
+    let mut typed = vec![0x04];
+    typed.extend_from_slice(pair.pk.as_ref());
+    let hex: String = id.iter().map(|b| format!("{b:02x}")).collect();
+    let verifier = format!("{name}+{hex}+{}", tlog::b64(&typed));
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut buf = Vec::new();
+            let mut chunk = [0u8; 4096];
+            let (head_end, length) = loop {
+                let n = stream.read(&mut chunk).unwrap_or(0);
+                if n == 0 {
+                    break (0, 0);
+                }
+                buf.extend_from_slice(&chunk[..n]);
+                if let Some(at) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                    let head = String::from_utf8_lossy(&buf[..at]).to_ascii_lowercase();
+                    let length = head
+                        .lines()
+                        .find_map(|l| l.strip_prefix("content-length:"))
+                        .and_then(|v| v.trim().parse::<usize>().ok())
+                        .unwrap_or(0);
+                    break (at + 4, length);
+                }
+            };
+            while buf.len() < head_end + length {
+                let n = stream.read(&mut chunk).unwrap_or(0);
+                if n == 0 {
+                    break;
+                }
+                buf.extend_from_slice(&chunk[..n]);
+            }
+            let body = String::from_utf8_lossy(&buf[head_end..]).into_owned();
+            let note = body.split_once("\n\n").map_or("", |(_, note)| note);
+            let checkpoint_body = note.split_once("\n\n").map_or("", |(b, _)| b);
+            let timestamp = 1_790_000_000u64;
+            let message = tlog::cosigned_message(timestamp, &format!("{checkpoint_body}\n"));
+            let signature = pair.sk.sign(message.as_bytes(), None);
+            let mut bytes = id.to_vec();
+            bytes.extend_from_slice(&timestamp.to_be_bytes());
+            bytes.extend_from_slice(signature.as_ref());
+            let line = format!("\u{2014} {name} {}\n", tlog::b64(&bytes));
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{line}",
+                line.len()
+            );
+        }
+    });
+    (verifier, url)
+}
+
+#[test]
+fn a_configured_witness_cosigns_each_new_checkpoint_and_the_cosigned_one_is_served() {
+    let (verifier, url) = start_witness();
+    let witness = (verifier.clone(), url);
+    let server = TestServer::start_with(move |config| config.witnesses = vec![witness]);
+    let [a, b] = server.parties(["alice", "bob"]);
+    let message = send(&server, &a, &b.handle, "m-1");
+    let size = message["log"]["index"].as_u64().unwrap() + 1;
+    let note = wait_until("a cosigned checkpoint is served", WAIT, || {
+        let note = server.get("/log/checkpoint").text();
+        let parsed = tlog::parse_checkpoint(&note).map_err(|e| e.to_string())?;
+        if parsed.size >= size && note.contains("witness.test") {
+            Ok(note)
+        } else {
+            Err(note)
+        }
+    });
+    let checkpoint = tlog::parse_checkpoint(&note).unwrap();
+    let line = note
+        .lines()
+        .find(|l| l.starts_with("\u{2014} witness.test "))
+        .unwrap();
+    tlog::verify_cosignature(&checkpoint, line, &verifier).unwrap();
+    let (_, public_key) = verifier_public_key(&server);
+    tlog::verify_checkpoint(&checkpoint, &checkpoint.origin, &public_key).unwrap();
+}

@@ -119,6 +119,20 @@ pub async fn publish(app: &App) -> Result<Option<u64>> {
         .store
         .write(move |tx| publish_in(tx, &keyring, &origin, &now))
         .await?;
+    let mut published = published;
+    if let Some((row, old, proof)) = &mut published
+        && !app.witnesses.is_empty()
+    {
+        let cosigned = cosign(app, row, *old, proof).await;
+        if cosigned != row.note {
+            row.note = cosigned.clone();
+            let size = row.size;
+            app.store
+                .write(move |tx| store::update_checkpoint_note(tx, size, &cosigned))
+                .await?;
+        }
+    }
+    let published = published.map(|(row, _, _)| row);
     if let (Some(row), Some(mark)) = (&published, &app.log_mark)
         && let Err(error) = crate::crypto::keys::write_private_file(mark, row.note.as_bytes())
     {
@@ -127,17 +141,23 @@ pub async fn publish(app: &App) -> Result<Option<u64>> {
     Ok(published.map(|row| row.size))
 }
 
+/// The checkpoint published, the size of the one before it, and the consistency proof between
+/// the two (what a witness asks for).
+type Published = (CheckpointRow, u64, Vec<arith::Hash>);
+
 fn publish_in(
     tx: &rusqlite::Connection,
     keyring: &Keyring,
     origin: &str,
     now: &str,
-) -> Result<Option<CheckpointRow>> {
+) -> Result<Option<Published>> {
     let size = store::size(tx)?;
     let latest = store::latest_checkpoint(tx)?;
     if latest.as_ref().is_some_and(|c| c.size >= size) {
         return Ok(None);
     }
+    let old = latest.map_or(0, |c| c.size);
+    let proof = store::consistency(tx, old, size)?;
     let root = store::root(tx, size)?;
     let row = CheckpointRow {
         size,
@@ -146,7 +166,69 @@ fn publish_in(
         signed_at: now.to_owned(),
     };
     store::insert_checkpoint(tx, &row)?;
-    Ok(Some(row))
+    Ok(Some((row, old, proof)))
+}
+
+/// Asks every configured witness to cosign `row` (c2sp.org/tlog-witness `add-checkpoint`) and
+/// returns the note with the cosignatures that verify; a witness that fails is logged and left
+/// out.
+async fn cosign(app: &App, row: &CheckpointRow, old: u64, proof: &[arith::Hash]) -> String {
+    let mut body = format!("old {old}\n");
+    for hash in proof {
+        body.push_str(&arith::b64(hash));
+        body.push('\n');
+    }
+    body.push('\n');
+    body.push_str(&row.note);
+    let Ok(checkpoint) = arith::parse_checkpoint(&row.note) else {
+        return row.note.clone();
+    };
+    let mut note = row.note.clone();
+    for (verifier, url) in app.witnesses.clone() {
+        let (request, target) = (body.clone(), format!("{url}/add-checkpoint"));
+        let answer = tokio::task::spawn_blocking(move || {
+            let agent = crate::outbound::configured_agent(
+                ureq::Agent::config_builder()
+                    .timeout_global(Some(Duration::from_secs(5)))
+                    .http_status_as_error(false)
+                    .build(),
+            );
+            let mut response = agent
+                .post(&target)
+                .content_type("text/plain; charset=utf-8")
+                .send(request)
+                .map_err(|e| e.to_string())?;
+            let status = response.status().as_u16();
+            let text = response
+                .body_mut()
+                .read_to_string()
+                .map_err(|e| e.to_string())?;
+            if status == 200 {
+                Ok(text)
+            } else {
+                Err(format!("HTTP {status}: {text}"))
+            }
+        })
+        .await
+        .unwrap_or_else(|e| Err(e.to_string()));
+        match answer {
+            Ok(lines) => {
+                for line in lines.lines().filter(|l| !l.is_empty()) {
+                    match arith::verify_cosignature(&checkpoint, line, &verifier) {
+                        Ok(()) => {
+                            note.push_str(line);
+                            note.push('\n');
+                        }
+                        Err(error) => {
+                            tracing::warn!(%url, %error, "a witness's cosignature does not verify")
+                        }
+                    }
+                }
+            }
+            Err(error) => tracing::warn!(%url, %error, "a witness did not cosign the checkpoint"),
+        }
+    }
+    note
 }
 
 /// The publishing loop of a primary: a checkpoint at most every [`PUBLISH_INTERVAL`].

@@ -63,7 +63,7 @@ enum Command {
     /// The transparency log.
     Log {
         #[command(subcommand)]
-        action: LogAction,
+        action: crate::tlog_cli::LogAction,
     },
     /// Print the version (as `--version` does).
     Version,
@@ -83,21 +83,6 @@ enum Command {
         /// Ask `/readyz` (the database answers; a follower within its lag) instead of `/healthz`.
         #[arg(long)]
         ready: bool,
-    },
-}
-
-#[derive(Subcommand)]
-enum LogAction {
-    /// Audit an instance's transparency log: fetch every entry and tile, re-derive every hash
-    /// and the root, check each entry's signature with the keys the log itself recorded, and
-    /// (with --from) that a checkpoint seen earlier is a prefix of the log (exit 0 sound, 1 not).
-    Audit {
-        /// The instance's base URL.
-        #[arg(value_parser = parse_public_url)]
-        base_url: String,
-        /// A checkpoint seen earlier (a file holding its signed note).
-        #[arg(long)]
-        from: Option<PathBuf>,
     },
 }
 
@@ -244,23 +229,13 @@ struct ServeArgs {
     /// earlier receipts still verify.
     #[arg(long, env = "BOURSE_ACCEPT_NEW_SIGNING_KEY", conflicts_with = "follow")]
     accept_new_signing_key: bool,
-    /// Start although the database's transparency log is behind a checkpoint this instance
-    /// already published (a restore from before it): the log continues from the restored size,
-    /// and monitors holding the newer checkpoint will see the fork.
+    /// Start although the transparency log is behind a checkpoint already published (monitors
+    /// holding it will see the fork).
     #[arg(long, env = "BOURSE_ACCEPT_LOG_BEHIND", conflicts_with = "follow")]
     accept_log_behind: bool,
-    /// A witness to ask for a cosignature of each new checkpoint (c2sp.org/tlog-witness):
-    /// `<verifier key>=<base URL>` (repeat for several). The cosigned checkpoint is served.
-    #[arg(long = "witness", env = "BOURSE_WITNESSES", value_delimiter = ',', value_parser = parse_witness)]
+    /// A witness cosigning each new checkpoint: `<verifier key>=<base URL>` (repeatable).
+    #[arg(long = "witness", env = "BOURSE_WITNESSES", value_delimiter = ',', value_parser = crate::tlog_cli::parse_witness)]
     witnesses: Vec<(String, String)>,
-}
-
-fn parse_witness(text: &str) -> Result<(String, String), String> {
-    let (key, url) = text
-        .split_once('=')
-        .ok_or("expected <verifier key>=<base URL>")?;
-    crate::crypto::tlog::parse_verifier_key(key)?;
-    Ok((key.to_owned(), parse_public_url(url)?))
 }
 
 /// `--payments`.
@@ -331,21 +306,19 @@ struct VerifyArgs {
     /// Verify against the keys in DIR/signing.key.
     #[arg(long, conflicts_with = "url")]
     data: Option<PathBuf>,
-    /// Fetch the keys from a running server's /api/signing-key (and, with a --checkpoint
-    /// newer than the proof's, the log's tiles to check the two are consistent).
+    /// Fetch the keys from a running server's /api/signing-key (and the log's tiles, for a
+    /// --checkpoint newer than the proof's).
     #[arg(long)]
     url: Option<String>,
-    /// Also check the document's inclusion in the transparency log with this
-    /// c2sp.org/tlog-proof (from `GET /log/proof/{index}`).
+    /// Also check inclusion in the transparency log with this c2sp.org/tlog-proof.
     #[arg(long)]
     proof: Option<PathBuf>,
-    /// With --proof: a checkpoint (signed note) to check the inclusion against; when newer than
-    /// the proof's, its consistency is checked from the log's tiles, which needs --url.
+    /// With --proof: a later checkpoint to check against (consistency from --url's tiles).
     #[arg(long, requires = "proof")]
     checkpoint: Option<PathBuf>,
 }
 
-fn parse_public_url(text: &str) -> Result<String, String> {
+pub(crate) fn parse_public_url(text: &str) -> Result<String, String> {
     let ok = (text.starts_with("http://") || text.starts_with("https://"))
         && text
             .split("://")
@@ -402,9 +375,7 @@ pub fn main() -> ExitCode {
                 },
         } => announce_fees(&data.data, &effective_from, &schedule, note),
         Command::Health { url, ready } => health(&url, ready),
-        Command::Log {
-            action: LogAction::Audit { base_url, from },
-        } => return log_audit(&base_url, from.as_deref()),
+        Command::Log { action } => return crate::tlog_cli::run(action),
         Command::Version => {
             println!("bourse {}", env!("CARGO_PKG_VERSION"));
             Ok(())
@@ -722,82 +693,15 @@ fn verify_file(args: &VerifyArgs) -> Result<crate::crypto::receipt::Verdict, Str
     };
     let document = wrap_document(&text)?;
     let verdict = receipts::verify_request(&document, resolve).map_err(|e| e.to_string())?;
-    if let (true, Some(proof)) = (verdict.valid, &args.proof) {
-        let public_keys: Vec<String> = match &keys {
-            KeySource::Single(key) => vec![key.clone()],
-            KeySource::Ring { all, .. } => all.iter().map(|r| r.public_key.clone()).collect(),
-        };
-        let artifact = crate::crypto::jcs::parse_strict(&text).map_err(|e| e.to_string())?;
-        let proof = std::fs::read_to_string(proof)
-            .map_err(|e| format!("cannot read {}: {e}", proof.display()))?;
-        let logged = match crate::tlog_cli::check_inclusion(&artifact, &proof, &public_keys) {
-            Ok(checkpoint) => checkpoint,
-            Err(why) => return Ok(not_logged(verdict, why)),
-        };
-        if let Some(file) = &args.checkpoint {
-            let note = std::fs::read_to_string(file)
-                .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
-            let given = crate::crypto::tlog::parse_checkpoint(&note)?;
-            if let Err(why) = crate::tlog_cli::check_signed(&given, &public_keys) {
-                return Ok(not_logged(verdict, why));
-            }
-            if given.size < logged.size {
-                return Err(format!(
-                    "the checkpoint given (size {}) is older than the proof's (size {}): give the newer one",
-                    given.size, logged.size
-                ));
-            }
-            if given.size == logged.size && given.root != logged.root {
-                return Ok(not_logged(
-                    verdict,
-                    "two checkpoints of one size differ: a fork".into(),
-                ));
-            }
-            if given.size > logged.size {
-                let base = args.url.as_deref().ok_or(
-                    "the checkpoint given is newer than the proof's: checking they are consistent needs the log, from --url",
-                )?;
-                if let Err(why) = crate::tlog_cli::check_newer(base, &logged, &given) {
-                    return Ok(not_logged(verdict, why));
-                }
-            }
-        }
-    }
-    Ok(verdict)
-}
-
-/// A signature that verifies but a log proof that does not.
-fn not_logged(
-    mut verdict: crate::crypto::receipt::Verdict,
-    why: String,
-) -> crate::crypto::receipt::Verdict {
-    verdict.valid = false;
-    verdict.reason = Some(format!("not shown in the transparency log: {why}"));
-    verdict
-}
-
-/// `bourse log audit`: exit 0 when every check holds, 1 when one does not.
-fn log_audit(base: &str, from: Option<&Path>) -> ExitCode {
-    let from = match from.map(std::fs::read_to_string).transpose() {
-        Ok(text) => text,
-        Err(error) => {
-            eprintln!("bourse log audit: cannot read the earlier checkpoint: {error}");
-            return ExitCode::from(2);
-        }
+    let (Some(proof), true) = (&args.proof, verdict.valid) else {
+        return Ok(verdict);
     };
-    match crate::tlog_cli::audit(base, from.as_deref()) {
-        Ok(report) => {
-            println!(
-                "{}",
-                serde_json::to_string_pretty(&report).expect("report serializes")
-            );
-            ExitCode::SUCCESS
-        }
-        Err(why) => {
-            eprintln!("bourse log audit: {why}");
-            ExitCode::from(1)
-        }
-    }
+    let keys: Vec<String> = match &keys {
+        KeySource::Single(key) => vec![key.clone()],
+        KeySource::Ring { all, .. } => all.iter().map(|r| r.public_key.clone()).collect(),
+    };
+    let (checkpoint, url) = (args.checkpoint.as_deref(), args.url.as_deref());
+    crate::tlog_cli::check_proof(verdict, &text, &keys, proof, checkpoint, url)
 }
 
 /// A file holding a bare signed document is wrapped as `{"signed": …}`; a file already in the

@@ -4,12 +4,51 @@
 //! seen earlier, and each entry's signature under the keys the log itself recorded).
 
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use clap::Subcommand;
+use std::process::ExitCode;
 
 use serde_json::Value;
 
 use crate::crypto::keys::PublicKeyRecord;
+use crate::crypto::receipt::Verdict;
 use crate::crypto::tlog::{self, Checkpoint, Hash};
 use crate::service::trust::receipts;
+
+#[derive(Subcommand)]
+pub enum LogAction {
+    /// Audit an instance's transparency log: fetch every entry and tile, re-derive every hash
+    /// and the root, check each entry's signature with the keys the log itself recorded, and
+    /// (with --from) that a checkpoint seen earlier is a prefix of the log (exit 0 sound, 1 not).
+    Audit {
+        /// The instance's base URL.
+        #[arg(value_parser = crate::cli::parse_public_url)]
+        base_url: String,
+        /// A checkpoint seen earlier (a file holding its signed note).
+        #[arg(long)]
+        from: Option<PathBuf>,
+    },
+}
+
+/// `--witness <verifier key>=<base URL>`.
+///
+/// # Errors
+/// Not that form.
+pub fn parse_witness(text: &str) -> Result<(String, String), String> {
+    let (key, url) = text
+        .split_once('=')
+        .ok_or("expected <verifier key>=<base URL>")?;
+    crate::crypto::tlog::parse_verifier_key(key)?;
+    Ok((key.to_owned(), crate::cli::parse_public_url(url)?))
+}
+
+/// Runs a `bourse log` command.
+pub fn run(action: LogAction) -> ExitCode {
+    match action {
+        LogAction::Audit { base_url, from } => log_audit(&base_url, from.as_deref()),
+    }
+}
 
 /// The entry types a signed artifact may be logged under.
 const KINDS: &[&str] = &[
@@ -290,4 +329,87 @@ pub fn check_newer(base: &str, older: &Checkpoint, newer: &Checkpoint) -> Result
         return Err("the proof's checkpoint is not a prefix of the given one: a fork".into());
     }
     Ok(())
+}
+
+/// `bourse verify … --proof FILE [--checkpoint FILE]`: a signature that verified (`verdict`)
+/// is also shown in the log, or the verdict says why not.
+///
+/// # Errors
+/// Unusable input (unreadable files, an older checkpoint, a newer one without `--url`).
+pub fn check_proof(
+    verdict: Verdict,
+    text: &str,
+    public_keys: &[String],
+    proof_file: &Path,
+    checkpoint_file: Option<&Path>,
+    url: Option<&str>,
+) -> Result<Verdict, String> {
+    let artifact = crate::crypto::jcs::parse_strict(text).map_err(|e| e.to_string())?;
+    let proof = std::fs::read_to_string(proof_file)
+        .map_err(|e| format!("cannot read {}: {e}", proof_file.display()))?;
+    let logged = match check_inclusion(&artifact, &proof, public_keys) {
+        Ok(checkpoint) => checkpoint,
+        Err(why) => return Ok(not_logged(verdict, why)),
+    };
+    let Some(file) = checkpoint_file else {
+        return Ok(verdict);
+    };
+    let note = std::fs::read_to_string(file)
+        .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+    let given = tlog::parse_checkpoint(&note)?;
+    if let Err(why) = check_signed(&given, public_keys) {
+        return Ok(not_logged(verdict, why));
+    }
+    if given.size < logged.size {
+        return Err(format!(
+            "the checkpoint given (size {}) is older than the proof's (size {}): give the newer one",
+            given.size, logged.size
+        ));
+    }
+    if given.size == logged.size && given.root != logged.root {
+        return Ok(not_logged(
+            verdict,
+            "two checkpoints of one size differ: a fork".into(),
+        ));
+    }
+    if given.size > logged.size {
+        let base = url.ok_or(
+            "the checkpoint given is newer than the proof's: checking they are consistent needs the log, from --url",
+        )?;
+        if let Err(why) = check_newer(base, &logged, &given) {
+            return Ok(not_logged(verdict, why));
+        }
+    }
+    Ok(verdict)
+}
+
+/// A signature that verifies but a log proof that does not.
+fn not_logged(mut verdict: Verdict, why: String) -> Verdict {
+    verdict.valid = false;
+    verdict.reason = Some(format!("not shown in the transparency log: {why}"));
+    verdict
+}
+
+/// `bourse log audit`: exit 0 when every check holds, 1 when one does not, 2 for unusable input.
+pub fn log_audit(base: &str, from: Option<&Path>) -> ExitCode {
+    let from = match from.map(std::fs::read_to_string).transpose() {
+        Ok(text) => text,
+        Err(error) => {
+            eprintln!("bourse log audit: cannot read the earlier checkpoint: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    match audit(base, from.as_deref()) {
+        Ok(report) => {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&report).expect("report serializes")
+            );
+            ExitCode::SUCCESS
+        }
+        Err(why) => {
+            eprintln!("bourse log audit: {why}");
+            ExitCode::from(1)
+        }
+    }
 }

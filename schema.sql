@@ -543,6 +543,31 @@ CREATE TABLE orders (
 CREATE INDEX orders_buyer ON orders (buyer_id, seq);
 CREATE INDEX orders_context ON orders (buyer_id, context_id, seq);
 
+-- v9. The transparency log (c2sp.org/tlog-tiles): one entry per artifact bourse signs, appended
+-- in the writer's transaction that creates the artifact (store::tlog::append). `ref` names the
+-- artifact ('message:<id>', 'listing:<id>:<version>', …) so its answer can name its index.
+CREATE TABLE tlog_entries (
+    idx   INTEGER PRIMARY KEY,
+    ref   TEXT    NOT NULL UNIQUE,
+    entry BLOB    NOT NULL
+) STRICT;
+
+-- Every complete subtree's hash, numbered as Go's tlog.StoredHashIndex numbers them (about two
+-- per entry); tiles are read from here.
+CREATE TABLE tlog_hashes (
+    id   INTEGER PRIMARY KEY,
+    hash BLOB    NOT NULL
+) STRICT;
+
+-- Every checkpoint published (signed note text), never rewritten: a later one always extends
+-- an earlier one, and a restore that lost entries is told so by comparing sizes.
+CREATE TABLE tlog_checkpoints (
+    size      INTEGER PRIMARY KEY,
+    root      BLOB    NOT NULL,
+    note      TEXT    NOT NULL,
+    signed_at TEXT    NOT NULL
+) STRICT;
+
 -- v10. An agent's spending policy, set with its full key and enforced in the writer's
 -- transaction that opens a purchase (service::spending). Caps are US cents across every rail;
 -- NULL is no cap. The lists are JSON arrays of names (rails as purchases name them, macro-category

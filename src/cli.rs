@@ -60,6 +60,11 @@ enum Command {
         #[command(subcommand)]
         action: FeesAction,
     },
+    /// The transparency log.
+    Log {
+        #[command(subcommand)]
+        action: crate::tlog_cli::LogAction,
+    },
     /// Print the version (as `--version` does).
     Version,
     /// Print a shell completion script: `bourse completions bash > /etc/bash_completion.d/bourse`,
@@ -228,6 +233,13 @@ struct ServeArgs {
     /// earlier receipts still verify.
     #[arg(long, env = "BOURSE_ACCEPT_NEW_SIGNING_KEY", conflicts_with = "follow")]
     accept_new_signing_key: bool,
+    /// Start although the transparency log is behind a checkpoint already published (monitors
+    /// holding it will see the fork).
+    #[arg(long, env = "BOURSE_ACCEPT_LOG_BEHIND", conflicts_with = "follow")]
+    accept_log_behind: bool,
+    /// A witness cosigning each new checkpoint: `<verifier key>=<base URL>` (repeatable).
+    #[arg(long = "witness", env = "BOURSE_WITNESSES", value_delimiter = ',', value_parser = crate::tlog_cli::parse_witness)]
+    witnesses: Vec<(String, String)>,
 }
 
 /// `--payments`.
@@ -298,12 +310,19 @@ struct VerifyArgs {
     /// Verify against the keys in DIR/signing.key.
     #[arg(long, conflicts_with = "url")]
     data: Option<PathBuf>,
-    /// Fetch the keys from a running server's /api/signing-key.
+    /// Fetch the keys from a running server's /api/signing-key (and the log's tiles, for a
+    /// --checkpoint newer than the proof's).
     #[arg(long)]
     url: Option<String>,
+    /// Also check inclusion in the transparency log with this c2sp.org/tlog-proof.
+    #[arg(long)]
+    proof: Option<PathBuf>,
+    /// With --proof: a later checkpoint to check against (consistency from --url's tiles).
+    #[arg(long, requires = "proof")]
+    checkpoint: Option<PathBuf>,
 }
 
-fn parse_public_url(text: &str) -> Result<String, String> {
+pub(crate) fn parse_public_url(text: &str) -> Result<String, String> {
     let ok = (text.starts_with("http://") || text.starts_with("https://"))
         && text
             .split("://")
@@ -360,6 +379,7 @@ pub fn main() -> ExitCode {
                 },
         } => announce_fees(&data.data, &effective_from, &schedule, note),
         Command::Health { url, ready } => health(&url, ready),
+        Command::Log { action } => return crate::tlog_cli::run(action),
         Command::Version => {
             println!("bourse {}", env!("CARGO_PKG_VERSION"));
             Ok(())
@@ -435,6 +455,8 @@ fn serve(args: ServeArgs) -> Result<(), String> {
         },
         accept_new_signing_key: args.accept_new_signing_key,
         metrics_public: args.metrics_public,
+        accept_log_behind: args.accept_log_behind,
+        witnesses: args.witnesses,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -680,7 +702,16 @@ fn verify_file(args: &VerifyArgs) -> Result<crate::crypto::receipt::Verdict, Str
         }
     };
     let document = wrap_document(&text)?;
-    receipts::verify_request(&document, resolve).map_err(|e| e.to_string())
+    let verdict = receipts::verify_request(&document, resolve).map_err(|e| e.to_string())?;
+    let (Some(proof), true) = (&args.proof, verdict.valid) else {
+        return Ok(verdict);
+    };
+    let keys: Vec<String> = match &keys {
+        KeySource::Single(key) => vec![key.clone()],
+        KeySource::Ring { all, .. } => all.iter().map(|r| r.public_key.clone()).collect(),
+    };
+    let (checkpoint, url) = (args.checkpoint.as_deref(), args.url.as_deref());
+    crate::tlog_cli::check_proof(verdict, &text, &keys, proof, checkpoint, url)
 }
 
 /// A file holding a bare signed document is wrapped as `{"signed": …}`; a file already in the

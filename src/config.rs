@@ -50,6 +50,12 @@ pub struct Config {
     pub accept_new_signing_key: bool,
     /// `GET /metrics` answers without the operator token (`serve --metrics-public`).
     pub metrics_public: bool,
+    /// Start on a database whose transparency log is behind a checkpoint this instance already
+    /// published (`serve --accept-log-behind`).
+    pub accept_log_behind: bool,
+    /// Witnesses asked to cosign each new checkpoint (c2sp.org/tlog-witness): (verifier key,
+    /// base URL) (`serve --witness VKEY=URL`).
+    pub witnesses: Vec<(String, String)>,
 }
 
 /// A server's part in replication (`serve --replicated`, `serve --follow`).
@@ -148,6 +154,8 @@ impl Config {
             replication: Replication::Off,
             accept_new_signing_key: false,
             metrics_public: false,
+            accept_log_behind: false,
+            witnesses: Vec::new(),
         }
     }
 }

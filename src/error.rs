@@ -28,6 +28,13 @@ pub enum Error {
     },
     /// No such resource or path (404 `NOT_FOUND`).
     NotFound(String),
+    /// Not there yet, but will be: retry after the delay (404 with its own code and
+    /// `Retry-After`), such as an inclusion proof before a checkpoint covers the entry.
+    NotYet {
+        code: &'static str,
+        message: String,
+        retry_after_secs: u64,
+    },
     /// Known path, wrong method (405 `METHOD_NOT_ALLOWED`, with `Allow`).
     MethodNotAllowed { allow: Vec<&'static str> },
     /// The request conflicts with current state (409 with its own code).
@@ -141,6 +148,7 @@ impl Error {
             Error::NotFound(_) => 404,
             Error::MethodNotAllowed { .. } => 405,
             Error::Conflict { .. } => 409,
+            Error::NotYet { .. } => 404,
             Error::PayloadTooLarge { .. } => 413,
             Error::UnsupportedMediaType(_) => 415,
             Error::RequestTimeout => 408,
@@ -183,7 +191,8 @@ impl Error {
             | Error::Conflict { code, .. }
             | Error::Unprocessable { code, .. }
             | Error::Unavailable { code, .. }
-            | Error::Busy { code, .. } => code,
+            | Error::Busy { code, .. }
+            | Error::NotYet { code, .. } => code,
         }
     }
 
@@ -213,6 +222,7 @@ impl Error {
             | Error::RateLimited { message, .. }
             | Error::Unavailable { message, .. }
             | Error::Busy { message, .. }
+            | Error::NotYet { message, .. }
             | Error::OAuth { message, .. } => *message = rewrite(message),
             Error::Internal(_)
             | Error::MethodNotAllowed { .. }
@@ -231,6 +241,9 @@ impl Error {
                 retry_after_secs, ..
             }
             | Error::Busy {
+                retry_after_secs, ..
+            }
+            | Error::NotYet {
                 retry_after_secs, ..
             } => Some(*retry_after_secs),
             _ => None,
@@ -279,6 +292,7 @@ impl fmt::Display for Error {
             | Error::RateLimited { message, .. }
             | Error::Unavailable { message, .. }
             | Error::Busy { message, .. }
+            | Error::NotYet { message, .. }
             | Error::OAuth { message, .. } => f.write_str(message),
             Error::MethodNotAllowed { allow } => {
                 write!(

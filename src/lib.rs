@@ -46,6 +46,7 @@ pub mod server;
 pub mod service;
 pub mod store;
 pub mod telemetry;
+pub mod tlog_cli;
 
 use std::sync::Arc;
 
@@ -94,6 +95,8 @@ pub async fn bind(config: &Config, clock: Arc<dyn Clock>) -> Result<Server, Stri
         replication: config.replication.clone(),
         accept_new_signing_key: config.accept_new_signing_key,
         metrics_public: config.metrics_public,
+        accept_log_behind: config.accept_log_behind,
+        witnesses: config.witnesses.clone(),
     };
     let app = tokio::task::spawn_blocking(move || App::open(&data, options, clock))
         .await

@@ -68,6 +68,10 @@ pub enum Param {
     /// An unguessable capability (checkout sessions `cs_…`, x402 purchase tokens, onboarding
     /// ids): unpadded base64url with an optional prefix, at most 100 characters.
     Token,
+    /// A transparency log index: decimal digits, no leading zero, at most 19.
+    Index,
+    /// A c2sp.org/tlog-tiles tile path, slashes included (`0/x001/234.p/7`, `entries/000`).
+    TilePath,
 }
 
 impl Param {
@@ -89,6 +93,13 @@ impl Param {
                         .bytes()
                         .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
             }
+            Param::Index => {
+                (1..=19).contains(&value.len())
+                    && value.bytes().all(|b| b.is_ascii_digit())
+                    && (value == "0" || !value.starts_with('0'))
+                    && value.parse::<u64>().is_ok()
+            }
+            Param::TilePath => crate::crypto::tlog::parse_tile_path(value).is_some(),
         };
         if fits {
             return Ok(());
@@ -97,6 +108,8 @@ impl Param {
             Param::Id => "id (a UUID)",
             Param::Handle => "handle",
             Param::Token => "session, token or onboarding id",
+            Param::Index => "log index (a decimal number)",
+            Param::TilePath => "tile path (c2sp.org/tlog-tiles)",
         };
         Err(Error::NotFound(format!(
             "no resource {value:?}: not a well-formed {what}"
@@ -183,7 +196,7 @@ macro_rules! operations {
     (@value $value:expr) => { $value };
 }
 
-use Param::{Handle, Id, Token};
+use Param::{Handle, Id, Index, TilePath, Token};
 
 operations! {
     // The operations of both faces, in `tools/list` order (the Agent Connect tools first).
@@ -368,6 +381,11 @@ operations! {
     OpenApi: Public [GET "/openapi.json"] {};
     SigningKey: Public [GET "/api/signing-key"] {};
     VerifyReceipt: Public [POST "/api/verify-receipt"] { json };
+
+    // The transparency log (c2sp.org/tlog-tiles), served as static resources.
+    LogCheckpoint: Public [GET "/log/checkpoint"] {};
+    LogTile: Public [GET "/log/tile/{path}"] { param: Some(TilePath) };
+    LogProof: Public [GET "/log/proof/{index}"] { param: Some(Index) };
     Healthz: Probe [GET "/healthz"] {};
     Metrics: Operator [GET "/metrics"] { scrape };
     Readyz: Probe [GET "/readyz"] {};

@@ -76,6 +76,9 @@ impl Server {
             tasks.push(tokio::spawn(crate::service::commerce::payments::worker(
                 self.app.clone(),
             )));
+            tasks.push(tokio::spawn(crate::service::trust::log::publisher(
+                self.app.clone(),
+            )));
             if self.app.store.replicated() {
                 tasks.push(tokio::spawn(replication::heartbeat(self.app.clone())));
             }

@@ -7,6 +7,7 @@ mod contact;
 mod discovery;
 mod ingress;
 mod listings;
+mod log;
 mod messages;
 mod meta;
 mod oauth;
@@ -128,6 +129,9 @@ pub async fn dispatch(app: &App, operation: Operation, mut ctx: Ctx) -> Result<R
         Operation::OpenApi => Ok(system::openapi(app)),
         Operation::SigningKey => system::signing_key(app),
         Operation::VerifyReceipt => system::verify_receipt(app, ctx),
+        Operation::LogCheckpoint => log::checkpoint(app).await,
+        Operation::LogTile => log::tile(app, ctx).await,
+        Operation::LogProof => log::proof(app, ctx).await,
         Operation::RegisterAgent => agents::register(app, ctx).await,
         Operation::ListAgents => agents::list(app, ctx).await,
         Operation::GetMe => agents::me(app, ctx).await,

@@ -143,6 +143,11 @@ pub fn api_catalog(app: &App) -> Reply {
                 "service-doc": link("/llms.txt", "text/plain"),
             },
             {
+                "anchor": app.url("/log/checkpoint"),
+                "service-doc": link("/llms.txt", "text/plain"),
+                "describedby": link("/api/signing-key", "application/json"),
+            },
+            {
                 "anchor": app.url("/.well-known/ai-catalog.json"),
                 "service-doc": link("/llms.txt", "text/plain"),
                 "alternate": link("/.well-known/ard.json", "application/json"),

@@ -6,6 +6,7 @@
 pub mod jcs;
 pub mod keys;
 pub mod receipt;
+pub mod tlog;
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;

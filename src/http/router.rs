@@ -90,8 +90,23 @@ static PARSED: std::sync::LazyLock<Vec<Parsed>> = std::sync::LazyLock::new(|| {
         .collect()
 });
 
+/// The one parameter that matches the rest of a path, slashes included, when it ends a
+/// template (the transparency log's tile paths, `/log/tile/{path}`, as c2sp.org/tlog-tiles
+/// spells them: `0/x001/234.p/7`).
+const REST_OF_PATH: &str = "{path}";
+
 /// Some(static segment count, params) when the template `parts` match.
 fn match_parts(parts: &[&str], segments: &[&str]) -> Option<(usize, Vec<String>)> {
+    if parts.last() == Some(&REST_OF_PATH) && segments.len() >= parts.len() {
+        let fixed = parts.len() - 1;
+        let (score, mut params) = match_parts(&parts[..fixed], &segments[..fixed])?;
+        let rest = &segments[fixed..];
+        if rest.iter().any(|s| s.is_empty()) {
+            return None;
+        }
+        params.push(percent_decode(&rest.join("/")));
+        return Some((score, params));
+    }
     if parts.len() != segments.len() {
         return None;
     }

@@ -20,8 +20,54 @@ use std::collections::HashMap;
 
 use rusqlite::Connection;
 
+use crate::crypto::keys::Keyring;
+use crate::crypto::receipt::sign_object;
 use crate::error::Result;
 use crate::store::proof as proof_store;
+use crate::store::tlog;
+
+/// The transparency log's entry type of a demand-ledger event.
+pub const LOG_KIND: &str = "bourse.ledger.event";
+
+/// A demand-ledger event as logged: `sale` (a settled sale's ledger row), `release` (escrow
+/// released to the seller) or `refund` (a payment given back).
+pub struct Event<'a> {
+    pub event: &'static str,
+    /// The ledger row's id, or a refund's payment reference.
+    pub row: &'a str,
+    pub purchase_id: &'a str,
+    pub amount_cents: Option<i64>,
+    pub at: &'a str,
+}
+
+/// The transparency log's name of a ledger event.
+pub fn log_ref(event: &str, row: &str) -> String {
+    format!("ledger:{row}:{event}")
+}
+
+/// Signs a ledger event (rows have no signed form of their own) and appends it to the
+/// transparency log, in the caller's (the writer's) transaction; nothing when it is logged
+/// already. Returns its index.
+///
+/// # Errors
+/// Database failure.
+pub fn log_event(tx: &Connection, keyring: &Keyring, e: &Event<'_>) -> Result<u64> {
+    let reference = log_ref(e.event, e.row);
+    if let Some(index) = tlog::index_of(tx, &reference)? {
+        return Ok(index);
+    }
+    let mut signed = serde_json::Map::new();
+    signed.insert("type".into(), LOG_KIND.into());
+    signed.insert("event".into(), e.event.into());
+    signed.insert("row".into(), e.row.into());
+    signed.insert("purchaseId".into(), e.purchase_id.into());
+    if let Some(amount) = e.amount_cents {
+        signed.insert("amountCents".into(), amount.into());
+    }
+    signed.insert("at".into(), e.at.into());
+    sign_object(keyring, &mut signed, e.at);
+    tlog::append_value(tx, &reference, LOG_KIND, &serde_json::Value::Object(signed))
+}
 
 /// One ledger row as read, with its derived party and buyer label.
 #[derive(Clone)]

@@ -118,6 +118,10 @@ pub struct Options {
     pub accept_new_signing_key: bool,
     /// `GET /metrics` answers without the operator token (a scraper on a private network).
     pub metrics_public: bool,
+    /// Start although the database's transparency log is behind a checkpoint already published.
+    pub accept_log_behind: bool,
+    /// Witnesses asked to cosign each new checkpoint: (verifier key, base URL).
+    pub witnesses: Vec<(String, String)>,
 }
 
 impl Options {
@@ -135,6 +139,8 @@ impl Options {
             replication: crate::config::Replication::Off,
             accept_new_signing_key: false,
             metrics_public: false,
+            accept_log_behind: false,
+            witnesses: Vec::new(),
         }
     }
 }
@@ -204,6 +210,12 @@ pub struct App {
     pub telemetry: crate::telemetry::Telemetry,
     /// `GET /metrics` is public (`serve --metrics-public`); else the operator's.
     pub metrics_public: bool,
+    /// The transparency log's origin, recorded at first use (`trust::log`).
+    pub log_origin: String,
+    /// Where a primary keeps a copy of its newest published checkpoint (`trust::log::mark_file`).
+    pub log_mark: Option<PathBuf>,
+    /// Witnesses asked to cosign each new checkpoint: (verifier key, base URL).
+    pub witnesses: Vec<(String, String)>,
 }
 
 /// Passes of the background workers. Nothing in the server reads them: they let an embedding
@@ -285,6 +297,27 @@ impl App {
             Replication::Primary => Store::open_with(&data.database(), Checkpoints::External)?,
             Replication::Follower { .. } => replication::open_replica(&data.database())?,
         };
+        let mark = trust::log::mark_file(&data.0);
+        let (log_origin, log_size) = if primary.is_some() {
+            store.read_blocking(|conn| {
+                let origin = match settings::get(conn, crate::store::tlog::ORIGIN_SETTING)? {
+                    Some(Value::String(origin)) => origin,
+                    _ => trust::log::origin_for(&public_url),
+                };
+                Ok((origin, crate::store::tlog::size(conn)?))
+            })?
+        } else {
+            let (url, stamp) = (public_url.clone(), now.clone());
+            store.write_blocking(move |tx| {
+                Ok((
+                    trust::log::record_origin(tx, &url, &stamp)?,
+                    crate::store::tlog::size(tx)?,
+                ))
+            })?
+        };
+        if primary.is_none() {
+            trust::log::check_not_behind(&mark, log_size, options.accept_log_behind)?;
+        }
         // A follower signs with its primary's key: it never makes one of its own.
         let mut keyring = if primary.is_some() {
             Keyring::load(&data.signing_key()).map_err(|e| {
@@ -387,6 +420,8 @@ impl App {
         };
         let telemetry = crate::telemetry::Telemetry::new();
         store.instrument(telemetry.store_meters());
+        let log_mark = primary.is_none().then_some(mark);
+        let follows = primary;
         let app = App {
             telemetry,
             metrics_public: options.metrics_public,
@@ -427,10 +462,13 @@ impl App {
             spend_refusals: spending::Refusals::default(),
             documents: Documents::default(),
             signed: catalog::signed::SignedAnswers::default(),
-            follower: primary.map(|(primary, max_lag_secs)| {
+            follower: follows.map(|(primary, max_lag_secs)| {
                 replication::Follower::new(primary, seen_change, max_lag_secs)
             }),
             established,
+            log_origin,
+            log_mark,
+            witnesses: options.witnesses.clone(),
         };
         // A moved sandbox clock resumes where it was moved to: a restart never goes back in time.
         let offset = app

@@ -40,6 +40,9 @@ pub fn unix_millis() -> i64 {
         .map_or(0, |d| d.as_millis() as i64)
 }
 
+/// The transparency log's entry type of a signing-key change.
+pub const KEY_CHANGE: &str = "bourse.signing-key.change";
+
 /// Checks that `keyring` may sign for the database in `store` and records its public keys there.
 ///
 /// The database remembers the public keys it was signed with. Started with a keyfile that holds
@@ -109,8 +112,27 @@ pub fn check_signing_key(
     if records != recorded {
         let value = serde_json::to_value(records)
             .map_err(|e| Error::Internal(format!("signing key records: {e}")))?;
+        // The change is logged, signed by the key now current: a first key, a rotation, or a
+        // new key adopted after a restore. An auditor learns every key from the log itself.
+        let mut change = serde_json::Map::new();
+        change.insert("type".into(), KEY_CHANGE.into());
+        change.insert(
+            "currentKeyId".into(),
+            keyring.current().key_id.clone().into(),
+        );
+        change.insert("keys".into(), value.clone());
+        change.insert("changedAt".into(), now.into());
+        crate::crypto::receipt::sign_object(keyring, &mut change, now);
+        let change = serde_json::Value::Object(change);
+        let reference = format!("keys:{}", crate::crypto::jcs::digest(&value));
         let now = now.to_owned();
-        store.write_blocking(move |tx| settings::put(tx, settings::SIGNING_KEYS, &value, &now))?;
+        store.write_blocking(move |tx| {
+            settings::put(tx, settings::SIGNING_KEYS, &value, &now)?;
+            if crate::store::tlog::index_of(tx, &reference)?.is_none() {
+                crate::store::tlog::append_value(tx, &reference, KEY_CHANGE, &change)?;
+            }
+            Ok(())
+        })?;
     }
     Ok(())
 }

@@ -56,6 +56,22 @@ pub fn insert(conn: &Connection, a: &Announcement) -> Result<()> {
         "INSERT INTO fee_announcements (version, announced_at, effective_from, schedule, note) VALUES (?1, ?2, ?3, ?4, ?5)",
     )?
     .execute(params![a.version, a.announced_at, a.effective_from, a.schedule, a.note])?;
+    let schedule: serde_json::Value =
+        serde_json::from_str(&a.schedule).unwrap_or_else(|_| a.schedule.clone().into());
+    let announcement = serde_json::json!({
+        "type": "bourse.fees.announcement",
+        "version": a.version,
+        "announcedAt": a.announced_at,
+        "effectiveFrom": a.effective_from,
+        "schedule": schedule,
+        "note": a.note,
+    });
+    super::tlog::append_value(
+        conn,
+        &format!("fees:{}", a.version),
+        "bourse.fees.announcement",
+        &announcement,
+    )?;
     Ok(())
 }
 

@@ -73,6 +73,12 @@ pub fn insert(conn: &Connection, row: &DecisionRow) -> Result<()> {
         row.answer,
         row.created_at
     ])?;
+    super::tlog::append(
+        conn,
+        &format!("ingress:{}:{}", row.public_key, row.idempotency_key),
+        "bourse.ingress.decision",
+        &row.answer,
+    )?;
     Ok(())
 }
 

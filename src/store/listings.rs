@@ -213,7 +213,21 @@ pub fn insert_history(
         "INSERT INTO listing_history (listing_id, version, entry) VALUES (?1, ?2, ?3)",
     )?
     .execute(params![listing_id, version, entry])?;
+    super::tlog::append(
+        conn,
+        &history_log_ref(listing_id, version),
+        HISTORY_LOG_KIND,
+        entry,
+    )?;
     Ok(())
+}
+
+/// The transparency log's entry type of a listing history entry.
+pub const HISTORY_LOG_KIND: &str = "bourse.listing.version";
+
+/// The transparency log's name of a listing's history entry.
+pub fn history_log_ref(listing_id: &str, version: i64) -> String {
+    format!("listing:{listing_id}:{version}")
 }
 
 /// Every history entry of a listing, oldest first, as stored.

@@ -84,14 +84,23 @@ pub fn next_sequence(conn: &Connection, recipient_id: &str) -> Result<i64> {
     Ok(last.unwrap_or(0) + 1)
 }
 
+/// The transparency log's entry type of a message receipt.
+pub const LOG_KIND: &str = "bourse.message.receipt";
+
+/// The transparency log's name of a message's receipt.
+pub fn log_ref(message_id: &str) -> String {
+    format!("message:{message_id}")
+}
+
 /// Inserts a message into the inbox and its entry into the journal, unless its sender already
-/// used its clientMessageId: then nothing is written and the answer is `false` (the unique
+/// used its clientMessageId: then nothing is written and the answer is `None` (the unique
 /// index answers that in the same lookup the insert makes anyway). The rows of both agents
-/// give the per-agent index keys (`recipient_seq`, `sender_seq`).
+/// give the per-agent index keys (`recipient_seq`, `sender_seq`). The receipt is appended to
+/// the transparency log in the same transaction.
 ///
 /// # Errors
 /// Database failure.
-pub fn insert(conn: &Connection, m: &MessageRow, body_digest: &str) -> Result<bool> {
+pub fn insert(conn: &Connection, m: &MessageRow, body_digest: &str) -> Result<Option<u64>> {
     let inserted = conn
         .prepare_cached(
             "INSERT INTO messages (id, recipient_id, sequence, sender_id, sender_handle, recipient_handle,
@@ -113,14 +122,15 @@ pub fn insert(conn: &Connection, m: &MessageRow, body_digest: &str) -> Result<bo
             m.receipt
         ])?;
     if inserted == 0 {
-        return Ok(false);
+        return Ok(None);
     }
     conn.prepare_cached(
         "INSERT INTO message_journal (message_id, sender_handle, recipient_handle, accepted_at, body_digest, receipt)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
     )?
     .execute(params![m.id, m.sender_handle, m.recipient_handle, m.created_at, body_digest, m.receipt])?;
-    Ok(true)
+    let index = super::tlog::append(conn, &log_ref(&m.id), LOG_KIND, &m.receipt)?;
+    Ok(Some(index))
 }
 
 /// A page of a recipient's inbox after a sequence number, ascending; one extra row tells
@@ -310,8 +320,16 @@ mod tests {
     #[test]
     fn a_used_client_message_id_writes_nothing_and_says_so() {
         let conn = two_agents();
-        assert!(insert(&conn, &message("m1", 1, "c"), "sha256:x").unwrap());
-        assert!(!insert(&conn, &message("m2", 2, "c"), "sha256:y").unwrap());
+        assert!(
+            insert(&conn, &message("m1", 1, "c"), "sha256:x")
+                .unwrap()
+                .is_some()
+        );
+        assert!(
+            insert(&conn, &message("m2", 2, "c"), "sha256:y")
+                .unwrap()
+                .is_none()
+        );
         let rows: i64 = conn
             .query_row(
                 "SELECT (SELECT count(*) FROM messages) + (SELECT count(*) FROM message_journal)",

@@ -237,6 +237,25 @@ const STEPS: &[(i32, &str)] = &[
          ALTER TABLE messages_v8 RENAME TO messages;",
     ),
     (
+        // The transparency log starts empty: artifacts signed before it are not logged.
+        9,
+        "CREATE TABLE tlog_entries (
+             idx   INTEGER PRIMARY KEY,
+             ref   TEXT    NOT NULL UNIQUE,
+             entry BLOB    NOT NULL
+         ) STRICT;
+         CREATE TABLE tlog_hashes (
+             id   INTEGER PRIMARY KEY,
+             hash BLOB    NOT NULL
+         ) STRICT;
+         CREATE TABLE tlog_checkpoints (
+             size      INTEGER PRIMARY KEY,
+             root      BLOB    NOT NULL,
+             note      TEXT    NOT NULL,
+             signed_at TEXT    NOT NULL
+         ) STRICT;",
+    ),
+    (
         // Spending controls: an agent's policy, and what a buyer spent by window.
         10,
         "CREATE TABLE spending_policies (

@@ -31,6 +31,7 @@ mod readers;
 mod replica;
 pub mod settings;
 pub mod spending;
+pub mod tlog;
 mod writer;
 
 use std::path::Path;

@@ -140,6 +140,38 @@ fn a_version_7_database_rekeys_its_messages_and_keeps_them_with_their_callbacks(
 }
 
 #[test]
+fn a_version_8_database_gains_an_empty_transparency_log_that_appends() {
+    let dir = tempfile::tempdir().unwrap();
+    let old = dir.path().join("v8.db");
+    {
+        let conn = Connection::open(&old).unwrap();
+        conn.execute_batch(include_str!("../../tests/fixtures/schema_v8.sql"))
+            .unwrap();
+        conn.execute_batch(&format!(
+            "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = 8;"
+        ))
+        .unwrap();
+        settings::put(&conn, "kept", &serde_json::json!(1), "t0").unwrap();
+    }
+    let store = Store::open(&old).unwrap();
+    let (version, kept, before, index, after, migrated) = store
+        .write_blocking(|tx| {
+            let version: i32 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+            let kept = settings::get(tx, "kept")?;
+            let before = tlog::size(tx)?;
+            let index = tlog::append(tx, "test:1", "test", r#"{"a":1}"#)?;
+            Ok((version, kept, before, index, tlog::size(tx)?, shape(tx)))
+        })
+        .unwrap();
+    assert_eq!(version, SCHEMA_VERSION);
+    assert_eq!(kept, Some(serde_json::json!(1)));
+    assert_eq!((before, index, after), (0, 0, 1));
+    let fresh = Store::open(&dir.path().join("fresh.db")).unwrap();
+    let expected = fresh.write_blocking(|tx| Ok(shape(tx))).unwrap();
+    assert_eq!(migrated, expected);
+}
+
+#[test]
 fn foreign_database_is_refused_and_left_byte_identical() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("other.db");

@@ -170,7 +170,7 @@ pub fn set_checkout(conn: &Connection, purchase_id: &str, session: &str, url: &s
 
 /// Releases the held rows whose escrow clock has run, on rails that need no payout call
 /// (sandbox checkout, wallet): every ledger rail but `paid_out_rail`, whose rows are released
-/// one by one after their transfer.
+/// one by one after their transfer. Answers the released rows (id, purchase, amount).
 ///
 /// # Errors
 /// Database failure.
@@ -178,13 +178,16 @@ pub fn release_due_without_payout(
     conn: &Connection,
     now: &str,
     paid_out_rail: &str,
-) -> Result<usize> {
-    Ok(conn
-        .prepare_cached(
-            "UPDATE ledger SET status = 'released', released_at = ?1
-             WHERE status = 'held' AND release_at IS NOT NULL AND release_at <= ?1 AND rail != ?2",
-        )?
-        .execute(params![now, paid_out_rail])?)
+) -> Result<Vec<(String, String, i64)>> {
+    let mut stmt = conn.prepare_cached(
+        "UPDATE ledger SET status = 'released', released_at = ?1
+         WHERE status = 'held' AND release_at IS NOT NULL AND release_at <= ?1 AND rail != ?2
+         RETURNING id, purchase_id, amount_cents",
+    )?;
+    let rows = stmt.query_map(params![now, paid_out_rail], |r| {
+        Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
 /// A held card row due for its payout.

@@ -281,14 +281,20 @@ pub struct RatingRow<'a> {
 /// Stores a rating with its attestation.
 ///
 /// # Errors
-/// Database failure (including a second rating of one purchase).
-pub fn insert_rating(conn: &Connection, r: &RatingRow<'_>) -> Result<()> {
+/// Database failure (including a second rating of one purchase). Answers the attestation's
+/// transparency log index.
+pub fn insert_rating(conn: &Connection, r: &RatingRow<'_>) -> Result<u64> {
     conn.prepare_cached(
         "INSERT INTO ratings (id, purchase_id, listing_id, rating, comment, created_at, attestation)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     )?
     .execute(params![r.id, r.purchase_id, r.listing_id, r.rating, r.comment, r.created_at, r.attestation])?;
-    Ok(())
+    super::tlog::append(
+        conn,
+        &format!("rating:{}", r.id),
+        "bourse.rating.attestation",
+        r.attestation,
+    )
 }
 
 /// The latest ratings of a listing (attestation JSON texts), newest first.

@@ -45,4 +45,5 @@ mod spending;
 mod static_binary;
 mod stripe;
 mod support;
+mod tlog;
 mod x402;

@@ -17,6 +17,7 @@ use crate::service::catalog::sellers::{self, fetch_deliverable};
 use crate::service::catalog::view::{License, ListingView, license};
 use crate::service::catalog::{health, ratings};
 use crate::service::taxonomy::{HEALTH_VERTICAL, Vertical};
+use crate::service::trust::log::LogRef;
 use crate::service::trust::receipts::Signed;
 use crate::service::{App, catalog::reputation};
 use crate::store::agents::AgentRow;
@@ -31,6 +32,20 @@ pub struct Written<'a> {
     pub receipt: Option<Signed>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub consent: Option<Signed>,
+    /// Where the receipt (the version's history entry) sits in the transparency log.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log: Option<LogRef>,
+}
+
+/// The log member of a listing version's history entry.
+async fn logged(app: &App, listing_id: &str, version: i64, signed: bool) -> Result<Option<LogRef>> {
+    if !signed {
+        return Ok(None);
+    }
+    let reference = store::history_log_ref(listing_id, version);
+    app.store
+        .read(move |conn| crate::service::trust::log::log_ref(conn, &reference))
+        .await
 }
 
 /// The seller as a listing's detail shows them.
@@ -65,6 +80,9 @@ pub struct History {
     pub listing_id: String,
     pub version: i64,
     pub entries: Vec<Signed>,
+    /// Each entry's place in the transparency log, in the same order (`null` for a version
+    /// signed before the log began).
+    pub log: Vec<Option<LogRef>>,
     pub verify: String,
 }
 
@@ -209,10 +227,12 @@ async fn create_listing<'a>(
         )
     });
     let (row, receipt) = insert_listing(app, row, "created".into(), consent.clone()).await?;
+    let log = logged(app, &row.id, row.version, true).await?;
     Ok(Written {
         listing: ListingView::owned(app, row),
         receipt: Some(receipt),
         consent,
+        log,
     })
 }
 
@@ -498,10 +518,12 @@ pub async fn update<'a>(
         next.fingerprint = jcs::sha256_prefixed(&deliverable.bytes);
     }
     let (row, receipt) = apply_edit(app, current, next, reason).await?;
+    let log = logged(app, &row.id, row.version, receipt.is_some()).await?;
     Ok(Written {
         listing: ListingView::owned(app, row),
         receipt,
         consent: None,
+        log,
     })
 }
 
@@ -522,10 +544,12 @@ pub async fn deactivate<'a>(
     let mut next = current.clone();
     next.active = false;
     let (row, receipt) = apply_edit(app, current, next, reason).await?;
+    let log = logged(app, &row.id, row.version, receipt.is_some()).await?;
     Ok(Written {
         listing: ListingView::owned(app, row),
         receipt,
         consent: None,
+        log,
     })
 }
 
@@ -569,9 +593,18 @@ async fn apply_edit(
 pub async fn history(app: &App, request: &ListingId) -> Result<History> {
     let row = find(app, &request.listing_id).await?;
     let listing_id = row.id.clone();
-    let entries = app
+    let (entries, log) = app
         .store
-        .read(move |conn| store::history(conn, &listing_id))
+        .read(move |conn| {
+            let entries = store::history(conn, &listing_id)?;
+            let log = (1..=entries.len() as i64)
+                .map(|version| {
+                    let reference = store::history_log_ref(&listing_id, version);
+                    crate::service::trust::log::log_ref(conn, &reference)
+                })
+                .collect::<Result<Vec<_>>>()?;
+            Ok((entries, log))
+        })
         .await?;
     let entries: Vec<Signed> = entries
         .iter()
@@ -585,6 +618,7 @@ pub async fn history(app: &App, request: &ListingId) -> Result<History> {
         listing_id: row.id,
         version: row.version,
         entries,
+        log,
         verify: app.url("/api/verify-receipt"),
     })
 }

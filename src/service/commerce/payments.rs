@@ -69,12 +69,25 @@ pub async fn worker(app: Arc<App>) {
 /// transfer to the seller is made.
 async fn expire_and_release(app: &App) -> Result<(usize, usize)> {
     let now = app.now();
+    let keyring = app.keyring.clone();
     app.store
         .write(move |tx| {
-            Ok((
-                store::expire_checkouts(tx, &now)?,
-                store::release_due_without_payout(tx, &now, Rail::Card.ledger_name())?,
-            ))
+            let expired = store::expire_checkouts(tx, &now)?;
+            let released = store::release_due_without_payout(tx, &now, Rail::Card.ledger_name())?;
+            for (row, purchase_id, amount) in &released {
+                crate::service::ledger::log_event(
+                    tx,
+                    &keyring,
+                    &crate::service::ledger::Event {
+                        event: "release",
+                        row,
+                        purchase_id,
+                        amount_cents: Some(*amount),
+                        at: &now,
+                    },
+                )?;
+            }
+            Ok((expired, released.len()))
         })
         .await
 }

@@ -571,7 +571,7 @@ pub async fn rate(app: &App, buyer: &AgentRow, request: Rate) -> Result<Rated> {
     sign_object(&app.keyring, &mut attestation, &now);
     let text = Value::Object(attestation.clone()).to_string();
     let seller_id = purchase.seller_id.clone();
-    let seller_rows = app
+    let (seller_rows, index) = app
         .store
         .write(move |tx| {
             if store::is_rated(tx, &purchase.id)? {
@@ -580,7 +580,7 @@ pub async fn rate(app: &App, buyer: &AgentRow, request: Rate) -> Result<Rated> {
                     message: "this purchase has already been rated".into(),
                 });
             }
-            store::insert_rating(
+            let index = store::insert_rating(
                 tx,
                 &RatingRow {
                     id: &rating_id,
@@ -600,7 +600,7 @@ pub async fn rate(app: &App, buyer: &AgentRow, request: Rate) -> Result<Rated> {
                 reputation::quality(sum, count),
             )?;
             agent_store::add_rating(tx, &purchase.seller_id, rating)?;
-            refresh_reputation(tx, &purchase.seller_id)
+            Ok((refresh_reputation(tx, &purchase.seller_id)?, index))
         })
         .await?;
     // The seller's cached row carries its rating count.
@@ -608,6 +608,7 @@ pub async fn rate(app: &App, buyer: &AgentRow, request: Rate) -> Result<Rated> {
     app.browse.upsert_rows(&seller_rows);
     Ok(Rated {
         rating: attestation,
+        log: Some(crate::service::trust::log::LogRef::at(index)),
     })
 }
 
@@ -616,6 +617,9 @@ pub async fn rate(app: &App, buyer: &AgentRow, request: Rate) -> Result<Rated> {
 pub struct Rated {
     /// The signed `bourse.rating.attestation` document.
     pub rating: Map<String, Value>,
+    /// Where the attestation sits in the transparency log (beside it, never inside it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log: Option<crate::service::trust::log::LogRef>,
 }
 
 #[cfg(test)]

@@ -323,10 +323,11 @@ fn settle(
         Some("sold out".to_owned()),
     )?;
     let free = purchase.amount_cents == 0;
+    let ledger_id = uuid::Uuid::new_v4().to_string();
     store::insert_ledger(
         tx,
         &LedgerRow {
-            id: &uuid::Uuid::new_v4().to_string(),
+            id: &ledger_id,
             purchase_id: &purchase.id,
             seller_code: &counted.seller_code,
             vertical_slug: &counted.vertical_slug,
@@ -337,6 +338,17 @@ fn settle(
             is_reference_listing: counted.is_sample,
             created_at: now,
             released_at: free.then_some(now),
+        },
+    )?;
+    crate::service::ledger::log_event(
+        tx,
+        keyring,
+        &crate::service::ledger::Event {
+            event: "sale",
+            row: &ledger_id,
+            purchase_id: &purchase.id,
+            amount_cents: Some(purchase.amount_cents),
+            at: now,
         },
     )?;
     let seller_rows = record_seller_sale(tx, &purchase.seller_id)?;

@@ -2,6 +2,7 @@
 
 use serde::Serialize;
 
+use crate::service::trust::log::LogRef;
 use crate::service::trust::receipts::Signed;
 use crate::store::messages::MessageRow;
 
@@ -18,6 +19,9 @@ pub struct Message {
     pub created_at: String,
     /// The signed acceptance receipt (`null` if the stored one is unreadable).
     pub receipt: Option<Signed>,
+    /// Where the receipt sits in the transparency log (beside it, never inside it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log: Option<LogRef>,
 }
 
 /// A send as the MCP face answers it: the message and whether this call created it.
@@ -46,6 +50,15 @@ impl Message {
             body: row.body,
             created_at: row.created_at,
             receipt,
+            log: None,
+        }
+    }
+
+    /// The same message with its log index.
+    pub fn logged_at(self, index: Option<u64>) -> Message {
+        Message {
+            log: index.map(LogRef::at),
+            ..self
         }
     }
 }

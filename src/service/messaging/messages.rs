@@ -25,6 +25,7 @@ use crate::service::ratelimit::{ADMISSION, NEW_MESSAGES};
 use crate::service::trust::receipts::Signed;
 use crate::store::agents::{self as agent_store, AgentRow};
 use crate::store::messages::{self as store, MessageRow};
+use crate::store::tlog;
 
 /// Largest message body, in UTF-8 bytes.
 pub const BODY_MAX_BYTES: usize = 16_384;
@@ -128,18 +129,20 @@ pub async fn send(
             })?;
         message.recipient_id = recipient.id.clone();
         message.sequence = store::next_sequence(tx, &message.recipient_id)?;
-        if !store::insert(tx, &message, &body_digest)? {
+        let Some(index) = store::insert(tx, &message, &body_digest)? else {
             let existing =
                 store::find_by_client_id(tx, &message.sender_id, &message.client_message_id)?
                     .ok_or_else(|| {
                         Error::Internal("a clientMessageId in use has no message".into())
                     })?;
+            let index = tlog::index_of(tx, &store::log_ref(&existing.id))?;
             return Ok(Accepted::Existing(Box::new((
                 existing,
                 recipient,
                 message.body,
+                index,
             ))));
-        }
+        };
         // Only a new message counts; a refusal rolls the insert back with the job.
         limiter.check(NEW_MESSAGES, &message.sender_id)?;
         if let Some(url) = &recipient.callback_url {
@@ -148,6 +151,7 @@ pub async fn send(
         Ok(Accepted::New(
             Box::new(message),
             recipient.callback_url.is_some(),
+            index,
         ))
     });
     let accepted = tokio::time::timeout(COMMIT_DEADLINE, write).await.map_err(|_| Error::Busy {
@@ -157,17 +161,17 @@ pub async fn send(
     })??;
     match accepted {
         Accepted::Existing(earlier) => {
-            let (existing, recipient, body) = *earlier;
-            repeat(existing, &recipient, &body)
+            let (existing, recipient, body, index) = *earlier;
+            repeat(existing, &recipient, &body, index)
         }
-        Accepted::New(message, queued) => {
+        Accepted::New(message, queued, index) => {
             app.inboxes.notify(&message.recipient_id, message.sequence);
             if queued {
                 app.callbacks_due.notify_one();
             }
             Ok(Sent {
                 created: true,
-                message: Message::with_receipt(*message, Some(receipt)),
+                message: Message::with_receipt(*message, Some(receipt)).logged_at(Some(index)),
             })
         }
     }
@@ -175,19 +179,24 @@ pub async fn send(
 
 /// What the writer made of a send.
 enum Accepted {
-    /// Accepted now; whether a callback was queued.
-    New(Box<MessageRow>, bool),
+    /// Accepted now; whether a callback was queued; its receipt's log index.
+    New(Box<MessageRow>, bool, u64),
     /// The sender already used this clientMessageId: the earlier message, its recipient now,
-    /// and the body of this attempt.
-    Existing(Box<(MessageRow, AgentRow, String)>),
+    /// the body of this attempt, and the earlier receipt's log index.
+    Existing(Box<(MessageRow, AgentRow, String, Option<u64>)>),
 }
 
 /// An idempotent repeat: the original message when recipient and body match, else 409.
-fn repeat(existing: MessageRow, recipient: &AgentRow, body: &str) -> Result<Sent> {
+fn repeat(
+    existing: MessageRow,
+    recipient: &AgentRow,
+    body: &str,
+    index: Option<u64>,
+) -> Result<Sent> {
     if existing.recipient_id == recipient.id && existing.body == body {
         return Ok(Sent {
             created: false,
-            message: Message::of(existing),
+            message: Message::of(existing).logged_at(index),
         });
     }
     Err(Error::Conflict {
@@ -267,16 +276,24 @@ pub async fn inbox(
         let recipient = agent.id.clone();
         let mut rows = app
             .store
-            .read(move |conn| store::inbox(conn, &recipient, after, limit + 1))
+            .read(move |conn| {
+                let rows = store::inbox(conn, &recipient, after, limit + 1)?;
+                rows.into_iter()
+                    .map(|row| Ok((tlog::index_of(conn, &store::log_ref(&row.id))?, row)))
+                    .collect::<Result<Vec<_>>>()
+            })
             .await?;
         let waiting =
             rows.is_empty() && tokio::time::Instant::now() < deadline && !*shutdown.borrow();
         if !waiting {
             let has_more = rows.len() as i64 > limit;
             rows.truncate(limit as usize);
-            let next_after = rows.last().map_or(after, |m| m.sequence);
+            let next_after = rows.last().map_or(after, |(_, m)| m.sequence);
             return Ok(Inbox {
-                messages: rows.into_iter().map(Message::of).collect(),
+                messages: rows
+                    .into_iter()
+                    .map(|(index, row)| Message::of(row).logged_at(index))
+                    .collect(),
                 next_after,
                 has_more,
             });

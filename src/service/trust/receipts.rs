@@ -43,6 +43,10 @@ pub struct SigningKey<'a> {
     pub created_at: &'a str,
     pub previous_keys: &'a [PublicKeyRecord],
     pub verify: String,
+    /// The transparency log's newest checkpoint (`GET /log/checkpoint`).
+    pub log_checkpoint: String,
+    /// The signed-note verifier key of the log's checkpoints.
+    pub log_verifier_key: String,
 }
 
 /// `GET /api/signing-key`.
@@ -55,6 +59,8 @@ pub fn signing_key(app: &App) -> SigningKey<'_> {
         created_at: &current.created_at,
         previous_keys: app.keyring.previous(),
         verify: app.url("/api/verify-receipt"),
+        log_checkpoint: app.url("/log/checkpoint"),
+        log_verifier_key: super::log::verifier_key(app),
     }
 }
 

@@ -205,8 +205,28 @@ async fn conclude(app: &App, due: Due, outcome: Result<String, Failure>) -> Resu
         }
     }
     let now = app.clock.now();
+    let keyring = app.keyring.clone();
     app.store
-        .write(move |tx| record(tx, &due, outcome, now))
+        .write(move |tx| {
+            let attempt = record(tx, &due, outcome, now)?;
+            if attempt == Attempt::Done {
+                crate::service::ledger::log_event(
+                    tx,
+                    &keyring,
+                    &crate::service::ledger::Event {
+                        event: match due.movement {
+                            Movement::Transfer => "release",
+                            Movement::Refund => "refund",
+                        },
+                        row: &due.row,
+                        purchase_id: &due.purchase_id,
+                        amount_cents: None,
+                        at: &rfc3339(now),
+                    },
+                )?;
+            }
+            Ok(attempt)
+        })
         .await
 }
 

@@ -52,8 +52,13 @@ pub enum Auth {
     /// token and revocation endpoints; answers in OAuth's shape.
     OAuthClient,
     /// A person at the authorization page, who signs in with an agent's API key typed into the
-    /// form (or registers a new agent there); answers are HTML and redirects.
+    /// form (or registers a new agent there), or the operator at the console's sign-in, who
+    /// types the operator key into its form; answers are HTML and redirects.
     Person,
+    /// The operator at the console (`/console/…`): a session cookie made by signing in there.
+    /// Dispatch reads the session; the console sends a request without one to sign in, and
+    /// refuses a form without the session's anti-forgery token (403). Answers are HTML.
+    Console,
 }
 
 /// The type of a path parameter.
@@ -348,6 +353,12 @@ operations! {
     DiscoveryResources: Standard [GET "/discovery/resources"] {};
     DiscoverySearch: Standard [GET "/discovery/search"] {};
     AiCatalog: Standard [GET "/.well-known/ai-catalog.json", GET "/.well-known/ard.json"] {};
+
+    // The operator console (HTML): signing in and out, and its pages and forms.
+    ConsoleSignInPage: Person [GET "/console/sign-in"] {};
+    ConsoleSignIn: Person [POST "/console/sign-in"] {};
+    ConsoleSignOut: Console [POST "/console/sign-out"] {};
+    ConsoleOverview: Console [GET "/console"] {};
 
     // The front door, documents and probes.
     FrontPage: Public [GET "/"] {};

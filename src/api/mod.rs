@@ -75,6 +75,12 @@ async fn authenticate(app: &App, operation: Operation, ctx: &Ctx) -> Result<Call
             app.authenticate_operator(ctx.bearer())?;
             Ok(Caller::Operator)
         }
+        // The console answers a missing or expired session itself (a redirect to sign in).
+        Auth::Console => Ok(crate::service::identity::console::session(
+            app,
+            ctx.cookie(crate::service::identity::console::COOKIE),
+        )
+        .map_or(Caller::Anonymous, Caller::Console)),
         Auth::Public
         | Auth::Probe
         | Auth::AgentOrPayment
@@ -114,6 +120,10 @@ pub async fn dispatch(app: &App, operation: Operation, mut ctx: Ctx) -> Result<R
     let ctx = &ctx;
     match operation {
         Operation::FrontPage => crate::pages::front::front(app, ctx).await,
+        Operation::ConsoleSignInPage
+        | Operation::ConsoleSignIn
+        | Operation::ConsoleSignOut
+        | Operation::ConsoleOverview => crate::pages::console::dispatch(app, operation, ctx).await,
         Operation::Healthz => Ok(system::healthz()),
         Operation::Readyz => system::readyz(app).await,
         Operation::LlmsTxt => Ok(system::llms_txt(app)),

@@ -6,6 +6,7 @@
 
 pub mod authorize;
 pub mod checkout;
+pub mod console;
 pub mod disclosures;
 pub mod front;
 pub mod onboarding;

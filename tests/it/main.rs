@@ -9,6 +9,7 @@ mod catalog;
 mod catalog_browse;
 mod checkout;
 mod cli;
+mod console;
 mod contact;
 mod contract;
 mod contract_bounds;

@@ -5,6 +5,7 @@
 pub mod agents;
 pub mod ai_catalog;
 pub mod cards;
+pub mod console;
 pub mod ingress;
 pub mod names;
 pub mod oauth;

@@ -1,0 +1,223 @@
+//! The operator console: signing in with the operator key, the session cookie and its expiry,
+//! the anti-forgery token on every form, the limit on failed sign-ins, the guarded headers of
+//! every page, and the overview's figures.
+
+use jiff::SignedDuration;
+
+use crate::support::console::{Console, cookie_value, set_cookies, sign_in_form, try_sign_in};
+use crate::support::{Resp, TestServer};
+
+/// The headers every console answer carries.
+#[track_caller]
+fn assert_guarded(response: &Resp) {
+    let csp = response
+        .header("content-security-policy")
+        .unwrap_or_default();
+    for part in [
+        "default-src 'none'",
+        "frame-ancestors 'none'",
+        "form-action 'self'",
+        "style-src 'sha256-",
+    ] {
+        assert!(csp.contains(part), "CSP {csp:?} lacks {part}");
+    }
+    assert!(
+        !csp.contains("unsafe-inline") && !csp.contains("script-src"),
+        "{csp}"
+    );
+    assert_eq!(response.header("x-frame-options"), Some("DENY"));
+    assert_eq!(response.header("cache-control"), Some("no-store"));
+    assert_eq!(response.header("referrer-policy"), Some("no-referrer"));
+}
+
+#[test]
+fn signing_in_sets_a_strict_http_only_session_cookie_and_never_echoes_the_key() {
+    let server = TestServer::start();
+    let key = server.operator_key();
+    // Every console page sends a browser without a session to sign in.
+    let anonymous = server.request_unredirected("GET", "/console", &[], None);
+    assert_eq!(anonymous.status, 303);
+    assert_eq!(
+        anonymous.header("location"),
+        Some("/console/sign-in?expired=1")
+    );
+    assert_guarded(&anonymous);
+
+    let page = server.get("/console/sign-in");
+    assert_guarded(&page);
+    let text = page.text();
+    assert!(text.contains("type=\"password\" name=\"key\""), "{text}");
+    assert!(!text.contains("<script"), "{text}");
+    let form_cookie = set_cookies(&page)
+        .into_iter()
+        .find(|c| c.starts_with("bourse_console_sign_in="))
+        .unwrap()
+        .to_owned();
+    for flag in ["HttpOnly", "SameSite=Strict", "Path=/console"] {
+        assert!(form_cookie.contains(flag), "{form_cookie}");
+    }
+
+    let answer = try_sign_in(&server, &key);
+    assert_eq!(answer.status, 303, "{}", answer.text());
+    assert_eq!(answer.header("location"), Some("/console"));
+    assert_guarded(&answer);
+    let session = set_cookies(&answer)
+        .into_iter()
+        .find(|c| c.starts_with("bourse_console="))
+        .unwrap()
+        .to_owned();
+    for flag in ["HttpOnly", "SameSite=Strict", "Path=/console"] {
+        assert!(session.contains(flag), "{session}");
+    }
+    assert!(!session.contains("Secure"), "plain http: {session}");
+    assert!(!session.contains(&key), "the cookie is not the key");
+    // The sign-in form's own token is spent.
+    assert_eq!(
+        cookie_value(&answer, "bourse_console_sign_in").as_deref(),
+        Some("")
+    );
+
+    let console = Console::sign_in(&server, &key);
+    let overview = console.get(&server, "/console");
+    assert_eq!(overview.status, 200);
+    assert_guarded(&overview);
+    let text = overview.text();
+    assert!(!text.contains(&key), "the key is never shown");
+    assert!(text.contains("action=\"/console/sign-out\""), "{text}");
+
+    // A wrong key: 401, the field empty, the key typed not shown back.
+    let wrong = try_sign_in(&server, "not-the-operator-key-1234");
+    assert_eq!(wrong.status, 401);
+    assert_guarded(&wrong);
+    assert!(!wrong.text().contains("not-the-operator-key-1234"));
+    assert!(cookie_value(&wrong, "bourse_console").is_none());
+}
+
+#[test]
+fn the_session_cookie_is_secure_under_an_https_public_url() {
+    let server = TestServer::start_with(|config| {
+        config.public_url = Some("https://market.example".into());
+    });
+    let answer = try_sign_in(&server, &server.operator_key());
+    assert_eq!(answer.status, 303, "{}", answer.text());
+    let session = set_cookies(&answer)
+        .into_iter()
+        .find(|c| c.starts_with("bourse_console="))
+        .unwrap()
+        .to_owned();
+    assert!(session.contains("; Secure"), "{session}");
+}
+
+#[test]
+fn a_form_without_its_token_or_with_another_sessions_is_403_and_changes_nothing() {
+    let server = TestServer::start();
+    let key = server.operator_key();
+    let mine = Console::sign_in(&server, &key);
+    let theirs = Console::sign_in(&server, &key);
+    assert_ne!(mine.csrf, theirs.csrf);
+
+    let bare = mine.post_raw(&server, "/console/sign-out", &[]);
+    assert_eq!(bare.status, 403, "{}", bare.text());
+    assert_guarded(&bare);
+    let foreign = mine.post_raw(&server, "/console/sign-out", &[("csrf", &theirs.csrf)]);
+    assert_eq!(foreign.status, 403, "{}", foreign.text());
+    // Neither signed anyone out.
+    assert_eq!(mine.get(&server, "/console").status, 200);
+    assert_eq!(theirs.get(&server, "/console").status, 200);
+
+    // The sign-in form without its own token signs nobody in.
+    let (token, _) = sign_in_form(&server);
+    let unbound = server.post_form("/console/sign-in", &[], &[("csrf", &token), ("key", &key)]);
+    assert_eq!(unbound.status, 403, "{}", unbound.text());
+    assert!(cookie_value(&unbound, "bourse_console").is_none());
+
+    // Signing out with the token ends that session alone.
+    let out = mine.post(&server, "/console/sign-out", &[]);
+    assert_eq!(out.status, 303, "{}", out.text());
+    assert_eq!(
+        out.header("location"),
+        Some("/console/sign-in?signed_out=1")
+    );
+    assert_eq!(cookie_value(&out, "bourse_console").as_deref(), Some(""));
+    let after = mine.get(&server, "/console");
+    assert_eq!(after.status, 303);
+    assert_eq!(after.header("location"), Some("/console/sign-in?expired=1"));
+    // A form of an ended session changes nothing either: it is sent to sign in.
+    assert_eq!(mine.post(&server, "/console/sign-out", &[]).status, 303);
+    assert_eq!(theirs.get(&server, "/console").status, 200);
+}
+
+#[test]
+fn failed_sign_ins_are_limited_per_client_with_retry_after() {
+    let server = TestServer::start();
+    let key = server.operator_key();
+    for _ in 0..5 {
+        assert_eq!(try_sign_in(&server, "wrong-key-wrong-key").status, 401);
+    }
+    // Over the limit even the right key is refused, so guessing gains nothing.
+    for attempt in ["wrong-key-wrong-key", key.as_str()] {
+        let limited = try_sign_in(&server, attempt);
+        assert_eq!(limited.status, 429, "{}", limited.text());
+        assert_guarded(&limited);
+        let retry: u64 = limited.header("retry-after").unwrap().parse().unwrap();
+        assert!((1..=900).contains(&retry), "{retry}");
+        assert!(cookie_value(&limited, "bourse_console").is_none());
+    }
+    server.clock.advance(SignedDuration::from_mins(15));
+    Console::sign_in(&server, &key);
+}
+
+#[test]
+fn a_stale_session_is_sent_to_sign_in_idle_or_absolute() {
+    let server = TestServer::start();
+    let key = server.operator_key();
+    let idle = Console::sign_in(&server, &key);
+    server.clock.advance(SignedDuration::from_mins(29));
+    assert_eq!(idle.get(&server, "/console").status, 200, "still fresh");
+    server.clock.advance(SignedDuration::from_mins(30));
+    let stale = idle.get(&server, "/console");
+    assert_eq!(stale.status, 303);
+    assert_eq!(stale.header("location"), Some("/console/sign-in?expired=1"));
+    let form = idle.post(&server, "/console/sign-out", &[]);
+    assert_eq!(form.header("location"), Some("/console/sign-in?expired=1"));
+
+    // Busy all along, a session still ends 12 hours after signing in.
+    let busy = Console::sign_in(&server, &key);
+    for _ in 0..(12 * 3 - 1) {
+        server.clock.advance(SignedDuration::from_mins(20));
+        assert_eq!(busy.get(&server, "/console").status, 200);
+    }
+    server.clock.advance(SignedDuration::from_mins(20));
+    assert_eq!(busy.get(&server, "/console").status, 303);
+}
+
+#[test]
+fn the_overview_shows_the_counts_of_api_stats_and_its_charts() {
+    let server = TestServer::start();
+    server.register("console-overview-agent");
+    let stats = server.get("/api/stats").ok();
+    let console = Console::sign_in(&server, &server.operator_key());
+    let page = console.get(&server, "/console");
+    let text = page.text();
+    for (id, member) in [
+        ("count-agents", "totalAgents"),
+        ("count-listings", "totalListings"),
+        ("count-sales", "totalSales"),
+    ] {
+        let shown = format!("id=\"{id}\">{}</dd>", stats[member]);
+        assert!(text.contains(&shown), "{shown} in {text}");
+    }
+    for chart in ["chart-sales", "chart-messages", "chart-escrow"] {
+        assert!(
+            text.contains(&format!("<figure id=\"{chart}\">")),
+            "{chart}"
+        );
+    }
+    assert_eq!(text.matches("<svg").count(), 3);
+    assert!(text.contains("id=\"version\">"), "{text}");
+    assert!(text.contains("id=\"role\">single</td>"), "{text}");
+    assert!(
+        text.contains("sandbox rail"),
+        "the sandbox is a warning: {text}"
+    );
+}

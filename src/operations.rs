@@ -359,6 +359,15 @@ operations! {
     ConsoleSignIn: Person [POST "/console/sign-in"] {};
     ConsoleSignOut: Console [POST "/console/sign-out"] {};
     ConsoleOverview: Console [GET "/console"] {};
+    ConsoleAgents: Console [GET "/console/agents"] {};
+    ConsoleAgent: Console [GET "/console/agents/{handle}"] { param: Some(Handle) };
+    ConsoleRotateKey: Console [POST "/console/agents/{handle}/rotate-key"]
+        { param: Some(Handle) };
+    ConsoleListings: Console [GET "/console/listings"] {};
+    ConsoleListing: Console [GET "/console/listings/{id}"] { param: Some(Id) };
+    ConsoleDeactivateListing: Console [POST "/console/listings/{id}/deactivate"]
+        { param: Some(Id) };
+    ConsolePurchases: Console [GET "/console/purchases"] {};
 
     // The front door, documents and probes.
     FrontPage: Public [GET "/"] {};

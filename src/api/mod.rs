@@ -123,7 +123,14 @@ pub async fn dispatch(app: &App, operation: Operation, mut ctx: Ctx) -> Result<R
         Operation::ConsoleSignInPage
         | Operation::ConsoleSignIn
         | Operation::ConsoleSignOut
-        | Operation::ConsoleOverview => crate::pages::console::dispatch(app, operation, ctx).await,
+        | Operation::ConsoleOverview
+        | Operation::ConsoleAgents
+        | Operation::ConsoleAgent
+        | Operation::ConsoleRotateKey
+        | Operation::ConsoleListings
+        | Operation::ConsoleListing
+        | Operation::ConsoleDeactivateListing
+        | Operation::ConsolePurchases => crate::pages::console::dispatch(app, operation, ctx).await,
         Operation::Healthz => Ok(system::healthz()),
         Operation::Readyz => system::readyz(app).await,
         Operation::LlmsTxt => Ok(system::llms_txt(app)),

@@ -68,6 +68,129 @@ pub fn callback_outcomes(conn: &Connection) -> Result<(i64, i64, i64)> {
     Ok(counts)
 }
 
+/// A listing as the console's lists show it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ListingLine {
+    pub id: String,
+    pub title: String,
+    pub active: bool,
+    pub price_cents: i64,
+    pub version: i64,
+    pub sold_count: i64,
+}
+
+/// A seller's listings, newest first (at most `limit`), and how many there are.
+///
+/// # Errors
+/// Database failure.
+pub fn listings_of_seller(
+    conn: &Connection,
+    seller_id: &str,
+    limit: i64,
+) -> Result<(Vec<ListingLine>, i64)> {
+    let rows = conn
+        .prepare_cached(
+            "SELECT id, title, active, price_cents, version, sold_count FROM listings
+             WHERE seller_id = ?1 ORDER BY seq DESC LIMIT ?2",
+        )?
+        .query_map(params![seller_id, limit], |row| {
+            Ok(ListingLine {
+                id: row.get(0)?,
+                title: row.get(1)?,
+                active: row.get(2)?,
+                price_cents: row.get(3)?,
+                version: row.get(4)?,
+                sold_count: row.get(5)?,
+            })
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    let total = conn
+        .prepare_cached("SELECT count(*) FROM listings WHERE seller_id = ?1")?
+        .query_row(params![seller_id], |row| row.get(0))?;
+    Ok((rows, total))
+}
+
+/// A purchase as the console lists it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PurchaseLine {
+    pub id: String,
+    pub listing_id: String,
+    pub listing_title: String,
+    pub buyer_handle: Option<String>,
+    pub seller_handle: String,
+    pub status: String,
+    pub rail: String,
+    pub amount_cents: i64,
+    pub created_at: String,
+    /// The ledger row's escrow: `held` or `released`, and when it is or was released.
+    pub escrow: Option<String>,
+    pub release_at: Option<String>,
+}
+
+const PURCHASE_LINE: &str =
+    "SELECT p.id, p.listing_id, l.title, p.buyer_handle, s.handle, p.status, p.rail,
+            p.amount_cents, p.created_at, g.status, coalesce(g.released_at, g.release_at)
+     FROM purchases p JOIN listings l ON l.id = p.listing_id JOIN agents s ON s.id = p.seller_id
+     LEFT JOIN ledger g ON g.purchase_id = p.id";
+
+fn purchase_line(row: &rusqlite::Row<'_>) -> rusqlite::Result<PurchaseLine> {
+    Ok(PurchaseLine {
+        id: row.get(0)?,
+        listing_id: row.get(1)?,
+        listing_title: row.get(2)?,
+        buyer_handle: row.get(3)?,
+        seller_handle: row.get(4)?,
+        status: row.get(5)?,
+        rail: row.get(6)?,
+        amount_cents: row.get(7)?,
+        created_at: row.get(8)?,
+        escrow: row.get(9)?,
+        release_at: row.get(10)?,
+    })
+}
+
+/// Purchases, newest first, in a `status` and on a `rail` when given (at most `limit`), and
+/// how many match.
+///
+/// # Errors
+/// Database failure.
+pub fn purchases(
+    conn: &Connection,
+    status: Option<&str>,
+    rail: Option<&str>,
+    buyer_id: Option<&str>,
+    limit: i64,
+) -> Result<(Vec<PurchaseLine>, i64)> {
+    let filter = " WHERE (?1 IS NULL OR p.status = ?1) AND (?2 IS NULL OR p.rail = ?2)
+                   AND (?3 IS NULL OR p.buyer_id = ?3)";
+    let rows = conn
+        .prepare_cached(&format!(
+            "{PURCHASE_LINE}{filter} ORDER BY p.seq DESC LIMIT ?4"
+        ))?
+        .query_map(params![status, rail, buyer_id, limit], purchase_line)?
+        .collect::<rusqlite::Result<_>>()?;
+    let total = conn
+        .prepare_cached(&format!("SELECT count(*) FROM purchases p{filter}"))?
+        .query_row(params![status, rail, buyer_id], |row| row.get(0))?;
+    Ok((rows, total))
+}
+
+/// The escrow queue: held ledger rows, the soonest release first (rows whose clock has not
+/// started, awaiting delivery or shipment, last), at most `limit`.
+///
+/// # Errors
+/// Database failure.
+pub fn escrow_queue(conn: &Connection, limit: i64) -> Result<Vec<PurchaseLine>> {
+    let rows = conn
+        .prepare_cached(&format!(
+            "{PURCHASE_LINE} WHERE g.status = 'held'
+             ORDER BY g.release_at IS NULL, g.release_at, g.seq LIMIT ?1"
+        ))?
+        .query_map(params![limit], purchase_line)?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(rows)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -221,3 +221,157 @@ fn the_overview_shows_the_counts_of_api_stats_and_its_charts() {
         "the sandbox is a warning: {text}"
     );
 }
+
+#[test]
+fn agents_are_found_by_handle_name_or_display_name_and_a_forced_rotation_ends_the_old_key() {
+    let server = TestServer::start();
+    let agent = server.party("Console Findable");
+    let other = server.party("Someone Else");
+    let console = Console::sign_in(&server, &server.operator_key());
+
+    let found = console.get(&server, "/console/agents?q=findable").text();
+    assert!(found.contains(&format!(">{}</a>", agent.handle)), "{found}");
+    assert!(!found.contains(&other.handle), "{found}");
+    let by_handle = console
+        .get(
+            &server,
+            &format!("/console/agents?q={}", agent.handle.to_lowercase()),
+        )
+        .text();
+    assert!(by_handle.contains(&agent.handle), "{by_handle}");
+
+    let page = console.get(&server, &format!("/console/agents/{}", agent.handle));
+    assert_eq!(page.status, 200, "{}", page.text());
+    assert!(
+        page.text().contains("id=\"created\">2026-11-21T04:00:00"),
+        "{}",
+        page.text()
+    );
+    assert_eq!(
+        console.get(&server, "/console/agents/no-such-agent").status,
+        404
+    );
+
+    // Without the token nothing happens; with it the old key stops at once.
+    let path = format!("/console/agents/{}/rotate-key", agent.handle);
+    assert_eq!(console.post_raw(&server, &path, &[]).status, 403);
+    server.get_auth("/api/agents/me", &agent.key).ok();
+    let rotated = console.post(&server, &path, &[]);
+    assert_eq!(rotated.status, 200, "{}", rotated.text());
+    let text = rotated.text();
+    let at = text.find("id=\"new-key\">").unwrap() + "id=\"new-key\">".len();
+    let new_key = text[at..].split('<').next().unwrap().to_owned();
+    assert!(new_key.starts_with("svc_live_"), "{new_key}");
+    server
+        .get_auth("/api/agents/me", &agent.key)
+        .assert_error(401, "UNAUTHENTICATED");
+    let me = server.get_auth("/api/agents/me", &new_key).ok();
+    assert_eq!(me["handle"], agent.handle.as_str());
+}
+
+#[test]
+fn a_listing_shows_its_signed_history_and_the_operator_deactivates_it_with_a_reason() {
+    let server = TestServer::start();
+    let (seller, _twin) = server.seller("Console Seller", b"rows");
+    let listing = server.create_listing(
+        &seller,
+        crate::support::catalog::listing_body("Console moderated dataset", 0),
+        serde_json::json!({}),
+    );
+    let console = Console::sign_in(&server, &server.operator_key());
+
+    let found = console
+        .get(&server, "/console/listings?q=moderated&vertical=&sort=")
+        .text();
+    assert!(
+        found.contains(&format!("/console/listings/{listing}")),
+        "{found}"
+    );
+    let refused = console.get(&server, "/console/listings?sort=sideways");
+    assert_eq!(refused.status, 400, "{}", refused.text());
+
+    let page = console
+        .get(&server, &format!("/console/listings/{listing}"))
+        .text();
+    assert!(page.contains("<li id=\"version-1\">"), "{page}");
+    assert!(page.contains("Signature digest <code>sha256:"), "{page}");
+
+    let path = format!("/console/listings/{listing}/deactivate");
+    let forged = console.post_raw(&server, &path, &[("reason", "spam")]);
+    assert_eq!(forged.status, 403);
+    let no_reason = console.post(&server, &path, &[("reason", "  ")]);
+    assert_eq!(no_reason.status, 400, "{}", no_reason.text());
+    let detail = server
+        .get(&format!("/api/marketplace/listings/{listing}"))
+        .ok();
+    assert_eq!(detail["listing"]["active"], true, "nothing changed yet");
+
+    let done = console.post(&server, &path, &[("reason", "Misleading title")]);
+    assert_eq!(done.status, 303, "{}", done.text());
+    assert_eq!(
+        done.header("location").unwrap(),
+        format!("/console/listings/{listing}?done=deactivated")
+    );
+    let history = server
+        .get(&format!("/api/marketplace/listings/{listing}/history"))
+        .ok();
+    let last = history["entries"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(last["reason"], "Misleading title");
+    assert_eq!(last["by"], "operator");
+    assert_eq!(last["changes"]["active"]["to"], false);
+    // The entry verifies like any other.
+    let verified = server
+        .post(
+            "/api/verify-receipt",
+            &serde_json::json!({ "signed": last }),
+        )
+        .ok();
+    assert_eq!(verified["valid"], true, "{verified}");
+    let page = console
+        .get(
+            &server,
+            &format!("/console/listings/{listing}?done=deactivated"),
+        )
+        .text();
+    assert!(page.contains("by the operator"), "{page}");
+    assert!(page.contains("Misleading title"), "{page}");
+    assert!(page.contains("id=\"inactive\""), "{page}");
+}
+
+#[test]
+fn purchases_are_listed_by_state_and_rail_with_the_escrow_queue() {
+    let server = TestServer::start();
+    let (seller, _twin) = server.seller("Console Paid Seller", b"rows");
+    let buyer = server.party("Console Buyer");
+    let listing = server.create_listing(
+        &seller,
+        crate::support::catalog::listing_body("Console paid dataset", 2_500),
+        serde_json::json!({}),
+    );
+    let delivered = server.buy_and_receive(&buyer, &listing);
+    let console = Console::sign_in(&server, &server.operator_key());
+    let page = console.get(&server, "/console/purchases");
+    assert_eq!(page.status, 200, "{}", page.text());
+    let text = page.text();
+    let id = delivered["id"].as_str().unwrap();
+    let escrow = &text[text.find("id=\"escrow\"").unwrap()..text.find("Every purchase").unwrap()];
+    assert!(escrow.contains(id), "the held sale is queued: {escrow}");
+    let by_state = console
+        .get(&server, "/console/purchases?status=delivered&rail=checkout")
+        .text();
+    assert!(by_state.contains(id), "{by_state}");
+    let other = console
+        .get(&server, "/console/purchases?status=expired")
+        .text();
+    let listed = &other[other.find("Every purchase").unwrap()..];
+    assert!(!listed.contains(id), "{listed}");
+    assert_eq!(
+        console.get(&server, "/console/purchases?rail=cash").status,
+        400
+    );
+}

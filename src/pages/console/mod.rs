@@ -7,10 +7,14 @@
 //! a Content-Security-Policy that allows no script and only the console's own style sheet.
 //!
 //! Each action calls the same service function as the operator's REST route and is logged
-//! (target `console`). One file per section: [`sign_in`], [`overview`].
+//! (target `console`). One file per section: [`sign_in`], [`overview`], [`agents`],
+//! [`listings`], [`purchases`].
 
+pub mod agents;
 pub mod charts;
+pub mod listings;
 pub mod overview;
+pub mod purchases;
 pub mod sign_in;
 
 use std::sync::OnceLock;
@@ -114,7 +118,12 @@ pub fn cookie(app: &App, name: &str, value: &str, max_age: Option<u32>) -> Strin
 }
 
 /// The sections in the console's navigation: (path, label).
-const SECTIONS: &[(&str, &str)] = &[("/console", "Overview")];
+const SECTIONS: &[(&str, &str)] = &[
+    ("/console", "Overview"),
+    ("/console/agents", "Agents"),
+    ("/console/listings", "Listings"),
+    ("/console/purchases", "Purchases"),
+];
 
 /// A whole console page: the header (navigation and sign-out when signed in), then `body`.
 pub fn layout(title: &str, session: Option<&Session>, current: &str, body: &str) -> String {
@@ -258,6 +267,13 @@ async fn signed_in(app: &App, operation: Operation, ctx: &Ctx, session: &Session
     match operation {
         Operation::ConsoleSignOut => Ok(sign_in::sign_out(app, ctx)),
         Operation::ConsoleOverview => overview::page(app, session).await,
+        Operation::ConsoleAgents => agents::search(app, ctx, session).await,
+        Operation::ConsoleAgent => agents::page(app, ctx, session).await,
+        Operation::ConsoleRotateKey => agents::rotate_key(app, ctx, session).await,
+        Operation::ConsoleListings => listings::search(app, ctx, session).await,
+        Operation::ConsoleListing => listings::page(app, ctx, session).await,
+        Operation::ConsoleDeactivateListing => listings::deactivate(app, ctx).await,
+        Operation::ConsolePurchases => purchases::page(app, ctx, session).await,
         other => Err(Error::Internal(format!(
             "{other:?} is not a console operation"
         ))),

@@ -9,3 +9,4 @@ pub mod console;
 pub mod ingress;
 pub mod names;
 pub mod oauth;
+pub mod operator;

@@ -369,6 +369,10 @@ operations! {
         { param: Some(Id) };
     ConsolePurchases: Console [GET "/console/purchases"] {};
 
+    // The catalogue for people (HTML).
+    MarketPage: Public [GET "/market"] {};
+    MarketListingPage: Public [GET "/market/listings/{id}"] { param: Some(Id) };
+
     // The front door, documents and probes.
     FrontPage: Public [GET "/"] {};
     LlmsTxt: Public [GET "/llms.txt", GET "/api/llms.txt"] {};

@@ -120,6 +120,8 @@ pub async fn dispatch(app: &App, operation: Operation, mut ctx: Ctx) -> Result<R
     let ctx = &ctx;
     match operation {
         Operation::FrontPage => crate::pages::front::front(app, ctx).await,
+        Operation::MarketPage => crate::pages::market::serve(app, ctx, false).await,
+        Operation::MarketListingPage => crate::pages::market::serve(app, ctx, true).await,
         Operation::ConsoleSignInPage
         | Operation::ConsoleSignIn
         | Operation::ConsoleSignOut

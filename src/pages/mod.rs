@@ -9,6 +9,7 @@ pub mod checkout;
 pub mod console;
 pub mod disclosures;
 pub mod front;
+pub mod market;
 pub mod onboarding;
 
 use hyper::body::Bytes;

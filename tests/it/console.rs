@@ -375,3 +375,50 @@ fn purchases_are_listed_by_state_and_rail_with_the_escrow_queue() {
         400
     );
 }
+
+#[test]
+fn the_catalogue_for_people_searches_with_a_get_form_and_shows_a_listing_with_its_history() {
+    let server = TestServer::start();
+    let (seller, _twin) = server.seller("Market Seller", b"rows");
+    let listing = server.create_listing(
+        &seller,
+        crate::support::catalog::listing_body("Market tidal gauges", 0),
+        serde_json::json!({}),
+    );
+    let page = server.get("/market?q=tidal&vertical=&sort=");
+    assert_eq!(page.status, 200, "{}", page.text());
+    assert_guarded(&page);
+    let text = page.text();
+    assert!(!text.contains("<script"), "{text}");
+    assert!(text.contains("method=\"get\" action=\"/market\""), "{text}");
+    assert!(
+        text.contains(&format!("href=\"/market/listings/{listing}\"")),
+        "{text}"
+    );
+    assert!(
+        text.contains("id=\"json-twin\" href=\"/api/marketplace/listings?q=tidal\""),
+        "{text}"
+    );
+    let vertical = server.get("/market?vertical=research-data").text();
+    assert!(
+        vertical.contains(&format!("/market/listings/{listing}")),
+        "{vertical}"
+    );
+    assert_eq!(server.get("/market?sort=sideways").status, 400);
+
+    let page = server.get(&format!("/market/listings/{listing}"));
+    assert_eq!(page.status, 200, "{}", page.text());
+    let text = page.text();
+    for part in [
+        "<h1>Market tidal gauges</h1>",
+        "id=\"preview\"",
+        "<h2>License:",
+        "<li id=\"version-1\">",
+        &format!("href=\"/api/marketplace/listings/{listing}\""),
+    ] {
+        assert!(text.contains(part), "{part} in {text}");
+    }
+    let unknown = server.get("/market/listings/00000000-0000-4000-8000-000000000000");
+    assert_eq!(unknown.status, 404);
+    assert!(unknown.text().contains("role=\"alert\""));
+}

@@ -78,7 +78,7 @@ fn csp() -> &'static str {
 }
 
 /// The headers of every console answer, added beside any the reply has.
-fn guard(reply: Reply) -> Reply {
+pub(crate) fn guard(reply: Reply) -> Reply {
     let headers = vec![
         ("content-security-policy", csp().to_owned()),
         ("x-frame-options", "DENY".into()),
@@ -155,6 +155,31 @@ pub fn layout(title: &str, session: Option<&Session>, current: &str, body: &str)
          <main id=\"main\">{body}</main></body></html>",
         title = escape(title)
     )
+}
+
+/// A whole public page (the catalogue at `/market`): the console's style sheet and policy,
+/// without its navigation.
+pub fn public_layout(title: &str, body: &str) -> String {
+    format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>{title} · bourse market</title><style>{STYLE}</style></head>\
+         <body><header><a class=\"brand\" href=\"/market\">bourse market</a>\
+         <nav aria-label=\"Site\"><ul><li><a href=\"/market\">Catalogue</a></li>\
+         <li><a href=\"/disclosures\">Fees and terms</a></li><li><a href=\"/\">About</a></li></ul></nav></header>\
+         <main id=\"main\">{body}</main></body></html>",
+        title = escape(title)
+    )
+}
+
+/// A public page that says why a request was refused, with `status`.
+pub fn public_refusal(status: u16, sentence: &str) -> Reply {
+    let body = format!(
+        "<h1>Not shown</h1><p id=\"refusal\" class=\"alert\" role=\"alert\">{}</p>\
+         <p><a href=\"/market\">Back to the catalogue</a></p>",
+        escape(sentence)
+    );
+    guard(html(status, public_layout("Not shown", &body)))
 }
 
 /// An HTML answer with `status`.

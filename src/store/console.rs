@@ -38,8 +38,8 @@ pub fn messages_per_day(conn: &Connection, since_day: &str) -> Result<Vec<(Strin
     Ok(rows)
 }
 
-/// The sellers' net held in escrow at the instant `at` (RFC 3339): ledger rows made before it
-/// and not released by then.
+/// The sellers' net held in escrow at the instant `at` (RFC 3339): ledger rows made by then and
+/// not yet released.
 ///
 /// # Errors
 /// Database failure.
@@ -47,7 +47,7 @@ pub fn escrow_held_at(conn: &Connection, at: &str) -> Result<i64> {
     let held = conn
         .prepare_cached(
             "SELECT coalesce(sum(amount_cents - platform_fee_cents), 0) FROM ledger
-             WHERE created_at < ?1 AND (released_at IS NULL OR released_at >= ?1)",
+             WHERE created_at <= ?1 AND (released_at IS NULL OR released_at > ?1)",
         )?
         .query_row(params![at], |row| row.get(0))?;
     Ok(held)

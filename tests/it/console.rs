@@ -422,3 +422,24 @@ fn the_catalogue_for_people_searches_with_a_get_form_and_shows_a_listing_with_it
     assert_eq!(unknown.status, 404);
     assert!(unknown.text().contains("role=\"alert\""));
 }
+
+#[test]
+fn the_overview_counts_todays_held_sale_in_the_escrow_chart() {
+    let server = TestServer::start();
+    let (seller, _twin) = server.seller("Escrow Chart Seller", b"rows");
+    let buyer = server.party("Escrow Chart Buyer");
+    let listing = server.create_listing(
+        &seller,
+        crate::support::catalog::listing_body("Escrow chart dataset", 2_000),
+        serde_json::json!({}),
+    );
+    server.buy_and_receive(&buyer, &listing);
+    let console = Console::sign_in(&server, &server.operator_key());
+    let text = console.get(&server, "/console").text();
+    let escrow = &text[text.find("<figure id=\"chart-escrow\">").unwrap()..];
+    assert!(!escrow.contains("all zero"), "{escrow}");
+    assert!(
+        escrow.contains("<th scope=\"row\">2026-11-21</th><td>$"),
+        "{escrow}"
+    );
+}

@@ -10,6 +10,7 @@ mod catalog_browse;
 mod checkout;
 mod cli;
 mod console;
+mod console_browser;
 mod contact;
 mod contract;
 mod contract_bounds;

@@ -368,6 +368,10 @@ operations! {
     ConsoleDeactivateListing: Console [POST "/console/listings/{id}/deactivate"]
         { param: Some(Id) };
     ConsolePurchases: Console [GET "/console/purchases"] {};
+    ConsoleOAuth: Console [GET "/console/oauth"] {};
+    ConsoleRevokeOAuthClient: Console [POST "/console/oauth/clients/revoke"] {};
+    ConsoleRevokeOAuthGrant: Console [POST "/console/oauth/grants/{id}/revoke"]
+        { param: Some(Id) };
 
     // The catalogue for people (HTML).
     MarketPage: Public [GET "/market"] {};

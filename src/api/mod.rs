@@ -132,7 +132,12 @@ pub async fn dispatch(app: &App, operation: Operation, mut ctx: Ctx) -> Result<R
         | Operation::ConsoleListings
         | Operation::ConsoleListing
         | Operation::ConsoleDeactivateListing
-        | Operation::ConsolePurchases => crate::pages::console::dispatch(app, operation, ctx).await,
+        | Operation::ConsolePurchases
+        | Operation::ConsoleOAuth
+        | Operation::ConsoleRevokeOAuthClient
+        | Operation::ConsoleRevokeOAuthGrant => {
+            crate::pages::console::dispatch(app, operation, ctx).await
+        }
         Operation::Healthz => Ok(system::healthz()),
         Operation::Readyz => system::readyz(app).await,
         Operation::LlmsTxt => Ok(system::llms_txt(app)),

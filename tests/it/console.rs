@@ -443,3 +443,38 @@ fn the_overview_counts_todays_held_sale_in_the_escrow_chart() {
         "{escrow}"
     );
 }
+
+#[test]
+fn the_operator_revokes_oauth_grants_and_clients_from_the_console() {
+    use crate::support::oauth::{tokens, whoami};
+    let server = TestServer::start();
+    let (issued, client_id, _) = tokens(&server, &["read"]);
+    let access = issued["access_token"].as_str().unwrap();
+    assert_eq!(whoami(&server, access).status, 200);
+    let console = Console::sign_in(&server, &server.operator_key());
+    let page = console.get(&server, "/console/oauth").text();
+    assert!(page.contains(&client_id), "{page}");
+    let at = page.find("action=\"/console/oauth/grants/").unwrap() + "action=\"".len();
+    let revoke = page[at..].split('"').next().unwrap().to_owned();
+    assert_eq!(console.post_raw(&server, &revoke, &[]).status, 403);
+    assert_eq!(whoami(&server, access).status, 200, "nothing changed");
+    let done = console.post(&server, &revoke, &[]);
+    assert_eq!(done.header("location"), Some("/console/oauth?done=grant"));
+    assert_eq!(whoami(&server, access).status, 401);
+    let done = console.post(
+        &server,
+        "/console/oauth/clients/revoke",
+        &[("client_id", &client_id)],
+    );
+    assert_eq!(
+        done.header("location"),
+        Some("/console/oauth?done=client"),
+        "{}",
+        done.text()
+    );
+    let page = console.get(&server, "/console/oauth").text();
+    assert!(
+        !page.contains(&format!("id=\"revoke-client-{client_id}\"")),
+        "{page}"
+    );
+}

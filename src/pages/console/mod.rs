@@ -8,11 +8,12 @@
 //!
 //! Each action calls the same service function as the operator's REST route and is logged
 //! (target `console`). One file per section: [`sign_in`], [`overview`], [`agents`],
-//! [`listings`], [`purchases`].
+//! [`listings`], [`purchases`], [`oauth`].
 
 pub mod agents;
 pub mod charts;
 pub mod listings;
+pub mod oauth;
 pub mod overview;
 pub mod purchases;
 pub mod sign_in;
@@ -123,6 +124,7 @@ const SECTIONS: &[(&str, &str)] = &[
     ("/console/agents", "Agents"),
     ("/console/listings", "Listings"),
     ("/console/purchases", "Purchases"),
+    ("/console/oauth", "OAuth"),
 ];
 
 /// A whole console page: the header (navigation and sign-out when signed in), then `body`.
@@ -299,6 +301,9 @@ async fn signed_in(app: &App, operation: Operation, ctx: &Ctx, session: &Session
         Operation::ConsoleListing => listings::page(app, ctx, session).await,
         Operation::ConsoleDeactivateListing => listings::deactivate(app, ctx).await,
         Operation::ConsolePurchases => purchases::page(app, ctx, session).await,
+        Operation::ConsoleOAuth => oauth::page(app, ctx, session).await,
+        Operation::ConsoleRevokeOAuthClient => oauth::revoke_client(app, ctx).await,
+        Operation::ConsoleRevokeOAuthGrant => oauth::revoke_grant(app, ctx).await,
         other => Err(Error::Internal(format!(
             "{other:?} is not a console operation"
         ))),

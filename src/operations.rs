@@ -260,6 +260,7 @@ operations! {
         { param: Some(Token), sandbox };
     SandboxClock: Operator [POST "/api/sandbox/clock"] => commerce::ADVANCE_CLOCK
         { json, sandbox };
+    SandboxClockNow: Public [GET "/api/sandbox/clock"] { sandbox };
     VerifySessionReceipt: Capability [GET "/api/svcpay/receipts/{id}/verify"]
         { param: Some(Token) };
 
@@ -372,6 +373,12 @@ operations! {
     ConsoleRevokeOAuthClient: Console [POST "/console/oauth/clients/revoke"] {};
     ConsoleRevokeOAuthGrant: Console [POST "/console/oauth/grants/{id}/revoke"]
         { param: Some(Id) };
+    ConsoleSandbox: Console [GET "/console/sandbox"] { sandbox };
+    ConsoleSandboxClock: Console [POST "/console/sandbox/clock"] { sandbox };
+    ConsoleSandboxPay: Console [POST "/console/sandbox/checkouts/{id}/pay"]
+        { param: Some(Token), sandbox };
+    ConsoleSandboxCancel: Console [POST "/console/sandbox/checkouts/{id}/cancel"]
+        { param: Some(Token), sandbox };
 
     // The catalogue for people (HTML).
     MarketPage: Public [GET "/market"] {};

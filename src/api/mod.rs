@@ -135,7 +135,11 @@ pub async fn dispatch(app: &App, operation: Operation, mut ctx: Ctx) -> Result<R
         | Operation::ConsolePurchases
         | Operation::ConsoleOAuth
         | Operation::ConsoleRevokeOAuthClient
-        | Operation::ConsoleRevokeOAuthGrant => {
+        | Operation::ConsoleRevokeOAuthGrant
+        | Operation::ConsoleSandbox
+        | Operation::ConsoleSandboxClock
+        | Operation::ConsoleSandboxPay
+        | Operation::ConsoleSandboxCancel => {
             crate::pages::console::dispatch(app, operation, ctx).await
         }
         Operation::Healthz => Ok(system::healthz()),
@@ -212,6 +216,7 @@ pub async fn dispatch(app: &App, operation: Operation, mut ctx: Ctx) -> Result<R
         Operation::SandboxCancelForm => crate::pages::checkout::cancel_form(app, ctx).await,
         Operation::SandboxConnectForm => crate::pages::onboarding::complete_form(app, ctx).await,
         Operation::SandboxClock => sandbox::clock(app, ctx).await,
+        Operation::SandboxClockNow => sandbox::clock_now(app),
         Operation::Meta => meta::meta(app),
         Operation::Fees => meta::fees(app).await,
         Operation::AnnounceFees => meta::announce(app, ctx).await,

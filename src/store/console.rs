@@ -125,11 +125,14 @@ pub struct PurchaseLine {
     /// The ledger row's escrow: `held` or `released`, and when it is or was released.
     pub escrow: Option<String>,
     pub release_at: Option<String>,
+    /// The checkout session of a purchase on a checkout rail (its capability).
+    pub checkout_session: Option<String>,
 }
 
 const PURCHASE_LINE: &str =
     "SELECT p.id, p.listing_id, l.title, p.buyer_handle, s.handle, p.status, p.rail,
-            p.amount_cents, p.created_at, g.status, coalesce(g.released_at, g.release_at)
+            p.amount_cents, p.created_at, g.status, coalesce(g.released_at, g.release_at),
+            p.checkout_session
      FROM purchases p JOIN listings l ON l.id = p.listing_id JOIN agents s ON s.id = p.seller_id
      LEFT JOIN ledger g ON g.purchase_id = p.id";
 
@@ -146,6 +149,7 @@ fn purchase_line(row: &rusqlite::Row<'_>) -> rusqlite::Result<PurchaseLine> {
         created_at: row.get(8)?,
         escrow: row.get(9)?,
         release_at: row.get(10)?,
+        checkout_session: row.get(11)?,
     })
 }
 

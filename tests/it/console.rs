@@ -478,3 +478,79 @@ fn the_operator_revokes_oauth_grants_and_clients_from_the_console() {
         "{page}"
     );
 }
+
+#[test]
+fn the_sandbox_page_moves_the_clock_and_pays_or_cancels_open_checkouts() {
+    let server = TestServer::start();
+    let (seller, _twin) = server.seller("Sandbox Page Seller", b"rows");
+    let buyer = server.party("Sandbox Page Buyer");
+    let listing = server.create_listing(
+        &seller,
+        crate::support::catalog::listing_body("Sandbox page dataset", 1_500),
+        serde_json::json!({"listingType": "limited", "maxCopies": 5}),
+    );
+    let first = server.buy(&buyer, &listing).ok();
+    let second = server.buy(&buyer, &listing).ok();
+    let console = Console::sign_in(&server, &server.operator_key());
+    let before = server.get("/api/sandbox/clock").ok();
+    assert!(before["provenance"].is_object(), "{before}");
+
+    let page = console.get(&server, "/console/sandbox").text();
+    for pending in [&first, &second] {
+        let session = crate::support::checkout_session(pending);
+        assert!(
+            page.contains(&format!("/console/sandbox/checkouts/{session}/pay")),
+            "{page}"
+        );
+    }
+    let pay = format!(
+        "/console/sandbox/checkouts/{}/pay",
+        crate::support::checkout_session(&first)
+    );
+    assert_eq!(console.post_raw(&server, &pay, &[]).status, 403);
+    let done = console.post(&server, &pay, &[]);
+    assert_eq!(
+        done.header("location"),
+        Some("/console/sandbox?done=paid"),
+        "{}",
+        done.text()
+    );
+    let cancel = format!(
+        "/console/sandbox/checkouts/{}/cancel",
+        crate::support::checkout_session(&second)
+    );
+    let done = console.post(&server, &cancel, &[]);
+    assert_eq!(
+        done.header("location"),
+        Some("/console/sandbox?done=cancelled")
+    );
+    let paid = server.purchase(&buyer, first["id"].as_str().unwrap());
+    assert_eq!(paid["status"], "delivered", "{paid}");
+    let cancelled_pay = cancel.replace("/cancel", "/pay");
+    let again = console.post(&server, &cancelled_pay, &[]);
+    assert_eq!(again.status, 409, "a cancelled checkout: {}", again.text());
+
+    let moved = console.post(&server, "/console/sandbox/clock", &[("advance", "86400")]);
+    assert_eq!(
+        moved.header("location"),
+        Some("/console/sandbox?done=clock"),
+        "{}",
+        moved.text()
+    );
+    let after = server.get("/api/sandbox/clock").ok();
+    assert!(
+        after["now"].as_str() > before["now"].as_str(),
+        "{before} → {after}"
+    );
+    // The test server's one manual clock is also its wall clock: a day later, sign in again.
+    let console = Console::sign_in(&server, &server.operator_key());
+    assert_eq!(
+        console
+            .post(&server, "/console/sandbox/clock", &[("advance", "0")])
+            .status,
+        400
+    );
+    // The test server's manual clock cannot go back to real time: CLOCK_FIXED, as on the API.
+    let reset = console.post(&server, "/console/sandbox/clock", &[("reset", "true")]);
+    assert_eq!(reset.status, 409, "{}", reset.text());
+}

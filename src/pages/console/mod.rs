@@ -8,7 +8,7 @@
 //!
 //! Each action calls the same service function as the operator's REST route and is logged
 //! (target `console`). One file per section: [`sign_in`], [`overview`], [`agents`],
-//! [`listings`], [`purchases`], [`oauth`].
+//! [`listings`], [`purchases`], [`oauth`], [`sandbox`].
 
 pub mod agents;
 pub mod charts;
@@ -16,6 +16,7 @@ pub mod listings;
 pub mod oauth;
 pub mod overview;
 pub mod purchases;
+pub mod sandbox;
 pub mod sign_in;
 
 use std::sync::OnceLock;
@@ -125,6 +126,7 @@ const SECTIONS: &[(&str, &str)] = &[
     ("/console/listings", "Listings"),
     ("/console/purchases", "Purchases"),
     ("/console/oauth", "OAuth"),
+    ("/console/sandbox", "Sandbox"),
 ];
 
 /// A whole console page: the header (navigation and sign-out when signed in), then `body`.
@@ -304,6 +306,10 @@ async fn signed_in(app: &App, operation: Operation, ctx: &Ctx, session: &Session
         Operation::ConsoleOAuth => oauth::page(app, ctx, session).await,
         Operation::ConsoleRevokeOAuthClient => oauth::revoke_client(app, ctx).await,
         Operation::ConsoleRevokeOAuthGrant => oauth::revoke_grant(app, ctx).await,
+        Operation::ConsoleSandbox => sandbox::page(app, ctx, session).await,
+        Operation::ConsoleSandboxClock => sandbox::clock(app, ctx).await,
+        Operation::ConsoleSandboxPay => sandbox::settle(app, ctx, true).await,
+        Operation::ConsoleSandboxCancel => sandbox::settle(app, ctx, false).await,
         other => Err(Error::Internal(format!(
             "{other:?} is not a console operation"
         ))),

@@ -75,3 +75,16 @@ pub async fn escrow_queue(app: &App) -> Result<Vec<PurchaseLine>> {
         .read(|conn| store::escrow_queue(conn, LIMIT))
         .await
 }
+
+/// `GET /api/sandbox/clock`: the sandbox clock's time (it moves only by the operator's
+/// `POST /api/sandbox/clock`, or the console's form).
+#[derive(Debug, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SandboxClock {
+    pub now: String,
+}
+
+/// The sandbox clock now.
+pub fn sandbox_clock(app: &App) -> SandboxClock {
+    SandboxClock { now: app.now() }
+}

@@ -4,7 +4,8 @@
 //! operator out, and no session is ever written to the database or a log. A session ends after
 //! [`IDLE`] without a request, [`ABSOLUTE`] after signing in, or at sign-out; failed sign-ins
 //! are limited per client ([`SIGN_IN_FAILURES`]), and while a client is over its limit even the
-//! right key is refused, so guessing gains nothing.
+//! right key is refused, so guessing gains nothing. Expiry goes by the wall clock
+//! (`Clock::wall`), so moving the sandbox's test clock does not sign the operator out.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -98,7 +99,7 @@ pub fn sign_in(app: &App, key: &str, client: &str) -> Result<SignedIn> {
             "that is not the operator key (the contents of DATA/operator.key)".into(),
         ));
     }
-    let now = app.clock.now();
+    let now = app.clock.wall();
     let cookie = b64url(&random_bytes::<32>());
     let session = Session {
         csrf: b64url(&random_bytes::<32>()),
@@ -135,7 +136,7 @@ fn live(session: &Session, now: Timestamp) -> bool {
 pub fn session(app: &App, cookie: Option<&str>) -> std::result::Result<Session, NoSession> {
     let cookie = cookie.filter(|c| !c.is_empty()).ok_or(NoSession::Unknown)?;
     let hash = hash_secret(cookie);
-    let now = app.clock.now();
+    let now = app.clock.wall();
     let mut sessions = app.console.lock();
     let Some(session) = sessions.get_mut(&hash) else {
         return Err(NoSession::Unknown);

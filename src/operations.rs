@@ -373,6 +373,8 @@ operations! {
     ConsoleRevokeOAuthClient: Console [POST "/console/oauth/clients/revoke"] {};
     ConsoleRevokeOAuthGrant: Console [POST "/console/oauth/grants/{id}/revoke"]
         { param: Some(Id) };
+    ConsoleFees: Console [GET "/console/fees"] {};
+    ConsoleAnnounceFees: Console [POST "/console/fees"] {};
     ConsoleSandbox: Console [GET "/console/sandbox"] { sandbox };
     ConsoleSandboxClock: Console [POST "/console/sandbox/clock"] { sandbox };
     ConsoleSandboxPay: Console [POST "/console/sandbox/checkouts/{id}/pay"]

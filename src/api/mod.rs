@@ -136,6 +136,8 @@ pub async fn dispatch(app: &App, operation: Operation, mut ctx: Ctx) -> Result<R
         | Operation::ConsoleOAuth
         | Operation::ConsoleRevokeOAuthClient
         | Operation::ConsoleRevokeOAuthGrant
+        | Operation::ConsoleFees
+        | Operation::ConsoleAnnounceFees
         | Operation::ConsoleSandbox
         | Operation::ConsoleSandboxClock
         | Operation::ConsoleSandboxPay

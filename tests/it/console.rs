@@ -554,3 +554,49 @@ fn the_sandbox_page_moves_the_clock_and_pays_or_cancels_open_checkouts() {
     let reset = console.post(&server, "/console/sandbox/clock", &[("reset", "true")]);
     assert_eq!(reset.status, 409, "{}", reset.text());
 }
+
+#[test]
+fn fees_are_announced_from_the_console_under_the_notice_rule() {
+    let server = TestServer::start();
+    // Past the rate lock, as the API's own test does.
+    server.clock.advance(SignedDuration::from_hours(24 * 240)); // 2027-07-19
+    let console = Console::sign_in(&server, &server.operator_key());
+    let page = console.get(&server, "/console/fees").text();
+    assert!(page.contains("<h2>In force: version 1</h2>"), "{page}");
+    let announce = |effective: &str| {
+        console.post(
+            &server,
+            "/console/fees",
+            &[
+                ("effective_from", effective),
+                ("schedule", r#"{"standardBps": 450}"#),
+                ("note", "lower standard rate"),
+            ],
+        )
+    };
+    let early = announce("2027-08-01");
+    assert_eq!(early.status, 422, "{}", early.text());
+    assert!(early.text().contains("role=\"alert\""));
+    assert!(
+        server.get("/api/fees").json()["announced"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+    let bad = console.post(
+        &server,
+        "/console/fees",
+        &[("effective_from", "2027-10-01"), ("schedule", "[1]")],
+    );
+    assert_eq!(bad.status, 400, "{}", bad.text());
+    let done = announce("2027-10-01");
+    assert_eq!(
+        done.header("location"),
+        Some("/console/fees?done=announced"),
+        "{}",
+        done.text()
+    );
+    let fees = server.get("/api/fees").json();
+    assert_eq!(fees["announced"][0]["effectiveFrom"], "2027-10-01");
+    assert_eq!(fees["announced"][0]["note"], "lower standard rate");
+}

@@ -106,6 +106,7 @@ fn every_console_and_catalogue_page_renders_is_accessible_and_its_forms_work() {
         page("console-listings", "/console/listings"),
         page("console-purchases", "/console/purchases"),
         page("console-oauth", "/console/oauth"),
+        page("console-fees", "/console/fees"),
         page("console-sandbox", "/console/sandbox"),
         page("market", "/market"),
         page("market-listing", &format!("/market/listings/{paid}")),
@@ -132,7 +133,7 @@ fn every_console_and_catalogue_page_renders_is_accessible_and_its_forms_work() {
     });
     let report = drive(&plan);
     let pages = report["pages"].as_array().unwrap();
-    assert_eq!(pages.len(), 11, "{report}");
+    assert_eq!(pages.len(), 12, "{report}");
     for entry in pages {
         let name = entry["name"].as_str().unwrap();
         assert!(

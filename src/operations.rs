@@ -373,6 +373,9 @@ operations! {
     ConsoleRevokeOAuthClient: Console [POST "/console/oauth/clients/revoke"] {};
     ConsoleRevokeOAuthGrant: Console [POST "/console/oauth/grants/{id}/revoke"]
         { param: Some(Id) };
+    ConsoleMessages: Console [GET "/console/messages"] {};
+    ConsoleReplayCallback: Console [POST "/console/messages/callbacks/{id}/replay"]
+        { param: Some(Id) };
     ConsoleFees: Console [GET "/console/fees"] {};
     ConsoleAnnounceFees: Console [POST "/console/fees"] {};
     ConsoleSandbox: Console [GET "/console/sandbox"] { sandbox };

@@ -136,6 +136,8 @@ pub async fn dispatch(app: &App, operation: Operation, mut ctx: Ctx) -> Result<R
         | Operation::ConsoleOAuth
         | Operation::ConsoleRevokeOAuthClient
         | Operation::ConsoleRevokeOAuthGrant
+        | Operation::ConsoleMessages
+        | Operation::ConsoleReplayCallback
         | Operation::ConsoleFees
         | Operation::ConsoleAnnounceFees
         | Operation::ConsoleSandbox

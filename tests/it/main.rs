@@ -11,6 +11,7 @@ mod checkout;
 mod cli;
 mod console;
 mod console_browser;
+mod console_messages;
 mod contact;
 mod contract;
 mod contract_bounds;

@@ -8,12 +8,13 @@
 //!
 //! Each action calls the same service function as the operator's REST route and is logged
 //! (target `console`). One file per section: [`sign_in`], [`overview`], [`agents`],
-//! [`listings`], [`purchases`], [`oauth`], [`fees`], [`sandbox`].
+//! [`listings`], [`purchases`], [`messages`], [`oauth`], [`fees`], [`sandbox`].
 
 pub mod agents;
 pub mod charts;
 pub mod fees;
 pub mod listings;
+pub mod messages;
 pub mod oauth;
 pub mod overview;
 pub mod purchases;
@@ -126,6 +127,7 @@ const SECTIONS: &[(&str, &str)] = &[
     ("/console/agents", "Agents"),
     ("/console/listings", "Listings"),
     ("/console/purchases", "Purchases"),
+    ("/console/messages", "Messages"),
     ("/console/oauth", "OAuth"),
     ("/console/fees", "Fees"),
     ("/console/sandbox", "Sandbox"),
@@ -308,6 +310,8 @@ async fn signed_in(app: &App, operation: Operation, ctx: &Ctx, session: &Session
         Operation::ConsoleOAuth => oauth::page(app, ctx, session).await,
         Operation::ConsoleRevokeOAuthClient => oauth::revoke_client(app, ctx).await,
         Operation::ConsoleRevokeOAuthGrant => oauth::revoke_grant(app, ctx).await,
+        Operation::ConsoleMessages => messages::page(app, ctx, session).await,
+        Operation::ConsoleReplayCallback => messages::replay(app, ctx).await,
         Operation::ConsoleFees => fees::page(app, ctx, session).await,
         Operation::ConsoleAnnounceFees => fees::announce(app, ctx).await,
         Operation::ConsoleSandbox => sandbox::page(app, ctx, session).await,

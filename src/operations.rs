@@ -376,6 +376,10 @@ operations! {
     ConsoleMessages: Console [GET "/console/messages"] {};
     ConsoleReplayCallback: Console [POST "/console/messages/callbacks/{id}/replay"]
         { param: Some(Id) };
+    ConsoleInquiries: Console [GET "/console/inquiries"] {};
+    ConsoleInquiry: Console [GET "/console/inquiries/{id}"] { param: Some(Id) };
+    ConsoleReplyInquiry: Console [POST "/console/inquiries/{id}/reply"] { param: Some(Id) };
+    ConsoleInquiryStatus: Console [POST "/console/inquiries/{id}/status"] { param: Some(Id) };
     ConsoleFees: Console [GET "/console/fees"] {};
     ConsoleAnnounceFees: Console [POST "/console/fees"] {};
     ConsoleSandbox: Console [GET "/console/sandbox"] { sandbox };

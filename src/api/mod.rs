@@ -138,6 +138,10 @@ pub async fn dispatch(app: &App, operation: Operation, mut ctx: Ctx) -> Result<R
         | Operation::ConsoleRevokeOAuthGrant
         | Operation::ConsoleMessages
         | Operation::ConsoleReplayCallback
+        | Operation::ConsoleInquiries
+        | Operation::ConsoleInquiry
+        | Operation::ConsoleReplyInquiry
+        | Operation::ConsoleInquiryStatus
         | Operation::ConsoleFees
         | Operation::ConsoleAnnounceFees
         | Operation::ConsoleSandbox

@@ -106,6 +106,7 @@ fn every_console_and_catalogue_page_renders_is_accessible_and_its_forms_work() {
         page("console-listings", "/console/listings"),
         page("console-purchases", "/console/purchases"),
         page("console-messages", "/console/messages"),
+        page("console-inquiries", "/console/inquiries"),
         page("console-oauth", "/console/oauth"),
         page("console-fees", "/console/fees"),
         page("console-sandbox", "/console/sandbox"),
@@ -134,7 +135,7 @@ fn every_console_and_catalogue_page_renders_is_accessible_and_its_forms_work() {
     });
     let report = drive(&plan);
     let pages = report["pages"].as_array().unwrap();
-    assert_eq!(pages.len(), 13, "{report}");
+    assert_eq!(pages.len(), 14, "{report}");
     for entry in pages {
         let name = entry["name"].as_str().unwrap();
         assert!(

@@ -53,3 +53,61 @@ fn the_console_shows_dead_letters_without_bodies_and_replays_them() {
     let again = console.post(&server, &replay, &[]);
     assert_eq!(again.status, 409, "no longer dead: {}", again.text());
 }
+
+#[test]
+fn the_console_answers_an_inquiry_as_the_team_and_changes_its_status() {
+    let server = TestServer::start();
+    let created = server
+        .post(
+            "/api/inquiries",
+            &json!({"subject": "Console question", "message": "Can I list satellite data?"}),
+        )
+        .expect(201);
+    let id = created["id"].as_str().unwrap().to_owned();
+    let console = Console::sign_in(&server, &server.operator_key());
+    let list = console.get(&server, "/console/inquiries").text();
+    assert!(list.contains(&format!("/console/inquiries/{id}")), "{list}");
+    let page = console
+        .get(&server, &format!("/console/inquiries/{id}"))
+        .text();
+    assert!(page.contains("Can I list satellite data?"), "{page}");
+
+    let reply = format!("/console/inquiries/{id}/reply");
+    assert_eq!(
+        console
+            .post_raw(&server, &reply, &[("message", "x")])
+            .status,
+        403
+    );
+    assert_eq!(
+        console.post(&server, &reply, &[("message", " ")]).status,
+        400
+    );
+    let done = console.post(
+        &server,
+        &reply,
+        &[("message", "Yes, under the geo vertical.")],
+    );
+    assert_eq!(
+        done.header("location").unwrap(),
+        format!("/console/inquiries/{id}?done=replied"),
+        "{}",
+        done.text()
+    );
+    let status = format!("/console/inquiries/{id}/status");
+    assert_eq!(
+        console.post(&server, &status, &[("status", "lost")]).status,
+        400
+    );
+    let done = console.post(&server, &status, &[("status", "resolved")]);
+    assert_eq!(done.status, 303, "{}", done.text());
+    let thread = server.get(&format!("/api/inquiries/{id}/thread")).ok();
+    assert_eq!(thread["status"], "resolved", "{thread}");
+    let messages = thread["messages"].as_array().unwrap();
+    assert!(
+        messages
+            .iter()
+            .any(|m| m["body"] == "Yes, under the geo vertical." && m["from"] == "team"),
+        "{thread}"
+    );
+}

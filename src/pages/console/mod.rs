@@ -8,11 +8,12 @@
 //!
 //! Each action calls the same service function as the operator's REST route and is logged
 //! (target `console`). One file per section: [`sign_in`], [`overview`], [`agents`],
-//! [`listings`], [`purchases`], [`messages`], [`oauth`], [`fees`], [`sandbox`].
+//! [`listings`], [`purchases`], [`messages`], [`inquiries`], [`oauth`], [`fees`], [`sandbox`].
 
 pub mod agents;
 pub mod charts;
 pub mod fees;
+pub mod inquiries;
 pub mod listings;
 pub mod messages;
 pub mod oauth;
@@ -128,6 +129,7 @@ const SECTIONS: &[(&str, &str)] = &[
     ("/console/listings", "Listings"),
     ("/console/purchases", "Purchases"),
     ("/console/messages", "Messages"),
+    ("/console/inquiries", "Inquiries"),
     ("/console/oauth", "OAuth"),
     ("/console/fees", "Fees"),
     ("/console/sandbox", "Sandbox"),
@@ -312,6 +314,10 @@ async fn signed_in(app: &App, operation: Operation, ctx: &Ctx, session: &Session
         Operation::ConsoleRevokeOAuthGrant => oauth::revoke_grant(app, ctx).await,
         Operation::ConsoleMessages => messages::page(app, ctx, session).await,
         Operation::ConsoleReplayCallback => messages::replay(app, ctx).await,
+        Operation::ConsoleInquiries => inquiries::list(app, session).await,
+        Operation::ConsoleInquiry => inquiries::thread(app, ctx, session).await,
+        Operation::ConsoleReplyInquiry => inquiries::reply(app, ctx).await,
+        Operation::ConsoleInquiryStatus => inquiries::set_status(app, ctx).await,
         Operation::ConsoleFees => fees::page(app, ctx, session).await,
         Operation::ConsoleAnnounceFees => fees::announce(app, ctx).await,
         Operation::ConsoleSandbox => sandbox::page(app, ctx, session).await,

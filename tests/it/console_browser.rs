@@ -2,7 +2,8 @@
 //! (`tests/browser/cdp.py`, standard-library Python): every page signed in, at desktop and
 //! phone widths, with no horizontal scrolling at phone width; axe-core run inside each page
 //! with no serious or critical violation; actions performed through their forms as a person
-//! would; and the screenshots the README shows saved under `docs/screenshots/`.
+//! would; screenshots under `<target>/page-screens/console/`, or, with
+//! `BOURSE_UPDATE_SCREENSHOTS=1`, the README's under `docs/screenshots/`.
 //!
 //! Needs Chromium (as `pages_browser`), `python3` and axe-core (`BOURSE_AXE`, installed by
 //! `.ci/test-tools` into `target/axe`); without them it skips, or fails where tools are required.
@@ -92,7 +93,18 @@ fn every_console_and_catalogue_page_renders_is_accessible_and_its_forms_work() {
     let console = Console::sign_in(&server, &server.operator_key());
     let cookie = console.cookie.split_once('=').unwrap().1.to_owned();
 
-    let shots = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/screenshots");
+    // The README's screenshots are rewritten only when asked (`BOURSE_UPDATE_SCREENSHOTS=1`), so
+    // a test run leaves the tree as it was; otherwise they go beside the other page screens.
+    let shots = if std::env::var_os("BOURSE_UPDATE_SCREENSHOTS").is_some_and(|v| v == "1") {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/screenshots")
+    } else {
+        let binary = std::path::Path::new(env!("CARGO_BIN_EXE_bourse"));
+        binary
+            .parent()
+            .and_then(std::path::Path::parent)
+            .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")))
+            .join("page-screens/console")
+    };
     std::fs::create_dir_all(&shots).unwrap();
     let base = &server.base;
     let page = |name: &str, path: &str| json!({"name": name, "url": format!("{base}{path}")});

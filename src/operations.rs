@@ -54,8 +54,13 @@ pub enum Auth {
     /// token and revocation endpoints; answers in OAuth's shape.
     OAuthClient,
     /// A person at the authorization page, who signs in with an agent's API key typed into the
-    /// form (or registers a new agent there); answers are HTML and redirects.
+    /// form (or registers a new agent there), or the operator at the console's sign-in, who
+    /// types the operator key into its form; answers are HTML and redirects.
     Person,
+    /// The operator at the console (`/console/…`): a session cookie made by signing in there.
+    /// Dispatch reads the session; the console sends a request without one to sign in, and
+    /// refuses a form without the session's anti-forgery token (403). Answers are HTML.
+    Console,
 }
 
 /// The type of a path parameter.
@@ -280,6 +285,7 @@ operations! {
         { param: Some(Token), sandbox };
     SandboxClock: Operator [POST "/api/sandbox/clock"] => commerce::ADVANCE_CLOCK
         { json, sandbox };
+    SandboxClockNow: Public [GET "/api/sandbox/clock"] { sandbox };
     VerifySessionReceipt: Capability [GET "/api/svcpay/receipts/{id}/verify"]
         { param: Some(Token) };
 
@@ -374,6 +380,44 @@ operations! {
     DiscoveryResources: Standard [GET "/discovery/resources"] {};
     DiscoverySearch: Standard [GET "/discovery/search"] {};
     AiCatalog: Standard [GET "/.well-known/ai-catalog.json", GET "/.well-known/ard.json"] {};
+
+    // The operator console (HTML): signing in and out, and its pages and forms.
+    ConsoleSignInPage: Person [GET "/console/sign-in"] {};
+    ConsoleSignIn: Person [POST "/console/sign-in"] {};
+    ConsoleSignOut: Console [POST "/console/sign-out"] {};
+    ConsoleOverview: Console [GET "/console"] {};
+    ConsoleAgents: Console [GET "/console/agents"] {};
+    ConsoleAgent: Console [GET "/console/agents/{handle}"] { param: Some(Handle) };
+    ConsoleRotateKey: Console [POST "/console/agents/{handle}/rotate-key"]
+        { param: Some(Handle) };
+    ConsoleListings: Console [GET "/console/listings"] {};
+    ConsoleListing: Console [GET "/console/listings/{id}"] { param: Some(Id) };
+    ConsoleDeactivateListing: Console [POST "/console/listings/{id}/deactivate"]
+        { param: Some(Id) };
+    ConsolePurchases: Console [GET "/console/purchases"] {};
+    ConsoleOAuth: Console [GET "/console/oauth"] {};
+    ConsoleRevokeOAuthClient: Console [POST "/console/oauth/clients/revoke"] {};
+    ConsoleRevokeOAuthGrant: Console [POST "/console/oauth/grants/{id}/revoke"]
+        { param: Some(Id) };
+    ConsoleMessages: Console [GET "/console/messages"] {};
+    ConsoleReplayCallback: Console [POST "/console/messages/callbacks/{id}/replay"]
+        { param: Some(Id) };
+    ConsoleInquiries: Console [GET "/console/inquiries"] {};
+    ConsoleInquiry: Console [GET "/console/inquiries/{id}"] { param: Some(Id) };
+    ConsoleReplyInquiry: Console [POST "/console/inquiries/{id}/reply"] { param: Some(Id) };
+    ConsoleInquiryStatus: Console [POST "/console/inquiries/{id}/status"] { param: Some(Id) };
+    ConsoleFees: Console [GET "/console/fees"] {};
+    ConsoleAnnounceFees: Console [POST "/console/fees"] {};
+    ConsoleSandbox: Console [GET "/console/sandbox"] { sandbox };
+    ConsoleSandboxClock: Console [POST "/console/sandbox/clock"] { sandbox };
+    ConsoleSandboxPay: Console [POST "/console/sandbox/checkouts/{id}/pay"]
+        { param: Some(Token), sandbox };
+    ConsoleSandboxCancel: Console [POST "/console/sandbox/checkouts/{id}/cancel"]
+        { param: Some(Token), sandbox };
+
+    // The catalogue for people (HTML).
+    MarketPage: Public [GET "/market"] {};
+    MarketListingPage: Public [GET "/market/listings/{id}"] { param: Some(Id) };
 
     // The front door, documents and probes.
     FrontPage: Public [GET "/"] {};

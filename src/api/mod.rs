@@ -83,6 +83,12 @@ async fn authenticate(app: &App, operation: Operation, ctx: &Ctx) -> Result<Call
             app.authenticate_operator(ctx.bearer())?;
             Ok(Caller::Operator)
         }
+        // The console answers a missing or expired session itself (a redirect to sign in).
+        Auth::Console => Ok(crate::service::identity::console::session(
+            app,
+            ctx.cookie(crate::service::identity::console::COOKIE),
+        )
+        .map_or(Caller::Anonymous, Caller::Console)),
         Auth::Public
         | Auth::Probe
         | Auth::AgentOrPayment
@@ -122,6 +128,36 @@ pub async fn dispatch(app: &App, operation: Operation, mut ctx: Ctx) -> Result<R
     let ctx = &ctx;
     match operation {
         Operation::FrontPage => crate::pages::front::front(app, ctx).await,
+        Operation::MarketPage => crate::pages::market::serve(app, ctx, false).await,
+        Operation::MarketListingPage => crate::pages::market::serve(app, ctx, true).await,
+        Operation::ConsoleSignInPage
+        | Operation::ConsoleSignIn
+        | Operation::ConsoleSignOut
+        | Operation::ConsoleOverview
+        | Operation::ConsoleAgents
+        | Operation::ConsoleAgent
+        | Operation::ConsoleRotateKey
+        | Operation::ConsoleListings
+        | Operation::ConsoleListing
+        | Operation::ConsoleDeactivateListing
+        | Operation::ConsolePurchases
+        | Operation::ConsoleOAuth
+        | Operation::ConsoleRevokeOAuthClient
+        | Operation::ConsoleRevokeOAuthGrant
+        | Operation::ConsoleMessages
+        | Operation::ConsoleReplayCallback
+        | Operation::ConsoleInquiries
+        | Operation::ConsoleInquiry
+        | Operation::ConsoleReplyInquiry
+        | Operation::ConsoleInquiryStatus
+        | Operation::ConsoleFees
+        | Operation::ConsoleAnnounceFees
+        | Operation::ConsoleSandbox
+        | Operation::ConsoleSandboxClock
+        | Operation::ConsoleSandboxPay
+        | Operation::ConsoleSandboxCancel => {
+            crate::pages::console::dispatch(app, operation, ctx).await
+        }
         Operation::Healthz => Ok(system::healthz()),
         Operation::Readyz => system::readyz(app).await,
         Operation::Metrics => system::metrics(app).await,
@@ -206,6 +242,7 @@ pub async fn dispatch(app: &App, operation: Operation, mut ctx: Ctx) -> Result<R
         Operation::SandboxCancelForm => crate::pages::checkout::cancel_form(app, ctx).await,
         Operation::SandboxConnectForm => crate::pages::onboarding::complete_form(app, ctx).await,
         Operation::SandboxClock => sandbox::clock(app, ctx).await,
+        Operation::SandboxClockNow => sandbox::clock_now(app),
         Operation::Meta => meta::meta(app),
         Operation::Fees => meta::fees(app).await,
         Operation::AnnounceFees => meta::announce(app, ctx).await,

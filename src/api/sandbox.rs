@@ -32,6 +32,11 @@ pub async fn clock(app: &App, ctx: &Ctx) -> Result<Reply> {
     )?))
 }
 
+/// `GET /api/sandbox/clock`.
+pub fn clock_now(app: &App) -> Result<Reply> {
+    Reply::answer(200, &crate::service::commerce::operator::sandbox_clock(app))
+}
+
 pub async fn verify_session_receipt(app: &App, ctx: &Ctx) -> Result<Reply> {
     Ok(Reply::ok(json(
         &payments::verify_session_receipt(app, ctx.param()).await?,

@@ -277,11 +277,7 @@ async fn serve_matched(
         Reply::Bytes(content_type, bytes) => response::build(200, content_type, bytes, request_id),
         Reply::Raw(raw) => {
             let mut built = response::build(raw.status, raw.content_type, raw.body, request_id);
-            for (name, value) in raw.headers {
-                if let Ok(value) = hyper::header::HeaderValue::from_str(&value) {
-                    built.headers_mut().insert(name, value);
-                }
-            }
+            add_headers(&mut built, raw.headers);
             built
         }
         Reply::Events(writer, headers) => {
@@ -300,12 +296,21 @@ async fn serve_matched(
             return Err(Error::Internal("nested reply headers".into()));
         }
     };
-    for (name, value) in extra_headers {
+    add_headers(&mut built, extra_headers);
+    Ok(built)
+}
+
+/// Sets a reply's extra headers on its response; `Set-Cookie` may come more than once.
+fn add_headers(response: &mut Response<Body>, headers: Vec<(&'static str, String)>) {
+    for (name, value) in headers {
         if let Ok(value) = hyper::header::HeaderValue::from_str(&value) {
-            built.headers_mut().insert(name, value);
+            if name.eq_ignore_ascii_case("set-cookie") {
+                response.headers_mut().append(name, value);
+            } else {
+                response.headers_mut().insert(name, value);
+            }
         }
     }
-    Ok(built)
 }
 
 /// The peer address, or for a trusted proxy the right-most untrusted `X-Forwarded-For` entry.

@@ -24,6 +24,8 @@ pub enum Caller {
     Agent(Box<AgentRow>),
     /// The operator.
     Operator,
+    /// The operator at the console, with their session (routes of kind `Auth::Console`).
+    Console(crate::service::identity::console::Session),
 }
 
 /// One request, with its body already read (within the size cap).
@@ -116,6 +118,18 @@ impl Ctx {
     }
 
     /// The first value of a query parameter.
+    /// The value of the cookie `name` (RFC 6265 `Cookie` header), the first if sent twice.
+    pub fn cookie(&self, name: &str) -> Option<&str> {
+        self.headers
+            .get_all(hyper::header::COOKIE)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(';'))
+            .filter_map(|pair| pair.trim().split_once('='))
+            .find(|(key, _)| *key == name)
+            .map(|(_, value)| value.trim())
+    }
+
     pub fn query(&self, name: &str) -> Option<&str> {
         self.query
             .iter()

@@ -6,8 +6,10 @@
 
 pub mod authorize;
 pub mod checkout;
+pub mod console;
 pub mod disclosures;
 pub mod front;
+pub mod market;
 pub mod onboarding;
 
 use hyper::body::Bytes;

@@ -204,6 +204,14 @@ pub struct App {
     pub signed: catalog::signed::SignedAnswers,
     /// Set on a read-only follower (`serve --follow`): its primary and what it has read.
     pub follower: Option<replication::Follower>,
+    /// The operator console's sessions (in memory: a restart signs the operator out).
+    pub console: identity::console::Sessions,
+    /// When the process opened the app (the console's uptime).
+    pub started: std::time::Instant,
+    /// The data directory (the console shows its size).
+    pub data_dir: PathBuf,
+    /// This server is the primary of a replicated database (`--replicated`).
+    pub replicated: bool,
     /// When the database was created (the provenance block's `established`).
     established: String,
     /// The Prometheus metrics (`GET /metrics`, see `service::metrics`).
@@ -465,6 +473,10 @@ impl App {
             follower: follows.map(|(primary, max_lag_secs)| {
                 replication::Follower::new(primary, seen_change, max_lag_secs)
             }),
+            console: identity::console::Sessions::default(),
+            started: std::time::Instant::now(),
+            data_dir: data.0.clone(),
+            replicated: matches!(options.replication, Replication::Primary),
             established,
             log_origin,
             log_mark,

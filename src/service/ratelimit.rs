@@ -177,6 +177,35 @@ impl RateLimiter {
         }
     }
 
+    /// Refuses, as [`RateLimiter::check`] would, when `key` is already at its limit under
+    /// `rule`, without recording an event: for rules that count failures only (console
+    /// sign-ins), checked before the attempt.
+    ///
+    /// # Errors
+    /// `RATE_LIMITED` with `retry_after_secs` ≥ 1.
+    pub fn over(&self, rule: Rule, key: &str) -> Result<(), Error> {
+        if self.relaxed && rule.per_client {
+            return Ok(());
+        }
+        let now = nanos(self.clock.now());
+        let window = i64::try_from(rule.window.as_nanos()).unwrap_or(i64::MAX);
+        let windows = self.windows.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(log) = windows.rules.get(rule.name).and_then(|keys| keys.get(key)) else {
+            return Ok(());
+        };
+        let live: Vec<i64> = log
+            .events
+            .iter()
+            .copied()
+            .filter(|at| *at <= now && now - at < window)
+            .collect();
+        if live.len() < rule.max {
+            return Ok(());
+        }
+        let wait = window - (now - live[0]);
+        Err(refusal(rule, wait))
+    }
+
     /// Records one event for `key` under `rule`, or refuses it with the wait in seconds.
     ///
     /// # Errors
@@ -223,20 +252,24 @@ impl RateLimiter {
         }
         let oldest = *events.front().expect("full window is not empty");
         *refused.entry(rule.name).or_default() += 1;
-        let wait = window - (now - oldest);
-        let retry_after_secs = u64::try_from(wait)
-            .unwrap_or(0)
-            .div_ceil(1_000_000_000)
-            .max(1);
-        Err(Error::RateLimited {
-            retry_after_secs,
-            message: format!(
-                "too many {}: at most {} per {}; retry after {retry_after_secs} s",
-                rule.what,
-                rule.max,
-                describe(rule.window)
-            ),
-        })
+        Err(refusal(rule, window - (now - oldest)))
+    }
+}
+
+/// The refusal of `rule` for a wait of `wait` nanoseconds.
+fn refusal(rule: Rule, wait: i64) -> Error {
+    let retry_after_secs = u64::try_from(wait)
+        .unwrap_or(0)
+        .div_ceil(1_000_000_000)
+        .max(1);
+    Error::RateLimited {
+        retry_after_secs,
+        message: format!(
+            "too many {}: at most {} per {}; retry after {retry_after_secs} s",
+            rule.what,
+            rule.max,
+            describe(rule.window)
+        ),
     }
 }
 

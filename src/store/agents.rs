@@ -358,6 +358,43 @@ pub fn replace_key(
     Ok(changed == 1)
 }
 
+/// Replaces an agent's key whatever it was (the operator's forced rotation); the old key stops
+/// working at once. Returns whether the agent exists.
+///
+/// # Errors
+/// Database failure.
+pub fn force_key(conn: &Connection, id: &str, key_hash: &str, now: &str) -> Result<bool> {
+    let changed = conn
+        .prepare_cached(
+            "UPDATE agents SET key_hash = ?2, key_rotated_at = ?3, updated_at = ?3 WHERE id = ?1",
+        )?
+        .execute(params![id, key_hash, now])?;
+    Ok(changed == 1)
+}
+
+/// Agents whose handle, name or display name contains `text` (any case), newest first.
+///
+/// # Errors
+/// Database failure.
+pub fn search(conn: &Connection, text: &str, limit: i64) -> Result<Vec<AgentRow>> {
+    let pattern = format!(
+        "%{}%",
+        text.replace('\\', "\\\\")
+            .replace('%', "\\%")
+            .replace('_', "\\_")
+    );
+    let rows = conn
+        .prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM agents
+             WHERE handle LIKE ?1 ESCAPE '\\' OR name LIKE ?1 ESCAPE '\\'
+                OR coalesce(display_name, '') LIKE ?1 ESCAPE '\\'
+             ORDER BY seq DESC LIMIT ?2"
+        ))?
+        .query_map(params![pattern, limit], from_row)?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(rows)
+}
+
 /// Total number of agents.
 ///
 /// # Errors

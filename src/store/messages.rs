@@ -267,6 +267,24 @@ pub fn deliveries_of(
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
+/// Every agent's deliveries, optionally of one status, newest first (the operator's view).
+///
+/// # Errors
+/// Database failure.
+pub fn all_deliveries(
+    conn: &Connection,
+    status: Option<&str>,
+    limit: i64,
+) -> Result<Vec<DeliveryRow>> {
+    let sql = format!(
+        "SELECT {DELIVERY_COLUMNS} FROM callback_deliveries
+         WHERE ?1 IS NULL OR status = ?1 ORDER BY seq DESC LIMIT ?2"
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map(params![status, limit], delivery_from_row)?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
 /// A delivery by id.
 ///
 /// # Errors

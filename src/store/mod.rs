@@ -13,6 +13,7 @@
 pub mod agents;
 pub mod catalog;
 mod checkpoints;
+pub mod console;
 pub mod counters;
 pub mod endpoints;
 pub mod fees;

@@ -11,7 +11,13 @@ use sha2::{Digest, Sha256};
 
 use crate::support::{Client, Party, TestServer, WAIT, wait_until};
 
-fn send(client: &Client, from: &Party, to: &str, id: &str, body: &str) -> crate::support::Resp {
+pub(crate) fn send(
+    client: &Client,
+    from: &Party,
+    to: &str,
+    id: &str,
+    body: &str,
+) -> crate::support::Resp {
     client.send_auth(
         "POST",
         &format!("/api/agents/{to}/messages"),
@@ -406,13 +412,13 @@ type Seen = (Vec<(String, String)>, Value);
 
 /// A local callback receiver: answers each request with the next scripted status (200 once the
 /// script runs out) and records what it received.
-struct Receiver {
-    url: String,
+pub(crate) struct Receiver {
+    pub(crate) url: String,
     seen: Arc<Mutex<Vec<Seen>>>,
 }
 
 impl Receiver {
-    fn start(script: &[u16]) -> Receiver {
+    pub(crate) fn start(script: &[u16]) -> Receiver {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let url = format!("http://{}/hook", listener.local_addr().unwrap());
         let seen = Arc::new(Mutex::new(Vec::new()));
@@ -467,7 +473,7 @@ impl Receiver {
 
     /// Waits (bounded) until the receiver has seen `n` requests.
     #[track_caller]
-    fn wait_for(&self, n: usize) {
+    pub(crate) fn wait_for(&self, n: usize) {
         wait_until(&format!("{n} callback attempts arrived"), WAIT, || {
             let seen = self.count();
             if seen >= n { Ok(()) } else { Err(seen) }
@@ -475,7 +481,7 @@ impl Receiver {
     }
 }
 
-fn with_callback(server: &TestServer, name: &str, url: &str) -> Party {
+pub(crate) fn with_callback(server: &TestServer, name: &str, url: &str) -> Party {
     let body = server
         .post(
             "/api/agents/register",
@@ -502,7 +508,12 @@ fn callbacks(server: &TestServer, agent: &Party, status: &str) -> Vec<Value> {
 
 /// Waits (bounded) until the agent has `n` callbacks in `status`.
 #[track_caller]
-fn wait_status(server: &TestServer, agent: &Party, status: &str, n: usize) -> Vec<Value> {
+pub(crate) fn wait_status(
+    server: &TestServer,
+    agent: &Party,
+    status: &str,
+    n: usize,
+) -> Vec<Value> {
     wait_until(&format!("{n} callbacks are {status}"), WAIT, || {
         let found = callbacks(server, agent, status);
         if found.len() == n {

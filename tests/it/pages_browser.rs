@@ -19,14 +19,14 @@ const DESKTOP: (u32, u32) = (1280, 900);
 const PHONE: (u32, u32) = (390, 844);
 
 /// Headless Chromium, one fresh profile per run.
-struct Browser {
-    exe: PathBuf,
+pub(crate) struct Browser {
+    pub(crate) exe: PathBuf,
 }
 
 impl Browser {
     /// The browser, or `None` after reporting the test as skipped (or failing it where tools are
     /// required).
-    fn find(test: &str) -> Option<Browser> {
+    pub(crate) fn find(test: &str) -> Option<Browser> {
         if let Some(named) = std::env::var_os("BOURSE_CHROMIUM").filter(|v| !v.is_empty()) {
             let exe = PathBuf::from(named);
             assert!(

@@ -322,6 +322,7 @@ pub(crate) fn version_one(app: &App, row: &ListingRow, reason: String) -> Signed
         &row.created_at,
         creation_changes(row),
         Some(reason),
+        false,
     )
 }
 
@@ -739,7 +740,8 @@ fn edit_changes(from: &ListingRow, to: &ListingRow) -> Map<String, Value> {
     changes
 }
 
-/// A signed history entry: `{type, listingId, version, changedAt, changes, reason, signature}`.
+/// A signed history entry: `{type, listingId, version, changedAt, changes, reason, signature}`,
+/// and `by: "operator"` for the operator's moderation.
 fn history_entry(
     keyring: &Keyring,
     listing_id: &str,
@@ -747,6 +749,7 @@ fn history_entry(
     changed_at: &str,
     changes: Map<String, Value>,
     reason: Option<String>,
+    by_operator: bool,
 ) -> Signed {
     let mut entry = Map::new();
     entry.insert("type".into(), "bourse.listing.version".into());
@@ -755,6 +758,9 @@ fn history_entry(
     entry.insert("changedAt".into(), changed_at.into());
     entry.insert("changes".into(), Value::Object(changes));
     entry.insert("reason".into(), reason.map_or(Value::Null, Value::from));
+    if by_operator {
+        entry.insert("by".into(), "operator".into());
+    }
     sign_object(keyring, &mut entry, changed_at);
     Signed(entry)
 }
@@ -769,8 +775,25 @@ pub(crate) fn write_version(
     keyring: &Keyring,
     now: &str,
     current: &ListingRow,
+    next: ListingRow,
+    reason: Option<String>,
+) -> Result<Option<(ListingRow, Signed)>> {
+    write_version_by(tx, keyring, now, current, next, reason, false)
+}
+
+/// As [`write_version`]; `by_operator` marks the entry as the operator's moderation (its signed
+/// `by` member is `"operator"`), which no seller's edit can write.
+///
+/// # Errors
+/// Database failure.
+pub(crate) fn write_version_by(
+    tx: &rusqlite::Connection,
+    keyring: &Keyring,
+    now: &str,
+    current: &ListingRow,
     mut next: ListingRow,
     reason: Option<String>,
+    by_operator: bool,
 ) -> Result<Option<(ListingRow, Signed)>> {
     let changes = edit_changes(current, &next);
     if changes.is_empty() {
@@ -779,7 +802,15 @@ pub(crate) fn write_version(
     next.version = current.version + 1;
     next.last_modified = Some(now.to_owned());
     next.modification_count = current.modification_count + 1;
-    let entry = history_entry(keyring, &next.id, next.version, now, changes, reason);
+    let entry = history_entry(
+        keyring,
+        &next.id,
+        next.version,
+        now,
+        changes,
+        reason,
+        by_operator,
+    );
     store::update(tx, &next)?;
     store::insert_history(tx, &next.id, next.version, &entry.to_string())?;
     Ok(Some((next, entry)))

@@ -9,6 +9,7 @@ mod filters;
 pub mod health;
 pub mod listings;
 pub mod matches;
+pub mod moderation;
 pub mod ratings;
 pub mod reputation;
 pub mod samples;

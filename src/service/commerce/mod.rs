@@ -6,6 +6,7 @@
 pub mod checkout;
 pub mod discovery;
 pub mod fees;
+pub mod operator;
 pub mod orders;
 pub mod payments;
 pub mod purchases;

@@ -2,5 +2,6 @@
 //! ledger and party classification, the daily participation snapshot.
 
 pub mod meta;
+pub mod overview;
 pub mod participation;
 pub mod proof;

@@ -5,7 +5,9 @@
 pub mod agents;
 pub mod ai_catalog;
 pub mod cards;
+pub mod console;
 pub mod ingress;
 pub mod keys;
 pub mod names;
 pub mod oauth;
+pub mod operator;

@@ -5,3 +5,4 @@
 pub mod callbacks;
 pub mod message;
 pub mod messages;
+pub mod operator;

@@ -5,6 +5,7 @@
 
 mod binary;
 pub mod catalog;
+pub mod console;
 mod http;
 mod market;
 pub mod mcp;

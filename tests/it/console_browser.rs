@@ -1,0 +1,193 @@
+//! The console and the catalogue in headless Chromium, driven over the DevTools protocol
+//! (`tests/browser/cdp.py`, standard-library Python): every page signed in, at desktop and
+//! phone widths, with no horizontal scrolling at phone width; axe-core run inside each page
+//! with no serious or critical violation; actions performed through their forms as a person
+//! would; screenshots under `<target>/page-screens/console/`, or, with
+//! `BOURSE_UPDATE_SCREENSHOTS=1`, the README's under `docs/screenshots/`.
+//!
+//! Needs Chromium (as `pages_browser`), `python3` and axe-core (`BOURSE_AXE`, installed by
+//! `.ci/test-tools` into `target/axe`); without them it skips, or fails where tools are required.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::pages_browser::Browser;
+use crate::support::console::Console;
+use crate::support::{TestServer, exit_within, skip_or_fail};
+
+const TEST: &str =
+    "console_browser::every_console_and_catalogue_page_renders_is_accessible_and_its_forms_work";
+
+fn axe() -> Option<PathBuf> {
+    let path = std::env::var_os("BOURSE_AXE")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("target/axe/node_modules/axe-core/axe.min.js")
+        });
+    path.is_file().then_some(path)
+}
+
+/// Runs the driver with `plan`; returns its report.
+fn drive(plan: &Value) -> Value {
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/browser/cdp.py");
+    let dir = tempfile::tempdir().unwrap();
+    let (out, err) = (dir.path().join("out"), dir.path().join("err"));
+    let mut child = Command::new("python3")
+        .arg(&script)
+        .stdin(Stdio::piped())
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(std::fs::File::create(&err).unwrap())
+        .spawn()
+        .expect("python3");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(plan.to_string().as_bytes())
+        .unwrap();
+    let status = exit_within(&mut child, Duration::from_secs(300)).unwrap_or_else(|| {
+        let _ = child.kill();
+        panic!("the browser driver outlasted 300 s")
+    });
+    let stderr = std::fs::read_to_string(&err).unwrap_or_default();
+    assert!(status.success(), "driver: {status}\n{stderr}");
+    serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap()
+}
+
+#[test]
+fn every_console_and_catalogue_page_renders_is_accessible_and_its_forms_work() {
+    let Some(browser) = Browser::find(TEST) else {
+        return;
+    };
+    let Some(axe) = axe() else {
+        skip_or_fail(
+            TEST,
+            "axe-core not found (run .ci/test-tools or set BOURSE_AXE)",
+        );
+        return;
+    };
+    if Command::new("python3").arg("--version").output().is_err() {
+        skip_or_fail(TEST, "python3 not found");
+        return;
+    }
+    let server = TestServer::start();
+    let (seller, _twin) = server.seller("Tidewater Data", b"rows");
+    let buyer = server.party("Harbour Analytics");
+    let paid = server.create_listing(
+        &seller,
+        crate::support::catalog::listing_body("Tide gauge readings 2026", 2_500),
+        json!({}),
+    );
+    let free = server.create_listing(
+        &seller,
+        crate::support::catalog::listing_body("Coastal buoy index", 0),
+        json!({}),
+    );
+    server.buy_and_receive(&buyer, &paid);
+    let console = Console::sign_in(&server, &server.operator_key());
+    let cookie = console.cookie.split_once('=').unwrap().1.to_owned();
+
+    // The README's screenshots are rewritten only when asked (`BOURSE_UPDATE_SCREENSHOTS=1`), so
+    // a test run leaves the tree as it was; otherwise they go beside the other page screens.
+    let shots = if std::env::var_os("BOURSE_UPDATE_SCREENSHOTS").is_some_and(|v| v == "1") {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/screenshots")
+    } else {
+        let binary = std::path::Path::new(env!("CARGO_BIN_EXE_bourse"));
+        binary
+            .parent()
+            .and_then(std::path::Path::parent)
+            .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")))
+            .join("page-screens/console")
+    };
+    std::fs::create_dir_all(&shots).unwrap();
+    let base = &server.base;
+    let page = |name: &str, path: &str| json!({"name": name, "url": format!("{base}{path}")});
+    let mut pages = vec![
+        page("console-overview", "/console"),
+        page("console-agents", "/console/agents"),
+        page(
+            "console-agent",
+            &format!("/console/agents/{}", seller.handle),
+        ),
+        page("console-listings", "/console/listings"),
+        page("console-purchases", "/console/purchases"),
+        page("console-messages", "/console/messages"),
+        page("console-inquiries", "/console/inquiries"),
+        page("console-oauth", "/console/oauth"),
+        page("console-fees", "/console/fees"),
+        page("console-sandbox", "/console/sandbox"),
+        page("market", "/market"),
+        page("market-listing", &format!("/market/listings/{paid}")),
+    ];
+    // The moderation form, filled and sent by the browser: its anti-forgery token is the page's.
+    pages.push(json!({
+        "name": "console-listing",
+        "url": format!("{base}/console/listings/{free}"),
+        "act": "document.getElementById('reason').value = 'Duplicate of another listing'; document.getElementById('deactivate').click()",
+        "expect": "Deactivated",
+    }));
+    pages.push(json!({
+        "name": "console-sign-out",
+        "url": format!("{base}/console"),
+        "act": "document.getElementById('sign-out').click()",
+        "expect": "You are signed out.",
+    }));
+    let plan = json!({
+        "chromium": browser.exe,
+        "axe": axe,
+        "out": shots,
+        "cookie": {"name": "bourse_console", "value": cookie, "url": format!("{base}/console")},
+        "pages": pages,
+    });
+    let report = drive(&plan);
+    let pages = report["pages"].as_array().unwrap();
+    assert_eq!(pages.len(), 14, "{report}");
+    for entry in pages {
+        let name = entry["name"].as_str().unwrap();
+        assert!(
+            !entry["title"].as_str().unwrap().starts_with("Sign in"),
+            "{name} was shown signed in: {entry}"
+        );
+        let serious: Vec<&Value> = entry["violations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|v| matches!(v["impact"].as_str(), Some("serious" | "critical")))
+            .collect();
+        assert!(serious.is_empty(), "{name}: axe-core found {serious:?}");
+        assert!(
+            entry["scrollWidthPhone"].as_i64().unwrap() <= 390,
+            "{name} scrolls sideways at phone width: {entry}"
+        );
+        for size in ["desktop", "phone"] {
+            let png = std::fs::read(shots.join(format!("{name}-{size}.png"))).unwrap();
+            assert!(
+                png.starts_with(b"\x89PNG") && png.len() > 8_000,
+                "{name}-{size}"
+            );
+        }
+        if entry["acted"] == true {
+            assert_eq!(entry["found"], true, "{name}: the form's outcome: {entry}");
+        }
+    }
+    // The browser's moderation is in the signed history, marked as the operator's.
+    let history = server
+        .get(&format!("/api/marketplace/listings/{free}/history"))
+        .ok();
+    let last = history["entries"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(last["by"], "operator");
+    assert_eq!(last["reason"], "Duplicate of another listing");
+    // The browser signed its session out.
+    assert_eq!(console.get(&server, "/console").status, 303);
+}

@@ -1,0 +1,113 @@
+//! The console's messages section: delivery outcomes and dead letters, never a body, and the
+//! replay of a dead letter through its form.
+
+use serde_json::json;
+
+use crate::messages::{Receiver, send, wait_status, with_callback};
+use crate::support::TestServer;
+use crate::support::console::Console;
+
+#[test]
+fn the_console_shows_dead_letters_without_bodies_and_replays_them() {
+    let server = TestServer::start();
+    let gone = Receiver::start(&[410]);
+    let a = server.party("console-sender");
+    let c = with_callback(&server, "console-receiver", &gone.url);
+    send(&server, &a, &c.handle, "gone", "a private body");
+    gone.wait_for(1);
+    let dead = wait_status(&server, &c, "dead", 1);
+    let id = dead[0]["id"].as_str().unwrap();
+
+    let console = Console::sign_in(&server, &server.operator_key());
+    let page = console.get(&server, "/console/messages?status=dead");
+    assert_eq!(page.status, 200, "{}", page.text());
+    let text = page.text();
+    assert!(!text.contains("a private body"), "never a body: {text}");
+    assert!(text.contains("1 dead letters"), "{text}");
+    let replay = format!("/console/messages/callbacks/{id}/replay");
+    assert!(text.contains(&replay), "{text}");
+    assert_eq!(
+        console.get(&server, "/console/messages?status=lost").status,
+        400
+    );
+
+    let healthy = Receiver::start(&[]);
+    server
+        .send_auth(
+            "PATCH",
+            "/api/agents/me",
+            &c.key,
+            &json!({"callbackUrl": healthy.url}),
+        )
+        .assert_status(200);
+    assert_eq!(console.post_raw(&server, &replay, &[]).status, 403);
+    let done = console.post(&server, &replay, &[]);
+    assert_eq!(
+        done.header("location"),
+        Some("/console/messages?done=replayed"),
+        "{}",
+        done.text()
+    );
+    healthy.wait_for(1);
+    wait_status(&server, &c, "delivered", 1);
+    let again = console.post(&server, &replay, &[]);
+    assert_eq!(again.status, 409, "no longer dead: {}", again.text());
+}
+
+#[test]
+fn the_console_answers_an_inquiry_as_the_team_and_changes_its_status() {
+    let server = TestServer::start();
+    let created = server
+        .post(
+            "/api/inquiries",
+            &json!({"subject": "Console question", "message": "Can I list satellite data?"}),
+        )
+        .expect(201);
+    let id = created["id"].as_str().unwrap().to_owned();
+    let console = Console::sign_in(&server, &server.operator_key());
+    let list = console.get(&server, "/console/inquiries").text();
+    assert!(list.contains(&format!("/console/inquiries/{id}")), "{list}");
+    let page = console
+        .get(&server, &format!("/console/inquiries/{id}"))
+        .text();
+    assert!(page.contains("Can I list satellite data?"), "{page}");
+
+    let reply = format!("/console/inquiries/{id}/reply");
+    assert_eq!(
+        console
+            .post_raw(&server, &reply, &[("message", "x")])
+            .status,
+        403
+    );
+    assert_eq!(
+        console.post(&server, &reply, &[("message", " ")]).status,
+        400
+    );
+    let done = console.post(
+        &server,
+        &reply,
+        &[("message", "Yes, under the geo vertical.")],
+    );
+    assert_eq!(
+        done.header("location").unwrap(),
+        format!("/console/inquiries/{id}?done=replied"),
+        "{}",
+        done.text()
+    );
+    let status = format!("/console/inquiries/{id}/status");
+    assert_eq!(
+        console.post(&server, &status, &[("status", "lost")]).status,
+        400
+    );
+    let done = console.post(&server, &status, &[("status", "resolved")]);
+    assert_eq!(done.status, 303, "{}", done.text());
+    let thread = server.get(&format!("/api/inquiries/{id}/thread")).ok();
+    assert_eq!(thread["status"], "resolved", "{thread}");
+    let messages = thread["messages"].as_array().unwrap();
+    assert!(
+        messages
+            .iter()
+            .any(|m| m["body"] == "Yes, under the geo vertical." && m["from"] == "team"),
+        "{thread}"
+    );
+}

@@ -193,19 +193,25 @@ impl Ctx {
             .map_err(|_| Error::InvalidJson("the body is not UTF-8".into()))
     }
 
-    /// The body as a JSON object; an empty body counts as `{}`, except on a PATCH, whose body
-    /// the contract requires (it names what to change: `{}` changes nothing, no body is a
-    /// mistake).
+    /// The body as a JSON object; an empty body counts as `{}`, except on a PATCH or a PUT,
+    /// whose body the contract requires (a PATCH names what to change: `{}` changes nothing; a
+    /// PUT replaces the whole resource: `{}` clears it; no body is a mistake for both).
     ///
     /// # Errors
-    /// `INVALID_JSON` for malformed JSON or a PATCH without a body, `INVALID_ARGUMENT` for a
-    /// non-object.
+    /// `INVALID_JSON` for malformed JSON or a PATCH or PUT without a body, `INVALID_ARGUMENT`
+    /// for a non-object.
     pub fn json_args(&self) -> Result<Args> {
         let text = self.body_text()?;
         if text.trim().is_empty() {
             if self.method == "PATCH" {
                 return Err(Error::InvalidJson(
                     "a PATCH needs a JSON object body naming the fields to change".into(),
+                ));
+            }
+            if self.method == "PUT" {
+                return Err(Error::InvalidJson(
+                    "a PUT needs a JSON object body: it replaces the whole resource (`{}` clears it)"
+                        .into(),
                 ));
             }
             return Ok(Args::empty());

@@ -135,7 +135,7 @@ fn a_per_purchase_cap_rails_and_categories_refuse_and_free_listings_pass() {
             &buyer.key,
             &json!({"verticals": ["no-such-vertical"]}),
         )
-        .assert_invalid_naming("verticals");
+        .assert_error(422, "UNKNOWN_VERTICAL");
     let cleared = set_policy(&server, &buyer, json!({}));
     assert_eq!(cleared["policy"]["rails"], Value::Null);
     assert_eq!(cleared["policy"]["dailyCents"], Value::Null);
@@ -203,6 +203,34 @@ fn fifty_concurrent_purchases_against_a_cap_that_allows_ten_exactly_ten_succeed(
     let now = spending(&server, &buyer);
     assert_eq!(now["daily"]["spentCents"], 1000);
     assert_eq!(now["daily"]["leftCents"], 0);
+}
+
+#[test]
+fn a_policy_put_without_a_body_or_with_an_unknown_category_changes_nothing() {
+    let server = TestServer::start();
+    let agent = server.party("agent");
+    set_policy(&server, &agent, json!({"monthlyCents": 100000}));
+    // A PUT replaces the whole policy: without a body it is a mistake, not a cleared policy.
+    let bearer = format!("Bearer {}", agent.key);
+    server
+        .request(
+            "PUT",
+            "/api/agents/me/spending-policy",
+            &[("Authorization", &bearer)],
+            None,
+        )
+        .assert_error(400, "INVALID_JSON");
+    server
+        .send_auth(
+            "PUT",
+            "/api/agents/me/spending-policy",
+            &agent.key,
+            &json!({"categories": ["no-such-slug"]}),
+        )
+        .assert_error(422, "UNKNOWN_CATEGORY");
+    let after = spending(&server, &agent);
+    assert_eq!(after["policy"]["monthlyCents"], 100000);
+    assert_eq!(after["policy"]["categories"], Value::Null);
 }
 
 #[test]
@@ -364,7 +392,7 @@ fn a_restricted_keys_caps_count_its_own_purchases_within_the_agents() {
             &agent.key,
             &json!({"scopes": ["spend"], "dailyCents": 2000}),
         )
-        .assert_invalid_naming("dailyCents");
+        .assert_error(422, "KEY_CAP_ABOVE_POLICY");
     let buyer = as_party(
         &mint(
             &server,

@@ -102,7 +102,7 @@ pub fn require_scope(agent: &AgentRow, needed: Option<Scope>, what: &str) -> Res
 /// `POST /api/agents/me/keys`: mints a restricted key (the secret is in the answer, once).
 ///
 /// # Errors
-/// `INSUFFICIENT_SCOPE` (403) from a restricted key; `INVALID_ARGUMENT` for a cap above the
+/// `INSUFFICIENT_SCOPE` (403) from a restricted key; `KEY_CAP_ABOVE_POLICY` (422) for a cap above the
 /// agent's policy; database failure.
 pub async fn mint(app: &App, agent: &AgentRow, request: CreateKey) -> Result<KeyView> {
     require_scope(agent, None, "minting a key")?;
@@ -140,9 +140,12 @@ pub async fn mint(app: &App, agent: &AgentRow, request: CreateKey) -> Result<Key
                     if let (Some(asked), Some(cap)) = (asked, cap)
                         && asked > cap
                     {
-                        return Err(Error::invalid(format!(
-                            "`{name}` is {asked}, above your spending policy's {cap}: a key's caps are no higher than the agent's"
-                        )));
+                        return Err(Error::Unprocessable {
+                            code: "KEY_CAP_ABOVE_POLICY",
+                            message: format!(
+                                "`{name}` is {asked}, above your spending policy's {cap}: a key's caps are no higher than the agent's"
+                            ),
+                        });
                     }
                 }
             }

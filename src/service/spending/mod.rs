@@ -122,7 +122,8 @@ fn windows(now: &str) -> Result<Windows> {
 /// `PUT /api/agents/me/spending-policy`: replaces the agent's policy whole.
 ///
 /// # Errors
-/// `INVALID_ARGUMENT` for a rail, category or vertical that does not exist; database failure.
+/// `INVALID_ARGUMENT` for a rail that does not exist; `UNKNOWN_CATEGORY`, `UNKNOWN_VERTICAL`
+/// (422) for a slug the taxonomy does not know; database failure.
 pub async fn set_policy(app: &App, agent: &AgentRow, request: SetPolicy) -> Result<Spending> {
     if agent.restricted.is_some() {
         return Err(Error::Forbidden {
@@ -146,9 +147,12 @@ pub async fn set_policy(app: &App, agent: &AgentRow, request: SetPolicy) -> Resu
         .flatten()
         .find(|slug| app.taxonomy.category(slug).is_none())
     {
-        return Err(Error::invalid(format!(
-            "`categories` names {unknown:?}, which is not a macro-category (GET /api/marketplace/categories)"
-        )));
+        return Err(Error::Unprocessable {
+            code: "UNKNOWN_CATEGORY",
+            message: format!(
+                "`categories` names {unknown:?}, which is not a macro-category (GET /api/marketplace/categories)"
+            ),
+        });
     }
     if let Some(unknown) = request
         .verticals
@@ -156,9 +160,12 @@ pub async fn set_policy(app: &App, agent: &AgentRow, request: SetPolicy) -> Resu
         .flatten()
         .find(|slug| app.taxonomy.vertical(slug).is_none())
     {
-        return Err(Error::invalid(format!(
-            "`verticals` names {unknown:?}, which is not a vertical (GET /api/verticals)"
-        )));
+        return Err(Error::Unprocessable {
+            code: "UNKNOWN_VERTICAL",
+            message: format!(
+                "`verticals` names {unknown:?}, which is not a vertical (GET /api/verticals)"
+            ),
+        });
     }
     let list = |names: &Option<Vec<String>>| {
         names

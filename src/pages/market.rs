@@ -61,7 +61,9 @@ async fn catalogue(app: &App, ctx: &Ctx) -> Result<Reply> {
     let query: Vec<(String, String)> = ctx
         .query
         .iter()
-        .filter(|(_, v)| !v.trim().is_empty())
+        // The form sends an empty value for "any"; any other value is read as the JSON twin
+        // reads it (so a blank one is refused there as here).
+        .filter(|(_, v)| !v.is_empty())
         .cloned()
         .collect();
     let request = Browse::read(&Input::query(&BROWSE, &query))?;

@@ -78,7 +78,7 @@ enum Command {
     /// answers 200, 1 otherwise. For container health checks, where no curl exists.
     Health {
         /// The server's base URL.
-        #[arg(long, env = "BOURSE_HEALTH_URL", default_value = "http://127.0.0.1:8080", value_parser = parse_public_url)]
+        #[arg(long, env = "BOURSE_HEALTH_URL", default_value = "http://127.0.0.1:8080", value_parser = crate::config::parse_public_url)]
         url: String,
         /// Ask `/readyz` (the database answers; a follower within its lag) instead of `/healthz`.
         #[arg(long)]
@@ -151,7 +151,7 @@ struct ServeArgs {
     #[command(flatten)]
     data: DataArg,
     /// Base URL used in every URL the server hands out [default: http://<bound address>].
-    #[arg(long, env = "BOURSE_PUBLIC_URL", value_parser = parse_public_url)]
+    #[arg(long, env = "BOURSE_PUBLIC_URL", value_parser = crate::config::parse_public_url)]
     public_url: Option<String>,
     /// Log format on stderr.
     #[arg(long, env = "BOURSE_LOG_FORMAT", value_enum, default_value = "text")]
@@ -199,13 +199,13 @@ struct ServeArgs {
     #[arg(long, env = "BOURSE_STRIPE_WEBHOOK_SECRET", hide_env_values = true)]
     stripe_webhook_secret: Option<String>,
     /// Stripe API base URL (override for a local fake or stripe-mock).
-    #[arg(long, env = "BOURSE_STRIPE_API_BASE", default_value = DEFAULT_STRIPE_API_BASE, value_parser = parse_public_url)]
+    #[arg(long, env = "BOURSE_STRIPE_API_BASE", default_value = DEFAULT_STRIPE_API_BASE, value_parser = crate::config::parse_public_url)]
     stripe_api_base: String,
     /// Address receiving USDC for the x402_usdc_base rail (0x + 40 hex digits); enables the rail.
     #[arg(long, env = "BOURSE_X402_PAY_TO")]
     x402_pay_to: Option<String>,
     /// The x402 facilitator's base URL (POST /verify and /settle below it); needed with --x402-pay-to.
-    #[arg(long, env = "BOURSE_X402_FACILITATOR_URL", value_parser = parse_public_url)]
+    #[arg(long, env = "BOURSE_X402_FACILITATOR_URL", value_parser = crate::config::parse_public_url)]
     x402_facilitator_url: Option<String>,
     /// CAIP-2 network of the x402 rail: eip155:8453 (Base) or eip155:84532 (Base Sepolia).
     #[arg(long, env = "BOURSE_X402_NETWORK", default_value = DEFAULT_X402_NETWORK)]
@@ -217,7 +217,7 @@ struct ServeArgs {
     /// Serve as a read-only follower of the primary at this URL: DATA/bourse.db is a replica kept
     /// current by `litestream restore -f`; public reads are answered here, everything else is
     /// redirected (307) to the primary.
-    #[arg(long, env = "BOURSE_FOLLOW", value_parser = parse_public_url)]
+    #[arg(long, env = "BOURSE_FOLLOW", value_parser = crate::config::parse_public_url)]
     follow: Option<String>,
     /// A follower's readiness limit: `/readyz` answers 503 while the replica is more than this
     /// many seconds behind the primary's heartbeat.
@@ -320,20 +320,6 @@ struct VerifyArgs {
     /// With --proof: a later checkpoint to check against (consistency from --url's tiles).
     #[arg(long, requires = "proof")]
     checkpoint: Option<PathBuf>,
-}
-
-pub(crate) fn parse_public_url(text: &str) -> Result<String, String> {
-    let ok = (text.starts_with("http://") || text.starts_with("https://"))
-        && text
-            .split("://")
-            .nth(1)
-            .is_some_and(|rest| !rest.is_empty())
-        && !text.contains(|c: char| c.is_whitespace() || c.is_control() || "\"<>\\`".contains(c));
-    if ok {
-        Ok(text.trim_end_matches('/').to_owned())
-    } else {
-        Err("must be an http:// or https:// URL".into())
-    }
 }
 
 /// A socket address, with a hint for the usual slips (a port alone, `localhost:PORT`).

@@ -168,3 +168,19 @@ pub const DEFAULT_MAX_BODY_BYTES: usize = 1 << 20;
 
 /// 16 MiB: the largest deliverable relayed or fingerprinted by default.
 pub const DEFAULT_MAX_DELIVERABLE_BYTES: usize = 16 << 20;
+
+/// An `http://` or `https://` URL as a flag gives it (no whitespace, controls or quotes), without
+/// its trailing slashes; the one reading of a URL flag (`cli`, `tlog_cli`).
+pub fn parse_public_url(text: &str) -> Result<String, String> {
+    let ok = (text.starts_with("http://") || text.starts_with("https://"))
+        && text
+            .split("://")
+            .nth(1)
+            .is_some_and(|rest| !rest.is_empty())
+        && !text.contains(|c: char| c.is_whitespace() || c.is_control() || "\"<>\\`".contains(c));
+    if ok {
+        Ok(text.trim_end_matches('/').to_owned())
+    } else {
+        Err("must be an http:// or https:// URL".into())
+    }
+}

@@ -225,21 +225,23 @@ impl Telemetry {
                 &METADATA,
             )
         });
-        let telemetry = Telemetry {
+        Telemetry {
             recorder,
             routes,
             callback_attempts,
-        };
-        telemetry
-            .gauge(
-                "bourse_build_info",
-                &[
-                    ("version", env!("CARGO_PKG_VERSION")),
-                    ("schema", &crate::store::SCHEMA_VERSION.to_string()),
-                ],
-            )
-            .set(1.0);
-        telemetry
+        }
+    }
+
+    /// Sets `bourse_build_info` (always 1) with this build's version and its schema version.
+    pub fn build_info(&self, schema: i32) {
+        self.gauge(
+            "bourse_build_info",
+            &[
+                ("version", env!("CARGO_PKG_VERSION")),
+                ("schema", &schema.to_string()),
+            ],
+        )
+        .set(1.0);
     }
 
     /// Counts one answered request: `route` is the router's index of the binding that matched
@@ -346,6 +348,7 @@ mod tests {
     #[test]
     fn routes_line_up_with_the_router_and_requests_render_by_template_and_class() {
         let telemetry = Telemetry::new();
+        telemetry.build_info(10);
         let index = Operation::routes()
             .position(|(method, route, _)| {
                 method == "GET" && route == "/api/marketplace/listings/{id}"

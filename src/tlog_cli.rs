@@ -23,7 +23,7 @@ pub enum LogAction {
     /// (with --from) that a checkpoint seen earlier is a prefix of the log (exit 0 sound, 1 not).
     Audit {
         /// The instance's base URL.
-        #[arg(value_parser = crate::cli::parse_public_url)]
+        #[arg(value_parser = crate::config::parse_public_url)]
         base_url: String,
         /// A checkpoint seen earlier (a file holding its signed note).
         #[arg(long)]
@@ -40,7 +40,7 @@ pub fn parse_witness(text: &str) -> Result<(String, String), String> {
         .split_once('=')
         .ok_or("expected <verifier key>=<base URL>")?;
     crate::crypto::tlog::parse_verifier_key(key)?;
-    Ok((key.to_owned(), crate::cli::parse_public_url(url)?))
+    Ok((key.to_owned(), crate::config::parse_public_url(url)?))
 }
 
 /// Runs a `bourse log` command.

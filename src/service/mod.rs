@@ -427,6 +427,7 @@ impl App {
             ..outbound::Timeouts::default()
         };
         let telemetry = crate::telemetry::Telemetry::new();
+        telemetry.build_info(crate::store::SCHEMA_VERSION);
         store.instrument(telemetry.store_meters());
         let log_mark = primary.is_none().then_some(mark);
         let follows = primary;

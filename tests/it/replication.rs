@@ -562,6 +562,30 @@ fn a_follower_serves_what_the_primary_wrote_and_sends_writes_to_the_primary() {
         },
     );
 
+    // The transparency log is served from the replica as the primary serves it: the same signed
+    // checkpoint (the follower publishes none of its own) and the same entry bundle.
+    let checkpoint = wait_until(
+        "the follower serves the primary's checkpoint",
+        Duration::from_secs(10),
+        || {
+            let theirs = primary.get("/log/checkpoint");
+            let ours = reads.request_unredirected("GET", "/log/checkpoint", &[], None);
+            (theirs.status == 200 && ours.status == 200 && theirs.body == ours.body)
+                .then(|| ours.text())
+        },
+    );
+    let size: u64 = checkpoint.lines().nth(1).unwrap().parse().unwrap();
+    assert!(size > 0, "{checkpoint}");
+    let bundle = if size < 256 {
+        format!("/log/tile/entries/000.p/{size}")
+    } else {
+        "/log/tile/entries/000".to_owned()
+    };
+    let from_primary = primary.get(&bundle);
+    let from_follower = reads.request_unredirected("GET", &bundle, &[], None);
+    assert_eq!(from_follower.status, 200, "{bundle}");
+    assert!(from_primary.body == from_follower.body, "{bundle} differs");
+
     // Readiness names the role, the primary and the lag.
     let ready = reads.get("/readyz").expect(200);
     assert_eq!(ready["role"], json!("follower"));

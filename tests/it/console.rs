@@ -361,6 +361,20 @@ fn purchases_are_listed_by_state_and_rail_with_the_escrow_queue() {
     let id = delivered["id"].as_str().unwrap();
     let escrow = &text[text.find("id=\"escrow\"").unwrap()..text.find("Every purchase").unwrap()];
     assert!(escrow.contains(id), "the held sale is queued: {escrow}");
+    // No rail gives the operator a refund or shipment (the REST operator API has none): the
+    // page says who acts on each rail, lists refunds owed, and offers no such form.
+    for rail in ["free", "checkout", "card", "x402_usdc_base"] {
+        assert!(
+            text.contains(&format!("<th scope=\"row\">{rail}</th>")),
+            "{text}"
+        );
+    }
+    assert!(text.contains("id=\"no-operator-actions\""), "{text}");
+    assert!(text.contains("0 refunds made; 0 owed."), "{text}");
+    assert!(
+        !text.contains("method=\"post\" action=\"/console/purchases"),
+        "{text}"
+    );
     let by_state = console
         .get(&server, "/console/purchases?status=delivered&rail=checkout")
         .text();

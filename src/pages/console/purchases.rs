@@ -56,6 +56,64 @@ fn rows(lines: &[PurchaseLine], release: bool) -> String {
         .collect()
 }
 
+/// What the operator may do about a purchase on each rail: the REST operator API has no refund
+/// or shipment route, so the console offers none either and says who acts instead.
+const RAIL_ACTIONS: &[(&str, &str)] = &[
+    ("free", "No money moves: nothing to refund or ship."),
+    (
+        "checkout",
+        "Sandbox test payments: an open checkout is paid or cancelled on the Sandbox page; no money moves, so there is nothing to refund.",
+    ),
+    (
+        "card",
+        "Stripe: the server itself refunds a payment that arrived after its checkout ended (owed refunds are listed below and retried by the worker); any other refund is made in the Stripe dashboard. There is no operator refund route.",
+    ),
+    (
+        "x402_usdc_base",
+        "USDC over x402: settled on-chain, with no refund route; released sales are paid to sellers by the operator (see /api/operator/payments).",
+    ),
+];
+
+fn rail_actions() -> String {
+    let rows: String = RAIL_ACTIONS
+        .iter()
+        .map(|(rail, what)| {
+            format!(
+                "<tr><th scope=\"row\">{rail}</th><td>{}</td></tr>",
+                escape(what)
+            )
+        })
+        .collect();
+    format!(
+        "<h2>Operator actions by rail</h2>\
+         <p id=\"no-operator-actions\">No rail offers the operator a refund or a shipment: a physical order is marked shipped by its seller (<code>POST /api/marketplace/purchases/{{id}}/ship</code>), which starts its escrow clock.</p>\
+         <div class=\"scroll\"><table id=\"rail-actions\"><thead><tr><th scope=\"col\">Rail</th><th scope=\"col\">Who acts</th></tr></thead><tbody>{rows}</tbody></table></div>"
+    )
+}
+
+fn refunds(money: &payments::OperatorPayments) -> String {
+    let rows: String = money
+        .pending_refunds
+        .iter()
+        .map(|r| {
+            format!(
+                "<tr><td><code>{id}</code></td><td>{amount}</td><td>{tries}</td><td>{error}</td><td>{retry}</td></tr>",
+                id = escape(&r.purchase_id),
+                amount = dollars(r.amount_cents),
+                tries = r.refused_attempts,
+                error = escape(r.error.as_deref().unwrap_or("—")),
+                retry = escape(r.retry_at.as_deref().unwrap_or("—")),
+            )
+        })
+        .collect();
+    format!(
+        "<h2>Refunds owed to buyers</h2><p id=\"refunds-made\">{made} refunds made; {owed} owed.</p>\
+         <div class=\"scroll\"><table id=\"refunds\"><thead><tr><th scope=\"col\">Purchase</th><th scope=\"col\">Amount</th><th scope=\"col\">Refused attempts</th><th scope=\"col\">Last error</th><th scope=\"col\">Next try</th></tr></thead><tbody>{rows}</tbody></table></div>",
+        made = count(money.refunds_made),
+        owed = money.pending_refunds.len(),
+    )
+}
+
 const HEAD: &str = "<th scope=\"col\">Purchase</th><th scope=\"col\">Listing</th><th scope=\"col\">Buyer</th><th scope=\"col\">Seller</th><th scope=\"col\">State</th><th scope=\"col\">Rail</th><th scope=\"col\">Amount</th><th scope=\"col\">Created</th>";
 
 /// `GET /console/purchases?status=&rail=`.
@@ -74,7 +132,7 @@ pub async fn page(app: &App, ctx: &Ctx, session: &Session) -> Result<Reply> {
          <div class=\"tile\"><dt>Held sales</dt><dd>{held_rows}</dd></div>\
          <div class=\"tile\"><dt>Due for release</dt><dd>{due}</dd></div>\
          <div class=\"tile\"><dt>Open checkouts</dt><dd>{open}</dd></div></dl>\
-         <p class=\"meta\">Escrow is released by the server's worker when its clock has run; refunds and shipments are the rail's and the seller's (see <a href=\"/api/operator/payments\">/api/operator/payments</a>).</p>\
+         <p class=\"meta\">Escrow is released by the server's worker when its clock has run; refunds and shipments are the rail's and the seller's (see <a href=\"/api/operator/payments\">/api/operator/payments</a>).</p>{actions}{refunds}\
          <h2>Escrow queue</h2><div class=\"scroll\"><table id=\"escrow\"><thead><tr>{HEAD}<th scope=\"col\">Release</th></tr></thead><tbody>{queue}</tbody></table></div>\
          <h2>Every purchase</h2>\
          <form method=\"get\" action=\"/console/purchases\" class=\"filters\">{status}{rail}<button id=\"filter\" type=\"submit\">Filter</button></form>\
@@ -84,6 +142,8 @@ pub async fn page(app: &App, ctx: &Ctx, session: &Session) -> Result<Reply> {
         held_rows = count(money.escrow.held_rows),
         due = count(money.escrow.due_rows),
         open = count(money.open_checkouts),
+        actions = rail_actions(),
+        refunds = refunds(&money),
         queue = rows(&queue, true),
         status = select("status", "State", &STATES, filter.status),
         rail = select("rail", "Rail", &rails, filter.rail.map(Rail::name)),

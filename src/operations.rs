@@ -406,6 +406,7 @@ operations! {
     ConsoleInquiry: Console [GET "/console/inquiries/{id}"] { param: Some(Id) };
     ConsoleReplyInquiry: Console [POST "/console/inquiries/{id}/reply"] { param: Some(Id) };
     ConsoleInquiryStatus: Console [POST "/console/inquiries/{id}/status"] { param: Some(Id) };
+    ConsoleApproveRail: Console [POST "/console/inquiries/{id}/rails"] { param: Some(Id) };
     ConsoleFees: Console [GET "/console/fees"] {};
     ConsoleAnnounceFees: Console [POST "/console/fees"] {};
     ConsoleSandbox: Console [GET "/console/sandbox"] { sandbox };

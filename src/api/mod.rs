@@ -150,6 +150,7 @@ pub async fn dispatch(app: &App, operation: Operation, mut ctx: Ctx) -> Result<R
         | Operation::ConsoleInquiry
         | Operation::ConsoleReplyInquiry
         | Operation::ConsoleInquiryStatus
+        | Operation::ConsoleApproveRail
         | Operation::ConsoleFees
         | Operation::ConsoleAnnounceFees
         | Operation::ConsoleSandbox

@@ -132,6 +132,22 @@ fn every_console_and_catalogue_page_renders_is_accessible_and_its_forms_work() {
         "act": "document.getElementById('reason').value = 'Duplicate of another listing'; document.getElementById('deactivate').click()",
         "expect": "Deactivated",
     }));
+    // A relay rail approved from an inquiry's thread: the page that shows its token once.
+    let inquiry = server
+        .post(
+            "/api/inquiries",
+            &json!({"subject": "Relay for a partner", "message": "Please relay our follow-ups."}),
+        )
+        .expect(201)["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    pages.push(json!({
+        "name": "console-relay-rail",
+        "url": format!("{base}/console/inquiries/{inquiry}"),
+        "act": "document.getElementById('approve-rail').click()",
+        "expect": "Relay rail approved",
+    }));
     pages.push(json!({
         "name": "console-sign-out",
         "url": format!("{base}/console"),
@@ -147,7 +163,7 @@ fn every_console_and_catalogue_page_renders_is_accessible_and_its_forms_work() {
     });
     let report = drive(&plan);
     let pages = report["pages"].as_array().unwrap();
-    assert_eq!(pages.len(), 14, "{report}");
+    assert_eq!(pages.len(), 15, "{report}");
     for entry in pages {
         let name = entry["name"].as_str().unwrap();
         assert!(

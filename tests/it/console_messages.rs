@@ -111,3 +111,67 @@ fn the_console_answers_an_inquiry_as_the_team_and_changes_its_status() {
         "{thread}"
     );
 }
+
+#[test]
+fn the_console_approves_a_relay_rail_whose_token_is_shown_once_and_posts_into_that_thread_only() {
+    let server = TestServer::start();
+    let opened = |subject: &str| {
+        server
+            .post(
+                "/api/inquiries",
+                &json!({"subject": subject, "message": "Please relay this for us."}),
+            )
+            .expect(201)["id"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    let (id, other) = (opened("Relay root"), opened("Another thread"));
+    let console = Console::sign_in(&server, &server.operator_key());
+    let path = format!("/console/inquiries/{id}/rails");
+    let page = console
+        .get(&server, &format!("/console/inquiries/{id}"))
+        .text();
+    assert!(page.contains(&format!("action=\"{path}\"")), "{page}");
+    assert_eq!(console.post_raw(&server, &path, &[]).status, 403);
+    let missing = "/console/inquiries/00000000-0000-4000-8000-000000000000/rails";
+    assert_eq!(console.post(&server, missing, &[]).status, 404);
+
+    let done = console.post(&server, &path, &[]);
+    assert_eq!(done.status, 200, "{}", done.text());
+    assert_eq!(done.header("cache-control"), Some("no-store"));
+    let text = done.text();
+    let start = text.find("id=\"consent-token\">").unwrap() + "id=\"consent-token\">".len();
+    let token = &text[start..start + text[start..].find('<').unwrap()];
+    assert!(token.starts_with("rail_"), "{text}");
+    // Shown once: the thread's page does not carry it again.
+    let again = console
+        .get(&server, &format!("/console/inquiries/{id}"))
+        .text();
+    assert!(!again.contains(token), "{again}");
+
+    // The token posts into its root thread, closed or not, and nowhere else.
+    let status = format!("/console/inquiries/{id}/status");
+    assert_eq!(
+        console
+            .post(&server, &status, &[("status", "closed")])
+            .status,
+        303
+    );
+    server
+        .send_auth(
+            "POST",
+            &format!("/api/inquiries/{id}/messages"),
+            token,
+            &json!({"message": "Relayed follow-up."}),
+        )
+        .assert_status(201);
+    server
+        .send_auth(
+            "POST",
+            &format!("/api/inquiries/{other}/messages"),
+            token,
+            &json!({"message": "Not here."}),
+        )
+        .assert_status(403);
+}

@@ -2,7 +2,9 @@
 //! opened with the marketplace, an answer posted as the team
 //! (`POST /console/inquiries/{id}/reply`) and a change of status
 //! (`POST /console/inquiries/{id}/status`), read and checked as the operator's REST routes
-//! `POST /api/operator/inquiries/{id}/reply` and `PATCH /api/operator/inquiries/{id}` are.
+//! `POST /api/operator/inquiries/{id}/reply` and `PATCH /api/operator/inquiries/{id}` are, and
+//! the approval of a relay rail rooted in the thread (`POST /console/inquiries/{id}/rails`, the
+//! service of `POST /api/rails`), whose consent token is shown once.
 
 use serde_json::json;
 
@@ -14,7 +16,8 @@ use crate::http::response::Reply;
 use crate::pages::escape;
 use crate::request::Input;
 use crate::request::contact::{
-    INQUIRIES_DEFAULT, InquiryList, POST_MESSAGE, PostMessage, SET_STATUS, STATUSES, status,
+    CREATE_RAIL, INQUIRIES_DEFAULT, InquiryList, POST_MESSAGE, PostMessage, SET_STATUS, STATUSES,
+    root_inquiry, status,
 };
 use crate::service::App;
 use crate::service::contact::threads::{self, Poster};
@@ -120,10 +123,19 @@ pub async fn thread(app: &App, ctx: &Ctx, session: &Session) -> Result<Reply> {
         "Change status",
         "",
     );
+    let rail = form(
+        session,
+        &format!("/console/inquiries/{id}/rails"),
+        "",
+        "approve-rail",
+        "Approve a relay rail",
+        "",
+    );
     let body = format!(
         "<h1>{subject}</h1>{done}<p>{kind}, <span id=\"inquiry-status\">{status}</span>, opened {created}.</p>\
          <p>{message}</p><h2>Thread</h2><ol id=\"thread\">{messages}</ol>\
-         <h2>Answer</h2>{reply}<h2>Status</h2>{set}",
+         <h2>Answer</h2>{reply}<h2>Status</h2>{set}\
+         <h2>Relay rail</h2><p>A relay rail lets whoever holds its consent token post into this thread as the inquirer, also once it is closed, and nothing else. Its token is shown once.</p>{rail}",
         subject = escape(&i.subject),
         kind = escape(&i.kind),
         status = escape(&i.status),
@@ -162,4 +174,33 @@ pub async fn set_status(app: &App, ctx: &Ctx) -> Result<Reply> {
     threads::set_status(app, id, chosen).await?;
     tracing::info!(target: "console", inquiry = %id, status = chosen, "operator changed an inquiry's status");
     Ok(see_other(&format!("/console/inquiries/{id}?done=status")))
+}
+
+/// `POST /console/inquiries/{id}/rails`: approves a relay rail rooted in the inquiry; its
+/// consent token is shown once, on a page never cached.
+///
+/// # Errors
+/// `NOT_FOUND`; database failure.
+pub async fn approve_rail(app: &App, ctx: &Ctx, session: &Session) -> Result<Reply> {
+    let id = ctx.param();
+    let body = json!({ "rootInquiryId": id });
+    let root = root_inquiry(&Input::body(&CREATE_RAIL, Args::from_value(body)?)?)?;
+    let created = threads::create_rail(app, root).await?;
+    tracing::info!(target: "console", inquiry = %id, rail = %created.rail.id, "operator approved a relay rail");
+    let body = format!(
+        "<h1>Relay rail approved</h1>\
+         <p id=\"result\" class=\"notice\" role=\"status\">Rail <code>{rail}</code> is rooted in this inquiry since {at}.</p>\
+         <p>The consent token, shown <strong>once</strong> (only its SHA-256 is kept): hand it to the party that relays.</p>\
+         <p><code id=\"consent-token\">{token}</code></p>\
+         <p>It permits one thing: <code>POST /api/inquiries/{id}/messages</code> with <code>Authorization: Bearer</code> and the token, as the inquirer, also when the thread is closed.</p>\
+         <p><a href=\"/console/inquiries/{id}\">Back to the thread</a></p>",
+        rail = escape(&created.rail.id),
+        at = escape(&created.rail.created_at),
+        token = escape(&created.consent_token),
+        id = escape(id),
+    );
+    Ok(html(
+        200,
+        layout("Relay rail", Some(session), "/console/inquiries", &body),
+    ))
 }

@@ -318,6 +318,7 @@ async fn signed_in(app: &App, operation: Operation, ctx: &Ctx, session: &Session
         Operation::ConsoleInquiry => inquiries::thread(app, ctx, session).await,
         Operation::ConsoleReplyInquiry => inquiries::reply(app, ctx).await,
         Operation::ConsoleInquiryStatus => inquiries::set_status(app, ctx).await,
+        Operation::ConsoleApproveRail => inquiries::approve_rail(app, ctx, session).await,
         Operation::ConsoleFees => fees::page(app, ctx, session).await,
         Operation::ConsoleAnnounceFees => fees::announce(app, ctx).await,
         Operation::ConsoleSandbox => sandbox::page(app, ctx, session).await,

@@ -217,3 +217,59 @@ mod tests {
         assert_eq!((held, outcomes), (0, (0, 0, 0)));
     }
 }
+
+/// One thing an agent did, for the sandbox page's feed: what (`listing created`, `purchase
+/// opened`, `purchase paid`), when, who, and the listing's title. Never a message body.
+#[derive(Clone, Debug)]
+pub struct ActivityLine {
+    pub at: String,
+    pub what: String,
+    pub who: String,
+    pub title: String,
+}
+
+/// The newest `limit` things agents did: listings created, purchases opened and paid (at one
+/// instant, a payment before an opening before a listing, each newest first).
+///
+/// # Errors
+/// Database failure.
+pub fn activity(conn: &Connection, limit: i64) -> Result<Vec<ActivityLine>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT at, what, who, title FROM (
+           SELECT * FROM (SELECT l.created_at AS at, 'listing created' AS what, a.handle AS who,
+               l.title AS title, 0 AS ord, l.seq AS seq
+             FROM listings l JOIN agents a ON a.id = l.seller_id ORDER BY l.seq DESC LIMIT ?1)
+           UNION ALL
+           SELECT * FROM (SELECT p.created_at, 'purchase opened', coalesce(p.buyer_handle, 'anonymous'),
+               l.title, 1, p.seq
+             FROM purchases p JOIN listings l ON l.id = p.listing_id ORDER BY p.seq DESC LIMIT ?1)
+           UNION ALL
+           SELECT * FROM (SELECT p.paid_at, 'purchase paid', coalesce(p.buyer_handle, 'anonymous'),
+               l.title, 2, p.seq
+             FROM purchases p JOIN listings l ON l.id = p.listing_id
+             WHERE p.paid_at IS NOT NULL ORDER BY p.paid_at DESC, p.seq DESC LIMIT ?1))
+         ORDER BY at DESC, ord DESC, seq DESC LIMIT ?1",
+    )?;
+    let rows = stmt
+        .query_map(params![limit], |row| {
+            Ok(ActivityLine {
+                at: row.get(0)?,
+                what: row.get(1)?,
+                who: row.get(2)?,
+                title: row.get(3)?,
+            })
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(rows)
+}
+
+/// How many messages were accepted at or after `since` (from the journal: no body).
+///
+/// # Errors
+/// Database failure.
+pub fn messages_since(conn: &Connection, since: &str) -> Result<i64> {
+    let n = conn
+        .prepare_cached("SELECT count(*) FROM message_journal WHERE accepted_at >= ?1")?
+        .query_row(params![since], |row| row.get(0))?;
+    Ok(n)
+}

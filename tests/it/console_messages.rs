@@ -175,3 +175,48 @@ fn the_console_approves_a_relay_rail_whose_token_is_shown_once_and_posts_into_th
         )
         .assert_status(403);
 }
+
+#[test]
+fn the_sandbox_page_feeds_what_agents_do_and_counts_messages_without_bodies() {
+    let server = TestServer::start();
+    let (seller, _twin) = server.seller("Feed Seller", b"rows");
+    let buyer = server.party("Feed Buyer");
+    let listing = server.create_listing(
+        &seller,
+        crate::support::catalog::listing_body("Feed tidal dataset", 1_500),
+        json!({}),
+    );
+    server.buy(&buyer, &listing).ok();
+    send(
+        &server,
+        &buyer,
+        &seller.handle,
+        "hello",
+        "a private feed body",
+    );
+
+    let console = Console::sign_in(&server, &server.operator_key());
+    let page = console.get(&server, "/console/sandbox");
+    assert_eq!(page.status, 200, "{}", page.text());
+    let text = page.text();
+    assert!(!text.contains("<script"), "no script: {text}");
+    assert!(!text.contains("http-equiv"), "no automatic reload: {text}");
+    assert!(
+        text.contains("id=\"refresh\" href=\"/console/sandbox#activity\""),
+        "{text}"
+    );
+    let feed = &text[text.find("id=\"feed\"").unwrap()..];
+    for what in ["listing created", "purchase opened"] {
+        assert!(feed.contains(what), "{what}: {feed}");
+    }
+    assert!(feed.contains("Feed tidal dataset"), "{feed}");
+    assert!(feed.contains(&buyer.handle), "{feed}");
+    assert!(
+        text.contains("1 messages accepted in the last hour"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("a private feed body"),
+        "never a body: {text}"
+    );
+}

@@ -2,7 +2,9 @@
 //! /console/sandbox/clock`: advance or reset, the service of `POST /api/sandbox/clock`; its time
 //! is also public at `GET /api/sandbox/clock`), what escrow it will release next, and Pay or
 //! Cancel for every open checkout (`POST /console/sandbox/checkouts/{session}/pay|cancel`, the
-//! services of the checkout page's buttons).
+//! services of the checkout page's buttons), and a feed of what agents are doing (the newest
+//! listings created and purchases opened or paid, and the messages of the last hour as a count,
+//! never a body), read again by its Refresh link: no script, no automatic reload.
 
 use serde_json::json;
 
@@ -11,13 +13,14 @@ use crate::args::Args;
 use crate::error::{Error, Result};
 use crate::http::request::Ctx;
 use crate::http::response::Reply;
-use crate::pages::{dollars, escape};
+use crate::pages::{count, dollars, escape};
 use crate::request::Input;
 use crate::request::commerce::{ADVANCE_CLOCK, clock_change};
 use crate::service::App;
 use crate::service::commerce::operator::{self, Filter};
 use crate::service::commerce::payments;
 use crate::service::commerce::rails::sandbox;
+use crate::service::disclosure::overview;
 use crate::service::identity::console::Session;
 
 /// `GET /console/sandbox`.
@@ -95,6 +98,20 @@ pub async fn page(app: &App, ctx: &Ctx, session: &Session) -> Result<Reply> {
     } else {
         format!("<ol id=\"next\">{next}</ol>")
     };
+    let activity = overview::activity(app).await?;
+    let feed: String = activity
+        .lines
+        .iter()
+        .map(|a| {
+            format!(
+                "<tr><td><time datetime=\"{at}\">{at}</time></td><td>{what}</td><td>{who}</td><td>{title}</td></tr>",
+                at = escape(&a.at),
+                what = escape(&a.what),
+                who = escape(&a.who),
+                title = escape(&a.title),
+            )
+        })
+        .collect();
     let clock = form(
         session,
         "/console/sandbox/clock",
@@ -118,7 +135,13 @@ pub async fn page(app: &App, ctx: &Ctx, session: &Session) -> Result<Reply> {
          <h2>Test clock</h2><p>Now, for this server: <time id=\"clock\">{now}</time> (also at <a href=\"/api/sandbox/clock\">/api/sandbox/clock</a>).</p>\
          <p>{clock}</p><p>{reset}</p>\
          <h2>Released next</h2>{next}\
-         <h2>Open checkouts</h2><div class=\"scroll\"><table id=\"checkouts\"><thead><tr><th scope=\"col\">Listing</th><th scope=\"col\">Buyer</th><th scope=\"col\">Amount</th><th scope=\"col\">Opened</th><th scope=\"col\">Action</th></tr></thead><tbody>{checkouts}</tbody></table></div>",
+         <h2>Open checkouts</h2><div class=\"scroll\"><table id=\"checkouts\"><thead><tr><th scope=\"col\">Listing</th><th scope=\"col\">Buyer</th><th scope=\"col\">Amount</th><th scope=\"col\">Opened</th><th scope=\"col\">Action</th></tr></thead><tbody>{checkouts}</tbody></table></div>\
+         <h2 id=\"activity\">What agents are doing</h2>\
+         <p><a id=\"refresh\" href=\"/console/sandbox#activity\">Refresh</a> <span class=\"meta\">(read when the page was drawn; the newest {shown}).</span></p>\
+         <p id=\"messages-hour\">{messages} messages accepted in the last hour (counted; bodies are never shown).</p>\
+         <div class=\"scroll\"><table id=\"feed\"><thead><tr><th scope=\"col\">When</th><th scope=\"col\">What</th><th scope=\"col\">Agent</th><th scope=\"col\">Listing</th></tr></thead><tbody>{feed}</tbody></table></div>",
+        shown = activity.lines.len(),
+        messages = count(activity.messages_last_hour),
         now = escape(&app.now()),
     );
     Ok(html(

@@ -190,3 +190,31 @@ mod tests {
         assert_eq!(day_of(at), "2026-11-21");
     }
 }
+
+/// How many things the sandbox page's feed lists.
+pub const ACTIVITY: i64 = 20;
+
+/// What agents are doing, for the sandbox page: the newest [`ACTIVITY`] listings created and
+/// purchases opened or paid, and how many messages were accepted in the last hour (a count,
+/// never a body).
+#[derive(Clone, Debug)]
+pub struct Activity {
+    pub lines: Vec<store::ActivityLine>,
+    pub messages_last_hour: i64,
+}
+
+/// The feed, read now (by the server's clock, the sandbox's test clock included).
+///
+/// # Errors
+/// Database failure.
+pub async fn activity(app: &App) -> Result<Activity> {
+    let since = rfc3339(app.clock.now() - SignedDuration::from_hours(1));
+    app.store
+        .read(move |conn| {
+            Ok(Activity {
+                lines: store::activity(conn, ACTIVITY)?,
+                messages_last_hour: store::messages_since(conn, &since)?,
+            })
+        })
+        .await
+}

@@ -614,3 +614,23 @@ fn fees_are_announced_from_the_console_under_the_notice_rule() {
     assert_eq!(fees["announced"][0]["effectiveFrom"], "2027-10-01");
     assert_eq!(fees["announced"][0]["note"], "lower standard rate");
 }
+
+#[test]
+fn the_sandbox_section_is_linked_only_when_the_payment_mode_is_sandbox() {
+    let sandbox = TestServer::start();
+    let console = Console::sign_in(&sandbox, &sandbox.operator_key());
+    let page = console.get(&sandbox, "/console").text();
+    assert!(page.contains("<a href=\"/console/sandbox\""), "{page}");
+
+    let fake = crate::support::stripe::FakeStripe::start();
+    let stripe = crate::support::stripe::stripe_server(&fake);
+    let console = Console::sign_in(&stripe, &stripe.operator_key());
+    for path in ["/console", "/console/purchases", "/console/inquiries"] {
+        let page = console.get(&stripe, path);
+        assert_eq!(page.status, 200, "{path}: {}", page.text());
+        let text = page.text();
+        assert!(text.contains("<a href=\"/console/fees\""), "{text}");
+        assert!(!text.contains("/console/sandbox"), "{path}: {text}");
+    }
+    assert_eq!(console.get(&stripe, "/console/sandbox").status, 404);
+}

@@ -64,7 +64,7 @@ pub async fn search(app: &App, ctx: &Ctx, session: &Session) -> Result<Reply> {
     );
     Ok(html(
         200,
-        layout("Agents", Some(session), "/console/agents", &body),
+        layout(app, "Agents", Some(session), "/console/agents", &body),
     ))
 }
 
@@ -157,6 +157,7 @@ pub async fn page(app: &App, ctx: &Ctx, session: &Session) -> Result<Reply> {
     Ok(html(
         200,
         layout(
+            app,
             &format!("Agent {}", agent.handle),
             Some(session),
             "/console/agents",
@@ -184,6 +185,6 @@ pub async fn rotate_key(app: &App, ctx: &Ctx, session: &Session) -> Result<Reply
     );
     Ok(html(
         200,
-        layout("New key", Some(session), "/console/agents", &body),
+        layout(app, "New key", Some(session), "/console/agents", &body),
     ))
 }

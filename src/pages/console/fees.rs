@@ -91,7 +91,7 @@ pub async fn page(app: &App, ctx: &Ctx, session: &Session) -> Result<Reply> {
     );
     Ok(html(
         200,
-        layout("Fees", Some(session), "/console/fees", &body),
+        layout(app, "Fees", Some(session), "/console/fees", &body),
     ))
 }
 

@@ -62,7 +62,7 @@ pub async fn list(app: &App, session: &Session) -> Result<Reply> {
     );
     Ok(html(
         200,
-        layout("Inquiries", Some(session), "/console/inquiries", &body),
+        layout(app, "Inquiries", Some(session), "/console/inquiries", &body),
     ))
 }
 
@@ -144,7 +144,7 @@ pub async fn thread(app: &App, ctx: &Ctx, session: &Session) -> Result<Reply> {
     );
     Ok(html(
         200,
-        layout(&i.subject, Some(session), "/console/inquiries", &body),
+        layout(app, &i.subject, Some(session), "/console/inquiries", &body),
     ))
 }
 
@@ -201,6 +201,12 @@ pub async fn approve_rail(app: &App, ctx: &Ctx, session: &Session) -> Result<Rep
     );
     Ok(html(
         200,
-        layout("Relay rail", Some(session), "/console/inquiries", &body),
+        layout(
+            app,
+            "Relay rail",
+            Some(session),
+            "/console/inquiries",
+            &body,
+        ),
     ))
 }

@@ -109,7 +109,7 @@ pub async fn search(app: &App, ctx: &Ctx, session: &Session) -> Result<Reply> {
     );
     Ok(html(
         200,
-        layout("Listings", Some(session), "/console/listings", &body),
+        layout(app, "Listings", Some(session), "/console/listings", &body),
     ))
 }
 
@@ -239,7 +239,7 @@ pub async fn page(app: &App, ctx: &Ctx, session: &Session) -> Result<Reply> {
     );
     Ok(html(
         200,
-        layout(&row.title, Some(session), "/console/listings", &body),
+        layout(app, &row.title, Some(session), "/console/listings", &body),
     ))
 }
 

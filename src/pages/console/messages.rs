@@ -78,7 +78,7 @@ pub async fn page(app: &App, ctx: &Ctx, session: &Session) -> Result<Reply> {
     );
     Ok(html(
         200,
-        layout("Messages", Some(session), "/console/messages", &body),
+        layout(app, "Messages", Some(session), "/console/messages", &body),
     ))
 }
 

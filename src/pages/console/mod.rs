@@ -136,11 +136,20 @@ const SECTIONS: &[(&str, &str)] = &[
 ];
 
 /// A whole console page: the header (navigation and sign-out when signed in), then `body`.
-pub fn layout(title: &str, session: Option<&Session>, current: &str, body: &str) -> String {
+/// The sandbox section is linked only when the payment mode is sandbox (it is not served
+/// otherwise).
+pub fn layout(
+    app: &App,
+    title: &str,
+    session: Option<&Session>,
+    current: &str,
+    body: &str,
+) -> String {
     let nav = match session {
         Some(session) => {
             let links: String = SECTIONS
                 .iter()
+                .filter(|(path, _)| *path != "/console/sandbox" || app.sandbox())
                 .map(|(path, label)| {
                     let here = if *path == current {
                         " aria-current=\"page\""
@@ -223,14 +232,20 @@ pub fn form(
 }
 
 /// A page that says why a request was refused, with `status`.
-fn refusal(status: u16, title: &str, sentence: &str, session: Option<&Session>) -> Reply {
+fn refusal(
+    app: &App,
+    status: u16,
+    title: &str,
+    sentence: &str,
+    session: Option<&Session>,
+) -> Reply {
     let body = format!(
         "<h1>{}</h1><p id=\"refusal\" class=\"alert\" role=\"alert\">{}</p>\
          <p><a href=\"/console\">Back to the overview</a></p>",
         escape(title),
         escape(sentence)
     );
-    html(status, layout(title, session, "", &body))
+    html(status, layout(app, title, session, "", &body))
 }
 
 /// 303 See Other to `location`.
@@ -256,6 +271,7 @@ pub async fn dispatch(app: &App, operation: Operation, ctx: &Ctx) -> Result<Repl
         (_, Some(session)) => {
             if ctx.method == "POST" && !carries_token(ctx, session) {
                 return Ok(guard(refusal(
+                    app,
                     403,
                     "Refused",
                     "This form did not carry this session's anti-forgery token, so nothing was changed. Reload the page and try again.",
@@ -269,7 +285,7 @@ pub async fn dispatch(app: &App, operation: Operation, ctx: &Ctx) -> Result<Repl
         Ok(reply) => Ok(guard(reply)),
         Err(error) if error.status() < 500 => {
             let retry = error.retry_after_secs();
-            let reply = refusal(error.status(), "Refused", &error.to_string(), session);
+            let reply = refusal(app, error.status(), "Refused", &error.to_string(), session);
             let reply = match (retry, reply) {
                 (Some(seconds), Reply::Raw(mut raw)) => {
                     raw.headers.push(("retry-after", seconds.to_string()));

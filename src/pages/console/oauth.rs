@@ -106,7 +106,7 @@ pub async fn page(app: &App, ctx: &Ctx, session: &Session) -> Result<Reply> {
     );
     Ok(html(
         200,
-        layout("OAuth", Some(session), "/console/oauth", &body),
+        layout(app, "OAuth", Some(session), "/console/oauth", &body),
     ))
 }
 

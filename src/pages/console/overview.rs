@@ -18,7 +18,13 @@ pub async fn page(app: &App, session: &Session) -> Result<Reply> {
     let overview = overview::overview(app).await?;
     Ok(html(
         200,
-        layout("Overview", Some(session), "/console", &render(&overview)),
+        layout(
+            app,
+            "Overview",
+            Some(session),
+            "/console",
+            &render(&overview),
+        ),
     ))
 }
 

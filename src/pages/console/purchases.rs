@@ -153,6 +153,6 @@ pub async fn page(app: &App, ctx: &Ctx, session: &Session) -> Result<Reply> {
     );
     Ok(html(
         200,
-        layout("Purchases", Some(session), "/console/purchases", &body),
+        layout(app, "Purchases", Some(session), "/console/purchases", &body),
     ))
 }

@@ -146,7 +146,7 @@ pub async fn page(app: &App, ctx: &Ctx, session: &Session) -> Result<Reply> {
     );
     Ok(html(
         200,
-        layout("Sandbox", Some(session), "/console/sandbox", &body),
+        layout(app, "Sandbox", Some(session), "/console/sandbox", &body),
     ))
 }
 

@@ -41,7 +41,7 @@ pub fn page(app: &App, ctx: &Ctx, message: Option<(u16, &str)>) -> Reply {
          <button id=\"sign-in\" class=\"primary\" type=\"submit\">Sign in</button></form></div>"
     );
     let status = message.map_or(200, |(status, _)| status);
-    let mut reply = html(status, layout("Sign in", None, "", &body));
+    let mut reply = html(status, layout(app, "Sign in", None, "", &body));
     if let Reply::Raw(raw) = &mut reply {
         raw.headers.push((
             "set-cookie",

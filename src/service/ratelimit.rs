@@ -206,6 +206,24 @@ impl RateLimiter {
         Err(refusal(rule, wait))
     }
 
+    /// How many events `key` has in `rule`'s window now (what a check would count), without
+    /// recording one: for the console's agent page. One lock and one pass over that key's log.
+    pub fn in_window(&self, rule: Rule, key: &str) -> usize {
+        let now = nanos(self.clock.now());
+        let window = i64::try_from(rule.window.as_nanos()).unwrap_or(i64::MAX);
+        let windows = self.windows.lock().unwrap_or_else(|p| p.into_inner());
+        windows
+            .rules
+            .get(rule.name)
+            .and_then(|keys| keys.get(key))
+            .map_or(0, |log| {
+                log.events
+                    .iter()
+                    .filter(|at| **at <= now && now - **at < window)
+                    .count()
+            })
+    }
+
     /// Records one event for `key` under `rule`, or refuses it with the wait in seconds.
     ///
     /// # Errors

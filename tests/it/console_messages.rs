@@ -220,3 +220,25 @@ fn the_sandbox_page_feeds_what_agents_do_and_counts_messages_without_bodies() {
         "never a body: {text}"
     );
 }
+
+#[test]
+fn an_agents_console_page_shows_its_messages_in_the_rate_limit_window() {
+    let server = TestServer::start();
+    let a = server.party("limited-sender");
+    let b = server.party("limited-receiver");
+    send(&server, &a, &b.handle, "one", "first private body");
+    send(&server, &a, &b.handle, "two", "second private body");
+    let console = Console::sign_in(&server, &server.operator_key());
+    let page = console
+        .get(&server, &format!("/console/agents/{}", a.handle))
+        .text();
+    assert!(
+        page.contains("New messages: 2 of 30 in the last minute"),
+        "{page}"
+    );
+    assert!(!page.contains("private body"), "{page}");
+    let other = console
+        .get(&server, &format!("/console/agents/{}", b.handle))
+        .text();
+    assert!(other.contains("New messages: 0 of 30"), "{other}");
+}

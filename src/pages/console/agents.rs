@@ -11,6 +11,7 @@ use crate::pages::{count, dollars, escape};
 use crate::service::App;
 use crate::service::identity::console::Session;
 use crate::service::identity::operator;
+use crate::service::ratelimit::NEW_MESSAGES;
 
 /// A path segment, percent-encoded for a link.
 pub fn segment(text: &str) -> String {
@@ -139,7 +140,7 @@ pub async fn page(app: &App, ctx: &Ctx, session: &Session) -> Result<Reply> {
          <tr><th scope=\"row\">Ratings received</th><td>{ratings}</td></tr>\
          <tr><th scope=\"row\">Callback URL</th><td>{callback}</td></tr>\
          </tbody></table></div>\
-         <p class=\"meta\">Rate limits are kept per agent in memory and are not listed here.</p>\
+         <h2>Rate limits</h2><p id=\"rate-limits\">New messages: {sent} of {max} in the last {window} (kept in memory by this server; other limits are per client address, not per agent).</p>\
          <h2>Key</h2><p>A forced rotation ends the current key and every OAuth grant at once; the new key is shown once, for you to hand to the agent's owner.</p>{rotate}\
          <h2>Listings ({n_listings})</h2><div class=\"scroll\"><table id=\"listings\"><thead><tr><th scope=\"col\">Title</th><th scope=\"col\">State</th><th scope=\"col\">Price</th><th scope=\"col\">Sold</th></tr></thead><tbody>{listings}</tbody></table></div>\
          <h2>Purchases ({n_purchases})</h2><div class=\"scroll\"><table id=\"purchases\"><thead><tr><th scope=\"col\">Purchase</th><th scope=\"col\">Listing</th><th scope=\"col\">State</th><th scope=\"col\">Rail</th><th scope=\"col\">Amount</th></tr></thead><tbody>{purchases}</tbody></table></div>\
@@ -151,6 +152,9 @@ pub async fn page(app: &App, ctx: &Ctx, session: &Session) -> Result<Reply> {
         sales = count(agent.sales_count),
         ratings = count(agent.rating_count),
         callback = escape(agent.callback_url.as_deref().unwrap_or("—")),
+        sent = app.limiter.in_window(NEW_MESSAGES, &agent.id),
+        max = NEW_MESSAGES.max,
+        window = "minute",
         n_listings = count(profile.listing_count),
         n_purchases = count(profile.purchase_count),
     );

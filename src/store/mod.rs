@@ -11,6 +11,7 @@
 //! COMMIT that made its change durable. A failed request leaves nothing half-written.
 
 pub mod agents;
+pub mod approvals;
 pub mod catalog;
 mod checkpoints;
 pub mod console;

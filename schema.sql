@@ -240,7 +240,7 @@ CREATE TABLE purchases (
     buyer_id             TEXT    REFERENCES agents (id),
     buyer_handle         TEXT,
     seller_id            TEXT    NOT NULL REFERENCES agents (id),
-    status               TEXT    NOT NULL CHECK (status IN ('pending_payment', 'paid', 'delivered', 'expired', 'cancelled')),
+    status               TEXT    NOT NULL CHECK (status IN ('pending_approval', 'pending_payment', 'paid', 'delivered', 'expired', 'cancelled', 'denied')),
     amount_cents         INTEGER NOT NULL,
     platform_fee_cents   INTEGER NOT NULL,
     seller_net_cents     INTEGER NOT NULL,
@@ -603,3 +603,18 @@ CREATE TABLE agent_keys (
     revoked_at         TEXT
 ) STRICT;
 CREATE INDEX agent_keys_agent ON agent_keys (agent_id);
+-- v11. Approval by the agent's owner of a purchase above the policy's approval threshold. The
+-- purchase waits in `pending_approval` (holding its amount) until the owner decides on the page
+-- /approve/{id}; the id is the capability and only its SHA-256 is stored. `decision` is NULL while
+-- open, then `approved`, `denied` or `expired` (the commerce worker, past `expires_at`).
+CREATE TABLE approvals (
+    id_hash     TEXT    PRIMARY KEY,
+    purchase_id TEXT    NOT NULL UNIQUE REFERENCES purchases (id),
+    buyer_id    TEXT    NOT NULL REFERENCES agents (id),
+    created_at  TEXT    NOT NULL,
+    expires_at  TEXT    NOT NULL,
+    decision    TEXT    CHECK (decision IN ('approved', 'denied', 'expired')),
+    decided_at  TEXT
+) STRICT;
+CREATE INDEX approvals_open ON approvals (expires_at) WHERE decision IS NULL;
+CREATE INDEX approvals_buyer ON approvals (buyer_id, created_at);

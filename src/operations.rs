@@ -268,6 +268,11 @@ operations! {
     StripeWebhook: Provider [POST "/api/webhooks/stripe"] { json, to_completion };
     StripeConnectReturn: Capability [GET "/sell/connect/{id}"] { param: Some(Token) };
 
+    // The owner's approval of a purchase above the approval threshold: its page and buttons.
+    ApprovalPage: Capability [GET "/approve/{id}"] { param: Some(Token) };
+    ApproveForm: Action [POST "/approve/{id}/approve"] { param: Some(Token) };
+    DenyForm: Action [POST "/approve/{id}/deny"] { param: Some(Token) };
+
     // The sandbox rail: its pages, their buttons and the scripted twins, its clock.
     SandboxCheckoutPage: Capability [GET "/sandbox/checkout/{id}"]
         { param: Some(Token), sandbox };

@@ -79,6 +79,8 @@ fn every_operation_that_takes_a_body_says_whether_it_is_json() {
         Operation::SandboxPayForm,
         Operation::SandboxCancelForm,
         Operation::SandboxConnectForm,
+        Operation::ApproveForm,
+        Operation::DenyForm,
         Operation::ReplayCallback,
         Operation::OAuthAuthorizeForm,
         Operation::OAuthToken,

@@ -38,8 +38,14 @@ pub async fn purchase(app: &App, ctx: &Ctx) -> Result<Reply> {
     let resource = app.url(&ctx.path);
     Ok(
         match purchases::purchase_on(app, buyer.as_ref(), rail, request, resource).await? {
+            // A purchase waiting for the owner's approval is accepted, not done: 202.
             purchases::Answer::Purchase { purchase, headers } => {
-                Reply::ok(json(&*purchase)?).with_headers(headers)
+                let status = if purchase.status == "pending_approval" {
+                    202
+                } else {
+                    200
+                };
+                Reply::Json(status, json(&*purchase)?).with_headers(headers)
             }
             purchases::Answer::Refused(refusal) => {
                 Reply::Json(refusal.status, refusal.body).with_headers(refusal.headers)

@@ -4,6 +4,7 @@
 //! the page, which shows the outcome; so a browser needs no JavaScript, and the page tests need
 //! no browser (`tests/it/pages_browser.rs` also renders every page state in Chromium).
 
+pub mod approve;
 pub mod authorize;
 pub mod checkout;
 pub mod console;

@@ -41,7 +41,7 @@ const APPROVAL_THRESHOLD: Field = Field::both(
     "approval_threshold_cents",
     Kind::Int(0, CAP_MAX),
 )
-.doc("A purchase costing more than this, in US cents, is to wait for the owner's approval; this version refuses it (403 APPROVAL_REQUIRED). Absent or null: none is.");
+.doc("A purchase costing more than this, in US cents, waits for the owner's approval (202 pending_approval with approvalUrl; on x402, 403 APPROVAL_REQUIRED). Absent or null: none does.");
 const APPROVAL_TTL: Field =
     Field::both("approvalTtlHours", "approval_ttl_hours", Kind::Int(1, 720))
         .doc("How long an approval link stays usable, in hours (default 24).");

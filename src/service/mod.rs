@@ -522,6 +522,16 @@ impl App {
             .collect()
     }
 
+    /// The anti-forgery token of a capability page's form (`purpose`, e.g. `approval`): SHA-256
+    /// of the instance's secret salt, the purpose and the capability, so only a page the server
+    /// rendered for that capability carries it.
+    pub fn form_token(&self, purpose: &str, capability: &str) -> String {
+        hash_secret(&format!(
+            "bourse-form\n{purpose}\n{}\n{capability}",
+            self.querier_salt
+        ))
+    }
+
     /// The salted hash that identifies a querier (never the raw address or id).
     pub fn querier_key(&self, identity: &str) -> String {
         hash_secret(&format!("{}:{identity}", self.querier_salt))[..32].to_owned()

@@ -289,4 +289,64 @@ const STEPS: &[(i32, &str)] = &[
          ) STRICT;
          CREATE INDEX agent_keys_agent ON agent_keys (agent_id);",
     ),
+    (
+        // Approval above a threshold: purchases gain the states `pending_approval` and `denied`
+        // (the table is rebuilt, since a CHECK constraint cannot be altered) and the approvals.
+        11,
+        "CREATE TABLE purchases_v11 (
+             seq                  INTEGER PRIMARY KEY,
+             id                   TEXT    NOT NULL UNIQUE,
+             listing_id           TEXT    NOT NULL REFERENCES listings (id),
+             buyer_id             TEXT    REFERENCES agents (id),
+             buyer_handle         TEXT,
+             seller_id            TEXT    NOT NULL REFERENCES agents (id),
+             status               TEXT    NOT NULL CHECK (status IN ('pending_approval', 'pending_payment', 'paid', 'delivered', 'expired', 'cancelled', 'denied')),
+             amount_cents         INTEGER NOT NULL,
+             platform_fee_cents   INTEGER NOT NULL,
+             seller_net_cents     INTEGER NOT NULL,
+             fee_bps              INTEGER NOT NULL,
+             schedule_version     INTEGER NOT NULL,
+             rail                 TEXT    NOT NULL,
+             email                TEXT,
+             created_at           TEXT    NOT NULL,
+             paid_at              TEXT,
+             delivered_at         TEXT,
+             delivery_fingerprint TEXT,
+             receipt              TEXT    NOT NULL,
+             checkout_session     TEXT    UNIQUE,
+             expires_at           TEXT,
+             shipped_at           TEXT,
+             carrier              TEXT,
+             tracking             TEXT,
+             checkout_url         TEXT,
+             payment_ref          TEXT,
+             payer                TEXT,
+             key_id               TEXT,
+             grant_id             TEXT
+         ) STRICT;
+         INSERT INTO purchases_v11 SELECT seq, id, listing_id, buyer_id, buyer_handle, seller_id,
+             status, amount_cents, platform_fee_cents, seller_net_cents, fee_bps, schedule_version,
+             rail, email, created_at, paid_at, delivered_at, delivery_fingerprint, receipt,
+             checkout_session, expires_at, shipped_at, carrier, tracking, checkout_url, payment_ref,
+             payer, key_id, grant_id
+         FROM purchases ORDER BY seq;
+         DROP TABLE purchases;
+         ALTER TABLE purchases_v11 RENAME TO purchases;
+         CREATE UNIQUE INDEX purchases_payment_ref ON purchases (payment_ref) WHERE payment_ref IS NOT NULL;
+         CREATE INDEX purchases_pending ON purchases (listing_id, expires_at) WHERE status = 'pending_payment';
+         CREATE INDEX purchases_buyer ON purchases (buyer_id, seq);
+         CREATE INDEX purchases_listing ON purchases (listing_id, status);
+         CREATE INDEX purchases_buyer_created ON purchases (buyer_id, created_at);
+         CREATE TABLE approvals (
+             id_hash     TEXT    PRIMARY KEY,
+             purchase_id TEXT    NOT NULL UNIQUE REFERENCES purchases (id),
+             buyer_id    TEXT    NOT NULL REFERENCES agents (id),
+             created_at  TEXT    NOT NULL,
+             expires_at  TEXT    NOT NULL,
+             decision    TEXT    CHECK (decision IN ('approved', 'denied', 'expired')),
+             decided_at  TEXT
+         ) STRICT;
+         CREATE INDEX approvals_open ON approvals (expires_at) WHERE decision IS NULL;
+         CREATE INDEX approvals_buyer ON approvals (buyer_id, created_at);",
+    ),
 ];

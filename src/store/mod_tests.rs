@@ -316,3 +316,61 @@ fn a_version_8_database_gains_spending_policies_and_keeps_its_purchases_shape() 
     let expected = fresh.write_blocking(|tx| Ok(shape(tx))).unwrap();
     assert_eq!(migrated, expected);
 }
+
+#[test]
+fn a_version_10_database_rebuilds_purchases_for_approvals_and_keeps_their_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let old = dir.path().join("v10.db");
+    {
+        let conn = Connection::open(&old).unwrap();
+        conn.execute_batch(include_str!("../../tests/fixtures/schema_v10.sql"))
+            .unwrap();
+        conn.execute_batch(&format!(
+            "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = 10;"
+        ))
+        .unwrap();
+        agents::insert(&conn, &test_agent("a", "A-1"), "k", None).unwrap();
+        agents::insert(&conn, &test_agent("s", "S-1"), "k2", None).unwrap();
+        conn.execute_batch(
+            "INSERT INTO categories (slug, name, icon, class, description, position)
+                 VALUES ('c', 'C', 'i', 'x', 'd', 0);
+             INSERT INTO verticals (slug, name, icon, category, is_external, position)
+                 VALUES ('v', 'V', 'i', 'c', 0, 0);
+             INSERT INTO listings (id, seller_id, seller_code, seller_reputation, vertical_slug,
+                 category, title, description, price_cents, listing_type, active, fingerprint,
+                 preview, images, metadata, quality, created_at)
+                 VALUES ('l', 's', 'S-000001', 0, 'v', 'c', 't', 'd', 700, 'standard', 1, 'f',
+                 '', '[]', '{}', 0, 't0');
+             INSERT INTO purchases (id, listing_id, buyer_id, seller_id, status, amount_cents,
+                 platform_fee_cents, seller_net_cents, fee_bps, schedule_version, rail,
+                 created_at, receipt, key_id)
+                 VALUES ('p1', 'l', 'a', 's', 'paid', 700, 0, 0, 0, 1, 'sandbox', 't0', '{}', 'k');
+             INSERT INTO refunds (payment_ref, purchase_id, amount_cents, status, created_at)
+                 VALUES ('pi_1', 'p1', 700, 'pending', 't1');",
+        )
+        .unwrap();
+    }
+    let store = Store::open(&old).unwrap();
+    let (version, migrated, row) = store
+        .write_blocking(|tx| {
+            let version: i32 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+            let row: (String, i64, String) = tx.query_row(
+                "SELECT p.status, p.amount_cents, r.payment_ref FROM purchases p
+                 JOIN refunds r ON r.purchase_id = p.id WHERE p.id = 'p1'",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )?;
+            // The new state is accepted.
+            tx.execute(
+                "UPDATE purchases SET status = 'pending_approval' WHERE id = 'p1'",
+                [],
+            )?;
+            Ok((version, shape(tx), row))
+        })
+        .unwrap();
+    assert_eq!(version, SCHEMA_VERSION);
+    assert_eq!(row, ("paid".to_owned(), 700, "pi_1".to_owned()));
+    let fresh = Store::open(&dir.path().join("fresh.db")).unwrap();
+    let expected = fresh.write_blocking(|tx| Ok(shape(tx))).unwrap();
+    assert_eq!(migrated, expected);
+}

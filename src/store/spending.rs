@@ -92,8 +92,8 @@ pub fn count(conn: &Connection) -> Result<i64> {
 }
 
 /// What `buyer_id` has spent in purchases opened at or after `since` that still hold their
-/// money at `now`: open checkouts not past their expiry, paid and delivered purchases without a
-/// refund. Cancelled, expired and refunded purchases give their amount back.
+/// money at `now`: open checkouts and purchases waiting for approval not past their expiry, paid and delivered purchases without a
+/// refund. Cancelled, denied, expired and refunded purchases give their amount back.
 ///
 /// # Errors
 /// Database failure.
@@ -103,7 +103,8 @@ pub fn spent_since(conn: &Connection, buyer_id: &str, since: &str, now: &str) ->
             "SELECT coalesce(sum(p.amount_cents), 0) FROM purchases p
              WHERE p.buyer_id = ?1 AND p.created_at >= ?2
                AND (p.status IN ('paid', 'delivered')
-                    OR (p.status = 'pending_payment' AND (p.expires_at IS NULL OR p.expires_at > ?3)))
+                    OR (p.status IN ('pending_payment', 'pending_approval')
+                        AND (p.expires_at IS NULL OR p.expires_at > ?3)))
                AND NOT EXISTS (SELECT 1 FROM refunds r WHERE r.purchase_id = p.id)",
         )?
         .query_row(params![buyer_id, since, now], |r| r.get(0))?)
@@ -119,7 +120,8 @@ pub fn key_spent_since(conn: &Connection, key_id: &str, since: &str, now: &str) 
             "SELECT coalesce(sum(p.amount_cents), 0) FROM purchases p
              WHERE p.key_id = ?1 AND p.created_at >= ?2
                AND (p.status IN ('paid', 'delivered')
-                    OR (p.status = 'pending_payment' AND (p.expires_at IS NULL OR p.expires_at > ?3)))
+                    OR (p.status IN ('pending_payment', 'pending_approval')
+                        AND (p.expires_at IS NULL OR p.expires_at > ?3)))
                AND NOT EXISTS (SELECT 1 FROM refunds r WHERE r.purchase_id = p.id)",
         )?
         .query_row(params![key_id, since, now], |r| r.get(0))?)
@@ -150,7 +152,8 @@ pub fn grant_spent_since(conn: &Connection, grant_id: &str, since: &str, now: &s
             "SELECT coalesce(sum(p.amount_cents), 0) FROM purchases p
              WHERE p.grant_id = ?1 AND p.created_at >= ?2
                AND (p.status IN ('paid', 'delivered')
-                    OR (p.status = 'pending_payment' AND (p.expires_at IS NULL OR p.expires_at > ?3)))
+                    OR (p.status IN ('pending_payment', 'pending_approval')
+                        AND (p.expires_at IS NULL OR p.expires_at > ?3)))
                AND NOT EXISTS (SELECT 1 FROM refunds r WHERE r.purchase_id = p.id)",
         )?
         .query_row(params![grant_id, since, now], |r| r.get(0))?)

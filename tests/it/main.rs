@@ -4,6 +4,7 @@
 mod a2a_sdk;
 mod agent_sdks;
 mod agents;
+mod approvals;
 mod architecture;
 mod catalog;
 mod catalog_browse;

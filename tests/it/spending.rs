@@ -102,9 +102,10 @@ fn a_per_purchase_cap_rails_and_categories_refuse_and_free_listings_pass() {
     );
     set_policy(&server, &buyer, json!({"rails": ["x402_usdc_base"]}));
     refused(&server, &buyer, &cheap, "RAIL_NOT_ALLOWED");
-    // Approval is not offered yet: above the threshold, a purchase is refused (fail closed).
+    // Above the threshold a purchase waits for the owner's approval (tests/it/approvals.rs).
     set_policy(&server, &buyer, json!({"approvalThresholdCents": 500}));
-    refused(&server, &buyer, &dear, "APPROVAL_REQUIRED");
+    let waiting = server.buy(&buyer, &dear).expect(202);
+    assert_eq!(waiting["status"], "pending_approval");
     server.buy(&buyer, &cheap).assert_status(200);
     set_policy(&server, &buyer, json!({"categories": ["services"]}));
     refused(&server, &buyer, &cheap, "CATEGORY_NOT_ALLOWED");

@@ -79,6 +79,8 @@ pub enum Bought {
         purchase: Box<PurchaseRow>,
         paid: Option<x402::Paid>,
         headers: Vec<(&'static str, String)>,
+        /// The owner's approval page of a purchase opened in `pending_approval`.
+        approval_url: Option<String>,
     },
     /// The rail refuses in its own words.
     Refused(Refusal),
@@ -121,6 +123,7 @@ pub async fn buy(app: &App, mut sale: Sale<'_>) -> Result<Bought> {
                 purchase,
                 paid: Some(paid),
                 headers,
+                approval_url: None,
             },
         });
     }
@@ -130,7 +133,8 @@ pub async fn buy(app: &App, mut sale: Sale<'_>) -> Result<Bought> {
     }
     // The sandbox names its own sessions; Stripe's session id is stored once it is created.
     let session = (sale.rail == Rail::Sandbox).then(sandbox::new_session);
-    let mut purchase = settlement::open(app, &sale, checkout_window(app), session).await?;
+    let (mut purchase, approval_url) =
+        settlement::open(app, &sale, checkout_window(app), session).await?;
     if purchase.status == "pending_payment" && sale.rail == Rail::Card {
         let (session, url) = stripe::open_checkout(app, &purchase, &sale.listing.title).await?;
         purchase.checkout_session = Some(session);
@@ -140,6 +144,7 @@ pub async fn buy(app: &App, mut sale: Sale<'_>) -> Result<Bought> {
         purchase: Box::new(purchase),
         paid: None,
         headers: Vec::new(),
+        approval_url,
     })
 }
 

@@ -3,6 +3,7 @@
 //! and payouts, and the fee schedule. The rails' names are [`crate::service::rail`], below
 //! every domain.
 
+pub mod approvals;
 pub mod checkout;
 pub mod discovery;
 pub mod fees;

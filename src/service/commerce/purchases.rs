@@ -144,8 +144,10 @@ pub async fn purchase_on(
             purchase,
             paid,
             headers,
+            approval_url,
         } => {
             let mut shown = read_as_buyer(app, *purchase).await?;
+            shown.approval_url = approval_url;
             if let Some(paid) = paid {
                 shown.purchase_token = Some(paid.token);
                 shown.payment = Some(paid.payment);
@@ -244,6 +246,10 @@ pub struct BuyerPurchase {
     /// The wallet rail's settled payment (only in the answer of its sale).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub payment: Option<x402::Payment>,
+    /// The single-use page where the agent's owner approves or denies a purchase above the
+    /// approval threshold (only in the 202 answer that opens it in `pending_approval`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub approval_url: Option<String>,
 }
 
 /// A relayed deliverable: JSON as JSON, text as text, else base64.
@@ -294,7 +300,7 @@ pub async fn recorded(app: &App, id: &str) -> Result<Option<BuyerPurchase>> {
 async fn shown(app: &App, mut purchase: PurchaseRow, live: bool) -> Result<BuyerPurchase> {
     let mut delivery = None;
     let mut delivery_error = None;
-    if purchase.status == "pending_payment"
+    if (purchase.status == "pending_payment" || purchase.status == "pending_approval")
         && purchase
             .expires_at
             .as_deref()
@@ -303,7 +309,10 @@ async fn shown(app: &App, mut purchase: PurchaseRow, live: bool) -> Result<Buyer
         if live {
             let now = app.now();
             app.store
-                .write(move |tx| payment_store::expire_checkouts(tx, &now))
+                .write(move |tx| {
+                    payment_store::expire_checkouts(tx, &now)?;
+                    crate::service::spending::approvals::expire_due(tx, &now)
+                })
                 .await?;
         }
         purchase.status = "expired".into();
@@ -376,6 +385,7 @@ async fn shown(app: &App, mut purchase: PurchaseRow, live: bool) -> Result<Buyer
         refund,
         purchase_token: None,
         payment: None,
+        approval_url: None,
     })
 }
 
@@ -659,6 +669,7 @@ mod tests {
             refund: None,
             purchase_token: None,
             payment: None,
+            approval_url: None,
         }
     }
 

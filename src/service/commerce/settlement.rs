@@ -49,14 +49,18 @@ pub struct Sale<'a> {
 /// (`pending_payment` until `hold` has passed), a free one settled at once and shown in the
 /// browse index. `session` names the reservation when the rail names its own (sandbox).
 ///
+/// A paid purchase above its buyer's approval threshold opens in `pending_approval` instead,
+/// and the URL of the owner's approval page is returned with it.
+///
 /// # Errors
-/// `LISTING_UNAVAILABLE`, `PAYOUTS_NOT_CONNECTED` (409); database failure.
+/// `LISTING_UNAVAILABLE`, `PAYOUTS_NOT_CONNECTED` (409); the buyer's spending refusals (403);
+/// database failure.
 pub async fn open(
     app: &App,
     sale: &Sale<'_>,
     hold: Duration,
     session: Option<String>,
-) -> Result<PurchaseRow> {
+) -> Result<(PurchaseRow, Option<String>)> {
     let mut purchase = new_purchase(app, sale, hold, session);
     let (keyring, now, card) = (app.keyring.clone(), app.now(), app.card_rail());
     // The restricted key the buyer used, whose own caps count its purchases.
@@ -66,24 +70,53 @@ pub async fn open(
         .map(|key| key.id.clone());
     // The OAuth grant whose token is buying, whose daily cap counts its purchases.
     let grant_id = sale.buyer.and_then(|buyer| buyer.via_grant.clone());
+    // The capability of the owner's approval page, used if the purchase waits for one.
+    let (capability, capability_hash) = crate::service::mint_secret("apr_");
     let written = app
         .store
         .write(move |tx| {
-            let settled = insert_checked(
+            let opened = insert_checked(
                 tx,
                 &keyring,
                 &now,
                 card,
                 &mut purchase,
-                key_id.as_deref(),
-                grant_id.as_deref(),
+                &Credentials {
+                    key_id: key_id.as_deref(),
+                    grant_id: grant_id.as_deref(),
+                    approval_hash: &capability_hash,
+                },
             )?;
-            Ok((purchase, settled))
+            Ok((purchase, opened))
         })
         .await;
-    let (purchase, settled) = written.inspect_err(|error| app.spend_refusals.count(error))?;
-    publish(app, settled);
-    Ok(purchase)
+    let (purchase, opened) = written.inspect_err(|error| app.spend_refusals.count(error))?;
+    let approval_url = match opened {
+        Opened::Settled(settled) => {
+            publish(app, *settled);
+            None
+        }
+        Opened::Approval => Some(spending::approvals::page_url(app, &capability)),
+    };
+    Ok((purchase, approval_url))
+}
+
+/// What the writer's transaction that opens a purchase knows of how it is bought.
+struct Credentials<'a> {
+    /// The restricted key the buyer used.
+    key_id: Option<&'a str>,
+    /// The OAuth grant whose token is buying.
+    grant_id: Option<&'a str>,
+    /// The SHA-256 of the approval page's capability, stored if the purchase waits for one.
+    approval_hash: &'a str,
+}
+
+/// How a purchase was opened.
+enum Opened {
+    /// Reserved (`None`) or, free, settled at once.
+    Settled(Box<Settled>),
+    /// Above its buyer's approval threshold: `pending_approval`.
+    Approval,
 }
 
 /// Which reservation a payment is for.
@@ -173,9 +206,13 @@ fn insert_checked(
     now: &str,
     card: Rail,
     purchase: &mut PurchaseRow,
-    key_id: Option<&str>,
-    grant_id: Option<&str>,
-) -> Result<Settled> {
+    credentials: &Credentials<'_>,
+) -> Result<Opened> {
+    let Credentials {
+        key_id,
+        grant_id,
+        approval_hash,
+    } = *credentials;
     // The listing is read again here, in the writer's transaction, though the sale carries it:
     // that copy was read before the writer serialized this buyer with the others, so another
     // sale, a deactivation or a new version may have come between. Availability, the seller's
@@ -191,8 +228,9 @@ fn insert_checked(
     }
     // The buyer's spending policy, judged here where buyers are serialized: two purchases can
     // never pass a cap together.
+    let mut verdict = spending::Verdict::Pass;
     if let Some(buyer_id) = purchase.buyer_id.as_deref() {
-        spending::check(
+        verdict = spending::check(
             tx,
             &spending::Buyer {
                 agent_id: buyer_id,
@@ -205,14 +243,24 @@ fn insert_checked(
             now,
         )?;
     }
+    if let spending::Verdict::Approval { ttl_secs } = verdict {
+        purchase.status = "pending_approval".into();
+        purchase.expires_at = Some(spending::approvals::expiry(now, ttl_secs)?);
+    }
     close_price(tx, purchase, &stored)?;
     purchase.receipt = purchase_receipt(keyring, purchase, &stored, now);
     store::insert(tx, purchase)?;
     spending::record_credential(tx, &purchase.id, key_id, grant_id)?;
-    if purchase.status == "paid" {
-        return Ok(Some(settle(tx, keyring, now, purchase, &stored)?));
+    if purchase.status == "pending_approval" {
+        spending::approvals::record(tx, purchase, approval_hash, now)?;
+        return Ok(Opened::Approval);
     }
-    Ok(None)
+    if purchase.status == "paid" {
+        return Ok(Opened::Settled(Box::new(Some(settle(
+            tx, keyring, now, purchase, &stored,
+        )?))));
+    }
+    Ok(Opened::Settled(Box::new(None)))
 }
 
 /// Whether a listing can be bought at `now`: active, and not sold out counting the checkouts

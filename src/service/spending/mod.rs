@@ -5,8 +5,10 @@
 //! The policy is enforced by [`check`] inside the writer's transaction that opens a purchase
 //! (`commerce::settlement`), on every rail, so purchases are judged one after the other and
 //! concurrent ones can never pass a cap together. Money counts from the moment a purchase is
-//! opened (an open checkout holds its amount) and is given back when the purchase is cancelled,
-//! expires unpaid or is refunded (`store::spending::spent_since`).
+//! opened (an open checkout, and a purchase waiting for approval, hold their amount) and is
+//! given back when the purchase is cancelled, denied, expires unpaid or is refunded
+//! (`store::spending::spent_since`). Above the approval threshold a purchase waits for the
+//! owner's decision ([`approvals`]).
 
 use jiff::{Timestamp, ToSpan, tz::TimeZone};
 use serde::Serialize;
@@ -19,6 +21,8 @@ use crate::service::rail::Rail;
 use crate::store::agents::AgentRow;
 use crate::store::listings::ListingRow;
 use crate::store::spending::{self as store, PolicyRow};
+
+pub mod approvals;
 
 /// How long an approval link stays usable unless the policy says otherwise.
 pub const DEFAULT_APPROVAL_TTL_HOURS: i64 = 24;
@@ -90,7 +94,7 @@ pub struct Spending {
     pub daily: Window,
     pub monthly: Window,
     /// Purchases waiting for the owner's approval.
-    pub pending_approvals: Vec<serde_json::Value>,
+    pub pending_approvals: Vec<approvals::OpenApproval>,
 }
 
 /// The start of the UTC day and month holding `now`, and of the next ones.
@@ -212,7 +216,7 @@ pub async fn spending(app: &App, agent: &AgentRow) -> Result<Spending> {
                 daily: window(policy.daily_cents, windows.day)?,
                 monthly: window(policy.monthly_cents, windows.month)?,
                 policy,
-                pending_approvals: Vec::new(),
+                pending_approvals: approvals::open_for(conn, &id, &now)?,
             })
         })
         .await
@@ -224,7 +228,8 @@ pub async fn spending(app: &App, agent: &AgentRow) -> Result<Spending> {
 ///
 /// # Errors
 /// `SPEND_LIMIT_EXCEEDED`, `RAIL_NOT_ALLOWED`, `CATEGORY_NOT_ALLOWED`, `APPROVAL_REQUIRED`
-/// (403); database failure.
+/// (403, x402 only: elsewhere a purchase above the threshold waits for approval); database
+/// failure.
 pub fn check(
     tx: &rusqlite::Connection,
     buyer: &Buyer<'_>,
@@ -232,9 +237,9 @@ pub fn check(
     listing: &ListingRow,
     amount_cents: i64,
     now: &str,
-) -> Result<()> {
+) -> Result<Verdict> {
     if amount_cents <= 0 {
-        return Ok(());
+        return Ok(Verdict::Pass);
     }
     if let Some(key_id) = buyer.key_id {
         check_key(tx, key_id, amount_cents, now)?;
@@ -244,7 +249,7 @@ pub fn check(
     }
     let buyer_id = buyer.agent_id;
     let Some(row) = store::find(tx, buyer_id)? else {
-        return Ok(());
+        return Ok(Verdict::Pass);
     };
     let policy = Policy::from_row(Some(row));
     if let Some(rails) = &policy.rails
@@ -291,19 +296,6 @@ pub fn check(
             "a purchase",
         ));
     }
-    // Approval by the owner is not offered yet: a purchase above the threshold is refused
-    // rather than let through (fail closed).
-    if let Some(threshold) = policy.approval_threshold_cents
-        && amount_cents > threshold
-    {
-        return Err(Error::SpendRefused {
-            code: "APPROVAL_REQUIRED",
-            message: format!(
-                "this purchase costs {amount_cents} cents, above your approval threshold of {threshold} cents; approval by the owner is not offered yet, so it is refused"
-            ),
-            limit: None,
-        });
-    }
     let windows = windows(now)?;
     for (name, cap, (since, resets_at), what) in [
         ("daily", policy.daily_cents, windows.day, "today (UTC)"),
@@ -321,7 +313,36 @@ pub fn check(
             return Err(over(name, cap, left, amount_cents, Some(resets_at), what));
         }
     }
-    Ok(())
+    // Above the threshold the owner decides; the caps were judged first, so an approval is
+    // asked only for a purchase they allow. x402 brings its payment with the request, so there
+    // is nothing to hold while the owner decides: it is refused there.
+    if let Some(threshold) = policy.approval_threshold_cents
+        && amount_cents > threshold
+    {
+        if rail == Rail::Wallet.name() {
+            return Err(Error::SpendRefused {
+                code: "APPROVAL_REQUIRED",
+                message: format!(
+                    "this purchase costs {amount_cents} cents, above your approval threshold of {threshold} cents; an x402 payment comes with the request, so it cannot wait for the owner's approval: buy on the card rail (with your API key), or raise the threshold"
+                ),
+                limit: None,
+            });
+        }
+        return Ok(Verdict::Approval {
+            ttl_secs: policy.approval_ttl_hours * 3600,
+        });
+    }
+    Ok(Verdict::Pass)
+}
+
+/// What [`check`] decided about a purchase the policy allows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// It opens as usual.
+    Pass,
+    /// It is above the approval threshold: it opens in `pending_approval` and waits up to
+    /// `ttl_secs` for the owner's decision.
+    Approval { ttl_secs: i64 },
 }
 
 /// Who is buying: the agent, and the restricted key it used (`None` for its full key).

@@ -240,7 +240,8 @@ pub fn advertise(app: &App, listing: &ListingRow, resource: String) -> Result<Op
 async fn reserve(app: &App, sale: &Sale<'_>) -> Result<PurchaseRow> {
     let hold = Duration::from_secs(MAX_TIMEOUT_SECONDS + 60);
     // No capability while unpaid: nothing can pay or cancel this reservation but us.
-    settlement::open(app, sale, hold, None).await
+    // x402 never waits for approval (spending::check refuses it there).
+    Ok(settlement::open(app, sale, hold, None).await?.0)
 }
 
 /// Frees a reservation whose payment did not settle.

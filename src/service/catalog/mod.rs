@@ -17,4 +17,5 @@ pub mod screening;
 pub mod sellers;
 pub mod signed;
 pub mod stats;
+pub mod versions;
 pub mod view;

@@ -2,7 +2,8 @@
 //! signed version like any edit, its reason in the history entry, and the entry is marked as
 //! the operator's (`by: "operator"`), which a seller's own edit cannot write.
 
-use super::listings::{find, write_version_by};
+use super::listings::find;
+use super::versions::write_version_by;
 use crate::error::{Error, Result};
 use crate::service::App;
 use crate::service::trust::receipts::Signed;

@@ -487,37 +487,6 @@ fn an_oauth_grants_daily_cap_counts_its_purchases_as_well_as_the_agents_policy()
     tool_ok(&server, token, "buy_data", buy);
 }
 
-/// The policy check's cost on a purchase: 300 sandbox purchases by an agent without a policy,
-/// then 300 by one whose policy checks every cap and list (each purchase sums its day and month).
-/// Prints the mean of each; run with `--ignored --nocapture` (a figure, not a gate).
-#[test]
-#[ignore = "a measurement: run it by name"]
-fn bench_the_policy_check_on_a_purchase() {
-    let server = TestServer::start();
-    let (seller, _twin) = server.seller("seller", b"rates");
-    let listing = list(&server, &seller, 100, "trucking");
-    let time = |buyer: &Party| {
-        let started = std::time::Instant::now();
-        for _ in 0..300 {
-            server.buy(buyer, &listing).assert_status(200);
-        }
-        started.elapsed() / 300
-    };
-    let plain = server.party("plain");
-    let capped = server.party("capped");
-    set_policy(
-        &server,
-        &capped,
-        json!({"perPurchaseCents": 1_000_000, "dailyCents": 100_000_000, "monthlyCents": 1_000_000_000, "rails": ["checkout"], "categories": ["services"]}),
-    );
-    // Warm up both.
-    server.buy(&plain, &listing).assert_status(200);
-    server.buy(&capped, &listing).assert_status(200);
-    let with = time(&capped);
-    let without = time(&plain);
-    println!("purchase without a policy: {without:?}; with every check: {with:?}");
-}
-
 #[test]
 fn the_operator_sees_policies_and_refusals_as_counts() {
     let server = TestServer::start();

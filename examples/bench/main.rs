@@ -9,6 +9,7 @@
 //! cargo run --release --example bench -- --listings 100000,1000000,10000000 --data /tmp/curve \
 //!     --only "detail,browse default,browse mix,browse cold"          # the cost curve
 //! cargo run --release --example bench -- --rounds 3 --only "browse mix" --require "browse mix=0.25"
+//! cargo run --release --example bench -- --only "message send,listing create,purchase"  # the writes
 //! ```
 //!
 //! Browse is measured as agents use it: "browse mix" is diverse (no page repeats within the
@@ -33,6 +34,7 @@
 
 #[path = "../common/loadgen.rs"]
 mod loadgen;
+mod writes;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -273,6 +275,8 @@ fn build_everything() -> PathBuf {
             "floor",
             "--example",
             "seed_catalog",
+            "--example",
+            "seller_endpoint",
         ])
         .status()
         .expect("cargo");
@@ -517,6 +521,9 @@ async fn run_size(
         "127.0.0.1:0",
         "--trusted-proxy",
         "127.0.0.1",
+        // Sellers' delivery endpoint (`examples/seller_endpoint.rs`, for the write workloads)
+        // is on this machine.
+        "--allow-loopback-outbound",
     ]);
     let (bourse, startup) = Server::start(command);
     let mut command = Command::new(release.join("examples/floor"));
@@ -692,6 +699,59 @@ async fn run_size(
         }
         let name = format!("{name} ({} senders, every limit on)", options.senders);
         row(&name, &ours, "/signwrite", &theirs, &relative);
+    }
+    // The other writes agents make: listings created, and purchases opened without and with a
+    // spending policy (the two rows side by side are the cost of the policy check).
+    let mut others: Vec<(&str, Requests, Option<usize>)> = Vec::new();
+    let deliverable = dir.path().join("deliverable.csv");
+    std::fs::write(&deliverable, "region,value\nnorth,1\nsouth,2\n").expect("a deliverable");
+    let mut command = Command::new(release.join("examples/seller_endpoint"));
+    command
+        .arg("--file")
+        .arg(&deliverable)
+        .args(["--bourse-url", &format!("http://{bh}")]);
+    let endpoint = [
+        "listing create",
+        "purchase (sandbox checkout, no policy)",
+        "purchase (sandbox checkout, policy checked)",
+    ]
+    .iter()
+    .any(|name| wanted(name))
+    .then(|| Server::start(command).0);
+    let url = endpoint
+        .as_ref()
+        .map(|endpoint| format!("http://{}/", endpoint.host))
+        .unwrap_or_default();
+    if wanted("listing create") {
+        others.push((
+            "listing create",
+            writes::listing_create(&bh, &url).await,
+            None,
+        ));
+    }
+    for (name, policy, first) in [
+        ("purchase (sandbox checkout, no policy)", None, 10_000),
+        (
+            "purchase (sandbox checkout, policy checked)",
+            Some(writes::POLICY),
+            20_000,
+        ),
+    ] {
+        if wanted(name) {
+            let (requests, most) = writes::purchases(&bh, &url, policy, first).await;
+            others.push((name, requests, Some(most)));
+        }
+    }
+    for (name, requests, budget) in others {
+        let ours = measure(&bourse, options, budget, requests).await;
+        let theirs = measure(
+            &floor,
+            options,
+            None,
+            rotate(vec![get(&fh, "/signwrite", "")]),
+        )
+        .await;
+        row(name, &ours, "/signwrite", &theirs, "");
     }
     println!();
     let rss_end = bourse.rss_mib();

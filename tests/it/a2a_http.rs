@@ -630,6 +630,23 @@ fn the_spending_skill_reads_and_sets_the_policy_as_rest_does_and_only_with_the_f
         500,
         "nothing changed"
     );
+    // Nor can an OAuth access token, even one granted `spend`; it reads its agent's spending.
+    let setup = crate::support::oauth::setup(client, "a2a-spending-oauth", "a2a-spending");
+    let code = setup.allow(client, "read spend", &["read", "spend"]);
+    let tokens = setup.exchange(client, &code).expect(200);
+    let token = tokens["access_token"].as_str().unwrap();
+    let read = rpc(Some(token), "s-11", json!({"spending": {}}));
+    assert_eq!(data(&read), rest(&setup.key), "{read}");
+    let denied = rpc(
+        Some(token),
+        "s-12",
+        json!({"spendingPolicy": {"dailyCents": 1}}),
+    );
+    assert_eq!(
+        denied["error"]["data"][0]["reason"], "INSUFFICIENT_SCOPE",
+        "{denied}"
+    );
+    assert_eq!(rest(&setup.key)["policy"]["dailyCents"], Value::Null);
     // Without a credential there is no one's spending to read.
     let anonymous = send(None, "s-9", json!({"spending": {}})).expect(401);
     assert_eq!(

@@ -741,14 +741,25 @@ fn x402_fifty_concurrent_purchases_against_a_cap_that_allows_ten_settle_exactly_
             &[("authorization", &bearer), ("PAYMENT-SIGNATURE", &payment)],
             Some(b"{}"),
         );
-        (response.status, response.json()["error"]["code"].clone())
+        (response.status, response.json())
     });
-    let ok = answers.iter().filter(|(status, _)| *status == 200).count();
+    let mut transactions: Vec<&str> = answers
+        .iter()
+        .filter(|(status, _)| *status == 200)
+        .filter_map(|(_, body)| body["payment"]["transaction"].as_str())
+        .collect();
     let capped = answers
         .iter()
-        .filter(|(status, code)| *status == 403 && code == "SPEND_LIMIT_EXCEEDED")
+        .filter(|(status, body)| *status == 403 && body["error"]["code"] == "SPEND_LIMIT_EXCEEDED")
         .count();
-    assert_eq!((ok, capped), (10, 40), "{answers:?}");
+    assert_eq!((transactions.len(), capped), (10, 40), "{answers:?}");
+    transactions.sort_unstable();
+    transactions.dedup();
+    assert_eq!(
+        transactions.len(),
+        10,
+        "one transaction each: {transactions:?}"
+    );
     // Money moved for the ten only: nothing was settled for a refused purchase.
     let settled: Vec<String> = facilitator
         .requests()

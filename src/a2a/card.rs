@@ -120,6 +120,14 @@ pub fn marketplace(app: &App) -> Value {
         json!({"listing": {"title": "Soil moisture, 2026", "description": "Hourly readings from 40 farms.", "priceCents": 0, "verticalSlug": "agriculture", "category": "data", "preview": {"rows": 3}}}),
     );
     sell["securityRequirements"] = needs(Scope::Sell);
+    let mut spending = skill(
+        "spending",
+        "Read your spending, set your spending policy",
+        "Send a data part {\"spending\": {}}: the answer's data part is your spending policy and what you spent and have left per UTC day and month (GET /api/agents/me/spending). Send {\"spendingPolicy\": {…}} with the fields of PUT /api/agents/me/spending-policy (perPurchaseCents, dailyCents, monthlyCents, rails, categories, verticals, approvalThresholdCents, approvalTtlHours; a field left out is no cap) to replace the policy; the answer is the same. Setting the policy needs the agent's full API key: a restricted key or an OAuth access token is refused (INSUFFICIENT_SCOPE). Purchases over a cap are refused with SPEND_LIMIT_EXCEEDED on every rail.",
+        &["spending", "budget", "policy"],
+        json!({"spendingPolicy": {"perPurchaseCents": 2500, "dailyCents": 10000, "rails": ["card", "x402_usdc_base"]}}),
+    );
+    spending["securityRequirements"] = needs(Scope::Spend);
     let card = json!({
         "name": format!("bourse at {}", host(app)),
         "description": "A marketplace where agents register, list assets, browse, buy, rate and sell, and message each other with signed receipts. Every registered agent is reachable over A2A at /a2a/agents/{handle}.",
@@ -141,6 +149,7 @@ pub fn marketplace(app: &App) -> Value {
             ),
             buy,
             sell,
+            spending,
             skill(
                 "message",
                 "Message an agent",

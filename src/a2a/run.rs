@@ -5,7 +5,10 @@
 //! - At the marketplace's, a message's data part says what to do: `{"listingId": …}` buys
 //!   (`purchases::purchase`; the purchase is the task), `{"query": …}` browses
 //!   (`browse::browse`), `{"listing": {…}}` sells (`listings::create`), `{"fees": {}}` reads
-//!   the fee schedule (`meta::fees`). A message with no data part is answered with how to ask.
+//!   the fee schedule (`meta::fees`), `{"spending": {}}` reads the agent's spending
+//!   (`spending::spending`) and `{"spendingPolicy": {…}}` replaces its spending policy
+//!   (`spending::set_policy`, with the agent's full API key only). A message with no data part
+//!   is answered with how to ask.
 //! - `GetTask`, `ListTasks` and `CancelTask` are the buyer's purchases (`purchases::get`,
 //!   `purchases::list`, and the checkout's cancel).
 
@@ -23,6 +26,7 @@ use crate::error::Error;
 use crate::request::catalog::{BROWSE, Browse, CREATE_LISTING, CreateListing};
 use crate::request::commerce::{PURCHASE, PaymentHeader, Purchase};
 use crate::request::messaging::SendMessage;
+use crate::request::spending::{SET_SPENDING_POLICY, SetPolicy};
 use crate::request::{Input, Scope};
 use crate::service::App;
 use crate::service::catalog::{browse, listings};
@@ -33,6 +37,7 @@ use crate::service::identity::agents::Client;
 use crate::service::identity::oauth::Bearer;
 use crate::service::messaging::messages;
 use crate::service::rail::Rail;
+use crate::service::spending;
 
 /// Whom a request is addressed to.
 #[derive(Clone, Debug)]
@@ -196,6 +201,19 @@ fn holder(who: Option<&Bearer>, scope: Scope) -> Result<&crate::store::agents::A
     Ok(&who.agent)
 }
 
+/// The credential's agent when the credential is its full API key: the spending policy is
+/// never changed through a restricted key or an OAuth access token (as on REST and MCP).
+fn full_key_holder(who: Option<&Bearer>) -> Result<&crate::store::agents::AgentRow, Fault> {
+    let agent = holder(who, Scope::Spend)?;
+    if who.is_some_and(|who| who.grant.is_some() || agent.restricted.is_some()) {
+        return Err(Fault::from(Error::Forbidden {
+            code: "INSUFFICIENT_SCOPE",
+            message: "the spending policy is changed with the agent's full API key only".into(),
+        }));
+    }
+    Ok(agent)
+}
+
 fn check_message(message: &Message) -> Result<(), Fault> {
     if message.message_id.is_empty() {
         return Err(Fault::invalid_params("message.messageId is required"));
@@ -284,9 +302,16 @@ async fn ask_marketplace(
     let Some(members) = data.as_object() else {
         return Err(Fault::invalid_params("the data part must be a JSON object"));
     };
-    let intent = ["listingId", "query", "listing", "fees"]
-        .into_iter()
-        .find(|key| members.contains_key(*key));
+    let intent = [
+        "listingId",
+        "query",
+        "listing",
+        "fees",
+        "spending",
+        "spendingPolicy",
+    ]
+    .into_iter()
+    .find(|key| members.contains_key(*key));
     match intent {
         Some("listingId") => buy(app, &message, members.clone(), who, x402).await,
         Some("query") => {
@@ -314,6 +339,21 @@ async fn ask_marketplace(
             let written = listings::create(app, seller, request).await?;
             Ok(reply(&message, vec![Part::data(answer_json(&written)?)]))
         }
+        Some("spending") => {
+            let agent = holder(who, Scope::Read)?;
+            let spent = spending::spending(app, agent).await?;
+            Ok(reply(&message, vec![Part::data(answer_json(&spent)?)]))
+        }
+        Some("spendingPolicy") => {
+            let agent = full_key_holder(who)?;
+            let Some(Value::Object(policy)) = members.get("spendingPolicy") else {
+                return Err(Fault::invalid_params("`spendingPolicy` must be an object"));
+            };
+            let input = Input::body(&SET_SPENDING_POLICY, args(policy.clone())?)?;
+            let request = SetPolicy::read(&input)?;
+            let spent = spending::set_policy(app, agent, request).await?;
+            Ok(reply(&message, vec![Part::data(answer_json(&spent)?)]))
+        }
         Some(_) => {
             let fees = meta::fees(app).await?;
             Ok(reply(&message, vec![Part::data(answer_json(&fees)?)]))
@@ -324,7 +364,7 @@ async fn ask_marketplace(
     }
 }
 
-const HOW_TO_ASK: &str = "Send one data part: {\"query\": \"…\"} (with any browse filter) to browse, {\"listingId\": \"…\"} to buy (a task), {\"listing\": {…}} to list an asset, {\"fees\": {}} for the fee schedule. To message an agent, use its endpoint /a2a/agents/{handle}.";
+const HOW_TO_ASK: &str = "Send one data part: {\"query\": \"…\"} (with any browse filter) to browse, {\"listingId\": \"…\"} to buy (a task), {\"listing\": {…}} to list an asset, {\"fees\": {}} for the fee schedule, {\"spending\": {}} for your spending and {\"spendingPolicy\": {…}} to set your spending policy. To message an agent, use its endpoint /a2a/agents/{handle}.";
 
 fn args(members: Map<String, Value>) -> Result<Args, Fault> {
     Ok(Args::from_value(Value::Object(members))?)

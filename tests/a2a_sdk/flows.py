@@ -3,7 +3,7 @@
 Input: one JSON object, as the first argument or on stdin:
 
     {"base": "http://127.0.0.1:PORT",
-     "flow": "card" | "message" | "purchases" | "browse" | "x402",
+     "flow": "card" | "message" | "purchases" | "browse" | "x402" | "spending",
      "runs": [{"binding": "JSONRPC" | "HTTP+JSON", ...the flow's parties and ids...}, ...]}
 
 Each run resolves the card it needs through `A2ACardResolver`, makes its client with
@@ -292,6 +292,26 @@ async def flow_browse(base: str, run: dict) -> dict:
     return seen
 
 
+async def flow_spending(base: str, run: dict) -> dict:
+    """g. The spending skill: set the policy with the full key (the cap as the SDK sends numbers:
+    a double), read the spending back, and a restricted key refused when it sets the policy."""
+    seen: dict = {}
+    for who in ("key", "restricted"):
+        async with authed(run[who]) as http:
+            card, _ = await resolve(http, base, base)
+            client = ClientFactory(config(http, run["binding"])).create(card)
+            if who == "key":
+                seen["transport"] = transport_of(client)
+                policy = {"spendingPolicy": {"dailyCents": run["daily"]}}
+                seen["set"] = await send(client, data_message(policy))
+                seen["read"] = await send(client, data_message({"spending": {}}))
+            else:
+                seen["restricted_read"] = await send(client, data_message({"spending": {}}))
+                seen["refused"] = await send(client, data_message({"spendingPolicy": {}}))
+            await client.close()
+    return seen
+
+
 # The a2a-x402 extension (v0.2), activated per call through the SDK's service parameters.
 X402_EXTENSION = "https://github.com/google-agentic-commerce/a2a-x402/blob/main/spec/v0.2"
 
@@ -371,6 +391,7 @@ FLOWS = {
     "purchases": flow_purchases,
     "browse": flow_browse,
     "x402": flow_x402,
+    "spending": flow_spending,
 }
 
 

@@ -538,3 +538,126 @@ fn a_json_rpc_body_with_a_member_sent_twice_is_refused() {
         answered.text()
     );
 }
+
+/// The spending skill: `{"spendingPolicy": {…}}` sets the policy and `{"spending": {}}` reads
+/// it, answering exactly what `PUT /api/agents/me/spending-policy` and
+/// `GET /api/agents/me/spending` answer; a purchase over the cap is refused in A2A's error form;
+/// a restricted key reads but cannot set the policy; no credential, no spending.
+#[test]
+fn the_spending_skill_reads_and_sets_the_policy_as_rest_does_and_only_with_the_full_key() {
+    let (server, _dir) = serve();
+    let client = &server.client;
+    let (_, paid, _, _twins) = listings(client);
+    let buyer = client.party("a2a-spending-buyer");
+    let send = |key: Option<&str>, id: &str, data: Value| {
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": "SendMessage", "params": {
+            "message": {"messageId": id, "role": "ROLE_USER", "parts": [{"data": data}]},
+        }});
+        a2a(
+            client,
+            "POST",
+            "/a2a",
+            Some("1.0"),
+            key,
+            Some(("application/json", &body)),
+        )
+    };
+    let rpc = |key: Option<&str>, id: &str, data: Value| send(key, id, data).ok();
+    let data = |answered: &Value| answered["result"]["message"]["parts"][0]["data"].clone();
+    let rest = |key: &str| client.get_auth("/api/agents/me/spending", key).ok();
+
+    // Set, then read: both answer what REST answers.
+    let set = rpc(
+        Some(&buyer.key),
+        "s-1",
+        json!({"spendingPolicy": {"dailyCents": 500, "rails": ["checkout"]}}),
+    );
+    assert_eq!(data(&set)["policy"]["dailyCents"], 500, "{set}");
+    assert_eq!(data(&set), rest(&buyer.key));
+    let read = rpc(Some(&buyer.key), "s-2", json!({"spending": {}}));
+    assert_eq!(data(&read), rest(&buyer.key), "{read}");
+    assert_eq!(data(&read)["daily"]["leftCents"], 500, "{read}");
+
+    // The policy holds on the A2A purchase: one $5 checkout, then the cap refuses.
+    let bought = rpc(Some(&buyer.key), "s-3", json!({"listingId": paid}));
+    assert_eq!(
+        state(&bought["result"]["task"]),
+        "TASK_STATE_INPUT_REQUIRED",
+        "{bought}"
+    );
+    let spent = data(&rpc(Some(&buyer.key), "s-4", json!({"spending": {}})));
+    assert_eq!(spent["daily"]["spentCents"], 500, "{spent}");
+    assert_eq!(spent["daily"]["leftCents"], 0, "{spent}");
+    let refused = rpc(Some(&buyer.key), "s-5", json!({"listingId": paid}));
+    assert_eq!(refused["error"]["code"], -32010, "{refused}");
+    assert_eq!(
+        refused["error"]["data"][0]["reason"], "SPEND_LIMIT_EXCEEDED",
+        "{refused}"
+    );
+
+    // A restricted key (even one that may spend) reads the spending but cannot set the policy.
+    let minted = client
+        .send_auth(
+            "POST",
+            "/api/agents/me/keys",
+            &buyer.key,
+            &json!({"label": "shopper", "scopes": ["read", "spend"], "expiresInHours": 48}),
+        )
+        .expect(201);
+    let restricted = minted["apiKey"].as_str().unwrap();
+    let read = rpc(Some(restricted), "s-6", json!({"spending": {}}));
+    assert_eq!(data(&read)["policy"]["dailyCents"], 500, "{read}");
+    let lift = json!({"spendingPolicy": {}});
+    let denied = rpc(Some(restricted), "s-7", lift.clone());
+    assert_eq!(denied["error"]["code"], -32010, "{denied}");
+    assert_eq!(
+        denied["error"]["data"][0]["reason"], "INSUFFICIENT_SCOPE",
+        "{denied}"
+    );
+    let body =
+        json!({"message": {"messageId": "s-8", "role": "ROLE_USER", "parts": [{"data": lift}]}});
+    let denied = a2a(
+        client,
+        "POST",
+        "/a2a/message:send",
+        Some("1.0"),
+        Some(restricted),
+        Some(("application/a2a+json", &body)),
+    );
+    assert_status_error(&denied, 403, "PERMISSION_DENIED", "INSUFFICIENT_SCOPE");
+    assert_eq!(
+        rest(&buyer.key)["policy"]["dailyCents"],
+        500,
+        "nothing changed"
+    );
+    // Nor can an OAuth access token, even one granted `spend`; it reads its agent's spending.
+    let setup = crate::support::oauth::setup(client, "a2a-spending-oauth", "a2a-spending");
+    let code = setup.allow(client, "read spend", &["read", "spend"]);
+    let tokens = setup.exchange(client, &code).expect(200);
+    let token = tokens["access_token"].as_str().unwrap();
+    let read = rpc(Some(token), "s-11", json!({"spending": {}}));
+    assert_eq!(data(&read), rest(&setup.key), "{read}");
+    let denied = rpc(
+        Some(token),
+        "s-12",
+        json!({"spendingPolicy": {"dailyCents": 1}}),
+    );
+    assert_eq!(
+        denied["error"]["data"][0]["reason"], "INSUFFICIENT_SCOPE",
+        "{denied}"
+    );
+    assert_eq!(rest(&setup.key)["policy"]["dailyCents"], Value::Null);
+    // Without a credential there is no one's spending to read.
+    let anonymous = send(None, "s-9", json!({"spending": {}})).expect(401);
+    assert_eq!(
+        anonymous["error"]["data"][0]["reason"], "UNAUTHENTICATED",
+        "{anonymous}"
+    );
+    // A policy the REST face refuses is refused the same way (an unknown rail).
+    let wrong = rpc(
+        Some(&buyer.key),
+        "s-10",
+        json!({"spendingPolicy": {"rails": ["barter"]}}),
+    );
+    assert_eq!(wrong["error"]["code"], -32602, "{wrong}");
+}

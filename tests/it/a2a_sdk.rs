@@ -613,6 +613,73 @@ fn the_sdk_browses_with_a_data_part_and_its_doubles_are_accepted() {
     }
 }
 
+/// g. The spending skill through the SDK on both bindings: `{"spendingPolicy": {…}}` (its cap
+/// sent as a double) sets the policy and `{"spending": {}}` reads what
+/// `GET /api/agents/me/spending` answers; a restricted key reads it but cannot set the policy.
+#[test]
+fn the_sdk_sets_and_reads_the_spending_policy_and_a_restricted_key_cannot_set_it() {
+    let test =
+        "a2a_sdk::the_sdk_sets_and_reads_the_spending_policy_and_a_restricted_key_cannot_set_it";
+    let Some(python) = sdk_python(test) else {
+        return;
+    };
+    let (server, _dir) = serve();
+    let client = &server.client;
+    let buyer = client.party("a2a-sdk-spender");
+    let minted = client
+        .send_auth(
+            "POST",
+            "/api/agents/me/keys",
+            &buyer.key,
+            &json!({"label": "shopper", "scopes": ["read", "spend"], "expiresInHours": 48}),
+        )
+        .expect(201);
+    let restricted = minted["apiKey"].as_str().unwrap();
+    let runs = flows(
+        &python,
+        &client.base,
+        "spending",
+        [700, 900]
+            .map(|daily| json!({"key": buyer.key, "restricted": restricted, "daily": daily}))
+            .to_vec(),
+    );
+    // The SDK reads a data part as a protobuf Struct: its numbers come back as doubles.
+    for (run, daily) in runs.iter().zip([700.0, 900.0]) {
+        let binding = run["binding"].as_str().unwrap();
+        assert_eq!(run["transport"], transport(binding), "{run}");
+        let set = &answer(&run["set"], "message")["parts"][0]["data"];
+        assert_eq!(
+            set["policy"]["dailyCents"].as_f64(),
+            Some(daily),
+            "{binding}: {set}"
+        );
+        let read = &answer(&run["read"], "message")["parts"][0]["data"];
+        assert_eq!(read, set, "{binding}");
+        let theirs = &answer(&run["restricted_read"], "message")["parts"][0]["data"];
+        assert_eq!(
+            theirs["policy"]["dailyCents"].as_f64(),
+            Some(daily),
+            "{binding}: {theirs}"
+        );
+        // The SDK raises on both bindings: JSON-RPC carries bourse's message, HTTP+JSON the 403.
+        let refused = &run["refused"];
+        assert_eq!(
+            error_class(refused),
+            "A2AClientError",
+            "{binding}: {refused}"
+        );
+        let said = refused["message"].as_str().unwrap_or_default();
+        let expected = if binding == "JSONRPC" {
+            "full API key"
+        } else {
+            "403"
+        };
+        assert!(said.contains(expected), "{binding}: {refused}");
+    }
+    let rest = client.get_auth("/api/agents/me/spending", &buyer.key).ok();
+    assert_eq!(rest["policy"]["dailyCents"], 900, "{rest}");
+}
+
 #[path = "a2a_http.rs"]
 mod http;
 

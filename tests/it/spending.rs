@@ -5,7 +5,7 @@ use jiff::SignedDuration;
 use serde_json::{Value, json};
 
 use crate::support::mcp::{tool_err, tool_ok};
-use crate::support::{Party, TestServer, checkout_session};
+use crate::support::{Party, TestServer, WAIT, checkout_session};
 
 fn list(server: &TestServer, seller: &Party, price: i64, vertical: &str) -> String {
     let base = json!({"title": "Freight rates", "description": "Weekly freight.", "priceCents": price, "verticalSlug": vertical, "consent": true});
@@ -179,22 +179,14 @@ fn fifty_concurrent_purchases_against_a_cap_that_allows_ten_exactly_ten_succeed(
     let buyer = server.party("buyer");
     let listing = list(&server, &seller, 100, "trucking");
     set_policy(&server, &buyer, json!({"dailyCents": 1000}));
-    let threads: Vec<_> = (0..50)
-        .map(|_| {
-            let (base, listing, key) = (server.base.clone(), listing.clone(), buyer.key.clone());
-            std::thread::spawn(move || {
-                let client = crate::support::Client::new(&base);
-                let response = client.send_auth(
-                    "POST",
-                    &format!("/api/marketplace/listings/{listing}/purchase"),
-                    &key,
-                    &json!({}),
-                );
-                (response.status, response.json()["error"]["code"].clone())
-            })
-        })
-        .collect();
-    let answers: Vec<(u16, Value)> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+    let (base, key) = (server.base.clone(), buyer.key.clone());
+    let path = format!("/api/marketplace/listings/{listing}/purchase");
+    let answers: Vec<(u16, Value)> =
+        crate::support::all_at_once("fifty sandbox purchases", 50, WAIT * 6, move |_| {
+            let response =
+                crate::support::Client::new(&base).send_auth("POST", &path, &key, &json!({}));
+            (response.status, response.json()["error"]["code"].clone())
+        });
     let ok = answers.iter().filter(|(status, _)| *status == 200).count();
     let capped = answers
         .iter()
@@ -508,3 +500,6 @@ fn the_operator_sees_policies_and_refusals_as_counts() {
         .get_auth("/api/operator/spending", &buyer.key)
         .assert_error(401, "UNAUTHENTICATED");
 }
+
+#[path = "spending_stripe.rs"]
+mod stripe_rail;

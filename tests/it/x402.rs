@@ -712,3 +712,63 @@ fn x402_a_keyed_buyers_spending_policy_refuses_before_settlement_and_nothing_is_
     assert_eq!(spent["daily"]["spentCents"], 2_500);
     assert_eq!(spent["daily"]["leftCents"], 0);
 }
+
+#[test]
+fn x402_fifty_concurrent_purchases_against_a_cap_that_allows_ten_settle_exactly_ten() {
+    let (facilitator, server, seller, _twin) = x402_market(b"rates");
+    let buyer = server.party("capped-buyer");
+    let listing = list(&server, &seller, 100, "trucking", json!({}));
+    let accepted = what_the_challenge_accepts(&server, &listing);
+    // Every settlement answers a transaction of its own: a reused one is refused as such.
+    facilitator.settle(
+        200,
+        json!({"success": true, "transaction": "0xtx{n}", "network": "eip155:8453", "payer": PAYER}),
+    );
+    server
+        .send_auth(
+            "PUT",
+            "/api/agents/me/spending-policy",
+            &buyer.key,
+            &json!({"dailyCents": 1_000}),
+        )
+        .assert_status(200);
+    let (base, path) = (server.base.clone(), purchase_path(&listing));
+    let (bearer, payment) = (format!("Bearer {}", buyer.key), v2_payment(&accepted));
+    let answers = crate::support::all_at_once("fifty x402 purchases", 50, WAIT * 6, move |_| {
+        let response = crate::support::Client::new(&base).request(
+            "POST",
+            &path,
+            &[("authorization", &bearer), ("PAYMENT-SIGNATURE", &payment)],
+            Some(b"{}"),
+        );
+        (response.status, response.json())
+    });
+    let mut transactions: Vec<&str> = answers
+        .iter()
+        .filter(|(status, _)| *status == 200)
+        .filter_map(|(_, body)| body["payment"]["transaction"].as_str())
+        .collect();
+    let capped = answers
+        .iter()
+        .filter(|(status, body)| *status == 403 && body["error"]["code"] == "SPEND_LIMIT_EXCEEDED")
+        .count();
+    assert_eq!((transactions.len(), capped), (10, 40), "{answers:?}");
+    transactions.sort_unstable();
+    transactions.dedup();
+    assert_eq!(
+        transactions.len(),
+        10,
+        "one transaction each: {transactions:?}"
+    );
+    // Money moved for the ten only: nothing was settled for a refused purchase.
+    let settled: Vec<String> = facilitator
+        .requests()
+        .into_iter()
+        .filter(|(path, _)| path == "/settle")
+        .map(|(_, body)| body.to_string())
+        .collect();
+    assert_eq!(settled.len(), 10, "{settled:?}");
+    let spent = server.get_auth("/api/agents/me/spending", &buyer.key).ok();
+    assert_eq!(spent["daily"]["spentCents"], 1_000);
+    assert_eq!(spent["daily"]["leftCents"], 0);
+}

@@ -20,4 +20,4 @@ pub use http::{Client, Resp, form_encode};
 pub use market::{Party, checkout_session};
 pub use server::TestServer;
 pub use tools::{skip_or_fail, skip_unless_ci};
-pub use wait::{WAIT, exit_within, wait_until};
+pub use wait::{WAIT, all_at_once, exit_within, wait_until};

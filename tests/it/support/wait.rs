@@ -75,3 +75,32 @@ pub fn wait_until<O: Outcome>(
 pub fn exit_within(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
     poll_until(limit, || child.try_wait().unwrap()).ok()
 }
+
+/// Runs `task(i)` for `i` in `0..n`, each on its own thread started at once, and answers what
+/// they returned in the order they finished; panics naming `what` when they have not all
+/// finished within `timeout` (a stuck request fails the test instead of hanging it).
+#[track_caller]
+pub fn all_at_once<T: Send + 'static>(
+    what: &str,
+    n: usize,
+    timeout: Duration,
+    task: impl Fn(usize) -> T + Send + Sync + 'static,
+) -> Vec<T> {
+    let task = std::sync::Arc::new(task);
+    let (send, answers) = std::sync::mpsc::channel();
+    for i in 0..n {
+        let (task, send) = (task.clone(), send.clone());
+        std::thread::spawn(move || {
+            let _ = send.send(task(i));
+        });
+    }
+    let deadline = Instant::now() + timeout;
+    (0..n)
+        .map(|done| {
+            let left = deadline.saturating_duration_since(Instant::now());
+            answers.recv_timeout(left).unwrap_or_else(|_| {
+                panic!("{what}: only {done} of {n} finished within {timeout:?}")
+            })
+        })
+        .collect()
+}

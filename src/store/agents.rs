@@ -557,6 +557,9 @@ mod tests {
             Some("S-000001")
         );
         assert!(seller_code_taken(&conn, "S-000001").unwrap());
+        let found = find_by_seller_code(&conn, "S-000001").unwrap().unwrap();
+        assert_eq!(found.id, "a");
+        assert!(find_by_seller_code(&conn, "S-000002").unwrap().is_none());
         assert!(
             set_seller_code(&conn, "b", "S-000001").is_err(),
             "codes are unique"

@@ -12,7 +12,8 @@
 
 use crate::error::Error;
 use crate::request::{
-    Op, Scope, Tool, agents, catalog, commerce, contact, disclosure, messaging, spending, trust,
+    Op, Scope, Tool, agents, catalog, commerce, contact, disclosure, messaging, sellers, spending,
+    trust,
 };
 
 /// Who may call an operation.
@@ -239,6 +240,8 @@ operations! {
         => catalog::DEACTIVATE_LISTING { param: Some(Id), json, body_key };
     ListingHistory: Public [GET "/api/marketplace/listings/{id}/history"]
         => catalog::LISTING_HISTORY { param: Some(Id) };
+    SellerPage: Public [GET "/api/marketplace/sellers/{code}"] => sellers::SELLER
+        { param: Some(Handle), reuse };
     SellDashboard: Agent [GET "/api/sell/dashboard"] => commerce::SELLER_DASHBOARD {};
     MarketplaceStats: Public [GET "/api/marketplace/stats"] => catalog::MARKETPLACE_STATS
         { reuse };
@@ -424,6 +427,7 @@ operations! {
     // The catalogue for people (HTML).
     MarketPage: Public [GET "/market"] {};
     MarketListingPage: Public [GET "/market/listings/{id}"] { param: Some(Id) };
+    MarketSellerPage: Public [GET "/market/sellers/{code}"] { param: Some(Handle) };
 
     // The front door, documents and probes.
     FrontPage: Public [GET "/"] {};

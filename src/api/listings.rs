@@ -1,5 +1,5 @@
 //! `/api/marketplace/listings`: browse, create (and the health-data create), detail, edit,
-//! history, deactivate.
+//! history, deactivate; and a seller's public page (`/api/marketplace/sellers/{code}`).
 
 use super::read_keyed_body;
 use crate::error::Result;
@@ -9,7 +9,9 @@ use crate::request::catalog::{
     BROWSE, Browse, CREATE_HEALTH_LISTING, CREATE_LISTING, CreateListing, DEACTIVATE_LISTING,
     DeactivateListing, ListingId, UPDATE_LISTING, UpdateListing, read_health_listing,
 };
+use crate::request::sellers::{SELLER, Seller};
 use crate::request::{Face, Input};
+use crate::service::catalog::storefront;
 use crate::service::{App, catalog::browse, catalog::listings, identity::agents};
 
 /// Browse counts the caller as a querier: the agent when a valid key comes with the request,
@@ -72,4 +74,9 @@ pub async fn deactivate(app: &App, ctx: &Ctx) -> Result<Reply> {
         DeactivateListing::read(input, Some(ctx.param()))
     })?;
     Reply::answer(200, &listings::deactivate(app, seller, request).await?)
+}
+
+pub async fn seller(app: &App, ctx: &Ctx) -> Result<Reply> {
+    let request = Seller::read(ctx.param(), &Input::query(&SELLER, &ctx.query))?;
+    Reply::answer(200, &storefront::page(app, &request).await?)
 }

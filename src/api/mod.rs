@@ -26,6 +26,7 @@ use crate::error::Result;
 use crate::http::request::{Caller, Ctx};
 use crate::http::response::Reply;
 use crate::operations::{Auth, Operation};
+use crate::pages::market::Market;
 use crate::request::{Input, Op};
 use crate::service::App;
 
@@ -128,8 +129,11 @@ pub async fn dispatch(app: &App, operation: Operation, mut ctx: Ctx) -> Result<R
     let ctx = &ctx;
     match operation {
         Operation::FrontPage => crate::pages::front::front(app, ctx).await,
-        Operation::MarketPage => crate::pages::market::serve(app, ctx, false).await,
-        Operation::MarketListingPage => crate::pages::market::serve(app, ctx, true).await,
+        Operation::MarketPage => crate::pages::market::serve(app, ctx, Market::Catalogue).await,
+        Operation::MarketListingPage => {
+            crate::pages::market::serve(app, ctx, Market::Listing).await
+        }
+        Operation::MarketSellerPage => crate::pages::market::serve(app, ctx, Market::Seller).await,
         Operation::ConsoleSignInPage
         | Operation::ConsoleSignIn
         | Operation::ConsoleSignOut
@@ -189,6 +193,7 @@ pub async fn dispatch(app: &App, operation: Operation, mut ctx: Ctx) -> Result<R
         Operation::GetListing => listings::detail(app, ctx).await,
         Operation::UpdateListing => listings::update(app, ctx).await,
         Operation::ListingHistory => listings::history(app, ctx).await,
+        Operation::SellerPage => listings::seller(app, ctx).await,
         Operation::DeactivateListing => listings::deactivate(app, ctx).await,
         Operation::SetDeliveryEndpoint => sell::set_delivery_endpoint(app, ctx).await,
         Operation::GetDeliveryEndpoint => sell::get_delivery_endpoint(app, ctx).await,

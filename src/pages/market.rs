@@ -1,8 +1,10 @@
 //! The catalogue for people (`/market`): search with a GET form and the browse filters (the
 //! same service as `GET /api/marketplace/listings`; a vertical's page is the catalogue filtered
 //! to it), and a listing's page (`/market/listings/{id}`: preview, license, price, ratings,
-//! the signed history as a timeline, the seller's code and reputation). Each page links its
-//! JSON twin. Plain HTML without scripts, readable at phone width and by a screen reader.
+//! the signed history as a timeline, the seller's code and reputation), and a seller's page
+//! (`/market/sellers/{code}`: the seller's code, reputation and ratings, and their active
+//! listings a page at a time, as the catalogue shows them). Each page links its JSON twin.
+//! Plain HTML without scripts, readable at phone width and by a screen reader.
 
 use serde_json::Value;
 
@@ -14,18 +16,31 @@ use crate::pages::console::{guard, html, public_layout, public_refusal};
 use crate::pages::{count, dollars, escape};
 use crate::request::Input;
 use crate::request::catalog::{BROWSE, Browse, ListingId};
+use crate::request::sellers::{SELLER, Seller};
 use crate::service::App;
-use crate::service::catalog::{browse, listings};
+use crate::service::catalog::view::ListingView;
+use crate::service::catalog::{browse, listings, storefront};
+
+/// Which catalogue page.
+#[derive(Clone, Copy, Debug)]
+pub enum Market {
+    /// `/market`, a search or a vertical's page.
+    Catalogue,
+    /// `/market/listings/{id}`.
+    Listing,
+    /// `/market/sellers/{code}`.
+    Seller,
+}
 
 /// Runs a catalogue page; a refused request (4xx) is a page too.
 ///
 /// # Errors
 /// A failure of the server (5xx).
-pub async fn serve(app: &App, ctx: &Ctx, listing: bool) -> Result<Reply> {
-    let answer = if listing {
-        listing_page(app, ctx).await
-    } else {
-        catalogue(app, ctx).await
+pub async fn serve(app: &App, ctx: &Ctx, page: Market) -> Result<Reply> {
+    let answer = match page {
+        Market::Catalogue => catalogue(app, ctx).await,
+        Market::Listing => listing_page(app, ctx).await,
+        Market::Seller => seller_page(app, ctx).await,
     };
     match answer {
         Ok(reply) => Ok(guard(reply)),
@@ -77,32 +92,7 @@ async fn catalogue(app: &App, ctx: &Ctx) -> Result<Reply> {
         Some(v) => format!("<h1>{}</h1><p>Listings in this vertical.</p>", escape(&v.name)),
         None => "<h1>The catalogue</h1><p>Data and services listed by agents; each listing's terms and signed history are on its page.</p>".to_owned(),
     };
-    let items: String = page
-        .listings
-        .iter()
-        .map(|view| {
-            let row = &view.row;
-            let rating = if row.rating_count > 0 {
-                format!(
-                    "{:.1} of 5 ({} ratings)",
-                    row.rating_sum as f64 / row.rating_count as f64,
-                    count(row.rating_count)
-                )
-            } else {
-                "not rated yet".to_owned()
-            };
-            format!(
-                "<li class=\"tile\"><h2><a href=\"/market/listings/{id}\">{title}</a></h2>\
-                 <p>{price} · <a href=\"/market?vertical={vslug}\">{vertical}</a> · seller {seller} · {rating}</p></li>",
-                id = escape(&row.id),
-                title = escape(&row.title),
-                price = if row.price_cents == 0 { "Free".to_owned() } else { dollars(row.price_cents) },
-                vslug = escape(&row.vertical_slug),
-                vertical = escape(&row.vertical_slug),
-                seller = escape(&row.seller_code),
-            )
-        })
-        .collect();
+    let items: String = page.listings.iter().map(card).collect();
     let twin = if query.is_empty() {
         "/api/marketplace/listings".to_owned()
     } else {
@@ -163,7 +153,7 @@ async fn listing_page(app: &App, ctx: &Ctx) -> Result<Reply> {
          <p id=\"price\">{price}{state}</p><p>{description}</p>\
          <div class=\"scroll\"><table id=\"facts\"><tbody>\
          <tr><th scope=\"row\">Vertical</th><td><a href=\"/market?vertical={vslug}\">{vertical}</a></td></tr>\
-         <tr><th scope=\"row\">Seller</th><td id=\"seller\">{seller} (reputation {reputation:.2}, {sales} sales)</td></tr>\
+         <tr><th scope=\"row\">Seller</th><td id=\"seller\"><a href=\"/market/sellers/{seller}\">{seller}</a> (reputation {reputation:.2}, {sales} sales)</td></tr>\
          <tr><th scope=\"row\">Sold</th><td>{sold}</td></tr>\
          <tr><th scope=\"row\">Version</th><td>{version}</td></tr></tbody></table></div>\
          <h2>Preview</h2><pre id=\"preview\" tabindex=\"0\">{preview}</pre>\
@@ -198,4 +188,121 @@ async fn listing_page(app: &App, ctx: &Ctx) -> Result<Reply> {
         id = escape(&row.id),
     );
     Ok(html(200, public_layout(&row.title, &body)))
+}
+
+/// A listing as the catalogue and a seller's page show it: title (to its page), price,
+/// vertical, seller (to their page) and rating.
+fn card(view: &ListingView) -> String {
+    let row = &view.row;
+    let rating = if row.rating_count > 0 {
+        format!(
+            "{:.1} of 5 ({} ratings)",
+            row.rating_sum as f64 / row.rating_count as f64,
+            count(row.rating_count)
+        )
+    } else {
+        "not rated yet".to_owned()
+    };
+    format!(
+        "<li class=\"tile\"><h2><a href=\"/market/listings/{id}\">{title}</a></h2>\
+         <p>{price} · <a href=\"/market?vertical={vslug}\">{vertical}</a> · seller <a href=\"/market/sellers/{seller}\">{seller}</a> · {rating}</p></li>",
+        id = escape(&row.id),
+        title = escape(&row.title),
+        price = if row.price_cents == 0 {
+            "Free".to_owned()
+        } else {
+            dollars(row.price_cents)
+        },
+        vslug = escape(&row.vertical_slug),
+        vertical = escape(&row.vertical_slug),
+        seller = escape(&row.seller_code),
+    )
+}
+
+/// `GET /market/sellers/{code}`: the seller and their active listings, a page at a time (the
+/// page's links carry `offset`, as its JSON twin reads it).
+async fn seller_page(app: &App, ctx: &Ctx) -> Result<Reply> {
+    let query: Vec<(String, String)> = ctx
+        .query
+        .iter()
+        .filter(|(_, v)| !v.is_empty())
+        .cloned()
+        .collect();
+    let request = Seller::read(ctx.param(), &Input::query(&SELLER, &query))?;
+    let page = storefront::page(app, &request).await?;
+    let seller = &page.seller;
+    let code = escape(&seller.code);
+    let items: String = page.listings.iter().map(card).collect();
+    let items = if items.is_empty() {
+        "<p id=\"results\">No active listings on this page.</p>".to_owned()
+    } else {
+        format!("<ul id=\"results\" class=\"tiles\">{items}</ul>")
+    };
+    let at = |offset: i64| {
+        let mut pairs = vec![("offset".to_owned(), offset.to_string())];
+        if let Some(limit) = query.iter().find(|(k, _)| k == "limit") {
+            pairs.insert(0, limit.clone());
+        }
+        format!("/market/sellers/{code}?{}", escape(&encode(&pairs)))
+    };
+    let mut links = Vec::new();
+    if page.offset > 0 {
+        let back = at((page.offset - page.limit).max(0));
+        links.push(format!(
+            "<a id=\"previous\" rel=\"prev\" href=\"{back}\">Newer listings</a>"
+        ));
+    }
+    if page.offset + page.limit < page.total {
+        let next = at(page.offset + page.limit);
+        links.push(format!(
+            "<a id=\"next\" rel=\"next\" href=\"{next}\">Older listings</a>"
+        ));
+    }
+    let pager = if links.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "<nav aria-label=\"Pages\"><p>{}</p></nav>",
+            links.join(" · ")
+        )
+    };
+    let twin = if query.is_empty() {
+        format!("/api/marketplace/sellers/{code}")
+    } else {
+        format!(
+            "/api/marketplace/sellers/{code}?{}",
+            escape(&encode(&query))
+        )
+    };
+    let rated = if seller.rating_count > 0 {
+        format!("{} ratings", count(seller.rating_count))
+    } else {
+        "not rated yet".to_owned()
+    };
+    let shown = page.listings.len() as i64;
+    let body = format!(
+        "<h1>Seller {code}</h1>\
+         <div class=\"scroll\"><table id=\"facts\"><tbody>\
+         <tr><th scope=\"row\">Seller code</th><td id=\"seller\">{code}</td></tr>\
+         <tr><th scope=\"row\">Reputation</th><td id=\"reputation\">{reputation:.2} ({rated})</td></tr>\
+         <tr><th scope=\"row\">Sales</th><td>{sales}</td></tr>\
+         <tr><th scope=\"row\">Active listings</th><td>{total}</td></tr></tbody></table></div>\
+         <h2>Listings</h2>\
+         <p id=\"summary\" role=\"status\">{total} active listings, newest first; showing {from}–{to}.</p>\
+         {items}{pager}\
+         <p class=\"meta\">The same page as JSON: <a id=\"json-twin\" href=\"{twin}\">{twin}</a></p>",
+        reputation = seller.reputation,
+        sales = count(seller.total_sales_count),
+        total = count(page.total),
+        from = if shown == 0 {
+            page.offset
+        } else {
+            page.offset + 1
+        },
+        to = page.offset + shown,
+    );
+    Ok(html(
+        200,
+        public_layout(&format!("Seller {}", seller.code), &body),
+    ))
 }

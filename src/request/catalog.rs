@@ -19,7 +19,7 @@ const COPIES_MAX: i64 = 1_000_000;
 /// Browse page bounds.
 pub const PAGE_DEFAULT: i64 = 50;
 pub const PAGE_MAX: i64 = 100;
-const OFFSET_MAX: i64 = 100_000;
+pub const OFFSET_MAX: i64 = 100_000;
 /// A closed choice: an enum whose variants' names are, in order, the values of its field's
 /// [`Kind::Enum`] (`NAMES`, made from the same list as the variants).
 macro_rules! closed_choice {

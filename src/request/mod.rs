@@ -16,6 +16,7 @@ pub mod disclosure;
 pub mod messaging;
 pub mod oauth;
 mod schema;
+pub mod sellers;
 pub mod spending;
 mod tool;
 pub mod trust;

@@ -477,6 +477,18 @@ pub fn seller_code(conn: &Connection, id: &str) -> Result<Option<String>> {
         .query_row([id], |r| r.get(0))?)
 }
 
+/// The agent whose public seller code is `code`.
+///
+/// # Errors
+/// Database failure.
+pub fn find_by_seller_code(conn: &Connection, code: &str) -> Result<Option<AgentRow>> {
+    let sql = format!("SELECT {COLUMNS} FROM agents WHERE seller_code = ?1");
+    Ok(conn
+        .prepare_cached(&sql)?
+        .query_row([code], from_row)
+        .optional()?)
+}
+
 /// Whether some agent already holds the seller code `code`.
 ///
 /// # Errors
@@ -545,6 +557,9 @@ mod tests {
             Some("S-000001")
         );
         assert!(seller_code_taken(&conn, "S-000001").unwrap());
+        let found = find_by_seller_code(&conn, "S-000001").unwrap().unwrap();
+        assert_eq!(found.id, "a");
+        assert!(find_by_seller_code(&conn, "S-000002").unwrap().is_none());
         assert!(
             set_seller_code(&conn, "b", "S-000001").is_err(),
             "codes are unique"

@@ -228,8 +228,9 @@ pub struct ActivityLine {
     pub title: String,
 }
 
-/// The newest `limit` things agents did: listings created, purchases opened and paid (at one
-/// instant, a payment before an opening before a listing, each newest first).
+/// The newest `limit` things agents did: listings created (not the reference samples the
+/// instance seeds itself), purchases opened and paid (at one instant, a payment before an
+/// opening before a listing, each newest first).
 ///
 /// # Errors
 /// Database failure.
@@ -238,7 +239,8 @@ pub fn activity(conn: &Connection, limit: i64) -> Result<Vec<ActivityLine>> {
         "SELECT at, what, who, title FROM (
            SELECT * FROM (SELECT l.created_at AS at, 'listing created' AS what, a.handle AS who,
                l.title AS title, 0 AS ord, l.seq AS seq
-             FROM listings l JOIN agents a ON a.id = l.seller_id ORDER BY l.seq DESC LIMIT ?1)
+             FROM listings l JOIN agents a ON a.id = l.seller_id WHERE l.is_sample = 0
+             ORDER BY l.seq DESC LIMIT ?1)
            UNION ALL
            SELECT * FROM (SELECT p.created_at, 'purchase opened', coalesce(p.buyer_handle, 'anonymous'),
                l.title, 1, p.seq

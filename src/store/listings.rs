@@ -584,6 +584,32 @@ pub fn of_seller(conn: &Connection, seller_id: &str) -> Result<Vec<ListingRow>> 
     Ok(rows)
 }
 
+/// A page of a seller's active listings, newest first (preview left out, as a browse page),
+/// and how many active listings the seller has: the seller's public page and its JSON twin.
+/// Walks the seller's own rows on `listings_seller`.
+///
+/// # Errors
+/// Database failure.
+pub fn active_of_seller(
+    conn: &Connection,
+    seller_id: &str,
+    limit: i64,
+    offset: i64,
+) -> Result<(Vec<ListingRow>, i64)> {
+    let total: i64 = conn
+        .prepare_cached("SELECT count(*) FROM listings WHERE seller_id = ?1 AND active = 1")?
+        .query_row([seller_id], |r| r.get(0))?;
+    let sql = format!(
+        "SELECT {BROWSE_COLUMNS} FROM listings WHERE seller_id = ?1 AND active = 1 \
+         ORDER BY seq DESC LIMIT ?2 OFFSET ?3"
+    );
+    let rows = conn
+        .prepare_cached(&sql)?
+        .query_map(params![seller_id, limit, offset], from_row)?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok((rows, total))
+}
+
 /// A bare search table and its rows, for the browse index's unit tests (no listings behind it).
 #[cfg(test)]
 pub mod search_fixture {

@@ -5,9 +5,14 @@ screenshots, runs axe-core inside each page, and submits forms as a person would
 Reads a JSON plan on stdin:
   {"chromium": path, "axe": path to axe.min.js, "out": screenshot dir,
    "cookie": {"name", "value", "url"} or null,
-   "pages": [{"name", "url", "act": JS or null, "expect": text or null}]}
+   "pages": [{"name", "url", "act": JS or null, "expect": text or null,
+              "elsewhere": {"url", "act", "expect"} or null, "restoreCookie": bool}]}
+A page's `elsewhere` runs in a second tab after the page is drawn and before its `act` (a
+session signed out in another tab, say); `restoreCookie` then sets the plan's cookie again, as
+a browser still holding a signed-out session's cookie would send it.
 Writes on stdout: {"pages": [{"name", "url", "title", "finalUrl", "violations": [...],
-   "acted": bool, "found": bool}]}. Exits non-zero on a protocol failure or a timeout.
+   "acted": bool, "found": bool, "statuses": [the act's document answers, redirects first],
+   "elsewhereFound": bool}]}. Exits non-zero on a protocol failure or a timeout.
 """
 
 import base64
@@ -49,6 +54,8 @@ class Browser:
         self.buffer = b""
         self.next_id = 0
         self.events = []
+        # Every event read since the caller last cleared it (wait_event consumes `events`).
+        self.seen = []
 
     def close(self):
         try:
@@ -70,7 +77,10 @@ class Browser:
                     raise EOFError("chromium closed the pipe")
                 self.buffer += chunk
         message, self.buffer = self.buffer.split(b"\0", 1)
-        return json.loads(message)
+        message = json.loads(message)
+        if "method" in message:
+            self.seen.append(message)
+        return message
 
     def call(self, method, params=None, session=None):
         self.next_id += 1
@@ -107,8 +117,48 @@ def evaluate(browser, session, expression, await_promise=False):
 
 def navigate(browser, session, url):
     browser.events.clear()
+    browser.seen.clear()
     browser.call("Page.navigate", {"url": url}, session)
     browser.wait_event("Page.loadEventFired", session)
+
+
+def document_statuses(events, session):
+    """The HTTP statuses of the documents a tab loaded, in order: each redirect, then the
+    answer it ended on."""
+    statuses = []
+    for event in events:
+        params = event.get("params", {})
+        if event.get("sessionId") != session or params.get("type") != "Document":
+            continue
+        if event["method"] == "Network.requestWillBeSent" and params.get("redirectResponse"):
+            statuses.append(params["redirectResponse"]["status"])
+        elif event["method"] == "Network.responseReceived":
+            statuses.append(params["response"]["status"])
+    return statuses
+
+
+def elsewhere(browser, step):
+    """Runs `step` in a second tab of the same browser (its cookies shared), then closes it;
+    whether its `expect` text was shown."""
+    target = browser.call("Target.createTarget", {"url": "about:blank"})["targetId"]
+    session = browser.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+    try:
+        browser.call("Page.enable", {}, session)
+        navigate(browser, session, step["url"])
+        if step.get("act"):
+            browser.events.clear()
+            evaluate(browser, session, step["act"])
+            browser.wait_event("Page.loadEventFired", session)
+        text = evaluate(browser, session, "document.body.innerText")
+        return step.get("expect", "") in text
+    finally:
+        browser.call("Target.closeTarget", {"targetId": target})
+
+
+def set_cookie(browser, session, cookie):
+    browser.call("Network.setCookie", {"name": cookie["name"], "value": cookie["value"],
+                                       "url": cookie["url"], "path": "/console",
+                                       "httpOnly": True, "sameSite": "Strict"}, session)
 
 
 def main():
@@ -125,10 +175,7 @@ def main():
         # no script, and stays as it is for everything the page does itself.
         browser.call("Page.setBypassCSP", {"enabled": True}, session)
         if plan.get("cookie"):
-            cookie = plan["cookie"]
-            browser.call("Network.setCookie", {"name": cookie["name"], "value": cookie["value"],
-                                               "url": cookie["url"], "path": "/console",
-                                               "httpOnly": True, "sameSite": "Strict"}, session)
+            set_cookie(browser, session, plan["cookie"])
         for page in plan["pages"]:
             entry = {"name": page["name"], "url": page["url"]}
             for label, width, height, mobile in SIZES:
@@ -150,11 +197,17 @@ def main():
                              await_promise=True)
             entry["violations"] = found
             entry["acted"] = False
+            if page.get("elsewhere"):
+                entry["elsewhereFound"] = elsewhere(browser, page["elsewhere"])
+                if page.get("restoreCookie") and plan.get("cookie"):
+                    set_cookie(browser, session, plan["cookie"])
             if page.get("act"):
                 browser.events.clear()
+                browser.seen.clear()
                 evaluate(browser, session, page["act"])
                 browser.wait_event("Page.loadEventFired", session)
                 entry["acted"] = True
+                entry["statuses"] = document_statuses(browser.seen, session)
             entry["finalUrl"] = evaluate(browser, session, "location.href")
             if page.get("expect"):
                 text = evaluate(browser, session, "document.body.innerText")

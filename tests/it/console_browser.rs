@@ -2,7 +2,8 @@
 //! (`tests/browser/cdp.py`, standard-library Python): every page signed in, at desktop and
 //! phone widths, with no horizontal scrolling at phone width; axe-core run inside each page
 //! with no serious or critical violation; actions performed through their forms as a person
-//! would; screenshots under `<target>/page-screens/console/`, or, with
+//! would, and forms sent the wrong way (without their anti-forgery token, or after the session
+//! was signed out in another tab) refused with nothing changed; screenshots under `<target>/page-screens/console/`, or, with
 //! `BOURSE_UPDATE_SCREENSHOTS=1`, the README's under `docs/screenshots/`.
 //!
 //! Needs Chromium (as `pages_browser`), `python3` and axe-core (`BOURSE_AXE`, installed by
@@ -89,7 +90,19 @@ fn every_console_and_catalogue_page_renders_is_accessible_and_its_forms_work() {
         crate::support::catalog::listing_body("Coastal buoy index", 0),
         json!({}),
     );
+    // Kept active through a forged form and a form of a signed-out session.
+    let kept = server.create_listing(
+        &seller,
+        crate::support::catalog::listing_body("Harbour mooring survey", 0),
+        json!({}),
+    );
     server.buy_and_receive(&buyer, &paid);
+    let seller_code = server
+        .get(&format!("/api/marketplace/listings/{paid}"))
+        .ok()["listing"]["sellerName"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     let console = Console::sign_in(&server, &server.operator_key());
     let cookie = console.cookie.split_once('=').unwrap().1.to_owned();
 
@@ -124,6 +137,7 @@ fn every_console_and_catalogue_page_renders_is_accessible_and_its_forms_work() {
         page("console-sandbox", "/console/sandbox"),
         page("market", "/market"),
         page("market-listing", &format!("/market/listings/{paid}")),
+        page("market-seller", &format!("/market/sellers/{seller_code}")),
     ];
     // The moderation form, filled and sent by the browser: its anti-forgery token is the page's.
     pages.push(json!({
@@ -148,11 +162,28 @@ fn every_console_and_catalogue_page_renders_is_accessible_and_its_forms_work() {
         "act": "document.getElementById('approve-rail').click()",
         "expect": "Relay rail approved",
     }));
+    // A form posted without its anti-forgery token (the hidden input taken out of the page,
+    // then the form sent by the browser): a 403 page, and nothing changed.
+    let fill = "document.getElementById('reason').value = 'Not the operator';";
     pages.push(json!({
-        "name": "console-sign-out",
-        "url": format!("{base}/console"),
-        "act": "document.getElementById('sign-out').click()",
-        "expect": "You are signed out.",
+        "name": "console-forged-form",
+        "url": format!("{base}/console/listings/{kept}"),
+        "act": format!("{fill} document.getElementById('deactivate').form.querySelector('input[name=csrf]').remove(); document.getElementById('deactivate').click()"),
+        "expect": "did not carry this session's anti-forgery token",
+    }));
+    // A form drawn while signed in, sent after the session was signed out in another tab (the
+    // browser still sending the old cookie): refused by a redirect to sign in, nothing changed.
+    pages.push(json!({
+        "name": "console-stale-form",
+        "url": format!("{base}/console/listings/{kept}"),
+        "elsewhere": {
+            "url": format!("{base}/console"),
+            "act": "document.getElementById('sign-out').click()",
+            "expect": "You are signed out.",
+        },
+        "restoreCookie": true,
+        "act": format!("{fill} document.getElementById('deactivate').click()"),
+        "expect": "Sign in",
     }));
     let plan = json!({
         "chromium": browser.exe,
@@ -163,7 +194,7 @@ fn every_console_and_catalogue_page_renders_is_accessible_and_its_forms_work() {
     });
     let report = drive(&plan);
     let pages = report["pages"].as_array().unwrap();
-    assert_eq!(pages.len(), 15, "{report}");
+    assert_eq!(pages.len(), 17, "{report}");
     for entry in pages {
         let name = entry["name"].as_str().unwrap();
         assert!(
@@ -204,6 +235,36 @@ fn every_console_and_catalogue_page_renders_is_accessible_and_its_forms_work() {
         .clone();
     assert_eq!(last["by"], "operator");
     assert_eq!(last["reason"], "Duplicate of another listing");
+    let outcome = |name: &str| -> &Value {
+        pages
+            .iter()
+            .find(|entry| entry["name"] == name)
+            .unwrap_or_else(|| panic!("{name}: {report}"))
+    };
+    let forged = outcome("console-forged-form");
+    assert_eq!(forged["statuses"], json!([403]), "{forged}");
+    let stale = outcome("console-stale-form");
+    assert_eq!(
+        stale["elsewhereFound"], true,
+        "signed out in another tab: {stale}"
+    );
+    assert_eq!(stale["statuses"], json!([303, 200]), "{stale}");
+    assert!(
+        stale["finalUrl"]
+            .as_str()
+            .unwrap()
+            .contains("/console/sign-in"),
+        "{stale}"
+    );
+    // Neither changed the listing: still active, still its first version.
+    let listing = server
+        .get(&format!("/api/marketplace/listings/{kept}"))
+        .ok();
+    assert_eq!(listing["listing"]["active"], true, "{listing}");
+    let history = server
+        .get(&format!("/api/marketplace/listings/{kept}/history"))
+        .ok();
+    assert_eq!(history["entries"].as_array().unwrap().len(), 1, "{history}");
     // The browser signed its session out.
     assert_eq!(console.get(&server, "/console").status, 303);
 }

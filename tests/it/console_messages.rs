@@ -210,6 +210,8 @@ fn the_sandbox_page_feeds_what_agents_do_and_counts_messages_without_bodies() {
         assert!(feed.contains(what), "{what}: {feed}");
     }
     assert!(feed.contains("Feed tidal dataset"), "{feed}");
+    // The reference samples the instance seeds itself are not something an agent did.
+    assert!(!feed.contains("Reference sample"), "{feed}");
     assert!(feed.contains(&buyer.handle), "{feed}");
     assert!(
         text.contains("1 messages accepted in the last hour"),

@@ -8,6 +8,7 @@ mod approvals;
 mod architecture;
 mod catalog;
 mod catalog_browse;
+mod catalog_sellers;
 mod checkout;
 mod cli;
 mod console;

@@ -47,7 +47,7 @@ nav ul{display:flex;flex-wrap:wrap;gap:.4rem 1rem;list-style:none;margin:0;paddi
 nav a[aria-current=page]{font-weight:700;text-decoration:underline 2px}\
 main{max-width:68rem;margin:0 auto;padding:1rem;overflow-wrap:anywhere}pre{white-space:pre-wrap;max-width:100%}\
 h1{font-size:1.6rem;margin:.6rem 0 1rem}h2{font-size:1.2rem;margin:1.6rem 0 .6rem}\
-.tiles{display:grid;grid-template-columns:repeat(auto-fit,minmax(9rem,1fr));gap:.8rem;margin:0;padding:0}\
+.tiles{display:grid;grid-template-columns:repeat(auto-fit,minmax(9rem,1fr));gap:.8rem;margin:0;padding:0;list-style:none}\
 .tile{border:1px solid #d0d7de;border-radius:.5rem;padding:.6rem .8rem;margin:0}\
 .tile dt{color:#57606a;font-size:.85rem}.tile dd{margin:0;font-size:1.5rem;font-weight:600}\
 .charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(18rem,1fr));gap:1rem}\

@@ -17,5 +17,6 @@ pub mod screening;
 pub mod sellers;
 pub mod signed;
 pub mod stats;
+pub mod storefront;
 pub mod versions;
 pub mod view;

@@ -74,6 +74,7 @@ fn a_sellers_page_shows_their_summary_and_active_listings_newest_first_signed() 
     assert_eq!(second_page["listings"][0]["title"], "Quay one");
     assert_eq!(second_page["total"], 2);
 
+    // S-000000 is never assigned (`service::catalog::sellers::seller_code`).
     server
         .get("/api/marketplace/sellers/S-000000")
         .assert_error(404, "NOT_FOUND");

@@ -228,7 +228,8 @@ fn signed_request(app: &App, mut body: Map<String, Value>) -> Vec<u8> {
     serde_json::to_vec(&body).expect("a map serializes")
 }
 
-/// The seller's public code (`S-` + 6 digits), assigned on first use and stable after.
+/// The seller's public code (`S-` + 6 digits, never `S-000000`, which stays free for examples
+/// and tests of an unknown code), assigned on first use and stable after.
 ///
 /// # Errors
 /// Database failure.
@@ -237,7 +238,7 @@ pub fn seller_code(conn: &Connection, agent_id: &str) -> Result<String> {
         return Ok(code);
     }
     for _ in 0..64 {
-        let n = u32::from_le_bytes(random_bytes::<4>()) % 1_000_000;
+        let n = 1 + u32::from_le_bytes(random_bytes::<4>()) % 999_999;
         let code = format!("S-{n:06}");
         if !agent_store::seller_code_taken(conn, &code)? {
             agent_store::set_seller_code(conn, agent_id, &code)?;

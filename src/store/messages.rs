@@ -159,7 +159,12 @@ pub fn inbox(
 pub struct DeliveryRow {
     pub id: String,
     pub agent_id: String,
-    pub message_id: String,
+    /// `agent.message` or `purchase.approval_decided`.
+    pub event: String,
+    /// The message pushed (`agent.message`).
+    pub message_id: Option<String>,
+    /// The purchase whose approval was decided (`purchase.approval_decided`).
+    pub purchase_id: Option<String>,
     pub url: String,
     pub status: String,
     pub attempts: i64,
@@ -169,7 +174,7 @@ pub struct DeliveryRow {
     pub updated_at: String,
 }
 
-const DELIVERY_COLUMNS: &str = "id, agent_id, message_id, url, status, attempts, next_attempt_at, last_error, created_at, updated_at";
+const DELIVERY_COLUMNS: &str = "id, agent_id, message_id, url, status, attempts, next_attempt_at, last_error, created_at, updated_at, event, purchase_id";
 
 fn delivery_from_row(row: &Row<'_>) -> rusqlite::Result<DeliveryRow> {
     Ok(DeliveryRow {
@@ -183,6 +188,8 @@ fn delivery_from_row(row: &Row<'_>) -> rusqlite::Result<DeliveryRow> {
         last_error: row.get(7)?,
         created_at: row.get(8)?,
         updated_at: row.get(9)?,
+        event: row.get(10)?,
+        purchase_id: row.get(11)?,
     })
 }
 
@@ -193,8 +200,8 @@ fn delivery_from_row(row: &Row<'_>) -> rusqlite::Result<DeliveryRow> {
 pub fn insert_delivery(conn: &Connection, d: &DeliveryRow) -> Result<()> {
     conn.prepare_cached(
         "INSERT INTO callback_deliveries (id, agent_id, message_id, url, status, attempts, next_attempt_at,
-            last_error, created_at, updated_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            last_error, created_at, updated_at, event, purchase_id)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
     )?
     .execute(params![
         d.id,
@@ -206,7 +213,9 @@ pub fn insert_delivery(conn: &Connection, d: &DeliveryRow) -> Result<()> {
         d.next_attempt_at,
         d.last_error,
         d.created_at,
-        d.updated_at
+        d.updated_at,
+        d.event,
+        d.purchase_id
     ])?;
     Ok(())
 }
@@ -371,7 +380,9 @@ mod tests {
         let mut delivery = DeliveryRow {
             id: "d".into(),
             agent_id: "r".into(),
-            message_id: "m".into(),
+            event: "agent.message".into(),
+            message_id: Some("m".into()),
+            purchase_id: None,
             url: "https://old.example/hook".into(),
             status: "dead".into(),
             attempts: 5,

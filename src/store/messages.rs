@@ -243,6 +243,20 @@ pub fn replay_delivery(conn: &Connection, d: &DeliveryRow) -> Result<()> {
     update_delivery(conn, d)
 }
 
+/// Makes a pending delivery due at `now` if it was due later (a callback held for something
+/// else to finish first).
+///
+/// # Errors
+/// Database failure.
+pub fn bring_forward(conn: &Connection, id: &str, now: &str) -> Result<()> {
+    conn.prepare_cached(
+        "UPDATE callback_deliveries SET next_attempt_at = ?2
+         WHERE id = ?1 AND status = 'pending' AND attempts = 0 AND next_attempt_at > ?2",
+    )?
+    .execute([id, now])?;
+    Ok(())
+}
+
 /// Pending deliveries due at or before `now`, oldest first.
 ///
 /// # Errors
@@ -403,5 +417,14 @@ mod tests {
         assert_eq!(stored.url, "https://new.example/hook");
         assert_eq!((stored.status.as_str(), stored.attempts), ("pending", 0));
         assert_eq!(due_deliveries(&conn, "t2", 10).unwrap().len(), 1);
+        // A held delivery is brought forward, never pushed back.
+        delivery.next_attempt_at = Some("t9".into());
+        update_delivery(&conn, &delivery).unwrap();
+        assert!(due_deliveries(&conn, "t3", 10).unwrap().is_empty());
+        bring_forward(&conn, "d", "t3").unwrap();
+        assert_eq!(due_deliveries(&conn, "t3", 10).unwrap().len(), 1);
+        bring_forward(&conn, "d", "t5").unwrap();
+        let stored = find_delivery(&conn, "d").unwrap().unwrap();
+        assert_eq!(stored.next_attempt_at.as_deref(), Some("t3"));
     }
 }

@@ -1,6 +1,7 @@
 //! What follows an owner's decision on a purchase that waited for approval: the buyer's
 //! callback URL is told (`purchase.approval_decided`, signed, for approved, denied and expired),
-//! and on the Stripe rail an approved purchase opens its Checkout Session as any card purchase.
+//! and on the Stripe rail an approved purchase opens its Checkout Session as any card purchase
+//! (the callback waits for it, to name where to pay).
 
 use jiff::SignedDuration;
 use serde_json::{Value, json};
@@ -105,7 +106,8 @@ fn an_approved_card_purchase_opens_its_stripe_checkout_session() {
     let fake = FakeStripe::start();
     let server = stripe_server(&fake);
     let (seller, _twin) = stripe_seller(&server, &fake);
-    let buyer = server.party("buyer");
+    let receiver = Receiver::start(&[]);
+    let buyer = with_callback(&server, "buyer", &receiver.url);
     set_policy(&server, &buyer);
     let listing = list(&server, &seller, 900);
 
@@ -132,6 +134,10 @@ fn an_approved_card_purchase_opens_its_stripe_checkout_session() {
         sessions[0].idempotency_key.as_deref(),
         Some(format!("purchase:{id}:checkout").as_str())
     );
+    // The callback waited for the session, so it names where to pay.
+    let (_, payload) = nth_callback(&server, &receiver, 0);
+    assert_eq!(payload["decision"], "approved");
+    assert_eq!(payload["payUrl"], approved["checkoutUrl"], "{payload}");
 }
 
 #[test]

@@ -92,7 +92,7 @@ pub async fn decide(app: &App, capability: &str, approve: bool, token: &str) -> 
         });
     }
     let hash = hash_secret(capability);
-    let now = app.now();
+    let (now, app_now) = (app.now(), app.clock.now());
     let pay_by = rfc3339_after(
         app.clock.now(),
         SignedDuration::try_from(checkout::checkout_window(app)).unwrap_or(SignedDuration::MAX),
@@ -119,16 +119,36 @@ pub async fn decide(app: &App, capability: &str, approve: bool, token: &str) -> 
                 // purchase ends as a checkout the buyer cancelled would.
                 payment_store::end_checkout(tx, &approval.purchase_id, "cancelled")?;
             }
-            queue_decided(tx, &approval.purchase_id, &now)?;
-            purchase_store::find(tx, &approval.purchase_id)
+            let Some(purchase) = purchase_store::find(tx, &approval.purchase_id)? else {
+                return Ok(None);
+            };
+            // On Stripe the callback waits for the Checkout Session (opened below, outside the
+            // transaction) so that it can name where to pay; should that never finish, it goes
+            // anyway after HOLD.
+            let due = if checkout::opens_after_approval(&purchase) {
+                rfc3339_after(app_now, HOLD)
+            } else {
+                now.clone()
+            };
+            let delivery = queue_decided(tx, &approval.purchase_id, &due, &now)?;
+            Ok(Some((purchase, delivery)))
         })
         .await?;
-    if let Some(purchase) = decided {
+    if let Some((purchase, delivery)) = decided {
         checkout::open_approved(app, &purchase).await?;
+        if let Some(id) = delivery {
+            let now = app.now();
+            app.store
+                .write(move |tx| message_store::bring_forward(tx, &id, &now))
+                .await?;
+        }
         app.callbacks_due.notify_one();
     }
     view(app, capability).await
 }
+
+/// The longest a decided approval's callback waits for its Stripe Checkout Session.
+const HOLD: SignedDuration = SignedDuration::from_secs(60);
 
 /// The event name of a decided approval's callback.
 pub const APPROVAL_DECIDED: &str = "purchase.approval_decided";
@@ -142,30 +162,37 @@ pub const APPROVAL_DECIDED: &str = "purchase.approval_decided";
 pub fn expire_due(tx: &rusqlite::Connection, now: &str) -> Result<usize> {
     let expired = crate::service::spending::approvals::expire_due(tx, now)?;
     for purchase_id in &expired {
-        queue_decided(tx, purchase_id, now)?;
+        queue_decided(tx, purchase_id, now, now)?;
     }
     Ok(expired.len())
 }
 
 /// Queues the `purchase.approval_decided` callback of the just decided approval of
-/// `purchase_id` to its buyer's callback URL, when the buyer has one (in the deciding
-/// transaction, so it survives a restart; the messaging callback worker sends it).
+/// `purchase_id` to its buyer's callback URL, due at `due`, when the buyer has one (in the
+/// deciding transaction, so it survives a restart; the messaging callback worker sends it);
+/// returns the delivery's id.
 ///
 /// # Errors
 /// Database failure.
-pub fn queue_decided(tx: &rusqlite::Connection, purchase_id: &str, now: &str) -> Result<()> {
+pub fn queue_decided(
+    tx: &rusqlite::Connection,
+    purchase_id: &str,
+    due: &str,
+    now: &str,
+) -> Result<Option<String>> {
     let Some(approval) = store::of_purchase(tx, purchase_id)? else {
-        return Ok(());
+        return Ok(None);
     };
     let Some(url) =
         agent_store::find_by_id(tx, &approval.buyer_id)?.and_then(|buyer| buyer.callback_url)
     else {
-        return Ok(());
+        return Ok(None);
     };
+    let id = uuid::Uuid::new_v4().to_string();
     message_store::insert_delivery(
         tx,
         &DeliveryRow {
-            id: uuid::Uuid::new_v4().to_string(),
+            id: id.clone(),
             agent_id: approval.buyer_id,
             event: APPROVAL_DECIDED.into(),
             message_id: None,
@@ -173,12 +200,13 @@ pub fn queue_decided(tx: &rusqlite::Connection, purchase_id: &str, now: &str) ->
             url,
             status: "pending".into(),
             attempts: 0,
-            next_attempt_at: Some(now.to_owned()),
+            next_attempt_at: Some(due.to_owned()),
             last_error: None,
             created_at: now.to_owned(),
             updated_at: now.to_owned(),
         },
-    )
+    )?;
+    Ok(Some(id))
 }
 
 /// The body of a `purchase.approval_decided` callback, before its signature.

@@ -148,6 +148,11 @@ pub async fn buy(app: &App, mut sale: Sale<'_>) -> Result<Bought> {
     })
 }
 
+/// Whether [`open_approved`] opens a checkout for this just approved purchase (Stripe).
+pub fn opens_after_approval(purchase: &PurchaseRow) -> bool {
+    purchase.status == "pending_payment" && purchase.rail == Rail::Card.name()
+}
+
 /// An approved purchase (now `pending_payment`) goes on as one under its buyer's approval
 /// threshold would: on Stripe its Checkout Session is opened now, by the same call an ungated
 /// card purchase makes (a refusal there cancels the reservation, as it does for an ungated one;
@@ -157,7 +162,7 @@ pub async fn buy(app: &App, mut sale: Sale<'_>) -> Result<Bought> {
 /// # Errors
 /// Database failure.
 pub async fn open_approved(app: &App, purchase: &PurchaseRow) -> Result<()> {
-    if purchase.status != "pending_payment" || purchase.rail != Rail::Card.name() {
+    if !opens_after_approval(purchase) {
         return Ok(());
     }
     let listing_id = purchase.listing_id.clone();

@@ -99,6 +99,14 @@ fn the_buyer_is_called_back_signed_when_its_approval_is_denied_expires_or_is_app
                 && c["purchaseId"].is_string()),
         "{delivered:?}"
     );
+    // The operator counts them with the message callbacks.
+    let metrics = server.get_auth("/metrics", &server.operator_key()).text();
+    assert!(
+        metrics
+            .lines()
+            .any(|l| l == r#"bourse_callback_deliveries{status="delivered"} 3"#),
+        "{metrics}"
+    );
 }
 
 #[test]

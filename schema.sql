@@ -214,19 +214,25 @@ CREATE TRIGGER message_journal_append_only_delete BEFORE DELETE ON message_journ
     SELECT RAISE(ABORT, 'the message journal is append-only');
 END;
 
--- Push deliveries of `agent.message` to callback URLs; survives restarts.
+-- Push deliveries to callback URLs (`agent.message` of a message, `purchase.approval_decided`
+-- of a purchase whose approval was decided); survives restarts.
 CREATE TABLE callback_deliveries (
     seq             INTEGER PRIMARY KEY,
     id              TEXT    NOT NULL UNIQUE,
     agent_id        TEXT    NOT NULL REFERENCES agents (id),
-    message_id      TEXT    NOT NULL REFERENCES messages (id),
+    message_id      TEXT    REFERENCES messages (id),
     url             TEXT    NOT NULL,
     status          TEXT    NOT NULL CHECK (status IN ('pending', 'delivered', 'dead')),
     attempts        INTEGER NOT NULL DEFAULT 0,
     next_attempt_at TEXT,
     last_error      TEXT,
     created_at      TEXT    NOT NULL,
-    updated_at      TEXT    NOT NULL
+    updated_at      TEXT    NOT NULL,
+    event           TEXT    NOT NULL DEFAULT 'agent.message'
+                            CHECK (event IN ('agent.message', 'purchase.approval_decided')),
+    purchase_id     TEXT    REFERENCES purchases (id),
+    CHECK ((event = 'agent.message') = (message_id IS NOT NULL)),
+    CHECK ((event = 'purchase.approval_decided') = (purchase_id IS NOT NULL))
 ) STRICT;
 
 CREATE INDEX callback_deliveries_due ON callback_deliveries (next_attempt_at) WHERE status = 'pending';

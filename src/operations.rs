@@ -249,8 +249,9 @@ operations! {
         => spending::SET_SPENDING_POLICY { json };
     GetSpending: Agent [GET "/api/agents/me/spending"] => spending::SPENDING {};
     CreateKey: Agent [POST "/api/agents/me/keys"] => spending::CREATE_KEY { json };
-    ListKeys: Agent [GET "/api/agents/me/keys"] {};
-    RevokeRestrictedKey: Agent [POST "/api/agents/me/keys/{id}/revoke"] { param: Some(Id) };
+    ListKeys: Agent [GET "/api/agents/me/keys"] => spending::LIST_KEYS {};
+    RevokeRestrictedKey: Agent [POST "/api/agents/me/keys/{id}/revoke"] => spending::REVOKE_KEY
+        { param: Some(Id) };
 
     // Agents, keys and messaging on REST.
     UpdateMe: Agent [PATCH "/api/agents/me"] => agents::UPDATE_ME { json };

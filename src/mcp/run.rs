@@ -16,10 +16,11 @@ use crate::request::catalog::{
 use crate::request::commerce::{BecomeSeller, GetPurchase, Purchase, Rate};
 use crate::request::contact::{InquiryKind, NewInquiry};
 use crate::request::messaging::{InboxCall, SendMessage};
-use crate::request::spending::SetPolicy;
-use crate::request::{Face, Input, Op};
+use crate::request::spending::{CreateKey, SetPolicy};
+use crate::request::{self, Face, Input, Op};
 use crate::service::contact::inquiries;
 use crate::service::identity::agents::{self, Client};
+use crate::service::identity::keys;
 use crate::service::messaging::{message::SentMessage, messages};
 use crate::service::{
     App, catalog::browse, catalog::listings, catalog::sellers, catalog::stats, commerce::checkout,
@@ -170,6 +171,21 @@ pub(super) async fn run(
             let agent = me()?;
             input(op, arguments)?;
             typed(spending::spending(app, agent).await)
+        }
+        Operation::CreateKey => {
+            let agent = me()?;
+            let request = CreateKey::read(&input(op, arguments)?)?;
+            typed(keys::mint(app, agent, request).await)
+        }
+        Operation::ListKeys => {
+            let agent = me()?;
+            input(op, arguments)?;
+            typed(keys::list(app, agent).await)
+        }
+        Operation::RevokeRestrictedKey => {
+            let agent = me()?;
+            let key_id = request::spending::key_id(&input(op, arguments)?, None)?;
+            typed(keys::revoke(app, agent, &key_id).await)
         }
         Operation::MarketplaceStats => {
             input(op, arguments)?;

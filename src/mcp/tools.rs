@@ -54,11 +54,17 @@ pub(super) async fn call_tool(
             needed,
         };
     }
-    // The spending policy is changed with the agent's full key only, never through a token a
-    // hosted client holds.
+    // The spending policy and the restricted keys are managed with the agent's full key only,
+    // never through a token a hosted client holds or a restricted key.
     if let Some(who) = who
         && (who.grant.is_some() || who.agent.restricted.is_some())
-        && operation == Operation::SetSpendingPolicy
+        && matches!(
+            operation,
+            Operation::SetSpendingPolicy
+                | Operation::CreateKey
+                | Operation::ListKeys
+                | Operation::RevokeRestrictedKey
+        )
     {
         return Outcome::Done(tool_failure(
             ctx,
@@ -112,7 +118,9 @@ pub(super) async fn call_tool(
 fn full_key_required() -> Error {
     Error::Forbidden {
         code: "INSUFFICIENT_SCOPE",
-        message: "the spending policy is changed with the agent's full API key only".into(),
+        message:
+            "the spending policy and restricted keys are managed with the agent's full API key only"
+                .into(),
     }
 }
 

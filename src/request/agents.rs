@@ -23,7 +23,7 @@ const EMAIL: Field = Field::both("email", "email", Kind::Text(EMAIL_MAX))
 const DISPLAY_NAME: Field = Field::both("displayName", "display_name", Kind::Text(NAME_MAX))
     .doc("Optional public display name (shown on your card).");
 const CALLBACK_URL: Field = Field::both("callbackUrl", "callback_url", Kind::Token(URL_MAX))
-    .doc("Optional https URL that receives agent.message pushes.")
+    .doc("Optional https URL that receives agent.message and purchase.approval_decided pushes.")
     .documented("/components/schemas/RegisterRequest/properties/callbackUrl");
 
 /// `POST /api/agents/register` · `register_agent`.

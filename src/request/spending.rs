@@ -142,31 +142,81 @@ fn names(input: &Input, field: &Field) -> Result<Option<Vec<String>>> {
     Ok(Some(out))
 }
 
-const KEY_LABEL: Field =
-    Field::rest("label", Kind::Text(100)).doc("A name for the key (which sub-agent holds it).");
-const KEY_SCOPES: Field = Field::rest(
+const KEY_LABEL: Field = Field::both("label", "label", Kind::Text(100))
+    .doc("A name for the key (which sub-agent holds it).");
+const KEY_SCOPES: Field = Field::both(
+    "scopes",
     "scopes",
     Kind::Json(r#"{"type":"array","minItems":1,"maxItems":4,"uniqueItems":true,"items":{"type":"string","enum":["read","message","sell","spend"]}}"#),
 )
 .required()
 .doc("What the key may do: `read`, `message`, `sell`, `spend`.");
-const KEY_EXPIRES: Field = Field::rest("expiresInHours", Kind::Int(1, 8760))
+const KEY_EXPIRES: Field = Field::both("expiresInHours", "expires_in_hours", Kind::Int(1, 8760))
     .doc("The key stops working this many hours after it is minted. Absent: never.");
 
-/// `POST /api/agents/me/keys` (REST only, the agent's full key): mints a restricted key.
+/// `POST /api/agents/me/keys` · `mint_restricted_key` (the agent's full key only): mints a
+/// restricted key.
 pub static CREATE_KEY: Op = Op {
-    name: "create_key",
+    name: "mint_restricted_key",
     fields: &[
         KEY_LABEL,
         KEY_SCOPES,
-        Field::rest("perPurchaseCents", Kind::Int(0, CAP_MAX)),
-        Field::rest("dailyCents", Kind::Int(0, CAP_MAX)),
-        Field::rest("monthlyCents", Kind::Int(0, CAP_MAX)),
+        Field::both("perPurchaseCents", "per_purchase_cents", Kind::Int(0, CAP_MAX))
+            .doc("The most one purchase with this key may cost, in US cents (no higher than the agent's policy). Absent: the agent's cap alone."),
+        Field::both("dailyCents", "daily_cents", Kind::Int(0, CAP_MAX))
+            .doc("The most this key may spend per UTC day, in US cents (no higher than the agent's policy). Absent: the agent's cap alone."),
+        Field::both("monthlyCents", "monthly_cents", Kind::Int(0, CAP_MAX))
+            .doc("The most this key may spend per UTC month, in US cents (no higher than the agent's policy). Absent: the agent's cap alone."),
         KEY_EXPIRES,
     ],
-    scope: None,
-    tool: None,
+    scope: Some(Scope::Spend),
+    tool: Some(Tool::write(
+        Access::Keyed,
+        "Mint a restricted key",
+        "Mint a restricted API key for a sub-agent: the same agent, limited to the scopes named \
+         (read, message, sell, spend), with its own spending caps (no higher than your policy's) \
+         and an optional expiry. The key is in the answer once; store it. Needs the agent's full \
+         API key (not a restricted key or an OAuth token).",
+    )),
 };
+
+/// `GET /api/agents/me/keys` · `list_restricted_keys`: no arguments.
+pub static LIST_KEYS: Op = Op {
+    name: "list_restricted_keys",
+    fields: &[],
+    scope: Some(Scope::Read),
+    tool: Some(Tool::read(
+        Access::Keyed,
+        "Your restricted keys",
+        "Your restricted keys, newest first, revoked ones too (never the secrets). Needs the \
+         agent's full API key.",
+    )),
+};
+
+const KEY_ID: Field = Field::mcp("key_id", Kind::Text(100))
+    .required()
+    .doc("The restricted key's id (from list_restricted_keys).");
+
+/// `POST /api/agents/me/keys/{id}/revoke` · `revoke_restricted_key`.
+pub static REVOKE_KEY: Op = Op {
+    name: "revoke_restricted_key",
+    fields: &[KEY_ID],
+    scope: Some(Scope::Spend),
+    tool: Some(Tool::idempotent_write(
+        Access::Keyed,
+        "Revoke a restricted key",
+        "Revoke one of your restricted keys: it stops working at once; your full key and other \
+         keys are untouched. Needs the agent's full API key.",
+    )),
+};
+
+/// Which restricted key to revoke: REST's path segment, MCP's `key_id`.
+///
+/// # Errors
+/// `INVALID_ARGUMENT`: missing or not a short string.
+pub fn key_id(input: &Input, path: Option<&str>) -> Result<String> {
+    input.path_id(&KEY_ID, path)
+}
 
 /// A restricted key to mint.
 #[derive(Debug, Clone)]

@@ -159,7 +159,12 @@ pub fn inbox(
 pub struct DeliveryRow {
     pub id: String,
     pub agent_id: String,
-    pub message_id: String,
+    /// `agent.message` or `purchase.approval_decided`.
+    pub event: String,
+    /// The message pushed (`agent.message`).
+    pub message_id: Option<String>,
+    /// The purchase whose approval was decided (`purchase.approval_decided`).
+    pub purchase_id: Option<String>,
     pub url: String,
     pub status: String,
     pub attempts: i64,
@@ -169,7 +174,7 @@ pub struct DeliveryRow {
     pub updated_at: String,
 }
 
-const DELIVERY_COLUMNS: &str = "id, agent_id, message_id, url, status, attempts, next_attempt_at, last_error, created_at, updated_at";
+const DELIVERY_COLUMNS: &str = "id, agent_id, message_id, url, status, attempts, next_attempt_at, last_error, created_at, updated_at, event, purchase_id";
 
 fn delivery_from_row(row: &Row<'_>) -> rusqlite::Result<DeliveryRow> {
     Ok(DeliveryRow {
@@ -183,6 +188,8 @@ fn delivery_from_row(row: &Row<'_>) -> rusqlite::Result<DeliveryRow> {
         last_error: row.get(7)?,
         created_at: row.get(8)?,
         updated_at: row.get(9)?,
+        event: row.get(10)?,
+        purchase_id: row.get(11)?,
     })
 }
 
@@ -193,8 +200,8 @@ fn delivery_from_row(row: &Row<'_>) -> rusqlite::Result<DeliveryRow> {
 pub fn insert_delivery(conn: &Connection, d: &DeliveryRow) -> Result<()> {
     conn.prepare_cached(
         "INSERT INTO callback_deliveries (id, agent_id, message_id, url, status, attempts, next_attempt_at,
-            last_error, created_at, updated_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            last_error, created_at, updated_at, event, purchase_id)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
     )?
     .execute(params![
         d.id,
@@ -206,7 +213,9 @@ pub fn insert_delivery(conn: &Connection, d: &DeliveryRow) -> Result<()> {
         d.next_attempt_at,
         d.last_error,
         d.created_at,
-        d.updated_at
+        d.updated_at,
+        d.event,
+        d.purchase_id
     ])?;
     Ok(())
 }
@@ -232,6 +241,20 @@ pub fn replay_delivery(conn: &Connection, d: &DeliveryRow) -> Result<()> {
     conn.prepare_cached("UPDATE callback_deliveries SET url = ?2 WHERE id = ?1")?
         .execute([&d.id, &d.url])?;
     update_delivery(conn, d)
+}
+
+/// Makes a pending delivery due at `now` if it was due later (a callback held for something
+/// else to finish first).
+///
+/// # Errors
+/// Database failure.
+pub fn bring_forward(conn: &Connection, id: &str, now: &str) -> Result<()> {
+    conn.prepare_cached(
+        "UPDATE callback_deliveries SET next_attempt_at = ?2
+         WHERE id = ?1 AND status = 'pending' AND attempts = 0 AND next_attempt_at > ?2",
+    )?
+    .execute([id, now])?;
+    Ok(())
 }
 
 /// Pending deliveries due at or before `now`, oldest first.
@@ -371,7 +394,9 @@ mod tests {
         let mut delivery = DeliveryRow {
             id: "d".into(),
             agent_id: "r".into(),
-            message_id: "m".into(),
+            event: "agent.message".into(),
+            message_id: Some("m".into()),
+            purchase_id: None,
             url: "https://old.example/hook".into(),
             status: "dead".into(),
             attempts: 5,
@@ -392,5 +417,14 @@ mod tests {
         assert_eq!(stored.url, "https://new.example/hook");
         assert_eq!((stored.status.as_str(), stored.attempts), ("pending", 0));
         assert_eq!(due_deliveries(&conn, "t2", 10).unwrap().len(), 1);
+        // A held delivery is brought forward, never pushed back.
+        delivery.next_attempt_at = Some("t9".into());
+        update_delivery(&conn, &delivery).unwrap();
+        assert!(due_deliveries(&conn, "t3", 10).unwrap().is_empty());
+        bring_forward(&conn, "d", "t3").unwrap();
+        assert_eq!(due_deliveries(&conn, "t3", 10).unwrap().len(), 1);
+        bring_forward(&conn, "d", "t5").unwrap();
+        let stored = find_delivery(&conn, "d").unwrap().unwrap();
+        assert_eq!(stored.next_attempt_at.as_deref(), Some("t3"));
     }
 }

@@ -349,4 +349,36 @@ const STEPS: &[(i32, &str)] = &[
          CREATE INDEX approvals_open ON approvals (expires_at) WHERE decision IS NULL;
          CREATE INDEX approvals_buyer ON approvals (buyer_id, created_at);",
     ),
+    (
+        // Callbacks of decided approvals: deliveries gain an event and a purchase, and a message
+        // becomes optional (the table is rebuilt, since NOT NULL cannot be dropped).
+        12,
+        "CREATE TABLE callback_deliveries_v12 (
+             seq             INTEGER PRIMARY KEY,
+             id              TEXT    NOT NULL UNIQUE,
+             agent_id        TEXT    NOT NULL REFERENCES agents (id),
+             message_id      TEXT    REFERENCES messages (id),
+             url             TEXT    NOT NULL,
+             status          TEXT    NOT NULL CHECK (status IN ('pending', 'delivered', 'dead')),
+             attempts        INTEGER NOT NULL DEFAULT 0,
+             next_attempt_at TEXT,
+             last_error      TEXT,
+             created_at      TEXT    NOT NULL,
+             updated_at      TEXT    NOT NULL,
+             event           TEXT    NOT NULL DEFAULT 'agent.message'
+                                     CHECK (event IN ('agent.message', 'purchase.approval_decided')),
+             purchase_id     TEXT    REFERENCES purchases (id),
+             CHECK ((event = 'agent.message') = (message_id IS NOT NULL)),
+             CHECK ((event = 'purchase.approval_decided') = (purchase_id IS NOT NULL))
+         ) STRICT;
+         INSERT INTO callback_deliveries_v12 (seq, id, agent_id, message_id, url, status, attempts,
+             next_attempt_at, last_error, created_at, updated_at)
+         SELECT seq, id, agent_id, message_id, url, status, attempts, next_attempt_at, last_error,
+             created_at, updated_at
+         FROM callback_deliveries ORDER BY seq;
+         DROP TABLE callback_deliveries;
+         ALTER TABLE callback_deliveries_v12 RENAME TO callback_deliveries;
+         CREATE INDEX callback_deliveries_due ON callback_deliveries (next_attempt_at) WHERE status = 'pending';
+         CREATE INDEX callback_deliveries_agent ON callback_deliveries (agent_id, status, seq);",
+    ),
 ];

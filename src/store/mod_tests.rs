@@ -374,3 +374,50 @@ fn a_version_10_database_rebuilds_purchases_for_approvals_and_keeps_their_rows()
     let expected = fresh.write_blocking(|tx| Ok(shape(tx))).unwrap();
     assert_eq!(migrated, expected);
 }
+
+#[test]
+fn a_version_11_database_rebuilds_callback_deliveries_for_decisions_and_keeps_their_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let old = dir.path().join("v11.db");
+    {
+        let conn = Connection::open(&old).unwrap();
+        conn.execute_batch(include_str!("../../tests/fixtures/schema_v11.sql"))
+            .unwrap();
+        conn.execute_batch(&format!(
+            "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = 11;"
+        ))
+        .unwrap();
+        agents::insert(&conn, &test_agent("s", "A-1"), "ks", None).unwrap();
+        agents::insert(&conn, &test_agent("r", "A-2"), "kr", None).unwrap();
+        conn.execute_batch(
+            "INSERT INTO messages (id, recipient_id, recipient_seq, sequence, sender_id, sender_seq,
+                 sender_handle, recipient_handle, client_message_id, body, created_at, receipt)
+             VALUES ('m1', 'r', 2, 1, 's', 1, 'A-1', 'A-2', 'c1', 'hi', 't0', '{}');
+             INSERT INTO callback_deliveries (id, agent_id, message_id, url, status, attempts,
+                 created_at, updated_at)
+             VALUES ('d', 'r', 'm1', 'https://example.com/hook', 'dead', 5, 't0', 't1');",
+        )
+        .unwrap();
+    }
+    let store = Store::open(&old).unwrap();
+    let (version, kept, migrated) = store
+        .write_blocking(|tx| {
+            let version: i32 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+            Ok((version, messages::find_delivery(tx, "d")?, shape(tx)))
+        })
+        .unwrap();
+    assert_eq!(version, SCHEMA_VERSION);
+    let kept = kept.unwrap();
+    assert_eq!(
+        (
+            kept.event.as_str(),
+            kept.message_id.as_deref(),
+            kept.purchase_id
+        ),
+        ("agent.message", Some("m1"), None)
+    );
+    assert_eq!((kept.status.as_str(), kept.attempts), ("dead", 5));
+    let fresh = Store::open(&dir.path().join("fresh.db")).unwrap();
+    let expected = fresh.write_blocking(|tx| Ok(shape(tx))).unwrap();
+    assert_eq!(migrated, expected);
+}

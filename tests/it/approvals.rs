@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use crate::seller_twin::SellerTwin;
 use crate::support::{Party, TestServer};
 
-fn list(server: &TestServer, seller: &Party, price: i64) -> String {
+pub(crate) fn list(server: &TestServer, seller: &Party, price: i64) -> String {
     let base = json!({"title": "Freight rates", "description": "Weekly freight.", "priceCents": price, "verticalSlug": "trucking", "consent": true});
     server.create_listing(seller, base, json!({}))
 }
@@ -20,7 +20,7 @@ fn spending(server: &TestServer, agent: &Party) -> Value {
 /// Buys above the threshold: asserts 202 `pending_approval`; returns the purchase and the
 /// approval page's path.
 #[track_caller]
-fn buy_pending(server: &TestServer, buyer: &Party, listing: &str) -> (Value, String) {
+pub(crate) fn buy_pending(server: &TestServer, buyer: &Party, listing: &str) -> (Value, String) {
     let purchase = server.buy(buyer, listing).expect(202);
     assert_eq!(purchase["status"], "pending_approval", "{purchase}");
     let url = purchase["approvalUrl"].as_str().expect("approvalUrl");
@@ -30,7 +30,7 @@ fn buy_pending(server: &TestServer, buyer: &Party, listing: &str) -> (Value, Str
 }
 
 /// The anti-forgery token in the approval page's form.
-fn form_token(page: &str) -> String {
+pub(crate) fn form_token(page: &str) -> String {
     let at = page.find("name=\"token\" value=\"").expect("a token field") + 20;
     page[at..].split('"').next().unwrap().to_owned()
 }

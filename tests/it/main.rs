@@ -4,6 +4,7 @@
 mod a2a_sdk;
 mod agent_sdks;
 mod agents;
+mod approval_callbacks;
 mod approvals;
 mod architecture;
 mod catalog;
@@ -29,6 +30,7 @@ mod mcp;
 mod mcp_market;
 mod mcp_protocol;
 mod mcp_schemas;
+mod mcp_spending;
 mod messages;
 mod meta;
 mod metrics;

@@ -7,7 +7,7 @@ use crate::seller_twin::{Mode, SellerTwin};
 use crate::support::TestServer;
 use crate::support::mcp::{MCP, call, err, ok, rpc};
 
-const MARKET_TOOLS: [&str; 22] = [
+const MARKET_TOOLS: [&str; 25] = [
     "about_marketplace",
     "list_verticals",
     "register_agent",
@@ -30,6 +30,9 @@ const MARKET_TOOLS: [&str; 22] = [
     "marketplace_stats",
     "set_spending_policy",
     "get_spending",
+    "mint_restricted_key",
+    "list_restricted_keys",
+    "revoke_restricted_key",
 ];
 
 const PUBLIC_TOOLS: [&str; 10] = [

@@ -178,7 +178,7 @@ fn the_stateless_2026_revision_discovers_lists_and_calls() {
 
     let result = ok_result(&post_stateless(&server, None, "tools/list", json!({}), &[]));
     assert_eq!(result["resultType"], "complete");
-    assert_eq!(result["tools"].as_array().unwrap().len(), 4 + 22);
+    assert_eq!(result["tools"].as_array().unwrap().len(), 4 + 25);
     assert!(result["ttlMs"].is_u64() && result["cacheScope"] == "public");
 
     let call = json!({"name": "agent_whoami", "arguments": {}});

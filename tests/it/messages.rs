@@ -408,13 +408,13 @@ fn the_journal_keeps_digests_never_bodies_and_is_append_only() {
 }
 
 /// One request a receiver saw: its headers and JSON body.
-type Seen = (Vec<(String, String)>, Value);
+pub(crate) type Seen = (Vec<(String, String)>, Value);
 
 /// A local callback receiver: answers each request with the next scripted status (200 once the
 /// script runs out) and records what it received.
 pub(crate) struct Receiver {
     pub(crate) url: String,
-    seen: Arc<Mutex<Vec<Seen>>>,
+    pub(crate) seen: Arc<Mutex<Vec<Seen>>>,
 }
 
 impl Receiver {

@@ -148,6 +148,36 @@ pub async fn buy(app: &App, mut sale: Sale<'_>) -> Result<Bought> {
     })
 }
 
+/// Whether [`open_approved`] opens a checkout for this just approved purchase (Stripe).
+pub fn opens_after_approval(purchase: &PurchaseRow) -> bool {
+    purchase.status == "pending_payment" && purchase.rail == Rail::Card.name()
+}
+
+/// An approved purchase (now `pending_payment`) goes on as one under its buyer's approval
+/// threshold would: on Stripe its Checkout Session is opened now, by the same call an ungated
+/// card purchase makes (a refusal there cancels the reservation, as it does for an ungated one;
+/// the owner's decision stands either way). The sandbox named its session when the purchase
+/// opened, so there is nothing to do on it.
+///
+/// # Errors
+/// Database failure.
+pub async fn open_approved(app: &App, purchase: &PurchaseRow) -> Result<()> {
+    if !opens_after_approval(purchase) {
+        return Ok(());
+    }
+    let listing_id = purchase.listing_id.clone();
+    let title = app
+        .store
+        .read(move |conn| crate::store::listings::find(conn, &listing_id))
+        .await?
+        .map(|l| l.title)
+        .unwrap_or_default();
+    if let Err(error) = stripe::open_checkout(app, purchase, &title).await {
+        tracing::warn!(%error, purchase = %purchase.id, "checkout of an approved purchase");
+    }
+    Ok(())
+}
+
 /// How long a checkout stays open. Stripe accepts a session expiry from 30 minutes to 24 hours
 /// after creation, and its session must end before the local reservation does, so on that rail
 /// the window is kept within 35 minutes (a margin for clock skew and latency) and 24 hours.

@@ -72,8 +72,8 @@ async fn expire_and_release(app: &App) -> Result<(usize, usize)> {
     let keyring = app.keyring.clone();
     app.store
         .write(move |tx| {
-            let expired = store::expire_checkouts(tx, &now)?
-                + crate::service::spending::approvals::expire_due(tx, &now)?;
+            let expired =
+                store::expire_checkouts(tx, &now)? + super::approvals::expire_due(tx, &now)?;
             let released = store::release_due_without_payout(tx, &now, Rail::Card.ledger_name())?;
             for (row, purchase_id, amount) in &released {
                 crate::service::ledger::log_event(

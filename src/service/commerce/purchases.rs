@@ -312,7 +312,7 @@ async fn shown(app: &App, mut purchase: PurchaseRow, live: bool) -> Result<Buyer
             app.store
                 .write(move |tx| {
                     payment_store::expire_checkouts(tx, &now)?;
-                    crate::service::spending::approvals::expire_due(tx, &now)
+                    super::approvals::expire_due(tx, &now)
                 })
                 .await?;
         }

@@ -1,11 +1,13 @@
-//! Signed push callbacks (`agent.message`) with retries and a dead-letter queue.
+//! Signed push callbacks with retries and a dead-letter queue: `agent.message` (a new message)
+//! and `purchase.approval_decided` (the owner approved or denied a purchase of the agent, or its
+//! approval expired; queued and made by `commerce::approvals`).
 //!
-//! A delivery is queued in the same transaction that accepts the message, so it survives a
-//! restart. The worker attempts due deliveries: first at once, then 5 s, 30 s, 2 min and 10 min
+//! A delivery is queued in the same transaction that accepts the message (or decides the
+//! approval), so it survives a restart. The worker attempts due deliveries: first at once, then 5 s, 30 s, 2 min and 10 min
 //! after the previous failure (five attempts in all), by the injected clock. A 2xx is success;
 //! a network error, timeout, 5xx, 408, 429 or any redirect is a transient failure; any other 4xx
 //! is a permanent refusal and dead-letters at once, as do five failed attempts. Each attempt is
-//! signed afresh (new `signedAt`); receivers deduplicate by `message.id`. Inbox polling works
+//! signed afresh (new `signedAt`); receivers deduplicate by `message.id` (or `purchaseId`). Inbox polling works
 //! whatever happens here.
 
 use std::collections::HashSet;
@@ -49,7 +51,9 @@ pub fn enqueue(conn: &Connection, message: &MessageRow, url: &str, now: &str) ->
         &DeliveryRow {
             id: uuid::Uuid::new_v4().to_string(),
             agent_id: message.recipient_id.clone(),
-            message_id: message.id.clone(),
+            event: MESSAGE.into(),
+            message_id: Some(message.id.clone()),
+            purchase_id: None,
             url: url.to_owned(),
             status: "pending".into(),
             attempts: 0,
@@ -61,6 +65,8 @@ pub fn enqueue(conn: &Connection, message: &MessageRow, url: &str, now: &str) ->
     )
 }
 
+/// The event of a new message.
+pub const MESSAGE: &str = "agent.message";
 /// Most callback attempts in flight at once.
 const IN_FLIGHT_MAX: usize = 64;
 
@@ -116,14 +122,31 @@ pub async fn worker(app: Arc<App>) {
 }
 
 async fn attempt(app: &App, mut delivery: DeliveryRow) -> Result<()> {
-    let message_id = delivery.message_id.clone();
-    let message = app
-        .store
-        .read(move |conn| store::find(conn, &message_id))
-        .await?
-        .ok_or_else(|| Error::Internal("callback for a missing message".into()))?;
+    let mut payload = match (&delivery.message_id, &delivery.purchase_id) {
+        (Some(message_id), _) => {
+            let message_id = message_id.clone();
+            let message = app
+                .store
+                .read(move |conn| store::find(conn, &message_id))
+                .await?
+                .ok_or_else(|| Error::Internal("callback for a missing message".into()))?;
+            message_payload(&message)?
+        }
+        (None, Some(purchase_id)) => {
+            let event =
+                crate::service::commerce::approvals::decided_event(app, purchase_id).await?;
+            match serde_json::to_value(event) {
+                Ok(serde_json::Value::Object(map)) => map,
+                _ => return Err(Error::Internal("callback payload: not an object".into())),
+            }
+        }
+        (None, None) => return Err(Error::Internal("callback of nothing".into())),
+    };
     delivery.attempts += 1;
-    let body = signed_payload(app, &message)?;
+    sign_object(&app.keyring, &mut payload, &rfc3339(app.clock.wall()));
+    let body = serde_json::to_vec(&payload)
+        .map_err(|e| Error::Internal(format!("callback payload: {e}")))?;
+    let event = delivery.event.clone();
     let client = app.outbound_callbacks.clone();
     let url = delivery.url.clone();
     let (delivery_id, attempt_number) = (delivery.id.clone(), delivery.attempts.to_string());
@@ -132,7 +155,7 @@ async fn attempt(app: &App, mut delivery: DeliveryRow) -> Result<()> {
             &url,
             &body,
             &[
-                ("x-bourse-event", "agent.message"),
+                ("x-bourse-event", &event),
                 ("x-bourse-delivery-id", &delivery_id),
                 ("x-bourse-attempt", &attempt_number),
             ],
@@ -196,17 +219,16 @@ fn apply_outcome(delivery: &mut DeliveryRow, failure: Option<(String, bool)>, no
     }
 }
 
-/// `{event: "agent.message", message, signature}`, signed now.
-fn signed_payload(app: &App, message: &MessageRow) -> Result<Vec<u8>> {
+/// `{event: "agent.message", message}` (signed by the caller).
+fn message_payload(message: &MessageRow) -> Result<Map<String, serde_json::Value>> {
     let unserializable = |e: serde_json::Error| Error::Internal(format!("callback payload: {e}"));
     let mut payload = Map::new();
-    payload.insert("event".into(), "agent.message".into());
+    payload.insert("event".into(), MESSAGE.into());
     payload.insert(
         "message".into(),
         serde_json::to_value(Message::of(message.clone())).map_err(unserializable)?,
     );
-    sign_object(&app.keyring, &mut payload, &rfc3339(app.clock.wall()));
-    serde_json::to_vec(&payload).map_err(unserializable)
+    Ok(payload)
 }
 
 /// A callback delivery as its agent sees it.
@@ -214,7 +236,12 @@ fn signed_payload(app: &App, message: &MessageRow) -> Result<Vec<u8>> {
 #[serde(rename_all = "camelCase")]
 pub struct Callback {
     pub id: String,
-    pub message_id: String,
+    /// `agent.message` or `purchase.approval_decided`.
+    pub event: String,
+    /// The message pushed (`agent.message`), else null.
+    pub message_id: Option<String>,
+    /// The purchase whose approval was decided (`purchase.approval_decided`), else null.
+    pub purchase_id: Option<String>,
     pub url: String,
     pub status: String,
     pub attempts: i64,
@@ -228,7 +255,9 @@ impl Callback {
     fn of(d: &DeliveryRow) -> Callback {
         Callback {
             id: d.id.clone(),
+            event: d.event.clone(),
             message_id: d.message_id.clone(),
+            purchase_id: d.purchase_id.clone(),
             url: d.url.clone(),
             status: d.status.clone(),
             attempts: d.attempts,
@@ -321,7 +350,9 @@ mod tests {
         DeliveryRow {
             id: "d".into(),
             agent_id: "a".into(),
-            message_id: "m".into(),
+            event: MESSAGE.into(),
+            message_id: Some("m".into()),
+            purchase_id: None,
             url: "https://x.example/".into(),
             status: "pending".into(),
             attempts: 0,

@@ -8,7 +8,9 @@
 //! (`pending_payment`, the checkout open for the usual window); denied, it is `denied`;
 //! undecided by its expiry (the policy's `approvalTtlHours`, 24 by default), the commerce worker
 //! marks it `expired`. Denied and expired purchases give their amount back. Once decided the
-//! page shows the decision and changes nothing.
+//! page shows the decision and changes nothing. Each decision (approved, denied, expired) is
+//! pushed to the buyer's callback URL as a signed `purchase.approval_decided` callback, queued in
+//! the deciding transaction (`commerce::approvals::queue_decided`).
 
 use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
@@ -60,12 +62,13 @@ pub fn record(
 }
 
 /// Marks the approvals undecided past their expiry expired, with their purchases (the commerce
-/// worker, by the injected clock); returns how many.
+/// worker, by the injected clock); returns those purchases' ids (`commerce::approvals::expire_due`
+/// queues their callbacks).
 ///
 /// # Errors
 /// Database failure.
-pub fn expire_due(tx: &rusqlite::Connection, now: &str) -> Result<usize> {
-    Ok(store::expire_due(tx, now)?.len())
+pub fn expire_due(tx: &rusqlite::Connection, now: &str) -> Result<Vec<String>> {
+    store::expire_due(tx, now)
 }
 
 /// An approval waiting for the owner, as `GET /api/agents/me/spending` lists it.

@@ -381,4 +381,11 @@ const STEPS: &[(i32, &str)] = &[
          CREATE INDEX callback_deliveries_due ON callback_deliveries (next_attempt_at) WHERE status = 'pending';
          CREATE INDEX callback_deliveries_agent ON callback_deliveries (agent_id, status, seq);",
     ),
+    (
+        // Open checkouts found by their expiry: expiring the due ones (on every purchase and by
+        // the commerce worker) scanned every open checkout, so a purchase slowed as checkouts
+        // were left unpaid.
+        13,
+        "CREATE INDEX purchases_pending_expiry ON purchases (expires_at) WHERE status = 'pending_payment';",
+    ),
 ];

@@ -70,7 +70,7 @@ fn hand_back_idle(conn: &Connection) {
 /// `PRAGMA application_id` stamped on every bourse database: ASCII "BRSE".
 pub const APPLICATION_ID: i32 = 0x4252_5345;
 /// The schema version this binary writes (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i32 = 12;
+pub const SCHEMA_VERSION: i32 = 13;
 /// Handle to the database; cheap to clone. When the last clone is dropped the writer thread
 /// ends (its queue closes) and the checkpoint thread stops.
 #[derive(Clone)]

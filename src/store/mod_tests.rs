@@ -421,3 +421,40 @@ fn a_version_11_database_rebuilds_callback_deliveries_for_decisions_and_keeps_th
     let expected = fresh.write_blocking(|tx| Ok(shape(tx))).unwrap();
     assert_eq!(migrated, expected);
 }
+
+#[test]
+fn a_version_12_database_gains_the_index_that_finds_due_checkouts_by_expiry() {
+    let dir = tempfile::tempdir().unwrap();
+    let old = dir.path().join("v12.db");
+    {
+        let conn = Connection::open(&old).unwrap();
+        conn.execute_batch(include_str!("../../tests/fixtures/schema_v12.sql"))
+            .unwrap();
+        conn.execute_batch(&format!(
+            "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = 12;"
+        ))
+        .unwrap();
+    }
+    let store = Store::open(&old).unwrap();
+    let (version, migrated, plan) = store
+        .write_blocking(|tx| {
+            let version: i32 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+            let plan: String = tx.query_row(
+                "EXPLAIN QUERY PLAN UPDATE purchases SET status = 'expired'
+                 WHERE status = 'pending_payment' AND expires_at <= 'x'",
+                [],
+                |r| r.get(3),
+            )?;
+            Ok((version, shape(tx), plan))
+        })
+        .unwrap();
+    assert_eq!(version, SCHEMA_VERSION);
+    // A search of the expiry index, not a scan of every open checkout.
+    assert!(
+        plan.starts_with("SEARCH") && plan.contains("purchases_pending_expiry"),
+        "{plan}"
+    );
+    let fresh = Store::open(&dir.path().join("fresh.db")).unwrap();
+    let expected = fresh.write_blocking(|tx| Ok(shape(tx))).unwrap();
+    assert_eq!(migrated, expected);
+}

@@ -110,6 +110,35 @@ pub fn spent_since(conn: &Connection, buyer_id: &str, since: &str, now: &str) ->
         .query_row(params![buyer_id, since, now], |r| r.get(0))?)
 }
 
+/// What `buyer_id` has spent since `day` and since `month` (`month` ≤ `day`), counted as
+/// [`spent_since`] counts, in one pass over the month's purchases (a purchase's policy check
+/// asks both).
+///
+/// # Errors
+/// Database failure.
+pub fn spent_in_windows(
+    conn: &Connection,
+    buyer_id: &str,
+    day: &str,
+    month: &str,
+    now: &str,
+) -> Result<(i64, i64)> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT coalesce(sum(CASE WHEN p.created_at >= ?2 THEN p.amount_cents END), 0),
+                    coalesce(sum(p.amount_cents), 0)
+             FROM purchases p
+             WHERE p.buyer_id = ?1 AND p.created_at >= ?3
+               AND (p.status IN ('paid', 'delivered')
+                    OR (p.status IN ('pending_payment', 'pending_approval')
+                        AND (p.expires_at IS NULL OR p.expires_at > ?4)))
+               AND NOT EXISTS (SELECT 1 FROM refunds r WHERE r.purchase_id = p.id)",
+        )?
+        .query_row(params![buyer_id, day, month, now], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })?)
+}
+
 /// What the restricted key `key_id` has spent since `since` (as [`spent_since`]).
 ///
 /// # Errors
@@ -255,6 +284,11 @@ mod tests {
         purchase("yesterday", "paid", 6400, "2026-11-20T23:59:59.999Z", None);
         let day = "2026-11-21T00:00:00.000Z";
         assert_eq!(spent_since(&conn, "a", day, now).unwrap(), 700);
+        let month = "2000-01-01T00:00:00.000Z";
+        assert_eq!(
+            spent_in_windows(&conn, "a", day, month, now).unwrap(),
+            (700, spent_since(&conn, "a", month, now).unwrap())
+        );
         assert_eq!(key_spent_since(&conn, "k", day, now).unwrap(), 700);
         assert_eq!(
             spent_since(&conn, "a", "2026-11-01T00:00:00.000Z", now).unwrap(),

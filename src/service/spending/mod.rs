@@ -297,17 +297,29 @@ pub fn check(
         ));
     }
     let windows = windows(now)?;
-    for (name, cap, (since, resets_at), what) in [
-        ("daily", policy.daily_cents, windows.day, "today (UTC)"),
+    let (spent_today, spent_this_month) =
+        if policy.daily_cents.is_some() || policy.monthly_cents.is_some() {
+            store::spent_in_windows(tx, buyer_id, &windows.day.0, &windows.month.0, now)?
+        } else {
+            (0, 0)
+        };
+    for (name, cap, spent, resets_at, what) in [
+        (
+            "daily",
+            policy.daily_cents,
+            spent_today,
+            windows.day.1,
+            "today (UTC)",
+        ),
         (
             "monthly",
             policy.monthly_cents,
-            windows.month,
+            spent_this_month,
+            windows.month.1,
             "this month (UTC)",
         ),
     ] {
         let Some(cap) = cap else { continue };
-        let spent = store::spent_since(tx, buyer_id, &since, now)?;
         if spent + amount_cents > cap {
             let left = (cap - spent).max(0);
             return Err(over(name, cap, left, amount_cents, Some(resets_at), what));

@@ -103,6 +103,20 @@ fn every_console_and_catalogue_page_renders_is_accessible_and_its_forms_work() {
         .as_str()
         .unwrap()
         .to_owned();
+    // What the other actions act on: an agent whose key is forced, a dead letter, an inquiry
+    // to answer, an OAuth client with a grant, and two open checkouts.
+    let rotated = server.party("Quayside Robotics");
+    let gone = crate::messages::Receiver::start(&[410]);
+    let sender = server.party("Pier Relay");
+    let hooked = crate::messages::with_callback(&server, "Pier Receiver", &gone.url);
+    crate::messages::send(&server, &sender, &hooked.handle, "gone", "a private body");
+    gone.wait_for(1);
+    crate::messages::wait_status(&server, &hooked, "dead", 1);
+    let (issued, _, _) = crate::support::oauth::tokens(&server, &["read"]);
+    let access = issued["access_token"].as_str().unwrap().to_owned();
+    let (payer, canceller) = (server.party("Dockside Buyer"), server.party("Wharf Buyer"));
+    let to_pay = server.buy(&payer, &paid).ok();
+    let to_cancel = server.buy(&canceller, &paid).ok();
     let console = Console::sign_in(&server, &server.operator_key());
     let cookie = console.cookie.split_once('=').unwrap().1.to_owned();
 
@@ -162,6 +176,77 @@ fn every_console_and_catalogue_page_renders_is_accessible_and_its_forms_work() {
         "act": "document.getElementById('approve-rail').click()",
         "expect": "Relay rail approved",
     }));
+    // Every other console action, through its form (before the stale-form step signs out).
+    let answered = server
+        .post(
+            "/api/inquiries",
+            &json!({"subject": "Missing invoice", "message": "Where is the invoice for March?"}),
+        )
+        .expect(201)["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let click = |selector: &str| format!("document.querySelector('{selector}').click()");
+    for (name, path, act, expect) in [
+        (
+            "console-force-key",
+            format!("/console/agents/{}", rotated.handle),
+            click("#rotate-key"),
+            "The new key, shown",
+        ),
+        (
+            "console-replay",
+            "/console/messages?status=dead".to_owned(),
+            click("[id^=replay-]"),
+            "Replayed:",
+        ),
+        (
+            "console-inquiry-reply",
+            format!("/console/inquiries/{answered}"),
+            format!(
+                "document.getElementById('message').value = 'It is on its way.'; {}",
+                click("#reply")
+            ),
+            "Answer posted as the team.",
+        ),
+        (
+            "console-inquiry-status",
+            format!("/console/inquiries/{answered}"),
+            format!(
+                "const s = document.getElementById('status'); s.selectedIndex = (s.selectedIndex + 1) % s.options.length; {}",
+                click("#set-status")
+            ),
+            "Status changed.",
+        ),
+        (
+            "console-oauth-grant",
+            "/console/oauth".to_owned(),
+            click("[id^=revoke-grant-]"),
+            "Grant revoked",
+        ),
+        (
+            "console-oauth-client",
+            "/console/oauth".to_owned(),
+            click("[id^=revoke-client-]"),
+            "Client revoked",
+        ),
+        (
+            "console-sandbox-pay",
+            "/console/sandbox".to_owned(),
+            click(&format!("#pay-{}", to_pay["id"].as_str().unwrap())),
+            "Checkout paid.",
+        ),
+        (
+            "console-sandbox-cancel",
+            "/console/sandbox".to_owned(),
+            click(&format!("#cancel-{}", to_cancel["id"].as_str().unwrap())),
+            "Checkout cancelled.",
+        ),
+    ] {
+        pages.push(
+            json!({"name": name, "url": format!("{base}{path}"), "act": act, "expect": expect}),
+        );
+    }
     // A form posted without its anti-forgery token (the hidden input taken out of the page,
     // then the form sent by the browser): a 403 page, and nothing changed.
     let fill = "document.getElementById('reason').value = 'Not the operator';";
@@ -194,7 +279,7 @@ fn every_console_and_catalogue_page_renders_is_accessible_and_its_forms_work() {
     });
     let report = drive(&plan);
     let pages = report["pages"].as_array().unwrap();
-    assert_eq!(pages.len(), 17, "{report}");
+    assert_eq!(pages.len(), 25, "{report}");
     for entry in pages {
         let name = entry["name"].as_str().unwrap();
         assert!(
@@ -267,4 +352,59 @@ fn every_console_and_catalogue_page_renders_is_accessible_and_its_forms_work() {
     assert_eq!(history["entries"].as_array().unwrap().len(), 1, "{history}");
     // The browser signed its session out.
     assert_eq!(console.get(&server, "/console").status, 303);
+    // What the other forms did, as the API sees it.
+    assert_eq!(server.get_auth("/api/agents/me", &rotated.key).status, 401);
+    assert_eq!(
+        crate::support::oauth::whoami(&server, &access).status,
+        401,
+        "the revoked grant's token"
+    );
+    let paid_by = server.purchase(&payer, to_pay["id"].as_str().unwrap());
+    assert_eq!(paid_by["status"], "delivered", "{paid_by}");
+    let cancelled = server.purchase(&canceller, to_cancel["id"].as_str().unwrap());
+    assert_eq!(cancelled["status"], "cancelled", "{cancelled}");
+    let thread = server
+        .get(&format!("/api/inquiries/{answered}/thread"))
+        .json();
+    assert!(thread.to_string().contains("It is on its way."), "{thread}");
+
+    // The fee announcement, past the rate lock, and the sandbox clock moved on (a session of
+    // their own: this server's test clock is also its wall clock, so moving it ends sessions;
+    // `bourse serve`'s sandbox clock does not). "Back to real time" needs that sandbox clock:
+    // `it::console` checks it over HTTP.
+    server
+        .clock
+        .advance(jiff::SignedDuration::from_hours(24 * 240));
+    let console = Console::sign_in(&server, &server.operator_key());
+    let cookie = console.cookie.split_once('=').unwrap().1.to_owned();
+    let plan = json!({
+        "chromium": browser.exe,
+        "axe": axe,
+        "out": shots,
+        "cookie": {"name": "bourse_console", "value": cookie, "url": format!("{base}/console")},
+        "pages": [{
+            "name": "console-fees-announce",
+            "url": format!("{base}/console/fees"),
+            "act": "document.getElementById('effective').value = '2027-10-01'; document.getElementById('schedule').value = '{\"standardBps\": 450}'; document.getElementById('announce').click()",
+            "expect": "Announced:",
+        }, {
+            "name": "console-sandbox-advance",
+            "url": format!("{base}/console/sandbox"),
+            "act": "document.getElementById('advance-clock').click()",
+            // Moved by 7 days, this server's wall clock ends the session: the form's 303 goes
+            // to the sandbox page, which sends the browser to sign in again.
+            "expect": "Your console session ended",
+        }],
+    });
+    let before = server.get("/api/sandbox/clock").json()["now"].clone();
+    let report = drive(&plan);
+    let (announce, advance) = (&report["pages"][0], &report["pages"][1]);
+    assert_eq!(announce["found"], true, "{report}");
+    assert_eq!(announce["statuses"], json!([303, 200]), "{announce}");
+    assert_eq!(advance["found"], true, "{report}");
+    assert_eq!(advance["statuses"], json!([303, 303, 200]), "{advance}");
+    let after = server.get("/api/sandbox/clock").json()["now"].clone();
+    assert_ne!(before, after, "the clock moved");
+    let announced = server.get("/api/fees").json()["announced"].clone();
+    assert_eq!(announced.as_array().map(Vec::len), Some(1), "{announced}");
 }

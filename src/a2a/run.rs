@@ -205,11 +205,8 @@ fn holder(who: Option<&Bearer>, scope: Scope) -> Result<&crate::store::agents::A
 /// never changed through a restricted key or an OAuth access token (as on REST and MCP).
 fn full_key_holder(who: Option<&Bearer>) -> Result<&crate::store::agents::AgentRow, Fault> {
     let agent = holder(who, Scope::Spend)?;
-    if who.is_some_and(|who| who.grant.is_some() || agent.restricted.is_some()) {
-        return Err(Fault::from(Error::Forbidden {
-            code: "INSUFFICIENT_SCOPE",
-            message: "the spending policy is changed with the agent's full API key only".into(),
-        }));
+    if let Some(who) = who {
+        who.require_full_key("setting the spending policy")?;
     }
     Ok(agent)
 }

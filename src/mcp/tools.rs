@@ -54,22 +54,14 @@ pub(super) async fn call_tool(
             needed,
         };
     }
-    // The spending policy and the restricted keys are managed with the agent's full key only,
-    // never through a token a hosted client holds or a restricted key.
+    // What only the agent's full key may do (the spending policy, the restricted keys: the
+    // operations table says which), never through a token a hosted client holds or a restricted
+    // key.
     if let Some(who) = who
-        && (who.grant.is_some() || who.agent.restricted.is_some())
-        && matches!(
-            operation,
-            Operation::SetSpendingPolicy
-                | Operation::CreateKey
-                | Operation::ListKeys
-                | Operation::RevokeRestrictedKey
-        )
+        && operation.key_scope().is_none()
+        && let Err(refused) = who.require_full_key("this tool")
     {
-        return Outcome::Done(tool_failure(
-            ctx,
-            &op.respell(Face::Mcp, full_key_required()),
-        ));
+        return Outcome::Done(tool_failure(ctx, &op.respell(Face::Mcp, refused)));
     }
     // A public tool that speaks in the agent's name does so through a token only with the
     // `message` scope; without it, the call is anonymous.
@@ -112,16 +104,6 @@ pub(super) async fn call_tool(
         Ok(value) => tool_success(value),
         Err(error) => tool_failure(ctx, &error),
     })
-}
-
-/// `INSUFFICIENT_SCOPE` (403) for a change only the agent's full API key may make.
-fn full_key_required() -> Error {
-    Error::Forbidden {
-        code: "INSUFFICIENT_SCOPE",
-        message:
-            "the spending policy and restricted keys are managed with the agent's full API key only"
-                .into(),
-    }
 }
 
 /// The marketplace tools' `api_key` argument: accepted only when a Bearer key authenticated the

@@ -120,6 +120,21 @@ pub struct Bearer {
     pub grant: Option<String>,
 }
 
+impl Bearer {
+    /// Refuses what only the agent's full API key may do (the operations whose
+    /// `operations::Operation::key_scope` is `None`) when this credential is a restricted key or
+    /// an OAuth access token.
+    ///
+    /// # Errors
+    /// `INSUFFICIENT_SCOPE` (403).
+    pub fn require_full_key(&self, what: &str) -> Result<()> {
+        if self.grant.is_some() || self.agent.restricted.is_some() {
+            return Err(crate::service::identity::keys::full_key_required(what));
+        }
+        Ok(())
+    }
+}
+
 /// The resource identifiers a token may be bound to: the two MCP endpoints, and the server
 /// itself (the root protected-resource metadata names it). The first is the default.
 pub fn resources(app: &App) -> [String; 3] {

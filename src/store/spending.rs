@@ -6,6 +6,23 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::error::Result;
 
+/// The condition (on purchases as `p`) of a purchase that holds its money at the time bound to
+/// the parameter `$now`: open checkouts and purchases waiting for approval not past their
+/// expiry, paid and delivered purchases without a refund. Cancelled, denied, expired and
+/// refunded purchases give their amount back. One spelling for every spending sum below.
+macro_rules! holding_money {
+    ($now:literal) => {
+        concat!(
+            "(p.status IN ('paid', 'delivered')
+              OR (p.status IN ('pending_payment', 'pending_approval')
+                  AND (p.expires_at IS NULL OR p.expires_at > ",
+            $now,
+            ")))
+             AND NOT EXISTS (SELECT 1 FROM refunds r WHERE r.purchase_id = p.id)"
+        )
+    };
+}
+
 /// An agent's spending policy as stored: caps in US cents (`None`: no cap), the lists as JSON
 /// arrays of names (`None`: any).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -92,27 +109,15 @@ pub fn count(conn: &Connection) -> Result<i64> {
 }
 
 /// What `buyer_id` has spent in purchases opened at or after `since` that still hold their
-/// money at `now`: open checkouts and purchases waiting for approval not past their expiry, paid and delivered purchases without a
-/// refund. Cancelled, denied, expired and refunded purchases give their amount back.
-///
-/// # Errors
-/// Database failure.
+/// money at `now` (the one window of [`spent_in_windows`]; its tests' shorthand).
+#[cfg(test)]
 pub fn spent_since(conn: &Connection, buyer_id: &str, since: &str, now: &str) -> Result<i64> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT coalesce(sum(p.amount_cents), 0) FROM purchases p
-             WHERE p.buyer_id = ?1 AND p.created_at >= ?2
-               AND (p.status IN ('paid', 'delivered')
-                    OR (p.status IN ('pending_payment', 'pending_approval')
-                        AND (p.expires_at IS NULL OR p.expires_at > ?3)))
-               AND NOT EXISTS (SELECT 1 FROM refunds r WHERE r.purchase_id = p.id)",
-        )?
-        .query_row(params![buyer_id, since, now], |r| r.get(0))?)
+    Ok(spent_in_windows(conn, buyer_id, since, since, now)?.1)
 }
 
-/// What `buyer_id` has spent since `day` and since `month` (`month` ≤ `day`), counted as
-/// [`spent_since`] counts, in one pass over the month's purchases (a purchase's policy check
-/// asks both).
+/// What `buyer_id` has spent in purchases opened since `day` and since `month` (`month` ≤
+/// `day`) that still hold their money at `now` (`holding_money!`), in one pass over the
+/// month's purchases (a purchase's policy check and `GET /api/agents/me/spending` ask both).
 ///
 /// # Errors
 /// Database failure.
@@ -124,35 +129,29 @@ pub fn spent_in_windows(
     now: &str,
 ) -> Result<(i64, i64)> {
     Ok(conn
-        .prepare_cached(
+        .prepare_cached(concat!(
             "SELECT coalesce(sum(CASE WHEN p.created_at >= ?2 THEN p.amount_cents END), 0),
-                    coalesce(sum(p.amount_cents), 0)
-             FROM purchases p
-             WHERE p.buyer_id = ?1 AND p.created_at >= ?3
-               AND (p.status IN ('paid', 'delivered')
-                    OR (p.status IN ('pending_payment', 'pending_approval')
-                        AND (p.expires_at IS NULL OR p.expires_at > ?4)))
-               AND NOT EXISTS (SELECT 1 FROM refunds r WHERE r.purchase_id = p.id)",
-        )?
+                        coalesce(sum(p.amount_cents), 0)
+                 FROM purchases p
+                 WHERE p.buyer_id = ?1 AND p.created_at >= ?3 AND ",
+            holding_money!("?4")
+        ))?
         .query_row(params![buyer_id, day, month, now], |r| {
             Ok((r.get(0)?, r.get(1)?))
         })?)
 }
 
-/// What the restricted key `key_id` has spent since `since` (as [`spent_since`]).
+/// What the restricted key `key_id` has spent since `since` (as [`spent_in_windows`]).
 ///
 /// # Errors
 /// Database failure.
 pub fn key_spent_since(conn: &Connection, key_id: &str, since: &str, now: &str) -> Result<i64> {
     Ok(conn
-        .prepare_cached(
+        .prepare_cached(concat!(
             "SELECT coalesce(sum(p.amount_cents), 0) FROM purchases p
-             WHERE p.key_id = ?1 AND p.created_at >= ?2
-               AND (p.status IN ('paid', 'delivered')
-                    OR (p.status IN ('pending_payment', 'pending_approval')
-                        AND (p.expires_at IS NULL OR p.expires_at > ?3)))
-               AND NOT EXISTS (SELECT 1 FROM refunds r WHERE r.purchase_id = p.id)",
-        )?
+                 WHERE p.key_id = ?1 AND p.created_at >= ?2 AND ",
+            holding_money!("?3")
+        ))?
         .query_row(params![key_id, since, now], |r| r.get(0))?)
 }
 
@@ -171,20 +170,17 @@ pub fn grant_cap(conn: &Connection, grant_id: &str) -> Result<Option<(Option<i64
 }
 
 /// What the purchases bought through OAuth grant `grant_id` spent since `since` (as
-/// [`spent_since`]).
+/// [`spent_in_windows`]).
 ///
 /// # Errors
 /// Database failure.
 pub fn grant_spent_since(conn: &Connection, grant_id: &str, since: &str, now: &str) -> Result<i64> {
     Ok(conn
-        .prepare_cached(
+        .prepare_cached(concat!(
             "SELECT coalesce(sum(p.amount_cents), 0) FROM purchases p
-             WHERE p.grant_id = ?1 AND p.created_at >= ?2
-               AND (p.status IN ('paid', 'delivered')
-                    OR (p.status IN ('pending_payment', 'pending_approval')
-                        AND (p.expires_at IS NULL OR p.expires_at > ?3)))
-               AND NOT EXISTS (SELECT 1 FROM refunds r WHERE r.purchase_id = p.id)",
-        )?
+                 WHERE p.grant_id = ?1 AND p.created_at >= ?2 AND ",
+            holding_money!("?3")
+        ))?
         .query_row(params![grant_id, since, now], |r| r.get(0))?)
 }
 

@@ -7,7 +7,7 @@
 //! concurrent ones can never pass a cap together. Money counts from the moment a purchase is
 //! opened (an open checkout, and a purchase waiting for approval, hold their amount) and is
 //! given back when the purchase is cancelled, denied, expires unpaid or is refunded
-//! (`store::spending::spent_since`). Above the approval threshold a purchase waits for the
+//! (`store::spending::spent_in_windows`). Above the approval threshold a purchase waits for the
 //! owner's decision ([`approvals`]).
 
 use jiff::{Timestamp, ToSpan, tz::TimeZone};
@@ -202,19 +202,19 @@ pub async fn spending(app: &App, agent: &AgentRow) -> Result<Spending> {
         .read(move |conn| {
             let policy = Policy::from_row(store::find(conn, &id)?);
             let windows = windows(&now)?;
-            let window = |cap: Option<i64>, (starts_at, resets_at): (String, String)| {
-                let spent = store::spent_since(conn, &id, &starts_at, &now)?;
-                Ok::<_, Error>(Window {
+            let (today, this_month) =
+                store::spent_in_windows(conn, &id, &windows.day.0, &windows.month.0, &now)?;
+            let window =
+                |cap: Option<i64>, spent: i64, (starts_at, resets_at): (String, String)| Window {
                     cap_cents: cap,
                     spent_cents: spent,
                     left_cents: cap.map(|cap| (cap - spent).max(0)),
                     starts_at,
                     resets_at,
-                })
-            };
+                };
             Ok(Spending {
-                daily: window(policy.daily_cents, windows.day)?,
-                monthly: window(policy.monthly_cents, windows.month)?,
+                daily: window(policy.daily_cents, today, windows.day),
+                monthly: window(policy.monthly_cents, this_month, windows.month),
                 policy,
                 pending_approvals: approvals::open_for(conn, &id, &now)?,
             })

@@ -8,7 +8,7 @@
 use jiff::SignedDuration;
 use serde::Serialize;
 
-use crate::clock::rfc3339_after;
+use crate::clock::{rfc3339, rfc3339_after};
 use crate::error::{Error, Result};
 use crate::service::commerce::{checkout, settlement};
 use crate::service::{App, constant_time_eq, hash_secret};
@@ -92,9 +92,10 @@ pub async fn decide(app: &App, capability: &str, approve: bool, token: &str) -> 
         });
     }
     let hash = hash_secret(capability);
-    let (now, app_now) = (app.now(), app.clock.now());
+    let at = app.clock.now();
+    let now = rfc3339(at);
     let pay_by = rfc3339_after(
-        app.clock.now(),
+        at,
         SignedDuration::try_from(checkout::checkout_window(app)).unwrap_or(SignedDuration::MAX),
     );
     let decided = app
@@ -104,11 +105,12 @@ pub async fn decide(app: &App, capability: &str, approve: bool, token: &str) -> 
                 .ok_or_else(|| Error::NotFound("no such approval".into()))?;
             // A purchase waiting for approval reserves nothing, so availability is judged again
             // here, before it becomes a reservation (docs/operations.md says why).
-            let available = match purchase_store::find(tx, &approval.purchase_id)? {
-                Some(purchase) => match listing_store::find(tx, &purchase.listing_id)? {
-                    Some(listing) => settlement::available(tx, &listing, &now)?,
-                    None => false,
-                },
+            let listing = match purchase_store::find(tx, &approval.purchase_id)? {
+                Some(purchase) => listing_store::find(tx, &purchase.listing_id)?,
+                None => None,
+            };
+            let available = match &listing {
+                Some(listing) => settlement::available(tx, listing, &now)?,
                 None => false,
             };
             if !store::decide(tx, &hash, approve, &now, &pay_by)? {
@@ -126,16 +128,17 @@ pub async fn decide(app: &App, capability: &str, approve: bool, token: &str) -> 
             // transaction) so that it can name where to pay; should that never finish, it goes
             // anyway after HOLD.
             let due = if checkout::opens_after_approval(&purchase) {
-                rfc3339_after(app_now, HOLD)
+                rfc3339_after(at, HOLD)
             } else {
                 now.clone()
             };
             let delivery = queue_decided(tx, &approval.purchase_id, &due, &now)?;
-            Ok(Some((purchase, delivery)))
+            let title = listing.map(|listing| listing.title).unwrap_or_default();
+            Ok(Some((purchase, delivery, title)))
         })
         .await?;
-    if let Some((purchase, delivery)) = decided {
-        checkout::open_approved(app, &purchase).await?;
+    if let Some((purchase, delivery, title)) = decided {
+        checkout::open_approved(app, &purchase, &title).await;
         if let Some(id) = delivery {
             let now = app.now();
             app.store

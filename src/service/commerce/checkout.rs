@@ -157,25 +157,15 @@ pub fn opens_after_approval(purchase: &PurchaseRow) -> bool {
 /// threshold would: on Stripe its Checkout Session is opened now, by the same call an ungated
 /// card purchase makes (a refusal there cancels the reservation, as it does for an ungated one;
 /// the owner's decision stands either way). The sandbox named its session when the purchase
-/// opened, so there is nothing to do on it.
-///
-/// # Errors
-/// Database failure.
-pub async fn open_approved(app: &App, purchase: &PurchaseRow) -> Result<()> {
+/// opened, so there is nothing to do on it. `title` is the listing's, as the deciding
+/// transaction read it.
+pub async fn open_approved(app: &App, purchase: &PurchaseRow, title: &str) {
     if !opens_after_approval(purchase) {
-        return Ok(());
+        return;
     }
-    let listing_id = purchase.listing_id.clone();
-    let title = app
-        .store
-        .read(move |conn| crate::store::listings::find(conn, &listing_id))
-        .await?
-        .map(|l| l.title)
-        .unwrap_or_default();
-    if let Err(error) = stripe::open_checkout(app, purchase, &title).await {
+    if let Err(error) = stripe::open_checkout(app, purchase, title).await {
         tracing::warn!(%error, purchase = %purchase.id, "checkout of an approved purchase");
     }
-    Ok(())
 }
 
 /// How long a checkout stays open. Stripe accepts a session expiry from 30 minutes to 24 hours

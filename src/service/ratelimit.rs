@@ -187,18 +187,7 @@ impl RateLimiter {
         if self.relaxed && rule.per_client {
             return Ok(());
         }
-        let now = nanos(self.clock.now());
-        let window = i64::try_from(rule.window.as_nanos()).unwrap_or(i64::MAX);
-        let windows = self.windows.lock().unwrap_or_else(|p| p.into_inner());
-        let Some(log) = windows.rules.get(rule.name).and_then(|keys| keys.get(key)) else {
-            return Ok(());
-        };
-        let live: Vec<i64> = log
-            .events
-            .iter()
-            .copied()
-            .filter(|at| *at <= now && now - at < window)
-            .collect();
+        let (live, now, window) = self.live(rule, key);
         if live.len() < rule.max {
             return Ok(());
         }
@@ -206,22 +195,31 @@ impl RateLimiter {
         Err(refusal(rule, wait))
     }
 
-    /// How many events `key` has in `rule`'s window now (what a check would count), without
-    /// recording one: for the console's agent page. One lock and one pass over that key's log.
-    pub fn in_window(&self, rule: Rule, key: &str) -> usize {
+    /// The events of `key` under `rule` still in its window now, oldest first, with now and the
+    /// window (in nanoseconds): one lock and one pass over that key's log.
+    fn live(&self, rule: Rule, key: &str) -> (Vec<i64>, i64, i64) {
         let now = nanos(self.clock.now());
         let window = i64::try_from(rule.window.as_nanos()).unwrap_or(i64::MAX);
         let windows = self.windows.lock().unwrap_or_else(|p| p.into_inner());
-        windows
+        let live = windows
             .rules
             .get(rule.name)
             .and_then(|keys| keys.get(key))
-            .map_or(0, |log| {
+            .map(|log| {
                 log.events
                     .iter()
-                    .filter(|at| **at <= now && now - **at < window)
-                    .count()
+                    .copied()
+                    .filter(|at| *at <= now && now - at < window)
+                    .collect()
             })
+            .unwrap_or_default();
+        (live, now, window)
+    }
+
+    /// How many events `key` has in `rule`'s window now (what a check would count), without
+    /// recording one: for the console's agent page.
+    pub fn in_window(&self, rule: Rule, key: &str) -> usize {
+        self.live(rule, key).0.len()
     }
 
     /// Records one event for `key` under `rule`, or refuses it with the wait in seconds.

@@ -71,16 +71,29 @@ fn encode(pairs: &[(String, String)]) -> String {
         .join("&")
 }
 
-/// `GET /market`.
-async fn catalogue(app: &App, ctx: &Ctx) -> Result<Reply> {
-    let query: Vec<(String, String)> = ctx
-        .query
+/// The page's query as its JSON twin reads it: the form sends an empty value for "any", which
+/// is left out; any other value is read as the twin reads it (so a blank one is refused there
+/// as here).
+fn form_query(ctx: &Ctx) -> Vec<(String, String)> {
+    ctx.query
         .iter()
-        // The form sends an empty value for "any"; any other value is read as the JSON twin
-        // reads it (so a blank one is refused there as here).
         .filter(|(_, v)| !v.is_empty())
         .cloned()
-        .collect();
+        .collect()
+}
+
+/// `path` with `query` encoded after it, when there is one (not yet escaped for HTML).
+fn with_query(path: &str, query: &[(String, String)]) -> String {
+    if query.is_empty() {
+        path.to_owned()
+    } else {
+        format!("{path}?{}", encode(query))
+    }
+}
+
+/// `GET /market`.
+async fn catalogue(app: &App, ctx: &Ctx) -> Result<Reply> {
+    let query = form_query(ctx);
     let request = Browse::read(&Input::query(&BROWSE, &query))?;
     let querier = browse::querier(app, None, &ctx.client_ip.to_string());
     let page = browse::browse(app, &request, querier).await?;
@@ -93,11 +106,7 @@ async fn catalogue(app: &App, ctx: &Ctx) -> Result<Reply> {
         None => "<h1>The catalogue</h1><p>Data and services listed by agents; each listing's terms and signed history are on its page.</p>".to_owned(),
     };
     let items: String = page.listings.iter().map(card).collect();
-    let twin = if query.is_empty() {
-        "/api/marketplace/listings".to_owned()
-    } else {
-        format!("/api/marketplace/listings?{}", encode(&query))
-    };
+    let twin = with_query("/api/marketplace/listings", &query);
     let body = format!(
         "{heading}{filters}\
          <p id=\"summary\" role=\"status\">{total} listings match; showing {shown}.</p>\
@@ -222,12 +231,7 @@ fn card(view: &ListingView) -> String {
 /// `GET /market/sellers/{code}`: the seller and their active listings, a page at a time (the
 /// page's links carry `offset`, as its JSON twin reads it).
 async fn seller_page(app: &App, ctx: &Ctx) -> Result<Reply> {
-    let query: Vec<(String, String)> = ctx
-        .query
-        .iter()
-        .filter(|(_, v)| !v.is_empty())
-        .cloned()
-        .collect();
+    let query = form_query(ctx);
     let request = Seller::read(ctx.param(), &Input::query(&SELLER, &query))?;
     let page = storefront::page(app, &request).await?;
     let seller = &page.seller;
@@ -243,7 +247,10 @@ async fn seller_page(app: &App, ctx: &Ctx) -> Result<Reply> {
         if let Some(limit) = query.iter().find(|(k, _)| k == "limit") {
             pairs.insert(0, limit.clone());
         }
-        format!("/market/sellers/{code}?{}", escape(&encode(&pairs)))
+        escape(&with_query(
+            &format!("/market/sellers/{}", seller.code),
+            &pairs,
+        ))
     };
     let mut links = Vec::new();
     if page.offset > 0 {
@@ -266,14 +273,10 @@ async fn seller_page(app: &App, ctx: &Ctx) -> Result<Reply> {
             links.join(" · ")
         )
     };
-    let twin = if query.is_empty() {
-        format!("/api/marketplace/sellers/{code}")
-    } else {
-        format!(
-            "/api/marketplace/sellers/{code}?{}",
-            escape(&encode(&query))
-        )
-    };
+    let twin = escape(&with_query(
+        &format!("/api/marketplace/sellers/{}", seller.code),
+        &query,
+    ));
     let rated = if seller.rating_count > 0 {
         format!("{} ratings", count(seller.rating_count))
     } else {

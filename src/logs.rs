@@ -57,6 +57,17 @@ pub fn is_secret_parameter(name: &str) -> bool {
     SECRET_PARAMETERS.contains(&folded.as_str())
 }
 
+/// Which bytes begin one of [`SECRET_PREFIXES`].
+const STARTS_A_PREFIX: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut i = 0;
+    while i < SECRET_PREFIXES.len() {
+        table[SECRET_PREFIXES[i].as_bytes()[0] as usize] = true;
+        i += 1;
+    }
+    table
+};
+
 /// `text` with every minted secret's tail replaced by `REDACTED` (its prefix kept, so a reader
 /// still sees which kind was sent).
 pub fn scrub(text: &str) -> Cow<'_, str> {
@@ -71,6 +82,11 @@ pub fn scrub(text: &str) -> Cow<'_, str> {
     let mut copied = 0;
     let mut i = 0;
     while i < bytes.len() {
+        // Most bytes start no prefix: one table look-up passes them (every log line is scrubbed).
+        if !STARTS_A_PREFIX[usize::from(bytes[i])] {
+            i += 1;
+            continue;
+        }
         // A secret starts a word: not inside a longer identifier.
         let starts_word = i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_');
         let prefix = starts_word

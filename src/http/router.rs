@@ -21,35 +21,37 @@ pub struct Matched {
 pub fn resolve(method: &str, path: &str) -> Result<Matched, Error> {
     let method = if method == "HEAD" { "GET" } else { method };
     let segments: Vec<&str> = path.split('/').skip(1).collect();
-    let mut best: Option<(usize, &str)> = None;
-    let mut candidates = Vec::new();
-    for (route, (route_method, template, parts, operation)) in PARSED.iter().enumerate() {
-        let Some((score, params)) = match_parts(parts, &segments) else {
-            continue;
-        };
-        candidates.push((score, *route_method, *template, *operation, params, route));
-        if best.is_none_or(|(top, _)| score > top) {
-            best = Some((score, template));
+    // Scored without decoding anything: only the binding that answers has its parameters
+    // decoded (every request scores the whole table).
+    // The highest score wins; of equal scores, the binding first in the table.
+    let mut best: Option<(usize, usize, &str)> = None;
+    for route in candidates(segments.len()) {
+        let (_, template, parts, _) = &PARSED[route];
+        if let Some(score) = match_parts(parts, &segments)
+            && best.is_none_or(|(top, first, _)| score > top || (score == top && route < first))
+        {
+            best = Some((score, route, template));
         }
     }
-    let Some((_, best_template)) = best else {
+    let Some((_, _, best_template)) = best else {
         return Err(Error::NotFound(format!(
             "no route for {path}; see /openapi.json"
         )));
     };
     let mut allow = Vec::new();
-    for (_, route_method, template, operation, params, route) in candidates {
-        if template != best_template {
+    for route in candidates(segments.len()) {
+        let (route_method, template, parts, operation) = &PARSED[route];
+        if *template != best_template {
             continue;
         }
-        if route_method == method {
+        if *route_method == method {
             return Ok(Matched {
-                operation,
-                params,
+                operation: *operation,
+                params: params(parts, &segments),
                 route,
             });
         }
-        allow.push(route_method);
+        allow.push(*route_method);
     }
     // In one order whatever the table's: the methods as RFC 9110 lists them, HEAD after them.
     let rank = |method: &&str| {
@@ -90,32 +92,56 @@ static PARSED: std::sync::LazyLock<Vec<Parsed>> = std::sync::LazyLock::new(|| {
         .collect()
 });
 
+/// The bindings a path of `segments` segments may match: those of that many segments (indexed
+/// by count, so a request scores a fifth of the table), then those ending in [`REST_OF_PATH`].
+fn candidates(segments: usize) -> impl Iterator<Item = usize> {
+    let (by_count, rest) = &*BY_COUNT;
+    by_count
+        .get(segments)
+        .map_or(&[][..], Vec::as_slice)
+        .iter()
+        .chain(rest)
+        .copied()
+}
+
+/// The bindings by segment count (those that end in [`REST_OF_PATH`] aside).
+static BY_COUNT: std::sync::LazyLock<(Vec<Vec<usize>>, Vec<usize>)> =
+    std::sync::LazyLock::new(|| {
+        let mut by_count: Vec<Vec<usize>> = Vec::new();
+        let mut rest = Vec::new();
+        for (route, (_, _, parts, _)) in PARSED.iter().enumerate() {
+            if parts.last() == Some(&REST_OF_PATH) {
+                rest.push(route);
+            } else {
+                if by_count.len() <= parts.len() {
+                    by_count.resize_with(parts.len() + 1, Vec::new);
+                }
+                by_count[parts.len()].push(route);
+            }
+        }
+        (by_count, rest)
+    });
+
 /// The one parameter that matches the rest of a path, slashes included, when it ends a
 /// template (the transparency log's tile paths, `/log/tile/{path}`, as c2sp.org/tlog-tiles
 /// spells them: `0/x001/234.p/7`).
 const REST_OF_PATH: &str = "{path}";
 
-/// Some(static segment count, params) when the template `parts` match.
-fn match_parts(parts: &[&str], segments: &[&str]) -> Option<(usize, Vec<String>)> {
+/// Some(static segment count) when the template `parts` match `segments`.
+fn match_parts(parts: &[&str], segments: &[&str]) -> Option<usize> {
     if parts.last() == Some(&REST_OF_PATH) && segments.len() >= parts.len() {
         let fixed = parts.len() - 1;
-        let (score, mut params) = match_parts(&parts[..fixed], &segments[..fixed])?;
-        let rest = &segments[fixed..];
-        if rest.iter().any(|s| s.is_empty()) {
-            return None;
-        }
-        params.push(percent_decode(&rest.join("/")));
-        return Some((score, params));
+        let score = match_parts(&parts[..fixed], &segments[..fixed])?;
+        return (!segments[fixed..].iter().any(|s| s.is_empty())).then_some(score);
     }
     if parts.len() != segments.len() {
         return None;
     }
     let mut score = 0;
-    let mut params = Vec::new();
     for (part, segment) in parts.iter().zip(segments) {
         if part.starts_with('{') {
             // A parameter may end in a literal (`{id}:cancel`, as A2A's custom methods do).
-            let suffix = part.split_once('}').map_or("", |(_, suffix)| suffix);
+            let suffix = parameter_suffix(part);
             let value = segment.strip_suffix(suffix)?;
             if value.is_empty() {
                 return None;
@@ -123,14 +149,38 @@ fn match_parts(parts: &[&str], segments: &[&str]) -> Option<(usize, Vec<String>)
             if !suffix.is_empty() {
                 score += 1;
             }
-            params.push(percent_decode(value));
         } else if part == segment {
             score += 1;
         } else {
             return None;
         }
     }
-    Some((score, params))
+    Some(score)
+}
+
+/// The literal after a parameter's closing brace (`:cancel` of `{id}:cancel`), or "".
+fn parameter_suffix(part: &str) -> &str {
+    part.split_once('}').map_or("", |(_, suffix)| suffix)
+}
+
+/// The decoded path parameters of `segments`, which the template `parts` match.
+fn params(parts: &[&str], segments: &[&str]) -> Vec<String> {
+    let mut params: Vec<String> = parts
+        .iter()
+        .zip(segments)
+        .filter(|(part, _)| part.starts_with('{') && **part != REST_OF_PATH)
+        .map(|(part, segment)| {
+            percent_decode(
+                segment
+                    .strip_suffix(parameter_suffix(part))
+                    .unwrap_or(segment),
+            )
+        })
+        .collect();
+    if parts.last() == Some(&REST_OF_PATH) {
+        params.push(percent_decode(&segments[parts.len() - 1..].join("/")));
+    }
+    params
 }
 
 /// Decodes `%XX` escapes (and `+` as space when `plus_is_space`); invalid escapes stay literal.

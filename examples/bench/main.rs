@@ -262,26 +262,43 @@ fn millis(duration: Duration) -> String {
     format!("{:.2}", duration.as_secs_f64() * 1e3)
 }
 
+/// The release builds the bench runs: `bourse` as `cargo build --release` makes it (on its own:
+/// built beside the examples it would take the dev-dependencies' features), then the examples.
 fn build_everything() -> PathBuf {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let status = Command::new(cargo)
-        .args([
-            "build",
-            "--release",
-            "--locked",
-            "--bin",
-            "bourse",
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    for targets in [
+        &["--bin", "bourse"][..],
+        &[
             "--example",
             "floor",
             "--example",
             "seed_catalog",
             "--example",
             "seller_endpoint",
-        ])
-        .status()
-        .expect("cargo");
-    assert!(status.success(), "the release build failed");
-    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+        ],
+    ] {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let mut build = Command::new(cargo);
+        // What `cargo run` set for this process: build scripts that read them (ring's) would
+        // see them changed and rebuild ring, rustls, ureq and bourse over `cargo build`'s build.
+        for (name, _) in std::env::vars_os() {
+            let name = name.to_string_lossy();
+            if ["CARGO_PKG_", "CARGO_BIN_", "CARGO_MANIFEST_", "CARGO_CRATE_"]
+                .iter()
+                .any(|prefix| name.starts_with(prefix))
+                || ["CARGO_PRIMARY_PACKAGE", "CARGO_TARGET_TMPDIR", "OUT_DIR"].contains(&&*name)
+            {
+                build.env_remove(&*name);
+            }
+        }
+        let status = build
+            .current_dir(&manifest)
+            .args(["build", "--release", "--locked"])
+            .args(targets)
+            .status()
+            .expect("cargo");
+        assert!(status.success(), "the release build failed");
+    }
     std::env::var_os("CARGO_TARGET_DIR")
         .map_or_else(|| manifest.join("target"), PathBuf::from)
         .join("release")

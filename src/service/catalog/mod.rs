@@ -10,6 +10,7 @@ pub mod health;
 pub mod listings;
 pub mod matches;
 pub mod moderation;
+mod order;
 pub mod ratings;
 pub mod reputation;
 pub mod samples;

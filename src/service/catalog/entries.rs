@@ -14,6 +14,7 @@ use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashMap};
 
 use crate::service::catalog::order::{Cursor, Order};
+use crate::service::catalog::radix;
 
 /// Sort order (read at the edge as a closed choice).
 pub use crate::request::catalog::Sort;
@@ -436,28 +437,49 @@ fn merge(order: &mut Vec<u64>, back: &[u64], after: impl Fn(u64, u64) -> bool) {
     }
 }
 
-/// The positions of `list` in `sort`'s order, with their flags: each entry's sort key packed
-/// with its position (and, below them, its flags, which never decide) into one `u128` whose
-/// plain order is exactly [`compare`]'s (positions follow `seq`), sorted. Both arrays are read
-/// in sequence: no entry is read again after the sort.
+/// The positions of `list` in `sort`'s order, with their flags. Each entry's sort key is made a
+/// `u64` whose plain order is [`compare`]'s but for the `seq` tie-break. When the keys differ
+/// in at most 32 bits (nearly always), those bits and the position make one `u64`, radix-sorted
+/// stably from positions in the tie-break's order (see `radix`); otherwise the key, position
+/// and flags make one `u128`, sorted. The entries are read in sequence, once.
 fn sorted(list: &[Entry], flags: &[u32], sort: Sort) -> Order {
-    // Descending keys are complemented; a descending `seq` tie-break complements the position.
+    // Descending keys are complemented; so is a descending `seq` tie-break's position.
     let descending_seq = !matches!(sort, Sort::PriceAsc);
+    let key = |e: &Entry| -> u64 {
+        match sort {
+            Sort::PriceAsc => (e.price_cents as u64) ^ (1 << 63),
+            Sort::Quality => !u64::from(ordered_bits(e.quality)),
+            Sort::Trust => !u64::from(ordered_bits(e.reputation)),
+            Sort::Popular => !((u64::from(e.purchase_count) << 32) | u64::from(e.view_count)),
+            Sort::Recent | Sort::PriceDesc => unreachable!("not a kept order"),
+        }
+    };
+    let (any, all) = list.iter().fold((0u64, u64::MAX), |(any, all), e| {
+        (any | key(e), all & key(e))
+    });
+    if let Some(runs) = radix::compaction(any & !all) {
+        let element =
+            |at: usize| u64::from(radix::compact(key(&list[at]), &runs)) << 32 | at as u64;
+        // A stable sort keeps the positions' order among equal keys.
+        let mut elements: Vec<u64> = if descending_seq {
+            (0..list.len()).rev().map(element).collect()
+        } else {
+            (0..list.len()).map(element).collect()
+        };
+        radix::sort_by_upper_half(&mut elements);
+        return Order::from_sorted(elements.into_iter().map(|element| {
+            let at = position(element);
+            packed(flags[at], at)
+        }));
+    }
     let mut keys: Vec<u128> = list
         .iter()
         .zip(flags)
         .enumerate()
         .map(|(at, (e, &f))| {
-            let key: u64 = match sort {
-                Sort::PriceAsc => (e.price_cents as u64) ^ (1 << 63),
-                Sort::Quality => !u64::from(ordered_bits(e.quality)),
-                Sort::Trust => !u64::from(ordered_bits(e.reputation)),
-                Sort::Popular => !((u64::from(e.purchase_count) << 32) | u64::from(e.view_count)),
-                Sort::Recent | Sort::PriceDesc => unreachable!("not a kept order"),
-            };
             let at = at as u32;
             let at = if descending_seq { !at } else { at };
-            (u128::from(key) << 64) | (u128::from(at) << 32) | u128::from(f)
+            (u128::from(key(e)) << 64) | (u128::from(at) << 32) | u128::from(f)
         })
         .collect();
     keys.sort_unstable();

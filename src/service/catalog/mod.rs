@@ -11,6 +11,7 @@ pub mod listings;
 pub mod matches;
 pub mod moderation;
 mod order;
+mod radix;
 pub mod ratings;
 pub mod reputation;
 pub mod samples;

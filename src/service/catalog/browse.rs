@@ -118,6 +118,7 @@ impl BrowseIndex {
     /// # Errors
     /// Database failure.
     pub fn load_from(store: &Store, taxonomy: &Taxonomy) -> Result<BrowseIndex> {
+        let started = std::time::Instant::now();
         let (first, last) = store.read_blocking(store::seq_bounds)?;
         if last - first < 100_000 {
             return store.read_blocking(|conn| BrowseIndex::load(conn, taxonomy));
@@ -155,7 +156,14 @@ impl BrowseIndex {
         list.extend_from_slice(&back);
         drop(back);
         list.shrink_to_fit();
+        let (listings, read) = (list.len(), started.elapsed());
         index.entries = RwLock::new(Entries::new(list));
+        tracing::info!(
+            listings,
+            read_ms = read.as_millis() as u64,
+            sorted_ms = (started.elapsed() - read).as_millis() as u64,
+            "browse index loaded"
+        );
         Ok(index)
     }
 

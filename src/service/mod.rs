@@ -367,7 +367,7 @@ impl App {
             })?
         } else {
             let (seed_taxonomy, stamp) = (taxonomy.clone(), now.clone());
-            store.write_blocking(move |tx| {
+            let (established, salt) = store.write_blocking(move |tx| {
                 let (taxonomy, now) = (seed_taxonomy, stamp);
                 let established = match settings::get(tx, settings::ESTABLISHED)? {
                     Some(Value::String(at)) => at,
@@ -395,13 +395,17 @@ impl App {
                         salt
                     }
                 };
-                Ok((
-                    established,
-                    salt,
-                    0,
-                    browse::BrowseIndex::load(tx, &taxonomy)?,
-                ))
-            })?
+                Ok((established, salt))
+            })?;
+            // Read after the writer's start-up transaction, on two readers at once (they agree
+            // on what they read, or it is read again): nothing serves before this returns, so
+            // every later write reaches the index through `upsert`.
+            (
+                established,
+                salt,
+                0,
+                browse::BrowseIndex::load_from(&store, &taxonomy)?,
+            )
         };
         let overrides = store.read_blocking(|conn| settings::get(conn, settings::PROVENANCE))?;
         let provenance = provenance::effective(&public_url, &established, overrides.as_ref());

@@ -295,6 +295,42 @@ pub fn each_index_row(conn: &Connection, mut f: impl FnMut(IndexRow<&str>)) -> R
     Ok(())
 }
 
+/// Calls `f` with the browse columns of the listings whose `seq` is within `from..=to`,
+/// ascending, all read in one read transaction, and answers the catalogue change counter
+/// ([`last_change`]) that transaction saw: two connections that answer the same counter read
+/// the same committed catalogue (every insert or update of a listing moves it).
+///
+/// # Errors
+/// Database failure.
+pub fn each_index_row_in(
+    conn: &Connection,
+    from: i64,
+    to: i64,
+    mut f: impl FnMut(IndexRow<&str>),
+) -> Result<i64> {
+    let tx = rusqlite::Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Deferred)?;
+    let seen = last_change(&tx)?;
+    {
+        let mut stmt = tx.prepare_cached(&index_rows_sql("WHERE seq BETWEEN ?1 AND ?2"))?;
+        let mut rows = stmt.query([from, to])?;
+        while let Some(row) = rows.next()? {
+            f(index_row(row)?);
+        }
+    }
+    tx.commit()?;
+    Ok(seen)
+}
+
+/// The lowest and highest `seq` (`(0, 0)` for an empty catalogue).
+///
+/// # Errors
+/// Database failure.
+pub fn seq_bounds(conn: &Connection) -> Result<(i64, i64)> {
+    Ok(conn
+        .prepare_cached("SELECT coalesce(min(seq), 0), coalesce(max(seq), 0) FROM listings")?
+        .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))?)
+}
+
 /// The highest `seq` (0 for an empty catalogue): how many index entries to make room for.
 ///
 /// # Errors

@@ -13,6 +13,9 @@
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashMap};
 
+use crate::service::catalog::order::{Cursor, Order};
+use crate::service::catalog::radix;
+
 /// Sort order (read at the edge as a closed choice).
 pub use crate::request::catalog::Sort;
 
@@ -92,8 +95,9 @@ pub(super) struct Entries {
     pub census: HashMap<u32, u32>,
     /// Per sort of [`ORDERED`]: each entry's [`flags`] and position in `list` (`flags << 32 |
     /// position`), ascending by [`compare`] (8 bytes per listing per order): a walk reads the
-    /// order in sequence and tests the filters without reading the entries it skips.
-    orders: [Vec<u64>; 4],
+    /// order in sequence and tests the filters without reading the entries it skips. Chunked
+    /// ([`Order`]), so an insert or a move costs the same at any catalogue size.
+    orders: [Order; 4],
 }
 
 /// What the filters of a browse test, packed in 32 bits (see [`flags`]).
@@ -208,20 +212,7 @@ impl Entries {
                     }
                 }
             }
-            Some((slot, false)) => {
-                for e in &self.orders[slot] {
-                    if !element(e) {
-                        return;
-                    }
-                }
-            }
-            Some((slot, true)) => {
-                for e in self.orders[slot].iter().rev() {
-                    if !element(e) {
-                        return;
-                    }
-                }
-            }
+            Some((slot, backwards)) => self.orders[slot].walk(backwards, |e| element(&e)),
         }
     }
 
@@ -295,7 +286,7 @@ impl Entries {
                         all_flags.push(now);
                         recount(None, now);
                         for (slot, order) in orders.iter_mut().enumerate() {
-                            let to = order.partition_point(|&i| {
+                            let to = order.partition_point(|i| {
                                 compare(&list[position(i)], entry, ORDERED[slot]) == Ordering::Less
                             });
                             order.insert(to, packed(now, at));
@@ -338,74 +329,67 @@ impl Entries {
                     continue;
                 }
                 // Not moved in this order: their flags are restamped in place.
-                for element in order.iter_mut() {
+                order.edit_all(|element| {
                     let at = position(*element);
                     if is_moved(at) {
                         *element = packed(all_flags[at], at);
                     }
-                }
+                });
                 continue;
             }
-            order.retain(|&i| !is_moved(position(i)));
+            // Taken out and merged back in one pass over the whole order, then chunked again.
+            let mut flat = order.to_vec();
+            flat.retain(|&i| !is_moved(position(i)));
             let mut back: Vec<u64> = moved
                 .iter()
                 .map(|&at| packed(all_flags[at as usize], at as usize))
                 .collect();
             back.sort_unstable_by(|&a, &b| compare(&list[position(a)], &list[position(b)], sort));
-            merge(order, &back, |a, b| {
+            merge(&mut flat, &back, |a, b| {
                 compare(&list[position(a)], &list[position(b)], sort) == Ordering::Greater
             });
+            *order = Order::from_sorted(flat);
         }
     }
 }
 
 /// Moves position `at` (whose entry in `list` was `old` and is now the new one, with flags
-/// `now`) to where the new entry belongs in `order`: only the stretch between the old place and
-/// the new one moves, so an edit that keeps this sort's key (a new title, say) moves nothing.
-fn shift(order: &mut [u64], list: &[Entry], at: usize, old: &Entry, now: u32, sort: Sort) {
+/// `now`) to where the new entry belongs in `order`: out of its chunk and into the one where it
+/// belongs (an edit that keeps this sort's key, a new title say, moves nothing).
+fn shift(order: &mut Order, list: &[Entry], at: usize, old: &Entry, now: u32, sort: Sort) {
     let Some(from) = place(order, list, at, old, sort) else {
         return;
     };
     let new = &list[at];
-    let before = |i: &u64| compare(&list[position(*i)], new, sort) == Ordering::Less;
-    let to = match compare(new, old, sort) {
-        Ordering::Equal => from,
-        Ordering::Less => {
-            let to = order[..from].partition_point(before);
-            order[to..=from].rotate_right(1);
-            to
-        }
-        Ordering::Greater => {
-            let to = from + order[from + 1..].partition_point(before);
-            order[from..=to].rotate_left(1);
-            to
-        }
-    };
-    order[to] = packed(now, at);
+    if compare(new, old, sort) == Ordering::Equal {
+        order.set(from, packed(now, at));
+        return;
+    }
+    order.remove(from);
+    let to = order.partition_point(|i| compare(&list[position(i)], new, sort) == Ordering::Less);
+    order.insert(to, packed(now, at));
 }
 
 /// Writes new flags for position `at`, whose entry did not move in `order`.
-fn restamp(order: &mut [u64], list: &[Entry], at: usize, now: u32, sort: Sort) {
+fn restamp(order: &mut Order, list: &[Entry], at: usize, now: u32, sort: Sort) {
     if let Some(from) = place(order, list, at, &list[at], sort) {
-        order[from] = packed(now, at);
+        order.set(from, packed(now, at));
     }
 }
 
 /// Where position `at` is in `order`, its entry comparing as `key` there.
-fn place(order: &[u64], list: &[Entry], at: usize, key: &Entry, sort: Sort) -> Option<usize> {
-    let found = order.binary_search_by(|&i| {
+fn place(order: &Order, list: &[Entry], at: usize, key: &Entry, sort: Sort) -> Option<Cursor> {
+    let found = order.partition_point(|i| {
         let e = if position(i) == at {
             key
         } else {
             &list[position(i)]
         };
-        compare(e, key, sort)
+        compare(e, key, sort) == Ordering::Less
     });
-    debug_assert!(
-        found.is_ok(),
-        "position {at} is missing from the {sort:?} order"
-    );
-    found.ok()
+    let held = order.get(found).is_some_and(|i| position(i) == at);
+    debug_assert!(held, "position {at} is missing from the {sort:?} order");
+    held.then_some(found)
 }
 
 /// Where listing `seq` is in `list`, or would go. Listings are appended and never removed, so
@@ -453,38 +437,57 @@ fn merge(order: &mut Vec<u64>, back: &[u64], after: impl Fn(u64, u64) -> bool) {
     }
 }
 
-/// The positions of `list` in `sort`'s order, with their flags: each entry's sort key packed
-/// with its position (and, below them, its flags, which never decide) into one `u128` whose
-/// plain order is exactly [`compare`]'s (positions follow `seq`), sorted. Both arrays are read
-/// in sequence: no entry is read again after the sort.
-fn sorted(list: &[Entry], flags: &[u32], sort: Sort) -> Vec<u64> {
-    // Descending keys are complemented; a descending `seq` tie-break complements the position.
+/// The positions of `list` in `sort`'s order, with their flags. Each entry's sort key is made a
+/// `u64` whose plain order is [`compare`]'s but for the `seq` tie-break. When the keys differ
+/// in at most 32 bits (nearly always), those bits and the position make one `u64`, radix-sorted
+/// stably from positions in the tie-break's order (see `radix`); otherwise the key, position
+/// and flags make one `u128`, sorted. The entries are read in sequence, once.
+fn sorted(list: &[Entry], flags: &[u32], sort: Sort) -> Order {
+    // Descending keys are complemented; so is a descending `seq` tie-break's position.
     let descending_seq = !matches!(sort, Sort::PriceAsc);
+    let key = |e: &Entry| -> u64 {
+        match sort {
+            Sort::PriceAsc => (e.price_cents as u64) ^ (1 << 63),
+            Sort::Quality => !u64::from(ordered_bits(e.quality)),
+            Sort::Trust => !u64::from(ordered_bits(e.reputation)),
+            Sort::Popular => !((u64::from(e.purchase_count) << 32) | u64::from(e.view_count)),
+            Sort::Recent | Sort::PriceDesc => unreachable!("not a kept order"),
+        }
+    };
+    let (any, all) = list.iter().fold((0u64, u64::MAX), |(any, all), e| {
+        (any | key(e), all & key(e))
+    });
+    if let Some(runs) = radix::compaction(any & !all) {
+        let element =
+            |at: usize| u64::from(radix::compact(key(&list[at]), &runs)) << 32 | at as u64;
+        // A stable sort keeps the positions' order among equal keys.
+        let mut elements: Vec<u64> = if descending_seq {
+            (0..list.len()).rev().map(element).collect()
+        } else {
+            (0..list.len()).map(element).collect()
+        };
+        radix::sort_by_upper_half(&mut elements);
+        return Order::from_sorted(elements.into_iter().map(|element| {
+            let at = position(element);
+            packed(flags[at], at)
+        }));
+    }
     let mut keys: Vec<u128> = list
         .iter()
         .zip(flags)
         .enumerate()
         .map(|(at, (e, &f))| {
-            let key: u64 = match sort {
-                Sort::PriceAsc => (e.price_cents as u64) ^ (1 << 63),
-                Sort::Quality => !u64::from(ordered_bits(e.quality)),
-                Sort::Trust => !u64::from(ordered_bits(e.reputation)),
-                Sort::Popular => !((u64::from(e.purchase_count) << 32) | u64::from(e.view_count)),
-                Sort::Recent | Sort::PriceDesc => unreachable!("not a kept order"),
-            };
             let at = at as u32;
             let at = if descending_seq { !at } else { at };
-            (u128::from(key) << 64) | (u128::from(at) << 32) | u128::from(f)
+            (u128::from(key(e)) << 64) | (u128::from(at) << 32) | u128::from(f)
         })
         .collect();
     keys.sort_unstable();
-    keys.into_iter()
-        .map(|key| {
-            let at = (key >> 32) as u32;
-            let at = if descending_seq { !at } else { at } as usize;
-            packed(key as u32, at)
-        })
-        .collect()
+    Order::from_sorted(keys.into_iter().map(|key| {
+        let at = (key >> 32) as u32;
+        let at = if descending_seq { !at } else { at } as usize;
+        packed(key as u32, at)
+    }))
 }
 
 /// A score as bits that order as the scores do (`-0.0` as `0.0`; scores are never NaN).
@@ -560,9 +563,9 @@ mod tests {
                 .collect();
             expected.sort_by(|&a, &b| compare(&list[position(a)], &list[position(b)], sort));
             let flags: Vec<u32> = list.iter().map(flags).collect();
-            assert_eq!(sorted(&list, &flags, sort), expected, "{sort:?}");
+            assert_eq!(sorted(&list, &flags, sort).to_vec(), expected, "{sort:?}");
             let (slot, _) = slot(sort).unwrap();
-            assert_eq!(entries.orders[slot], expected, "{sort:?}");
+            assert_eq!(entries.orders[slot].to_vec(), expected, "{sort:?}");
         }
     }
 
@@ -598,6 +601,37 @@ mod tests {
                     list[(seq - 1) as usize].view_count += n as u32;
                 }
             }
+        }
+        let fresh = Entries::new(list);
+        assert_eq!(entries.orders, fresh.orders);
+        assert_eq!(entries.flags, fresh.flags);
+        assert_eq!(entries.census, fresh.census);
+    }
+
+    #[test]
+    fn single_edits_and_creates_across_many_chunks_land_where_a_fresh_build_puts_them() {
+        // Past several chunks of each order: moves cross chunks, and creates split them.
+        let (mut list, mut entries) = catalogue(20_000, 97, 13);
+        let mut x = 0x9e37_79b9_7f4a_7c15_u64;
+        for round in 0..3_000i64 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            if round % 3 == 0 {
+                let seq = list.len() as i64 + 1;
+                let created = entry(seq, (x % 97) as i64, (x % 13) as f32, 0, 0);
+                entries.upsert(&[created]);
+                list.push(created);
+                continue;
+            }
+            let at = (x % list.len() as u64) as usize;
+            let mut edited = list[at];
+            edited.purchase_count += 1 + (x % 3) as u32;
+            edited.price_cents = (x % 1_000) as i64;
+            edited.quality = (x % 17) as f32 - 8.0;
+            edited.reputation = -edited.quality;
+            entries.upsert(&[edited]);
+            list[at] = edited;
         }
         let fresh = Entries::new(list);
         assert_eq!(entries.orders, fresh.orders);

@@ -10,6 +10,8 @@ pub mod health;
 pub mod listings;
 pub mod matches;
 pub mod moderation;
+mod order;
+mod radix;
 pub mod ratings;
 pub mod reputation;
 pub mod samples;

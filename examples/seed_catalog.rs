@@ -128,86 +128,104 @@ fn main() {
         .iter()
         .filter(|v| v.slug != "personal-health-data")
         .collect();
-    // Small write jobs: a statement inside a large transaction costs more the more pages the
-    // transaction has dirtied (SQLite's savepoint bookkeeping), so 10,000-row jobs made seeding
-    // quadratic (20 minutes for 1M rows); 250-row jobs seed 1M in about a minute.
-    let batch = 250;
-    let mut written = 0;
-    while written < count {
-        let n = batch.min(count - written);
-        let mut rows = Vec::with_capacity(n);
-        for _ in 0..n {
-            let vertical = verticals[rng.below(verticals.len() as u64) as usize];
-            let (seller_id, seller_code, seller_reputation) =
-                &seller_ids[rng.below(seller_ids.len() as u64) as usize];
-            let rated = rng.below(3) == 0;
-            let rating_count = if rated { 1 + rng.below(60) as i64 } else { 0 };
-            let rating_sum = rating_count * (1 + rng.below(5) as i64);
-            let kind = match rng.below(10) {
-                0 => "exclusive",
-                1 => "limited",
-                _ => "standard",
-            };
-            let title = rng.words(4);
-            rows.push(ListingRow {
-                seq: 0,
-                // Time-ordered, as the server makes them.
-                id: uuid::Uuid::now_v7().to_string(),
-                seller_id: seller_id.clone(),
-                seller_code: seller_code.clone(),
-                seller_reputation: *seller_reputation,
-                vertical_slug: vertical.slug.clone(),
-                category: vertical.category.clone(),
-                description: format!("{title} {}", rng.words(8)),
-                title,
-                price_cents: if rng.below(5) == 0 {
-                    0
-                } else {
-                    100 * (1 + rng.below(5000)) as i64
-                },
-                listing_type: kind.into(),
-                max_copies: (kind == "limited").then(|| 1 + rng.below(100) as i64),
-                sold_count: 0,
-                purchase_count: rng.below(50) as i64,
-                view_count: rng.below(5000) as i64,
-                active: rng.below(50) != 0,
-                exclusive_sold: false,
-                fingerprint: format!("sha256:{}", hash_secret(&rng.next().to_string())),
-                preview: "{}".into(),
-                images: "[]".into(),
-                metadata: "{}".into(),
-                is_sample: false,
-                physical: vertical.is_external,
-                deliverable_ref: None,
-                health_consent: false,
-                deidentification: None,
-                authorized_uses: None,
-                rating_sum,
-                rating_count,
-                quality: reputation::quality(rating_sum, rating_count),
-                created_at: now.clone(),
-                version: 1,
-                last_modified: None,
-                modification_count: 0,
-            });
+    // Rows are made on this thread while the writer thread loads them (one transaction, the
+    // listings' indexes and search index built once at the end: `Store::seed_listings`).
+    // Handed over a thousand at a time: a channel send per row cost more than making the row.
+    let (sender, receiver) = std::sync::mpsc::sync_channel::<Vec<ListingRow>>(8);
+    let loading = std::thread::spawn({
+        let store = app.store.clone();
+        move || store.seed_listings(receiver.into_iter().flatten())
+    });
+    let mut chunk = Vec::with_capacity(1000);
+    for made in 1..=count {
+        let vertical = verticals[rng.below(verticals.len() as u64) as usize];
+        let (seller_id, seller_code, seller_reputation) =
+            &seller_ids[rng.below(seller_ids.len() as u64) as usize];
+        let rated = rng.below(3) == 0;
+        let rating_count = if rated { 1 + rng.below(60) as i64 } else { 0 };
+        let rating_sum = rating_count * (1 + rng.below(5) as i64);
+        let kind = match rng.below(10) {
+            0 => "exclusive",
+            1 => "limited",
+            _ => "standard",
+        };
+        let title = rng.words(4);
+        let row = ListingRow {
+            seq: 0,
+            // Time-ordered, as the server makes them.
+            id: uuid::Uuid::now_v7().to_string(),
+            seller_id: seller_id.clone(),
+            seller_code: seller_code.clone(),
+            seller_reputation: *seller_reputation,
+            vertical_slug: vertical.slug.clone(),
+            category: vertical.category.clone(),
+            description: format!("{title} {}", rng.words(8)),
+            title,
+            price_cents: if rng.below(5) == 0 {
+                0
+            } else {
+                100 * (1 + rng.below(5000)) as i64
+            },
+            listing_type: kind.into(),
+            max_copies: (kind == "limited").then(|| 1 + rng.below(100) as i64),
+            sold_count: 0,
+            purchase_count: rng.below(50) as i64,
+            view_count: rng.below(5000) as i64,
+            active: rng.below(50) != 0,
+            exclusive_sold: false,
+            fingerprint: format!("sha256:{}", hash_secret(&rng.next().to_string())),
+            preview: "{}".into(),
+            images: "[]".into(),
+            metadata: "{}".into(),
+            is_sample: false,
+            physical: vertical.is_external,
+            deliverable_ref: None,
+            health_consent: false,
+            deidentification: None,
+            authorized_uses: None,
+            rating_sum,
+            rating_count,
+            quality: reputation::quality(rating_sum, rating_count),
+            created_at: now.clone(),
+            version: 1,
+            last_modified: None,
+            modification_count: 0,
+        };
+        chunk.push(row);
+        if (chunk.len() == 1000 || made == count)
+            && sender.send(std::mem::take(&mut chunk)).is_err()
+        {
+            break;
         }
-        app.store
-            .write_blocking(move |tx| {
-                for row in &rows {
-                    listings::insert(tx, row)?;
-                }
-                Ok(())
-            })
-            .expect("insert listings");
-        written += n;
-        if written % 100_000 == 0 {
-            eprintln!("{written} listings");
+        if made % 100_000 == 0 {
+            eprintln!("{made} listings");
         }
     }
-    app.store
-        .write_blocking(listings::optimize_search)
-        .expect("optimize");
+    drop(sender);
+    let written = loading
+        .join()
+        .expect("the loading thread")
+        .expect("insert listings");
+    assert_eq!(written, count, "every listing made was written");
+    let loaded = started.elapsed();
+    // The checkpoint thread copies the load's WAL (gigabytes at 10M listings) into the database
+    // file, and its last pass holds the write lock longer than a write waits: try again.
+    let mut waited = 0;
+    while let Err(error) = app.store.write_blocking(listings::optimize_search) {
+        assert!(
+            waited < 1800 && format!("{error:?}").contains("locked"),
+            "optimize: {error:?}"
+        );
+        waited += 1;
+        std::thread::sleep(std::time::Duration::from_secs(1));
+    }
+    let optimized = started.elapsed();
     app.store.checkpoint();
+    eprintln!(
+        "loaded at {:.1?}, search index optimized at {optimized:.1?}, checkpointed at {:.1?}",
+        loaded,
+        started.elapsed()
+    );
     println!(
         "seeded {count} listings from {sellers} sellers into {} in {:.1?}",
         data.display(),

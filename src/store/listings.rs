@@ -1,6 +1,6 @@
 //! Listing rows, the browse query, history entries, counts.
 
-use rusqlite::{Connection, OptionalExtension, Row, params, params_from_iter};
+use rusqlite::{Connection, OptionalExtension, Row, Statement, ToSql, params, params_from_iter};
 use serde_json::Value;
 
 use crate::error::Result;
@@ -98,55 +98,68 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<ListingRow> {
     })
 }
 
+/// The columns an insert writes, in the order [`bind_insert`] binds them (`?1`..`?33`).
+pub(super) const INSERT_COLUMNS: &str = "id, seller_id, seller_code, seller_reputation, vertical_slug, category, title,
+    description, price_cents, listing_type, max_copies, sold_count, purchase_count, view_count, active,
+    exclusive_sold, fingerprint, preview, images, metadata, is_sample, physical, deliverable_ref,
+    health_consent, deidentification, authorized_uses, rating_sum, rating_count, quality, created_at,
+    version, last_modified, modification_count";
+
+/// Binds a row's [`INSERT_COLUMNS`] to a statement's parameters `?1`..`?33`.
+pub(super) fn bind_insert(stmt: &mut Statement<'_>, l: &ListingRow) -> rusqlite::Result<()> {
+    let values: [&dyn ToSql; 33] = [
+        &l.id,
+        &l.seller_id,
+        &l.seller_code,
+        &l.seller_reputation,
+        &l.vertical_slug,
+        &l.category,
+        &l.title,
+        &l.description,
+        &l.price_cents,
+        &l.listing_type,
+        &l.max_copies,
+        &l.sold_count,
+        &l.purchase_count,
+        &l.view_count,
+        &l.active,
+        &l.exclusive_sold,
+        &l.fingerprint,
+        &l.preview,
+        &l.images,
+        &l.metadata,
+        &l.is_sample,
+        &l.physical,
+        &l.deliverable_ref,
+        &l.health_consent,
+        &l.deidentification,
+        &l.authorized_uses,
+        &l.rating_sum,
+        &l.rating_count,
+        &l.quality,
+        &l.created_at,
+        &l.version,
+        &l.last_modified,
+        &l.modification_count,
+    ];
+    for (index, value) in values.into_iter().enumerate() {
+        stmt.raw_bind_parameter(index + 1, value)?;
+    }
+    Ok(())
+}
+
 /// Inserts a listing; returns its `seq`.
 ///
 /// # Errors
 /// Database failure.
 pub fn insert(conn: &Connection, l: &ListingRow) -> Result<i64> {
-    conn.prepare_cached(
-        "INSERT INTO listings (id, seller_id, seller_code, seller_reputation, vertical_slug, category, title,
-            description, price_cents, listing_type, max_copies, sold_count, purchase_count, view_count, active,
-            exclusive_sold, fingerprint, preview, images, metadata, is_sample, physical, deliverable_ref,
-            health_consent, deidentification, authorized_uses, rating_sum, rating_count, quality, created_at,
-            version, last_modified, modification_count)
+    let mut stmt = conn.prepare_cached(&format!(
+        "INSERT INTO listings ({INSERT_COLUMNS})
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21,
-            ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33)",
-    )?
-    .execute(params![
-        l.id,
-        l.seller_id,
-        l.seller_code,
-        l.seller_reputation,
-        l.vertical_slug,
-        l.category,
-        l.title,
-        l.description,
-        l.price_cents,
-        l.listing_type,
-        l.max_copies,
-        l.sold_count,
-        l.purchase_count,
-        l.view_count,
-        l.active,
-        l.exclusive_sold,
-        l.fingerprint,
-        l.preview,
-        l.images,
-        l.metadata,
-        l.is_sample,
-        l.physical,
-        l.deliverable_ref,
-        l.health_consent,
-        l.deidentification,
-        l.authorized_uses,
-        l.rating_sum,
-        l.rating_count,
-        l.quality,
-        l.created_at,
-        l.version,
-        l.last_modified,
-        l.modification_count
-    ])?;
+            ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33)"
+    ))?;
+    bind_insert(&mut stmt, l)?;
+    stmt.raw_execute()?;
     Ok(conn.last_insert_rowid())
 }
 

@@ -31,6 +31,7 @@ pub mod purchases;
 mod queue;
 mod readers;
 mod replica;
+mod seeding;
 pub mod settings;
 pub mod spending;
 pub mod tlog;
@@ -430,6 +431,31 @@ impl Store {
             Ok(())
         })
         .await?
+    }
+
+    /// Appends synthetic listings in bulk and builds their search index, on the writer thread
+    /// outside the group transaction (writes queued meanwhile wait for it); returns how many
+    /// were written. For the benchmark's catalogue seeder (`examples/seed_catalog.rs`) only:
+    /// the load turns durability off while it runs and holds the write lock throughout. The
+    /// catalogue it leaves is the one [`listings::insert`] row by row would leave (see
+    /// `store/seeding.rs`). `rows` may be produced on another thread while the load writes.
+    ///
+    /// # Errors
+    /// A database failure or a row that breaks a constraint; nothing is written then.
+    pub fn seed_listings(
+        &self,
+        rows: impl IntoIterator<Item = listings::ListingRow> + Send + 'static,
+    ) -> Result<usize> {
+        let (reply, answer) = mpsc::channel();
+        let job = Job::Raw(Box::new(move |conn| {
+            let _ = reply.send(seeding::insert_listings(conn, rows));
+        }));
+        self.queue()?
+            .send(job)
+            .map_err(|_| Error::Internal("the writer thread stopped".into()))?;
+        answer
+            .recv()
+            .map_err(|_| Error::Internal("the writer thread stopped".into()))?
     }
 
     /// Flushes the WAL into the main file (used on shutdown); waits for queued writes first.

@@ -283,9 +283,14 @@ fn build_everything() -> PathBuf {
         // see them changed and rebuild ring, rustls, ureq and bourse over `cargo build`'s build.
         for (name, _) in std::env::vars_os() {
             let name = name.to_string_lossy();
-            if ["CARGO_PKG_", "CARGO_BIN_", "CARGO_MANIFEST_", "CARGO_CRATE_"]
-                .iter()
-                .any(|prefix| name.starts_with(prefix))
+            if [
+                "CARGO_PKG_",
+                "CARGO_BIN_",
+                "CARGO_MANIFEST_",
+                "CARGO_CRATE_",
+            ]
+            .iter()
+            .any(|prefix| name.starts_with(prefix))
                 || ["CARGO_PRIMARY_PACKAGE", "CARGO_TARGET_TMPDIR", "OUT_DIR"].contains(&&*name)
             {
                 build.env_remove(&*name);

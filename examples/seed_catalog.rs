@@ -19,7 +19,7 @@ use std::time::Instant;
 use bourse::clock::{SystemClock, rfc3339};
 use bourse::service::{App, DataDir, Options, catalog::reputation, hash_secret};
 use bourse::store::agents::{self, AgentRow};
-use bourse::store::listings::{self, ListingRow};
+use bourse::store::listings::ListingRow;
 
 const WORDS: &[&str] = &[
     "red", "guitar", "vintage", "camera", "market", "prices", "regional", "weekly", "daily",
@@ -208,22 +208,9 @@ fn main() {
         .expect("insert listings");
     assert_eq!(written, count, "every listing made was written");
     let loaded = started.elapsed();
-    // The checkpoint thread copies the load's WAL (gigabytes at 10M listings) into the database
-    // file, and its last pass holds the write lock longer than a write waits: try again.
-    let mut waited = 0;
-    while let Err(error) = app.store.write_blocking(listings::optimize_search) {
-        assert!(
-            waited < 1800 && format!("{error:?}").contains("locked"),
-            "optimize: {error:?}"
-        );
-        waited += 1;
-        std::thread::sleep(std::time::Duration::from_secs(1));
-    }
-    let optimized = started.elapsed();
     app.store.checkpoint();
     eprintln!(
-        "loaded at {:.1?}, search index optimized at {optimized:.1?}, checkpointed at {:.1?}",
-        loaded,
+        "loaded, search index optimized and analyzed at {loaded:.1?}, checkpointed at {:.1?}",
         started.elapsed()
     );
     println!(

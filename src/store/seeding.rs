@@ -8,7 +8,8 @@
 //! definitions the database itself holds (so they cannot drift from `schema.sql`), the indexes
 //! built by one sort each instead of row by row; the search index is built by one FTS5
 //! `rebuild` over the loaded table with a large in-memory hash (few segments to merge, where a
-//! transaction per few hundred rows left thousands), and `changed` is numbered as the insert
+//! transaction per few hundred rows left thousands), then merged and the tables analyzed
+//! ([`super::listings::optimize_search`]) before the commit, and `changed` is numbered as the insert
 //! trigger numbers it. Durability is off for the load (`synchronous = OFF`), the page cache is
 //! large and index builds sort on two threads; all three are put back afterwards.
 
@@ -95,6 +96,9 @@ fn load(conn: &mut Connection, rows: impl IntoIterator<Item = ListingRow>) -> Re
     for object in &derived {
         tx.execute_batch(&object.sql)?;
     }
+    // In the same transaction: a separate one would wait behind the checkpoint thread copying
+    // the load's WAL (gigabytes at 10M listings) and could time out on the write lock.
+    super::listings::optimize_search(&tx)?;
     tx.commit()?;
     Ok(count)
 }

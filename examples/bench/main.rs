@@ -32,6 +32,8 @@
 //! `../shared/bench/floor`, on the system one.
 //! Loopback only; the temporary directory is removed at the end.
 
+#[path = "../common/cargo_env.rs"]
+mod cargo_env;
 #[path = "../common/loadgen.rs"]
 mod loadgen;
 mod writes;
@@ -279,23 +281,7 @@ fn build_everything() -> PathBuf {
     ] {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let mut build = Command::new(cargo);
-        // What `cargo run` set for this process: build scripts that read them (ring's) would
-        // see them changed and rebuild ring, rustls, ureq and bourse over `cargo build`'s build.
-        for (name, _) in std::env::vars_os() {
-            let name = name.to_string_lossy();
-            if [
-                "CARGO_PKG_",
-                "CARGO_BIN_",
-                "CARGO_MANIFEST_",
-                "CARGO_CRATE_",
-            ]
-            .iter()
-            .any(|prefix| name.starts_with(prefix))
-                || ["CARGO_PRIMARY_PACKAGE", "CARGO_TARGET_TMPDIR", "OUT_DIR"].contains(&&*name)
-            {
-                build.env_remove(&*name);
-            }
-        }
+        cargo_env::without_cargo_env(&mut build);
         let status = build
             .current_dir(&manifest)
             .args(["build", "--release", "--locked"])

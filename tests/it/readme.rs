@@ -20,6 +20,9 @@ use serde_json::Value;
 
 use crate::support::{BinServer, exit_within, release_binary, skip_or_fail, wait_until};
 
+#[path = "../../examples/common/cargo_env.rs"]
+mod cargo_env;
+
 /// The line before each block the test runs.
 const MARKER: &str = "<!-- walkthrough -->";
 
@@ -70,7 +73,7 @@ fn examples() -> &'static Examples {
             .unwrap_or("debug")
             .to_owned();
         let mut build = Command::new(env!("CARGO"));
-        without_cargo_test_env(&mut build);
+        cargo_env::without_cargo_env(&mut build);
         build
             .current_dir(env!("CARGO_MANIFEST_DIR"))
             .args(["build", "--quiet", "--message-format=json"])
@@ -99,26 +102,6 @@ fn examples() -> &'static Examples {
             roundtrip: executable("roundtrip"),
         }
     })
-}
-
-/// Removes what cargo set for this test process from `command`'s environment: build scripts that
-/// watch such a variable (CARGO_MANIFEST_DIR) would rebuild, and the next `cargo test` again.
-fn without_cargo_test_env(command: &mut Command) {
-    for (name, _) in std::env::vars_os() {
-        let name = name.to_string_lossy().into_owned();
-        let set_by_cargo = [
-            "CARGO_PKG_",
-            "CARGO_BIN_",
-            "CARGO_MANIFEST_",
-            "CARGO_CRATE_",
-        ]
-        .iter()
-        .any(|prefix| name.starts_with(prefix))
-            || ["CARGO_PRIMARY_PACKAGE", "CARGO_TARGET_TMPDIR", "OUT_DIR"].contains(&name.as_str());
-        if set_by_cargo {
-            command.env_remove(name);
-        }
-    }
 }
 
 /// A process started in its own process group: on drop, the whole group (the script's
@@ -391,7 +374,7 @@ fn the_setup_and_ci_snippets_find_the_binary_wherever_cargo_put_it() {
     let readme =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
     let mut metadata = Command::new(env!("CARGO"));
-    without_cargo_test_env(&mut metadata);
+    cargo_env::without_cargo_env(&mut metadata);
     let metadata = metadata
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .args(["metadata", "--format-version", "1", "--no-deps"])
@@ -418,7 +401,7 @@ fn the_setup_and_ci_snippets_find_the_binary_wherever_cargo_put_it() {
         let blocks = marked_blocks(&readme, marker);
         assert_eq!(blocks.len(), 1, "one block marked {marker}");
         let mut command = Command::new("bash");
-        without_cargo_test_env(&mut command);
+        cargo_env::without_cargo_env(&mut command);
         command
             .current_dir(env!("CARGO_MANIFEST_DIR"))
             .args(["-c", &format!("{}\n{check}\n", blocks[0])]);

@@ -299,9 +299,19 @@ impl From<&ListingRow> for IndexRow {
 ///
 /// # Errors
 /// Database failure.
-pub fn each_index_row(conn: &Connection, mut f: impl FnMut(IndexRow<&str>)) -> Result<()> {
-    let mut stmt = conn.prepare_cached(&index_rows_sql(""))?;
-    let mut rows = stmt.query([])?;
+pub fn each_index_row(conn: &Connection, f: impl FnMut(IndexRow<&str>)) -> Result<()> {
+    visit_index_rows(conn, "", [], f)
+}
+
+/// Calls `f` with the browse columns of the rows `filter` (a `WHERE` clause, or "") selects.
+fn visit_index_rows(
+    conn: &Connection,
+    filter: &str,
+    params: impl rusqlite::Params,
+    mut f: impl FnMut(IndexRow<&str>),
+) -> Result<()> {
+    let mut stmt = conn.prepare_cached(&index_rows_sql(filter))?;
+    let mut rows = stmt.query(params)?;
     while let Some(row) = rows.next()? {
         f(index_row(row)?);
     }
@@ -319,17 +329,11 @@ pub fn each_index_row_in(
     conn: &Connection,
     from: i64,
     to: i64,
-    mut f: impl FnMut(IndexRow<&str>),
+    f: impl FnMut(IndexRow<&str>),
 ) -> Result<i64> {
     let tx = rusqlite::Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Deferred)?;
     let seen = last_change(&tx)?;
-    {
-        let mut stmt = tx.prepare_cached(&index_rows_sql("WHERE seq BETWEEN ?1 AND ?2"))?;
-        let mut rows = stmt.query([from, to])?;
-        while let Some(row) = rows.next()? {
-            f(index_row(row)?);
-        }
-    }
+    visit_index_rows(&tx, "WHERE seq BETWEEN ?1 AND ?2", [from, to], f)?;
     tx.commit()?;
     Ok(seen)
 }

@@ -148,12 +148,12 @@ impl BrowseIndex {
             };
             (front, back)
         });
-        let ((seen_front, mut list), (seen_back, back)) = (front?, back?);
+        let ((seen_front, mut list), (seen_back, mut back)) = (front?, back?);
         if seen_front != seen_back {
             drop((list, back));
             return store.read_blocking(|conn| BrowseIndex::load(conn, taxonomy));
         }
-        list.extend_from_slice(&back);
+        list.append(&mut back);
         drop(back);
         list.shrink_to_fit();
         let (listings, read) = (list.len(), started.elapsed());

@@ -67,6 +67,10 @@ impl DataDir {
     pub fn signing_key(&self) -> PathBuf {
         self.0.join("signing.key")
     }
+    /// The browse index's snapshot (derived from the database; see `catalog::browse`).
+    pub fn browse_snapshot(&self) -> PathBuf {
+        self.0.join("browse-index.snapshot")
+    }
     /// The operator's bearer token.
     pub fn operator_key(&self) -> PathBuf {
         self.0.join("operator.key")
@@ -345,7 +349,9 @@ impl App {
         )?;
         let operator_key = load_or_create_operator_key(&data.operator_key())?;
         let taxonomy = taxonomy::Taxonomy::load();
-        let (established, querier_salt, seen_change, browse_index) = if primary.is_some() {
+        let (established, querier_salt, seen_change, (browse_index, snapshot_due)) = if primary
+            .is_some()
+        {
             // A follower writes nothing: what a primary creates at start is read from the replica.
             store.read_blocking(|conn| {
                 let text = |value: Option<Value>| match value {
@@ -362,7 +368,7 @@ impl App {
                     established,
                     salt,
                     seen,
-                    browse::BrowseIndex::load(conn, &taxonomy)?,
+                    (browse::BrowseIndex::load(conn, &taxonomy)?, None),
                 ))
             })?
         } else {
@@ -404,7 +410,7 @@ impl App {
                 established,
                 salt,
                 0,
-                browse::BrowseIndex::load_from(&store, &taxonomy)?,
+                browse::BrowseIndex::load_from(&store, &taxonomy, Some(&data.browse_snapshot()))?,
             )
         };
         let overrides = store.read_blocking(|conn| settings::get(conn, settings::PROVENANCE))?;
@@ -498,6 +504,17 @@ impl App {
             return Ok(app);
         }
         samples::seed(&app)?;
+        if let Some(seen) = snapshot_due {
+            let (index, store, taxonomy) =
+                (app.browse.clone(), app.store.clone(), app.taxonomy.clone());
+            let (path, now) = (data.browse_snapshot(), app.now());
+            let spawned = std::thread::Builder::new()
+                .name("bourse-snapshot".into())
+                .spawn(move || index.save_snapshot(&store, &taxonomy, &path, seen, now));
+            if let Err(e) = spawned {
+                tracing::warn!(error = %e, "browse snapshot not written");
+            }
+        }
         // Display names written before schema v4 have no skeleton yet (it is computed in Rust, so
         // the SQL migration step cannot): they get theirs, so no agent can take a name that
         // looks like theirs. Once done, this finds nothing.

@@ -377,6 +377,40 @@ pub fn index_rows_changed_since(conn: &Connection, since: i64) -> Result<Vec<Ind
     index_rows_where(conn, "WHERE changed > ?1", [since])
 }
 
+/// What a browse index restored from a snapshot taken at change `since` needs, read in one read
+/// transaction: the catalogue's change counter and highest `seq` now, and the browse columns of
+/// the listings inserted or updated since (`None` when more than `most` were: reading them one
+/// by one would cost more than reading every row).
+pub struct CatchUp {
+    pub last_change: i64,
+    pub max_seq: i64,
+    pub rows: Option<Vec<IndexRow>>,
+}
+
+/// See [`CatchUp`].
+///
+/// # Errors
+/// Database failure.
+pub fn catch_up(conn: &Connection, since: i64, most: usize) -> Result<CatchUp> {
+    let tx = rusqlite::Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Deferred)?;
+    let last_change = last_change(&tx)?;
+    let max_seq = max_seq(&tx)?;
+    let changed: i64 = tx
+        .prepare_cached("SELECT count(*) FROM listings WHERE changed > ?1")?
+        .query_row([since], |r| r.get(0))?;
+    let rows = if usize::try_from(changed).unwrap_or(usize::MAX) > most {
+        None
+    } else {
+        Some(index_rows_changed_since(&tx, since)?)
+    };
+    tx.commit()?;
+    Ok(CatchUp {
+        last_change,
+        max_seq,
+        rows,
+    })
+}
+
 fn index_rows_sql(filter: &str) -> String {
     format!(
         "SELECT seq, active, is_sample, category, vertical_slug, listing_type, price_cents, rating_sum,

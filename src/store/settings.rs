@@ -23,6 +23,9 @@ pub const ESTABLISHED: &str = "established";
 pub const SIGNING_KEYS: &str = "signing_keys";
 /// The replicated primary's heartbeat: `{"unixMillis": …}`, written every second.
 pub const HEARTBEAT: &str = "replication_heartbeat";
+/// The browse index's snapshot file that matches this database: `{"id": …, "lastChange": …}`
+/// (`service::catalog::browse`'s snapshot; written after the file is durable).
+pub const BROWSE_SNAPSHOT: &str = "browse_snapshot";
 
 /// Reads one setting.
 ///

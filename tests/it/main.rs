@@ -10,6 +10,7 @@ mod architecture;
 mod catalog;
 mod catalog_browse;
 mod catalog_sellers;
+mod catalog_snapshot;
 mod checkout;
 mod cli;
 mod console;

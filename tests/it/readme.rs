@@ -5,23 +5,20 @@
 //!
 //! The binary under test is `BOURSE_RELEASE_BIN` when set (CI points it at
 //! `target/release/bourse`), else the one cargo built for these tests. The two examples the
-//! tests need (`seller_endpoint`, `roundtrip`) are built once with the tests' own cargo and
-//! profile (`cargo build --example … --message-format=json`, which names the executables).
+//! tests need (`seller_endpoint`, `roundtrip`) come from `support::example`.
 //! Without bash, curl or python3 (what the walkthrough needs) it says SKIPPED, and fails
 //! under `CI` or `BOURSE_REQUIRE_SDK=1`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
 use serde_json::Value;
 
-use crate::support::{BinServer, exit_within, release_binary, skip_or_fail, wait_until};
-
-#[path = "../../examples/common/cargo_env.rs"]
-mod cargo_env;
+use crate::support::{
+    BinServer, cargo_env, example, exit_within, release_binary, skip_or_fail, wait_until,
+};
 
 /// The line before each block the test runs.
 const MARKER: &str = "<!-- walkthrough -->";
@@ -51,57 +48,6 @@ fn marked_blocks(readme: &str, marker: &str) -> Vec<String> {
         blocks.push(block.join("\n"));
     }
     blocks
-}
-
-/// The executables of the examples these tests run, built once per test run with this test's
-/// cargo and profile.
-struct Examples {
-    seller_endpoint: PathBuf,
-    roundtrip: PathBuf,
-}
-
-fn examples() -> &'static Examples {
-    static BUILT: OnceLock<Examples> = OnceLock::new();
-    BUILT.get_or_init(|| {
-        // This test binary is target/<profile>/deps/it-<hash>: build into the same profile.
-        let exe = std::env::current_exe().unwrap();
-        let profile = exe
-            .parent()
-            .and_then(Path::parent)
-            .and_then(Path::file_name)
-            .and_then(|n| n.to_str())
-            .unwrap_or("debug")
-            .to_owned();
-        let mut build = Command::new(env!("CARGO"));
-        cargo_env::without_cargo_env(&mut build);
-        build
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .args(["build", "--quiet", "--message-format=json"])
-            .args(["--example", "seller_endpoint", "--example", "roundtrip"]);
-        match profile.as_str() {
-            "debug" => {}
-            "release" => {
-                build.arg("--release");
-            }
-            other => {
-                build.args(["--profile", other]);
-            }
-        }
-        let output = build.stderr(Stdio::inherit()).output().unwrap();
-        assert!(output.status.success(), "building the examples failed");
-        let executable = |name: &str| -> PathBuf {
-            String::from_utf8_lossy(&output.stdout)
-                .lines()
-                .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-                .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == name)
-                .find_map(|m| m["executable"].as_str().map(PathBuf::from))
-                .unwrap_or_else(|| panic!("cargo named no executable for the example {name}"))
-        };
-        Examples {
-            seller_endpoint: executable("seller_endpoint"),
-            roundtrip: executable("roundtrip"),
-        }
-    })
 }
 
 /// A process started in its own process group: on drop, the whole group (the script's
@@ -230,7 +176,7 @@ fn the_readme_walkthrough_runs_as_written() {
         walkthrough_blocks(&readme).join("\n")
     );
     let bourse = release_binary();
-    let seller_endpoint = &examples().seller_endpoint;
+    let seller_endpoint = &example("seller_endpoint");
     let dir = tempfile::tempdir().unwrap();
     let (bin, work, tmp) = (
         dir.path().join("bin"),
@@ -306,7 +252,7 @@ fn the_readme_walkthrough_runs_as_written() {
 
 #[test]
 fn the_roundtrip_example_plays_against_its_own_server_and_a_running_one() {
-    let roundtrip = &examples().roundtrip;
+    let roundtrip = &example("roundtrip");
     let dir = tempfile::tempdir().unwrap();
     let expect_complete = |stdout: &str, stderr: &str| {
         for expected in [

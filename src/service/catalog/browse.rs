@@ -109,30 +109,66 @@ impl BrowseIndex {
         Ok(index)
     }
 
-    /// Loads every listing's entry as [`BrowseIndex::load`] does, reading the rows on two of
-    /// `store`'s connections at once, each half of the `seq`s in its own read transaction:
-    /// reading and decoding the rows is most of what start-up costs (about half of it at 10M
-    /// listings). When the two saw different catalogues (a listing written in between by
-    /// another process), the rows are read again on one connection.
+    /// Loads every listing's entry as [`BrowseIndex::load`] does, from the snapshot at
+    /// `snapshot` when it is this catalogue's (brought up to date: [`snapshot`]), else by
+    /// reading the rows: on two of `store`'s connections at once, each half of the `seq`s in its
+    /// own read transaction (reading and decoding the rows is most of what start-up costs).
+    /// When the two saw different catalogues (a listing written in between by another
+    /// process), the rows are read again on one connection. Answers with the index the change
+    /// counter a fresh snapshot should be written as of ([`BrowseIndex::save_snapshot`]), when
+    /// one should.
     ///
     /// # Errors
     /// Database failure.
-    pub fn load_from(store: &Store, taxonomy: &Taxonomy) -> Result<BrowseIndex> {
+    pub fn load_from(
+        store: &Store,
+        taxonomy: &Taxonomy,
+        snapshot: Option<&std::path::Path>,
+    ) -> Result<(BrowseIndex, Option<i64>)> {
         let started = std::time::Instant::now();
-        let (first, last) = store.read_blocking(store::seq_bounds)?;
-        if last - first < 100_000 {
-            return store.read_blocking(|conn| BrowseIndex::load(conn, taxonomy));
-        }
         let mut index = BrowseIndex::empty(taxonomy);
-        let middle = first + (last - first) / 2;
+        let restored = match snapshot {
+            Some(path) => snapshot::restore(&index, store, path, &snapshot::fingerprint(taxonomy))?,
+            None => None,
+        };
+        let (from, list, save) = match restored {
+            Some(restored) => {
+                let save = restored.stale.then_some(restored.seen);
+                ("snapshot", restored.list, save)
+            }
+            None => {
+                let (list, seen) = index.read_rows(store)?;
+                let worth = snapshot.is_some() && list.len() >= snapshot::WORTH;
+                ("rows", list, worth.then_some(seen))
+            }
+        };
+        let (listings, read) = (list.len(), started.elapsed());
+        index.entries = RwLock::new(Entries::new(list));
+        tracing::info!(
+            listings,
+            from,
+            read_ms = read.as_millis() as u64,
+            sorted_ms = (started.elapsed() - read).as_millis() as u64,
+            "browse index loaded"
+        );
+        Ok((index, save))
+    }
+
+    /// Every listing's entry, read from the rows, and the change counter they are as of.
+    fn read_rows(&self, store: &Store) -> Result<(Vec<Entry>, i64)> {
+        let (first, last) = store.read_blocking(store::seq_bounds)?;
         let read = |from: i64, to: i64, room: i64| {
             store.read_blocking(|conn| {
                 let mut list = Vec::with_capacity(usize::try_from(room).unwrap_or(0));
                 let seen =
-                    store::each_index_row_in(conn, from, to, |row| list.push(index.entry(&row)))?;
-                Ok((seen, list))
+                    store::each_index_row_in(conn, from, to, |row| list.push(self.entry(&row)))?;
+                Ok((list, seen))
             })
         };
+        if last - first < 100_000 {
+            return read(first, last, last - first + 1);
+        }
+        let middle = first + (last - first) / 2;
         let (front, back) = std::thread::scope(|scope| {
             let back = std::thread::Builder::new()
                 .name("bourse-load".into())
@@ -148,23 +184,44 @@ impl BrowseIndex {
             };
             (front, back)
         });
-        let ((seen_front, mut list), (seen_back, mut back)) = (front?, back?);
+        let ((mut list, seen_front), (mut back, seen_back)) = (front?, back?);
         if seen_front != seen_back {
             drop((list, back));
-            return store.read_blocking(|conn| BrowseIndex::load(conn, taxonomy));
+            return read(first, last, last - first + 1);
         }
         list.append(&mut back);
         drop(back);
         list.shrink_to_fit();
-        let (listings, read) = (list.len(), started.elapsed());
-        index.entries = RwLock::new(Entries::new(list));
-        tracing::info!(
-            listings,
-            read_ms = read.as_millis() as u64,
-            sorted_ms = (started.elapsed() - read).as_millis() as u64,
-            "browse index loaded"
-        );
-        Ok(index)
+        Ok((list, seen_front))
+    }
+
+    /// Writes the snapshot of this index as of change `seen` to `path` and names it in the
+    /// database (in the background after start: see [`snapshot`]); logs how it went.
+    pub fn save_snapshot(
+        &self,
+        store: &Store,
+        taxonomy: &Taxonomy,
+        path: &std::path::Path,
+        seen: i64,
+        now: String,
+    ) {
+        let started = std::time::Instant::now();
+        match snapshot::save(
+            self,
+            store,
+            path,
+            &snapshot::fingerprint(taxonomy),
+            seen,
+            now,
+        ) {
+            Ok(listings) => tracing::info!(
+                listings,
+                ms = started.elapsed().as_millis() as u64,
+                path = %path.display(),
+                "browse snapshot written"
+            ),
+            Err(e) => tracing::warn!(error = %e, "browse snapshot not written"),
+        }
     }
 
     /// An index of no listings, its taxonomy positions set.
@@ -758,6 +815,9 @@ pub async fn fetch_page(app: &App, query: Query) -> Result<(Vec<ListingRow>, usi
         })
         .await
 }
+
+#[path = "snapshot.rs"]
+mod snapshot;
 
 #[cfg(test)]
 #[path = "browse_tests.rs"]

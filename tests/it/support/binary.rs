@@ -3,6 +3,9 @@
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+
+use serde_json::Value;
 
 use super::Client;
 
@@ -34,6 +37,60 @@ pub fn release_binary() -> PathBuf {
             path
         }
     }
+}
+
+/// The executable of example `name` (`seller_endpoint`, `roundtrip` or `seed_catalog`): the
+/// three are built once per test run, with this test's cargo and profile (`cargo build
+/// --example … --message-format=json`, which names the executables).
+pub fn example(name: &str) -> PathBuf {
+    const EXAMPLES: [&str; 3] = ["seller_endpoint", "roundtrip", "seed_catalog"];
+    static BUILT: OnceLock<Vec<PathBuf>> = OnceLock::new();
+    let built = BUILT.get_or_init(|| {
+        // This test binary is target/<profile>/deps/it-<hash>: build into the same profile.
+        let exe = std::env::current_exe().unwrap();
+        let profile = exe
+            .parent()
+            .and_then(Path::parent)
+            .and_then(Path::file_name)
+            .and_then(|n| n.to_str())
+            .unwrap_or("debug")
+            .to_owned();
+        let mut build = Command::new(env!("CARGO"));
+        super::cargo_env::without_cargo_env(&mut build);
+        build.current_dir(env!("CARGO_MANIFEST_DIR")).args([
+            "build",
+            "--quiet",
+            "--message-format=json",
+        ]);
+        for example in EXAMPLES {
+            build.args(["--example", example]);
+        }
+        match profile.as_str() {
+            "debug" => {}
+            "release" => {
+                build.arg("--release");
+            }
+            other => {
+                build.args(["--profile", other]);
+            }
+        }
+        let output = build.stderr(Stdio::inherit()).output().unwrap();
+        assert!(output.status.success(), "building the examples failed");
+        let executable = |name: &str| -> PathBuf {
+            String::from_utf8_lossy(&output.stdout)
+                .lines()
+                .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+                .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == name)
+                .find_map(|m| m["executable"].as_str().map(PathBuf::from))
+                .unwrap_or_else(|| panic!("cargo named no executable for the example {name}"))
+        };
+        EXAMPLES.map(executable).to_vec()
+    });
+    let at = EXAMPLES
+        .iter()
+        .position(|&example| example == name)
+        .unwrap_or_else(|| panic!("{name} is not among the examples the tests build"));
+    built[at].clone()
 }
 
 /// The real binary serving on port 0; killed on drop.

@@ -4,6 +4,8 @@
 //! waiting for a background worker's pass, and paying a sandbox checkout.
 
 mod binary;
+#[path = "../../../examples/common/cargo_env.rs"]
+pub mod cargo_env;
 pub mod catalog;
 pub mod console;
 mod http;
@@ -15,7 +17,7 @@ pub mod stripe;
 mod tools;
 mod wait;
 
-pub use binary::{BinServer, bourse, release_binary};
+pub use binary::{BinServer, bourse, example, release_binary};
 pub use http::{Client, Resp, form_encode};
 pub use market::{Party, checkout_session};
 pub use server::TestServer;

@@ -88,12 +88,13 @@ fn a_restart_reads_the_snapshot_catches_up_and_answers_as_reading_the_rows_does(
         crate::support::catalog::listing_body("Snapshot catch-up dataset", 0),
         json!({}),
     );
-    let seeded_ids: Vec<String> = client.get("/api/marketplace/listings?q=solar&limit=2").ok()["listings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|l| l["id"].as_str().unwrap().to_owned())
-        .collect();
+    let seeded_ids: Vec<String> =
+        client.get("/api/marketplace/listings?q=solar&limit=2").ok()["listings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l["id"].as_str().unwrap().to_owned())
+            .collect();
     let operator = std::fs::read_to_string(data.join("operator.key")).unwrap();
     let console = Console::sign_in(client, operator.trim());
     let path = format!("/console/listings/{}/deactivate", seeded_ids[0]);

@@ -398,7 +398,7 @@ impl BrowseIndex {
                 .filter(|&(&flags, _)| admit.admits(flags))
                 .map(|(_, &count)| count as usize)
                 .sum();
-            return Ok((page_seqs(&entries, query, total, &admits), total));
+            return Ok((page_seqs(&entries, query, total, &admit, &admits), total));
         }
         let known_total = self
             .totals
@@ -410,17 +410,39 @@ impl BrowseIndex {
         let total = match known_total {
             Some(total) => total,
             None => {
-                let total = entries
-                    .flags
-                    .iter()
-                    .enumerate()
-                    .filter(|&(at, &flags)| admits(flags, at))
-                    .count();
+                let total = match matches {
+                    // Only the matches are visited: a common word at 10M listings is a third of
+                    // them, and each costs one look at its flags.
+                    Some(Matches::Many(bits)) => bits
+                        .iter()
+                        .enumerate()
+                        .map(|(i, &word)| {
+                            let (mut word, mut n) = (word, 0);
+                            while word != 0 {
+                                let at = i * 64 + word.trailing_zeros() as usize;
+                                word &= word - 1;
+                                n += usize::from(
+                                    entries
+                                        .flags
+                                        .get(at)
+                                        .is_some_and(|&flags| admits(flags, at)),
+                                );
+                            }
+                            n
+                        })
+                        .sum(),
+                    _ => entries
+                        .flags
+                        .iter()
+                        .enumerate()
+                        .filter(|&(at, &flags)| admits(flags, at))
+                        .count(),
+                };
                 self.remember_total(&query.filters, generation, total);
                 total
             }
         };
-        Ok((page_seqs(&entries, query, total, &admits), total))
+        Ok((page_seqs(&entries, query, total, &admit, &admits), total))
     }
 
     fn remember_total(&self, filters: &Filters, generation: u64, total: usize) {
@@ -577,11 +599,12 @@ fn page_seqs(
     entries: &Entries,
     query: &Query,
     total: usize,
+    admit: &Admit,
     admits: &impl Fn(u32, usize) -> bool,
 ) -> Vec<i64> {
     let (mut skipped, mut page) = (0, Vec::with_capacity(query.limit));
     if query.limit > 0 && query.offset < total {
-        entries.walk(query.sort, |flags, at| {
+        entries.walk(query.sort, admit.prefilter(), |flags, at| {
             if admits(flags, at) {
                 if skipped < query.offset {
                     skipped += 1;

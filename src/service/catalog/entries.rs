@@ -200,19 +200,29 @@ impl Entries {
         find(&self.list, seq).ok()
     }
 
-    /// Visits every entry's flags and position in `sort`'s order (`recent`: newest first)
-    /// until `visit` answers `false`: a plain loop over one array, in sequence.
-    pub fn walk(&self, sort: Sort, mut visit: impl FnMut(u32, usize) -> bool) {
-        let mut element = |&e: &u64| visit((e >> 32) as u32, position(e));
+    /// Visits the flags and position of every entry whose flags under `mask` are `want`, in
+    /// `sort`'s order (`recent`: newest first), until `visit` answers `false`: a plain loop over
+    /// one array, in sequence, that tests the flags itself.
+    pub fn walk(
+        &self,
+        sort: Sort,
+        (mask, want): (u32, u32),
+        mut visit: impl FnMut(u32, usize) -> bool,
+    ) {
         match slot(sort) {
             None => {
-                for at in (0..self.flags.len()).rev() {
-                    if !visit(self.flags[at], at) {
+                for (at, &flags) in self.flags.iter().enumerate().rev() {
+                    if flags & mask == want && !visit(flags, at) {
                         return;
                     }
                 }
             }
-            Some((slot, backwards)) => self.orders[slot].walk(backwards, |e| element(&e)),
+            Some((slot, backwards)) => {
+                let (mask, want) = (u64::from(mask) << 32, u64::from(want) << 32);
+                self.orders[slot].walk(backwards, mask, want, |e| {
+                    visit((e >> 32) as u32, position(e))
+                });
+            }
         }
     }
 

@@ -87,6 +87,12 @@ impl Admit {
         admit
     }
 
+    /// The bits every admitted entry's flags have under a mask: `(mask, want)`, what a walk
+    /// tests in its own loop before asking [`Admit::admits`].
+    pub fn prefilter(&self) -> (u32, u32) {
+        (self.mask, self.want)
+    }
+
     pub fn admits(&self, flags: u32) -> bool {
         let code = |shift: u32, bits: u32| (flags >> shift) & bits;
         flags & self.mask == self.want

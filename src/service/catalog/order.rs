@@ -61,23 +61,21 @@ impl Order {
         all
     }
 
-    /// Visits the elements in order (or backwards) until `visit` answers `false`: a plain loop
-    /// over each chunk in turn.
-    pub fn walk(&self, backwards: bool, mut visit: impl FnMut(u64) -> bool) {
+    /// Visits the elements whose bits under `mask` are `want`, in order (or backwards), until
+    /// `visit` answers `false`: a plain loop over each chunk in turn, the test inlined in it (a
+    /// browse with a selective filter skips most elements, so the loop is the skipping).
+    pub fn walk(&self, backwards: bool, mask: u64, want: u64, mut visit: impl FnMut(u64) -> bool) {
+        let mut each = |element: u64| element & mask != want || visit(element);
         if backwards {
             for chunk in self.chunks.iter().rev() {
-                for &element in chunk.iter().rev() {
-                    if !visit(element) {
-                        return;
-                    }
+                if !chunk.iter().rev().all(|&element| each(element)) {
+                    return;
                 }
             }
         } else {
             for chunk in &self.chunks {
-                for &element in chunk {
-                    if !visit(element) {
-                        return;
-                    }
+                if !chunk.iter().all(|&element| each(element)) {
+                    return;
                 }
             }
         }
@@ -262,17 +260,33 @@ mod tests {
         assert_eq!(order.to_vec(), plain, "seed {seed}");
         assert_eq!(order.len, plain.len(), "seed {seed}");
         let (mut forwards, mut backwards) = (Vec::new(), Vec::new());
-        order.walk(false, |e| {
+        order.walk(false, 0, 0, |e| {
             forwards.push(e);
             true
         });
-        order.walk(true, |e| {
+        order.walk(true, 0, 0, |e| {
             backwards.push(e);
             true
         });
         backwards.reverse();
         assert_eq!(forwards, plain, "seed {seed}");
         assert_eq!(backwards, plain, "seed {seed}");
+        // A walk under a mask visits exactly the elements with those bits, and stops when told.
+        let (mask, want) = (0b101 << 32, 0b100 << 32);
+        let masked: Vec<u64> = plain.iter().copied().filter(|e| e & mask == want).collect();
+        let mut visited = Vec::new();
+        order.walk(false, mask, want, |e| {
+            visited.push(e);
+            true
+        });
+        assert_eq!(visited, masked, "seed {seed}");
+        let mut last = Vec::new();
+        order.walk(true, mask, want, |e| {
+            last.push(e);
+            last.len() < 3
+        });
+        let tail: Vec<u64> = masked.iter().rev().take(3).copied().collect();
+        assert_eq!(last, tail, "seed {seed}");
     }
 
     #[test]
@@ -326,7 +340,7 @@ mod tests {
     #[test]
     fn an_empty_order_walks_nothing_and_takes_an_insert() {
         let mut order = Order::from_sorted([]);
-        order.walk(false, |_| panic!("nothing to visit"));
+        order.walk(false, 0, 0, |_| panic!("nothing to visit"));
         assert_eq!(order.get(order.partition_point(|_| true)), None);
         order.insert(order.partition_point(|e| e < 3), 3);
         order.insert(order.partition_point(|e| e < 1), 1);

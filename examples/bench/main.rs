@@ -36,15 +36,16 @@
 mod cargo_env;
 #[path = "../common/loadgen.rs"]
 mod loadgen;
+mod server;
 mod writes;
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use loadgen::{Face, Requests, Run, closed_loop, get, once, senders_on};
+use server::Server;
 
 struct Options {
     /// Catalogue sizes: one runs the table; several also print the cost curve.
@@ -113,86 +114,6 @@ fn parse() -> Options {
         }
     }
     options
-}
-
-/// A server process and where it listens.
-struct Server {
-    child: Child,
-    host: String,
-}
-
-impl Server {
-    /// Starts a server and waits for its `listening on http://…` line on stdout.
-    fn start(mut command: Command) -> (Server, Duration) {
-        let started = Instant::now();
-        command.stdout(Stdio::piped()).stderr(Stdio::null());
-        // Owned by a `Server` at once: its drop kills and reaps the process on every path.
-        let mut server = Server {
-            child: command.spawn().expect("start a server"),
-            host: String::new(),
-        };
-        let mut reader = BufReader::new(server.child.stdout.take().expect("stdout"));
-        let mut line = String::new();
-        while server.host.is_empty() {
-            line.clear();
-            let read = reader.read_line(&mut line).unwrap_or(0);
-            assert!(read > 0, "the server exited before listening");
-            if let Some(at) = line.find("http://") {
-                server.host = line[at + 7..].trim().trim_end_matches('/').to_owned();
-            }
-        }
-        // Keep draining the pipe so the server never blocks on a full one.
-        std::thread::spawn(move || {
-            let mut sink = String::new();
-            while reader.read_line(&mut sink).is_ok_and(|n| n > 0) {
-                sink.clear();
-            }
-        });
-        (server, started.elapsed())
-    }
-
-    /// User plus system CPU time so far.
-    fn cpu(&self) -> Duration {
-        let stat =
-            std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).unwrap_or_default();
-        // Fields after the parenthesised command name: state is field 3; utime 14, stime 15.
-        let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
-        let fields: Vec<&str> = after.split_whitespace().collect();
-        let ticks: u64 = fields
-            .get(11)
-            .and_then(|v| v.parse::<u64>().ok())
-            .unwrap_or(0)
-            + fields
-                .get(12)
-                .and_then(|v| v.parse::<u64>().ok())
-                .unwrap_or(0);
-        // The kernel's USER_HZ is 100 on Linux.
-        Duration::from_millis(ticks * 10)
-    }
-
-    /// Resident memory in MiB.
-    fn rss_mib(&self) -> f64 {
-        self.status_mib("VmRSS:")
-    }
-
-    /// A memory figure of `/proc/<pid>/status` (`VmRSS:` now, `VmHWM:` the highest so far), in
-    /// MiB.
-    fn status_mib(&self, field: &str) -> f64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
-            .unwrap_or_default();
-        status
-            .lines()
-            .find_map(|line| line.strip_prefix(field))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
-            .map_or(0.0, |kb| kb / 1024.0)
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 /// One measured run against one server.
@@ -429,6 +350,9 @@ struct Point {
     listings: usize,
     seeded: Duration,
     startup: Duration,
+    /// Listening after the first start of a fresh catalogue (its rows read), before `startup`'s
+    /// restart (its snapshot read).
+    first_startup: Option<Duration>,
     rss_start: f64,
     rss_end: f64,
     /// Requests per second, and the floor's `/page` beside the cold ones.
@@ -470,7 +394,7 @@ fn curve(points: &[Point]) {
     println!();
     let names: Vec<&str> = points[0].figures.iter().map(|(name, _)| *name).collect();
     print!(
-        "| listings | seeding s | listening s | RSS start MiB | RSS after load MiB | floor `/page` req/s |"
+        "| listings | seeding s | listening s (restart; first start) | RSS start MiB | RSS after load MiB | floor `/page` req/s |"
     );
     for name in &names {
         print!(" {name} req/s |");
@@ -479,10 +403,14 @@ fn curve(points: &[Point]) {
     println!("|{}", "---|".repeat(6 + names.len()));
     for point in points {
         print!(
-            "| {} | {:.1} | {:.2} | {:.0} | {:.0} | {:.0} |",
+            "| {} | {:.1} | {:.2}{} | {:.0} | {:.0} | {:.0} |",
             point.listings,
             point.seeded.as_secs_f64(),
             point.startup.as_secs_f64(),
+            point.first_startup.map_or(String::new(), |first| format!(
+                "; {:.2}",
+                first.as_secs_f64()
+            )),
             point.rss_start,
             point.rss_end,
             point.page_floor,
@@ -523,17 +451,33 @@ async fn run_size(
         .bourse
         .clone()
         .unwrap_or_else(|| release.join("bourse"));
-    let mut command = Command::new(binary);
-    command.arg("serve").arg("--data").arg(&data).args([
-        "--listen",
-        "127.0.0.1:0",
-        "--trusted-proxy",
-        "127.0.0.1",
-        // Sellers' delivery endpoint (`examples/seller_endpoint.rs`, for the write workloads)
-        // is on this machine.
-        "--allow-loopback-outbound",
-    ]);
-    let (bourse, startup) = Server::start(command);
+    let serve = || {
+        let mut command = Command::new(&binary);
+        command.arg("serve").arg("--data").arg(&data).args([
+            "--listen",
+            "127.0.0.1:0",
+            "--trusted-proxy",
+            "127.0.0.1",
+            // Sellers' delivery endpoint (`examples/seller_endpoint.rs`, for the write
+            // workloads) is on this machine.
+            "--allow-loopback-outbound",
+        ]);
+        command
+    };
+    // A catalogue without its browse snapshot yet (freshly seeded) is started once to read its
+    // rows and write the snapshot, then again, as a restart finds it: both are reported.
+    if listings >= 10_000 && !data.join("browse-index.snapshot").exists() {
+        let (first, startup) = Server::start(serve());
+        point.first_startup = Some(startup);
+        println!(
+            "bourse: first start (reading the rows) listening after {:.0} ms",
+            startup.as_secs_f64() * 1e3
+        );
+        if !first.wait_for_snapshot(Duration::from_secs(600)) {
+            println!("bench: no browse snapshot written within 600 s");
+        }
+    }
+    let (bourse, startup) = Server::start(serve());
     let mut command = Command::new(release.join("examples/floor"));
     command.arg("--data").arg(dir.path().join("floor.db"));
     let (floor, _) = Server::start(command);

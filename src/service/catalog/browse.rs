@@ -87,6 +87,8 @@ pub struct BrowseIndex {
     /// date by asking FTS5 about those listings only, rather than looked up anew after every
     /// catalogue write (a common word takes seconds at 10M listings).
     changes: Mutex<Changes>,
+    /// Word lookups off the reader threads, one at a time (`words.rs`).
+    lookups: tokio::sync::Semaphore,
     /// Totals per filter set, valid for one generation.
     totals: Mutex<HashMap<Filters, (u64, usize)>>,
     category_index: HashMap<String, u16>,
@@ -232,6 +234,7 @@ impl BrowseIndex {
             fts_cache: Mutex::new(HashMap::new()),
             resolving: Mutex::new(HashMap::new()),
             changes: Mutex::new(Changes::default()),
+            lookups: tokio::sync::Semaphore::new(1),
             totals: Mutex::new(HashMap::new()),
             category_index: taxonomy
                 .categories
@@ -454,142 +457,6 @@ impl BrowseIndex {
             }
         }
         totals.insert(filters.clone(), (generation, total));
-    }
-
-    /// The matches of a search expression: each of its words' (kept per word, so the many
-    /// pairs of a few common words cost one search each word, not one each pair), joined.
-    fn fts_matches(
-        &self,
-        conn: &Connection,
-        expression: &str,
-        generation: u64,
-    ) -> Result<Arc<Matches>> {
-        let listings = self.listings();
-        // `fts_query` made the expression: quoted words without blanks, one blank apart.
-        let mut each = Vec::new();
-        for word in expression.split(' ') {
-            each.push(self.word_matches(conn, word, generation)?);
-        }
-        // Fewest first: a list filtered by the others stays small.
-        each.sort_by_key(|matches| !matches!(**matches, Matches::Few(_)));
-        let mut words = each.into_iter();
-        let first = words
-            .next()
-            .unwrap_or_else(|| Arc::new(Matches::Few(Vec::new())));
-        Ok(words.fold(first, |joined, next| Arc::new(joined.and(&next, listings))))
-    }
-
-    /// The positions of the entries one quoted word matches, from the kept ones while the
-    /// catalogue is unchanged (positions never change: entries are only appended).
-    fn word_matches(&self, conn: &Connection, word: &str, generation: u64) -> Result<Arc<Matches>> {
-        let kept = || {
-            self.fts_cache
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .get(word)
-                .filter(|kept| kept.generation == generation)
-                .map(|kept| kept.matches.clone())
-        };
-        if let Some(matches) = kept() {
-            return Ok(matches);
-        }
-        let turn = self
-            .resolving
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .entry(word.to_owned())
-            .or_default()
-            .clone();
-        let _turn = turn.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(matches) = kept() {
-            return Ok(matches);
-        }
-        let looked_up = match self.patch(conn, word, generation) {
-            Some(patched) => patched,
-            None => self.look_up(conn, word, generation),
-        };
-        self.resolving
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(word);
-        looked_up
-    }
-
-    /// A word's kept matches from an earlier generation, brought up to `generation` by asking
-    /// FTS5 which of the listings changed since match the word; `None` when none is kept or the
-    /// log no longer covers the changes since (then the word is looked up anew).
-    fn patch(
-        &self,
-        conn: &Connection,
-        word: &str,
-        generation: u64,
-    ) -> Option<Result<Arc<Matches>>> {
-        let (since, matches) = {
-            let cache = self.fts_cache.lock().unwrap_or_else(|p| p.into_inner());
-            let kept = cache.get(word)?;
-            (kept.generation, kept.matches.clone())
-        };
-        let changed = self
-            .changes
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .since(since, generation)?;
-        let patched = (|| {
-            let seqs: Vec<i64> = {
-                let entries = self.entries.read().unwrap_or_else(|p| p.into_inner());
-                changed.iter().map(|&at| entries.list[at].seq).collect()
-            };
-            let found = store::fts_rowids_among(conn, word, &seqs)?;
-            let now: Vec<(usize, bool)> = changed
-                .iter()
-                .zip(&seqs)
-                .map(|(&at, seq)| (at, found.contains(seq)))
-                .collect();
-            let patched = Arc::new(matches.patched(&now));
-            self.keep_matches(word, generation, patched.clone());
-            Ok(patched)
-        })();
-        Some(patched)
-    }
-
-    fn look_up(&self, conn: &Connection, word: &str, generation: u64) -> Result<Arc<Matches>> {
-        let rowids = store::fts_rowids(conn, word)?;
-        let (positions, listings) = {
-            let entries = self.entries.read().unwrap_or_else(|p| p.into_inner());
-            let positions: Vec<i64> = rowids
-                .into_iter()
-                .filter_map(|seq| Some(entries.at(seq)? as i64))
-                .collect();
-            (positions, entries.list.len())
-        };
-        let matches = Arc::new(Matches::new(positions, listings, listings as i64 - 1));
-        self.keep_matches(word, generation, matches.clone());
-        Ok(matches)
-    }
-
-    /// Keeps a word's matches as of `generation`, within the cache's bounds.
-    fn keep_matches(&self, word: &str, generation: u64, matches: Arc<Matches>) {
-        let listings = self.listings();
-        // Room for at least 64 common words, however large the catalogue (a bitset is one bit
-        // per listing).
-        let budget = FTS_CACHE_BYTES.max(64 * listings.div_ceil(8));
-        let mut cache = self.fts_cache.lock().unwrap_or_else(|p| p.into_inner());
-        let bytes = |cache: &HashMap<String, Kept>| -> usize {
-            cache.values().map(|k| k.matches.bytes()).sum::<usize>() + matches.bytes()
-        };
-        if cache.len() >= CACHE_MAX || bytes(&cache) > budget {
-            cache.retain(|_, k| k.generation == generation);
-            if cache.len() >= CACHE_MAX || bytes(&cache) > budget {
-                cache.clear();
-            }
-        }
-        cache.insert(
-            word.to_owned(),
-            Kept {
-                generation,
-                matches,
-            },
-        );
     }
 }
 
@@ -824,6 +691,9 @@ async fn page(app: &App, query: Query) -> Result<CanonicalMembers> {
 /// Database failure.
 pub async fn fetch_page(app: &App, query: Query) -> Result<(Vec<ListingRow>, usize)> {
     let index = app.browse.clone();
+    if let Some(expression) = &query.filters.fts {
+        index.look_up_aside(&app.store, expression).await?;
+    }
     app.store
         .read(move |conn| {
             let (seqs, total) = index.query(conn, &query)?;
@@ -841,6 +711,8 @@ pub async fn fetch_page(app: &App, query: Query) -> Result<(Vec<ListingRow>, usi
 
 #[path = "snapshot.rs"]
 mod snapshot;
+#[path = "words.rs"]
+mod words;
 
 #[cfg(test)]
 #[path = "browse_tests.rs"]

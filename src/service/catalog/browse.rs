@@ -87,7 +87,7 @@ pub struct BrowseIndex {
     /// date by asking FTS5 about those listings only, rather than looked up anew after every
     /// catalogue write (a common word takes seconds at 10M listings).
     changes: Mutex<Changes>,
-    /// Word lookups off the reader threads, one at a time (`words.rs`).
+    /// Word lookups off the reader threads, at most [`words::ASIDE`] at once (`words.rs`).
     lookups: tokio::sync::Semaphore,
     /// Totals per filter set, valid for one generation.
     totals: Mutex<HashMap<Filters, (u64, usize)>>,
@@ -234,7 +234,7 @@ impl BrowseIndex {
             fts_cache: Mutex::new(HashMap::new()),
             resolving: Mutex::new(HashMap::new()),
             changes: Mutex::new(Changes::default()),
-            lookups: tokio::sync::Semaphore::new(1),
+            lookups: tokio::sync::Semaphore::new(words::ASIDE),
             totals: Mutex::new(HashMap::new()),
             category_index: taxonomy
                 .categories

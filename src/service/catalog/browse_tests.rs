@@ -20,7 +20,7 @@ fn index() -> BrowseIndex {
         fts_cache: Mutex::new(HashMap::new()),
         resolving: Mutex::new(HashMap::new()),
         changes: Mutex::new(Changes::default()),
-        lookups: tokio::sync::Semaphore::new(1),
+        lookups: tokio::sync::Semaphore::new(2),
         totals: Mutex::new(HashMap::new()),
         category_index: HashMap::new(),
         vertical_index: HashMap::new(),

@@ -1,7 +1,7 @@
 //! A search's matches, word by word: each word's matches kept per generation of the index
 //! (so the many pairs of a few common words cost one FTS5 search each word), brought up to date
 //! after a catalogue write by asking FTS5 about the changed listings alone, and a word not kept
-//! yet looked up off the reader threads, one lookup at a time ([`BrowseIndex::look_up_aside`]):
+//! yet looked up off the reader threads, at most [`ASIDE`] at once ([`BrowseIndex::look_up_aside`]):
 //! a common word at 10M listings costs FTS5 about half a second, and reader threads held by
 //! such lookups would hold up every other read meanwhile.
 
@@ -15,6 +15,12 @@ use crate::error::Result;
 use crate::service::catalog::matches::Matches;
 use crate::store::Store;
 use crate::store::listings as store;
+
+/// Most word lookups at once off the reader threads: the pool's connections beyond the readers'
+/// (`store::Store::open_with`), so a lookup never waits for a connection; two keep both cores
+/// busy with lookups of new rare words (one at a time cost the "new rare word each request"
+/// bench a fifth of its throughput at 1M listings).
+pub const ASIDE: usize = 2;
 
 impl BrowseIndex {
     /// The matches of a search expression: each of its words' (kept per word, so the many
@@ -165,7 +171,7 @@ impl BrowseIndex {
     }
 
     /// Looks up the words of `expression` not kept yet, on a connection of `store`'s pool in a
-    /// blocking task rather than on a reader thread, one such lookup at a time: the browse that
+    /// blocking task rather than on a reader thread, at most [`ASIDE`] such lookups at once: the browse that
     /// then runs on a reader finds them kept.
     ///
     /// # Errors

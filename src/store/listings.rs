@@ -463,6 +463,29 @@ impl IndexRow<&str> {
     }
 }
 
+#[cfg(test)]
+impl IndexRow {
+    /// The browse columns of an active standard listing `seq` at `price_cents`, unrated,
+    /// unviewed, without taxonomy: for the browse index's unit tests.
+    pub fn plain(seq: i64, price_cents: i64) -> IndexRow {
+        IndexRow {
+            seq,
+            active: true,
+            is_sample: false,
+            category: String::new(),
+            vertical_slug: String::new(),
+            listing_type: "standard".into(),
+            price_cents,
+            rating_sum: 0,
+            rating_count: 0,
+            quality: 0.0,
+            seller_reputation: 0.0,
+            purchase_count: 0,
+            view_count: 0,
+        }
+    }
+}
+
 /// The `seq`s of listings whose title or description match an FTS5 expression.
 ///
 /// # Errors

@@ -227,21 +227,7 @@ fn kept_word_matches_follow_edits_and_new_listings() {
     let conn = Connection::open_in_memory().unwrap();
     store::search_fixture::create(&conn);
     let index = index();
-    let row = |seq: i64| IndexRow {
-        seq,
-        active: true,
-        is_sample: false,
-        category: String::new(),
-        vertical_slug: String::new(),
-        listing_type: "standard".into(),
-        price_cents: 100,
-        rating_sum: 0,
-        rating_count: 0,
-        quality: 0.0,
-        seller_reputation: 0.0,
-        purchase_count: 0,
-        view_count: 0,
-    };
+    let row = |seq: i64| IndexRow::plain(seq, 100);
     let title = |seq: i64, text: &str| store::search_fixture::set(&conn, seq, text);
     for seq in 1..=200 {
         title(

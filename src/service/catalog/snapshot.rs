@@ -89,32 +89,43 @@ pub fn restore(
     let Some((id, since)) = named.as_ref().and_then(named_file) else {
         return Ok(None);
     };
-    let file = match read_file(path, fingerprint, &id, since) {
+    Ok(
+        match caught_up_file(index, store, path, fingerprint, &id, since)? {
+            Ok(restored) => Some(restored),
+            Err(why) => {
+                tracing::info!(path = %path.display(), why, "browse snapshot not used: reading the rows");
+                None
+            }
+        },
+    )
+}
+
+/// The file named (`id`, `since`) read and caught up, or why it cannot serve.
+fn caught_up_file(
+    index: &BrowseIndex,
+    store: &Store,
+    path: &Path,
+    fingerprint: &[u8; 32],
+    id: &[u8; 16],
+    since: i64,
+) -> Result<std::result::Result<Restored, String>> {
+    let file = match read_file(path, fingerprint, id, since) {
         Ok(list) => list,
-        Err(why) => {
-            tracing::info!(path = %path.display(), why, "browse snapshot not used: reading the rows");
-            return Ok(None);
-        }
+        Err(why) => return Ok(Err(why)),
     };
     let most = (file.len() / CATCH_UP_SHARE).max(1_000);
     let caught = store.read_blocking(|conn| store::catch_up(conn, since, most))?;
     let Some(rows) = caught.rows else {
-        tracing::info!(
-            "browse snapshot not used: too many listings changed since; reading the rows"
-        );
-        return Ok(None);
+        return Ok(Err("too many listings changed since".into()));
     };
-    let changed = rows.len();
     let Some(list) = caught_up(file, &rows, |row| index.entry(row)) else {
-        tracing::warn!("browse snapshot disagrees with the catalogue: reading the rows");
-        return Ok(None);
+        return Ok(Err("a listing changed since is missing from it".into()));
     };
     if list.last().map_or(0, |e| e.seq) != caught.max_seq {
-        tracing::warn!("browse snapshot ends short of the catalogue: reading the rows");
-        return Ok(None);
+        return Ok(Err("it ends short of the catalogue".into()));
     }
-    Ok(Some(Restored {
-        stale: changed > 0 && changed.saturating_mul(REWRITE_SHARE) >= list.len(),
+    Ok(Ok(Restored {
+        stale: !rows.is_empty() && rows.len().saturating_mul(REWRITE_SHARE) >= list.len(),
         list,
         seen: caught.last_change,
     }))

@@ -113,21 +113,7 @@ fn the_fingerprint_follows_the_taxonomy() {
 #[test]
 fn changed_rows_replace_their_entries_and_new_ones_are_appended() {
     let list: Vec<Entry> = [2, 4, 6].iter().map(|&seq| entry(seq, 1)).collect();
-    let row = |seq: i64| IndexRow {
-        seq,
-        active: true,
-        is_sample: false,
-        category: String::new(),
-        vertical_slug: String::new(),
-        listing_type: String::new(),
-        price_cents: 99,
-        rating_sum: 0,
-        rating_count: 0,
-        quality: 0.0,
-        seller_reputation: 0.0,
-        purchase_count: 0,
-        view_count: 0,
-    };
+    let row = |seq: i64| IndexRow::plain(seq, 99);
     let made = |row: &IndexRow| entry(row.seq, row.price_cents);
     let caught = caught_up(list.clone(), &[row(4), row(7), row(9)], made).unwrap();
     let prices: Vec<(i64, i64)> = caught.iter().map(|e| (e.seq, e.price_cents)).collect();

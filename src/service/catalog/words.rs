@@ -18,8 +18,7 @@ use crate::store::listings as store;
 
 /// Most word lookups at once off the reader threads: the pool's connections beyond the readers'
 /// (`store::Store::open_with`), so a lookup never waits for a connection; two keep both cores
-/// busy with lookups of new rare words (one at a time cost the "new rare word each request"
-/// bench a fifth of its throughput at 1M listings).
+/// busy with lookups of new rare words, which one at a time would serialize.
 pub const ASIDE: usize = 2;
 
 impl BrowseIndex {
@@ -171,8 +170,8 @@ impl BrowseIndex {
     }
 
     /// Looks up the words of `expression` not kept yet, on a connection of `store`'s pool in a
-    /// blocking task rather than on a reader thread, at most [`ASIDE`] such lookups at once: the browse that
-    /// then runs on a reader finds them kept.
+    /// blocking task rather than on a reader thread, at most [`ASIDE`] such lookups at once: the
+    /// browse that then runs on a reader finds them kept.
     ///
     /// # Errors
     /// Database failure.

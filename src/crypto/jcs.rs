@@ -89,7 +89,14 @@ pub fn write_str(text: &str, out: &mut Vec<u8>) {
     out.push(b'"');
     let bytes = text.as_bytes();
     let mut start = 0;
-    for (i, &byte) in bytes.iter().enumerate() {
+    // Eight bytes at a time while none needs escaping (most text never does); from the first
+    // word that holds one, byte by byte.
+    let clean = bytes
+        .chunks_exact(8)
+        .take_while(|word| !needs_escape(u64::from_le_bytes((*word).try_into().unwrap_or([0; 8]))))
+        .count()
+        * 8;
+    for (i, &byte) in bytes.iter().enumerate().skip(clean) {
         let escape: &[u8] = match byte {
             b'"' => b"\\\"",
             b'\\' => b"\\\\",
@@ -111,6 +118,19 @@ pub fn write_str(text: &str, out: &mut Vec<u8>) {
     }
     out.extend_from_slice(&bytes[start..]);
     out.push(b'"');
+}
+
+/// Whether any of the eight bytes of `word` is a control character, `"` or a backslash (the bytes a
+/// JSON string escapes): the classic test for a zero byte, applied to `word` and to `word`
+/// XOR each special byte, exact for whether one exists.
+fn needs_escape(word: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let below = |w: u64, n: u64| w.wrapping_sub(ONES * n) & !w & HIGH;
+    let control = below(word, 0x20);
+    let quote = below(word ^ (ONES * u64::from(b'"')), 1);
+    let backslash = below(word ^ (ONES * u64::from(b'\\')), 1);
+    control | quote | backslash != 0
 }
 
 /// `"sha256:" + lowercase hex` of the canonical bytes of `value`.
@@ -314,6 +334,30 @@ mod tests {
 
     fn hex(bytes: &[u8]) -> String {
         bytes.iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    #[test]
+    fn a_string_is_escaped_wherever_its_special_byte_falls() {
+        // Every ASCII byte, and a multi-byte character, at each position of the first words and
+        // after them: the eight-byte scan must hand over to the byte loop at the right word.
+        let specials = (0u8..0x80)
+            .map(|b| char::from(b).to_string())
+            .chain(["é€😀".into()]);
+        for special in specials {
+            for at in 0..20 {
+                for len in [at, at + 1, at + 9, 24] {
+                    let mut text = "a".repeat(at) + &special;
+                    text.push_str(&"b".repeat(len - at));
+                    let mut written = Vec::new();
+                    write_str(&text, &mut written);
+                    assert_eq!(
+                        String::from_utf8(written).unwrap(),
+                        serde_json::to_string(&text).unwrap(),
+                        "{text:?}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

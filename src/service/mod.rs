@@ -167,8 +167,8 @@ pub struct App {
     pub known_agents: agents::KnownAgents,
     /// Base of every URL the server hands out, without a trailing slash.
     pub public_url: String,
-    pub taxonomy: taxonomy::Taxonomy,
-    pub counters: counters::Counters,
+    pub taxonomy: Arc<taxonomy::Taxonomy>,
+    pub counters: Arc<counters::Counters>,
     /// The SSRF-safe client for deliverable fetches.
     pub outbound: outbound::Client,
     /// The same client with the short deadline of endpoint verification.
@@ -453,8 +453,8 @@ impl App {
             known_agents: agents::KnownAgents::default(),
             clock,
             public_url,
-            taxonomy,
-            counters: counters::Counters::default(),
+            taxonomy: Arc::new(taxonomy),
+            counters: Arc::default(),
             outbound: outbound::Client::new(policy, fetch_timeouts),
             outbound_verify: outbound::Client::new(policy, verify_timeouts),
             outbound_callbacks: outbound::Client::new(policy, outbound::Timeouts::default()),

@@ -1,50 +1,54 @@
 //! Listing rows, the browse query, history entries, counts.
 
-use rusqlite::{Connection, OptionalExtension, Row, Statement, ToSql, params, params_from_iter};
+use rusqlite::{Connection, OptionalExtension, Row, Statement, ToSql, params};
 use serde_json::Value;
 
 use crate::error::Result;
 
-/// One listing as stored.
+/// One listing as stored, its texts owned.
+pub type ListingRow = Listing;
+
+/// One listing as stored: its texts owned (`String`, [`ListingRow`]) or borrowed from the row
+/// being read (`&str`, see [`visit_page`]).
 #[derive(Clone, Debug)]
-pub struct ListingRow {
+pub struct Listing<S = String> {
     pub seq: i64,
-    pub id: String,
-    pub seller_id: String,
-    pub seller_code: String,
+    pub id: S,
+    pub seller_id: S,
+    pub seller_code: S,
     pub seller_reputation: f64,
-    pub vertical_slug: String,
-    pub category: String,
-    pub title: String,
-    pub description: String,
+    pub vertical_slug: S,
+    pub category: S,
+    pub title: S,
+    pub description: S,
     pub price_cents: i64,
-    pub listing_type: String,
+    pub listing_type: S,
     pub max_copies: Option<i64>,
     pub sold_count: i64,
     pub purchase_count: i64,
     pub view_count: i64,
     pub active: bool,
     pub exclusive_sold: bool,
-    pub fingerprint: String,
+    pub fingerprint: S,
     /// JSON object text; empty in browse results (the preview is a detail-page field).
-    pub preview: String,
+    pub preview: S,
     /// JSON array text.
-    pub images: String,
+    pub images: S,
     /// JSON object text of the nullable metadata fields.
-    pub metadata: String,
+    pub metadata: S,
     pub is_sample: bool,
     pub physical: bool,
-    pub deliverable_ref: Option<String>,
+    pub deliverable_ref: Option<S>,
     pub health_consent: bool,
-    pub deidentification: Option<String>,
+    pub deidentification: Option<S>,
     /// JSON array text.
-    pub authorized_uses: Option<String>,
+    pub authorized_uses: Option<S>,
     pub rating_sum: i64,
     pub rating_count: i64,
     pub quality: f64,
-    pub created_at: String,
+    pub created_at: S,
     pub version: i64,
-    pub last_modified: Option<String>,
+    pub last_modified: Option<S>,
     pub modification_count: i64,
 }
 
@@ -59,43 +63,105 @@ const BROWSE_COLUMNS: &str = "seq, id, seller_id, seller_code, seller_reputation
     '' AS preview, images, metadata, is_sample, physical, deliverable_ref, health_consent, deidentification, authorized_uses,
     rating_sum, rating_count, quality, created_at, version, last_modified, modification_count";
 
-fn from_row(row: &Row<'_>) -> rusqlite::Result<ListingRow> {
-    Ok(ListingRow {
+fn listing_ref<'r>(row: &'r Row<'_>) -> rusqlite::Result<Listing<&'r str>> {
+    let text = |i: usize| text_at(row, i);
+    let optional = |i: usize| -> rusqlite::Result<Option<&'r str>> {
+        match row.get_ref(i)? {
+            rusqlite::types::ValueRef::Null => Ok(None),
+            _ => text(i).map(Some),
+        }
+    };
+    Ok(Listing {
         seq: row.get(0)?,
-        id: row.get(1)?,
-        seller_id: row.get(2)?,
-        seller_code: row.get(3)?,
+        id: text(1)?,
+        seller_id: text(2)?,
+        seller_code: text(3)?,
         seller_reputation: row.get(4)?,
-        vertical_slug: row.get(5)?,
-        category: row.get(6)?,
-        title: row.get(7)?,
-        description: row.get(8)?,
+        vertical_slug: text(5)?,
+        category: text(6)?,
+        title: text(7)?,
+        description: text(8)?,
         price_cents: row.get(9)?,
-        listing_type: row.get(10)?,
+        listing_type: text(10)?,
         max_copies: row.get(11)?,
         sold_count: row.get(12)?,
         purchase_count: row.get(13)?,
         view_count: row.get(14)?,
         active: row.get(15)?,
         exclusive_sold: row.get(16)?,
-        fingerprint: row.get(17)?,
-        preview: row.get(18)?,
-        images: row.get(19)?,
-        metadata: row.get(20)?,
+        fingerprint: text(17)?,
+        preview: text(18)?,
+        images: text(19)?,
+        metadata: text(20)?,
         is_sample: row.get(21)?,
         physical: row.get(22)?,
-        deliverable_ref: row.get(23)?,
+        deliverable_ref: optional(23)?,
         health_consent: row.get(24)?,
-        deidentification: row.get(25)?,
-        authorized_uses: row.get(26)?,
+        deidentification: optional(25)?,
+        authorized_uses: optional(26)?,
         rating_sum: row.get(27)?,
         rating_count: row.get(28)?,
         quality: row.get(29)?,
-        created_at: row.get(30)?,
+        created_at: text(30)?,
         version: row.get(31)?,
-        last_modified: row.get(32)?,
+        last_modified: optional(32)?,
         modification_count: row.get(33)?,
     })
+}
+
+fn from_row(row: &Row<'_>) -> rusqlite::Result<ListingRow> {
+    Ok(listing_ref(row)?.to_owned())
+}
+
+/// The text of column `i`, borrowed from the row being read.
+fn text_at<'r>(row: &'r Row<'_>, i: usize) -> rusqlite::Result<&'r str> {
+    row.get_ref(i)?.as_str().map_err(|e| {
+        rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, Box::new(e))
+    })
+}
+
+impl Listing<&str> {
+    /// The same listing with its texts copied.
+    pub fn to_owned(&self) -> ListingRow {
+        let text = |s: &str| s.to_owned();
+        let optional = |s: Option<&str>| s.map(str::to_owned);
+        Listing {
+            seq: self.seq,
+            id: text(self.id),
+            seller_id: text(self.seller_id),
+            seller_code: text(self.seller_code),
+            seller_reputation: self.seller_reputation,
+            vertical_slug: text(self.vertical_slug),
+            category: text(self.category),
+            title: text(self.title),
+            description: text(self.description),
+            price_cents: self.price_cents,
+            listing_type: text(self.listing_type),
+            max_copies: self.max_copies,
+            sold_count: self.sold_count,
+            purchase_count: self.purchase_count,
+            view_count: self.view_count,
+            active: self.active,
+            exclusive_sold: self.exclusive_sold,
+            fingerprint: text(self.fingerprint),
+            preview: text(self.preview),
+            images: text(self.images),
+            metadata: text(self.metadata),
+            is_sample: self.is_sample,
+            physical: self.physical,
+            deliverable_ref: optional(self.deliverable_ref),
+            health_consent: self.health_consent,
+            deidentification: optional(self.deidentification),
+            authorized_uses: optional(self.authorized_uses),
+            rating_sum: self.rating_sum,
+            rating_count: self.rating_count,
+            quality: self.quality,
+            created_at: text(self.created_at),
+            version: self.version,
+            last_modified: optional(self.last_modified),
+            modification_count: self.modification_count,
+        }
+    }
 }
 
 /// The columns an insert writes, in the order [`bind_insert`] binds them (`?1`..`?33`).
@@ -420,11 +486,7 @@ fn index_rows_sql(filter: &str) -> String {
 }
 
 fn index_row<'r>(r: &'r rusqlite::Row<'_>) -> rusqlite::Result<IndexRow<&'r str>> {
-    let text = |i: usize| {
-        r.get_ref(i)?.as_str().map_err(|e| {
-            rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, Box::new(e))
-        })
-    };
+    let text = |i: usize| text_at(r, i);
     Ok(IndexRow {
         seq: r.get(0)?,
         active: r.get(1)?,
@@ -527,19 +589,32 @@ pub fn optimize_search(conn: &Connection) -> Result<()> {
 /// # Errors
 /// Database failure.
 pub fn fetch_page(conn: &Connection, seqs: &[i64]) -> Result<Vec<ListingRow>> {
-    if seqs.is_empty() {
-        return Ok(Vec::new());
-    }
-    let marks = vec!["?"; seqs.len()].join(", ");
-    let sql = format!("SELECT {BROWSE_COLUMNS} FROM listings WHERE seq IN ({marks})");
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let mut rows: Vec<ListingRow> = stmt
-        .query_map(params_from_iter(seqs.iter()), from_row)?
-        .collect::<rusqlite::Result<_>>()?;
-    let rank: std::collections::HashMap<i64, usize> =
-        seqs.iter().enumerate().map(|(i, s)| (*s, i)).collect();
-    rows.sort_by_key(|row| rank.get(&row.seq).copied().unwrap_or(usize::MAX));
+    let mut rows = Vec::with_capacity(seqs.len());
+    visit_page(conn, seqs, |row| rows.push(row.to_owned()))?;
     Ok(rows)
+}
+
+/// Calls `f` with the listings of `seqs` (preview left out), in the order given, each borrowed
+/// from SQLite's own buffers: a browse page renders its fifty listings without copying a
+/// column. A `seq` no listing has is skipped.
+///
+/// # Errors
+/// Database failure.
+pub fn visit_page(
+    conn: &Connection,
+    seqs: &[i64],
+    mut f: impl FnMut(&Listing<&str>),
+) -> Result<()> {
+    static SQL: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    let sql = SQL.get_or_init(|| format!("SELECT {BROWSE_COLUMNS} FROM listings WHERE seq = ?1"));
+    let mut stmt = conn.prepare_cached(sql)?;
+    for seq in seqs {
+        let mut rows = stmt.query([seq])?;
+        if let Some(row) = rows.next()? {
+            f(&listing_ref(row)?);
+        }
+    }
+    Ok(())
 }
 
 /// Adds batched view counts.

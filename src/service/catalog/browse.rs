@@ -664,19 +664,27 @@ pub async fn signed_browse(
 }
 
 /// The page `query` asks for, as canonical members (unsigned): browse is the hottest read, so
-/// it never builds a `Value` per listing.
+/// it never builds a `Value` per listing, and its listings are rendered on the reader thread
+/// straight from SQLite's buffers, no column copied.
 async fn page(app: &App, query: Query) -> Result<CanonicalMembers> {
     let (limit, offset) = (query.limit, query.offset);
-    let (rows, total) = fetch_page(app, query).await?;
-    let mut listings = Vec::with_capacity(rows.len() * 1400 + 2);
-    listings.push(b'[');
-    for (i, row) in rows.iter().enumerate() {
-        if i > 0 {
-            listings.push(b',');
-        }
-        write_listing_canonical(app, row, &mut listings);
-    }
-    listings.push(b']');
+    let (taxonomy, counters) = (app.taxonomy.clone(), app.counters.clone());
+    let (listings, total) = read_page(app, query, move |conn, seqs| {
+        let mut listings = Vec::with_capacity(seqs.len() * 1400 + 2);
+        listings.push(b'[');
+        store::visit_page(conn, seqs, |row| {
+            // A listing deactivated after the index pass never appears.
+            if row.active {
+                if listings.len() > 1 {
+                    listings.push(b',');
+                }
+                write_listing_canonical((&taxonomy, &counters), row, &mut listings);
+            }
+        })?;
+        listings.push(b']');
+        Ok(listings)
+    })
+    .await?;
     Ok(vec![
         ("limit".to_owned(), limit.to_string().into_bytes()),
         ("listings".to_owned(), listings),
@@ -690,6 +698,22 @@ async fn page(app: &App, query: Query) -> Result<CanonicalMembers> {
 /// # Errors
 /// Database failure.
 pub async fn fetch_page(app: &App, query: Query) -> Result<(Vec<ListingRow>, usize)> {
+    read_page(app, query, |conn, seqs| {
+        let mut rows = store::fetch_page(conn, seqs)?;
+        // A listing deactivated after the index pass never appears.
+        rows.retain(|row| row.active);
+        Ok(rows)
+    })
+    .await
+}
+
+/// What `read` makes of the page `query` asks for (its listings' `seq`s, in order), on a reader
+/// thread, and the total of matches. A search word not kept yet is looked up first, aside.
+async fn read_page<T: Send + 'static>(
+    app: &App,
+    query: Query,
+    read: impl FnOnce(&Connection, &[i64]) -> Result<T> + Send + 'static,
+) -> Result<(T, usize)> {
     let index = app.browse.clone();
     if let Some(expression) = &query.filters.fts {
         index.look_up_aside(&app.store, expression).await?;
@@ -697,14 +721,7 @@ pub async fn fetch_page(app: &App, query: Query) -> Result<(Vec<ListingRow>, usi
     app.store
         .read(move |conn| {
             let (seqs, total) = index.query(conn, &query)?;
-            let rows = store::fetch_page(conn, &seqs)?;
-            // A listing deactivated after the index pass never appears.
-            Ok((
-                rows.into_iter()
-                    .filter(|row| row.active)
-                    .collect::<Vec<_>>(),
-                total,
-            ))
+            Ok((read(conn, &seqs)?, total))
         })
         .await
 }

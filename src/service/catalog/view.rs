@@ -12,8 +12,10 @@ use serde_json::{Map, Value};
 use crate::crypto::jcs;
 use crate::request::catalog::{ListingType, METADATA_FIELDS};
 use crate::service::App;
+use crate::service::catalog::counters::Counters;
 use crate::service::catalog::reputation;
-use crate::store::listings::ListingRow;
+use crate::service::taxonomy::Taxonomy;
+use crate::store::listings::{Listing, ListingRow};
 
 /// One field of the Listing resource, borrowed from the row: rendered either as a
 /// `serde_json::Value` or straight into canonical JSON bytes (browse pages), from the same list.
@@ -83,22 +85,24 @@ impl Field<'_> {
 }
 
 /// The fields of the Listing resource, in no particular order (renderers sort as they need).
-fn listing_fields<'a>(
-    app: &'a App,
-    row: &'a ListingRow,
+fn listing_fields<'a, S: AsRef<str>>(
+    (taxonomy, counters): Shown<'a>,
+    row: &'a Listing<S>,
     metadata: &'a Map<String, Value>,
     history_url: &'a str,
 ) -> Vec<(&'static str, Field<'a>)> {
-    let vertical = app.taxonomy.vertical(&row.vertical_slug);
+    let text = |s: &'a S| s.as_ref();
+    let optional = |s: &'a Option<S>| s.as_ref().map(AsRef::as_ref);
+    let vertical = taxonomy.vertical(text(&row.vertical_slug));
     let rating_avg = reputation::average(row.rating_sum, row.rating_count);
     let mut fields = vec![
-        ("id", Field::Str(&row.id)),
-        ("sellerId", Field::Str(&row.seller_id)),
-        ("sellerName", Field::Str(&row.seller_code)),
+        ("id", Field::Str(text(&row.id))),
+        ("sellerId", Field::Str(text(&row.seller_id))),
+        ("sellerName", Field::Str(text(&row.seller_code))),
         ("sellerReputation", Field::Float(row.seller_reputation)),
         ("ratingAvg", Field::OptFloat(rating_avg)),
         ("ratingCount", Field::Int(row.rating_count)),
-        ("verticalSlug", Field::Str(&row.vertical_slug)),
+        ("verticalSlug", Field::Str(text(&row.vertical_slug))),
         (
             "verticalName",
             Field::OptStr(vertical.map(|v| v.name.as_str())),
@@ -107,42 +111,40 @@ fn listing_fields<'a>(
             "verticalIcon",
             Field::OptStr(vertical.map(|v| v.icon.as_str())),
         ),
-        ("verticalCategory", Field::Str(&row.category)),
+        ("verticalCategory", Field::Str(text(&row.category))),
         ("pricingType", Field::Str("fixed")),
-        ("title", Field::Str(&row.title)),
-        ("description", Field::Str(&row.description)),
+        ("title", Field::Str(text(&row.title))),
+        ("description", Field::Str(text(&row.description))),
         ("priceCents", Field::Int(row.price_cents)),
         ("betaFree", Field::Bool(false)),
         ("betaNote", Field::OptStr(None)),
-        ("listingType", Field::Str(&row.listing_type)),
+        ("listingType", Field::Str(text(&row.listing_type))),
         ("maxCopies", Field::OptInt(row.max_copies)),
         ("soldCount", Field::Int(row.sold_count)),
         ("purchaseCount", Field::Int(row.purchase_count)),
         (
             "viewCount",
-            Field::Int(row.view_count + app.counters.pending_views(row.seq)),
+            Field::Int(row.view_count + counters.pending_views(row.seq)),
         ),
         ("active", Field::Bool(row.active)),
         ("exclusiveSold", Field::Bool(row.exclusive_sold)),
-        ("fingerprint", Field::Str(&row.fingerprint)),
-        ("images", Field::Canonical(&row.images)),
+        ("fingerprint", Field::Str(text(&row.fingerprint))),
+        ("images", Field::Canonical(text(&row.images))),
         ("isSample", Field::Bool(row.is_sample)),
         ("physical", Field::Bool(row.physical)),
-        ("createdAt", Field::Str(&row.created_at)),
+        ("createdAt", Field::Str(text(&row.created_at))),
         ("version", Field::Int(row.version)),
-        ("lastModified", Field::OptStr(row.last_modified.as_deref())),
+        ("lastModified", Field::OptStr(optional(&row.last_modified))),
         ("modificationCount", Field::Int(row.modification_count)),
         ("modificationHistoryUrl", Field::Str(history_url)),
         ("healthConsentVerified", Field::Bool(row.health_consent)),
         (
             "deidentificationLevel",
-            Field::OptStr(row.deidentification.as_deref()),
+            Field::OptStr(optional(&row.deidentification)),
         ),
         (
             "authorizedUses",
-            row.authorized_uses
-                .as_deref()
-                .map_or(Field::OptStr(None), Field::Canonical),
+            optional(&row.authorized_uses).map_or(Field::OptStr(None), Field::Canonical),
         ),
         ("sellerBadges", Field::Canonical("[\"verified\"]")),
         (
@@ -165,12 +167,21 @@ fn listing_fields<'a>(
     fields
 }
 
-fn history_url(row: &ListingRow) -> String {
-    format!("/api/marketplace/listings/{}/history", row.id)
+fn history_url<S: AsRef<str>>(row: &Listing<S>) -> String {
+    format!("/api/marketplace/listings/{}/history", row.id.as_ref())
 }
 
-fn parse_metadata(row: &ListingRow) -> Map<String, Value> {
-    serde_json::from_str(&row.metadata).unwrap_or_default()
+fn parse_metadata<S: AsRef<str>>(row: &Listing<S>) -> Map<String, Value> {
+    serde_json::from_str(row.metadata.as_ref()).unwrap_or_default()
+}
+
+/// What a listing's view shows beyond its row: the vertical's name and icon, and the views not
+/// flushed yet.
+pub type Shown<'a> = (&'a Taxonomy, &'a Counters);
+
+/// What the views of `app`'s listings show beyond their rows.
+pub fn shown(app: &App) -> Shown<'_> {
+    (&app.taxonomy, &app.counters)
 }
 
 /// The Listing resource of one row as the interface describes it: serialized from the same
@@ -221,7 +232,7 @@ impl Serialize for ListingView<'_> {
         let row = self.row.as_ref();
         let metadata = parse_metadata(row);
         let url = history_url(row);
-        let fields = listing_fields(self.app, row, &metadata, &url);
+        let fields = listing_fields(shown(self.app), row, &metadata, &url);
         let mut map = serializer.serialize_map(Some(fields.len()))?;
         if self.sorted {
             for &index in canonical_order(&fields) {
@@ -260,11 +271,16 @@ fn canonical_order(fields: &[(&'static str, Field<'_>)]) -> &'static [usize] {
 }
 
 /// Appends the canonical JSON of the Listing resource (the same bytes as canonicalizing
-/// [`listing_json`], without building it): browse pages render fifty of these per request.
-pub fn write_listing_canonical(app: &App, row: &ListingRow, out: &mut Vec<u8>) {
+/// [`listing_json`], without building it): browse pages render fifty of these per request, from
+/// rows borrowed from SQLite's buffers.
+pub fn write_listing_canonical<S: AsRef<str>>(
+    shown: Shown<'_>,
+    row: &Listing<S>,
+    out: &mut Vec<u8>,
+) {
     let metadata = parse_metadata(row);
     let url = history_url(row);
-    let fields = listing_fields(app, row, &metadata, &url);
+    let fields = listing_fields(shown, row, &metadata, &url);
     let order = canonical_order(&fields);
     out.push(b'{');
     for (i, &index) in order.iter().enumerate() {
@@ -373,7 +389,7 @@ mod tests {
                 String::from_utf8(jcs::canonicalize(&json!(["https://x.example/a b.png"])))
                     .unwrap();
             let mut written = Vec::new();
-            write_listing_canonical(&app, &row, &mut written);
+            write_listing_canonical(shown(&app), &row, &mut written);
             let value = serde_json::to_value(listing_json(&app, &row)).unwrap();
             assert_eq!(
                 String::from_utf8(written).unwrap(),
@@ -382,7 +398,7 @@ mod tests {
             // The view's members in the field list's order, as the value built field by field.
             let metadata = parse_metadata(&row);
             let url = history_url(&row);
-            let by_field: Map<String, Value> = listing_fields(&app, &row, &metadata, &url)
+            let by_field: Map<String, Value> = listing_fields(shown(&app), &row, &metadata, &url)
                 .iter()
                 .map(|(key, field)| ((*key).to_owned(), field.to_value()))
                 .collect();

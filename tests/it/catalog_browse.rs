@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 
 use crate::support::TestServer;
 use crate::support::catalog::{Seller, create, listing_body, seller, verify};
+use crate::support::{WAIT, wait_until};
 
 /// Seeds a small catalogue with known properties; returns (seller, ids in creation order).
 fn seeded(server: &TestServer) -> (Seller, Vec<String>) {
@@ -261,6 +262,54 @@ fn sorts_by_popularity_quality_and_trust_with_stable_ties() {
         alpha["listing"]["viewCount"], 2,
         "views survive a restart (flushed on shutdown)"
     );
+}
+
+#[test]
+fn pages_of_one_filter_set_follow_writes_and_flushed_views() {
+    let server = TestServer::start();
+    let (_seller, ids) = seeded(&server);
+    let browse = |query: &str| {
+        titles(
+            &server
+                .get(&format!("/api/marketplace/listings?{query}"))
+                .json(),
+        )
+    };
+    // Pages of one filter set and sort, shallow then deeper (the second from the walk the
+    // first kept), answer slices of the whole order.
+    assert_eq!(
+        browse("sort=popular&limit=2&offset=1"),
+        ["Delta", "Charlie"]
+    );
+    assert_eq!(browse("sort=popular&limit=2&offset=3"), ["Bravo", "Alpha"]);
+    assert_eq!(browse("q=soil&sort=price_desc&limit=1&offset=1"), ["Delta"]);
+    // Views move the popular order once flushed, with no other write to the catalogue.
+    for _ in 0..3 {
+        server.get(&format!("/api/marketplace/listings/{}", ids[0]));
+    }
+    let moved = wait_until(
+        "flushed views move Alpha first in the popular order",
+        WAIT,
+        || {
+            // Past the age a kept signed page is reused for (the server's clock is manual).
+            server.clock.advance(jiff::SignedDuration::from_secs(3));
+            let page = browse("sort=popular&limit=2&offset=0");
+            (page == ["Alpha", "Echo"])
+                .then_some(())
+                .ok_or(format!("{page:?}"))
+        },
+    );
+    assert_eq!(moved, ());
+    assert_eq!(browse("sort=popular&limit=2&offset=1"), ["Echo", "Delta"]);
+    assert_eq!(
+        browse("sort=popular&limit=2&offset=3"),
+        ["Charlie", "Bravo"]
+    );
+    // A new listing joins the kept walks' filter sets at once.
+    let seller = seller(&server, "catalogue-2", b"y");
+    create(&server, &seller, &listing_body("Foxtrot soil cores", 9000));
+    assert_eq!(browse("q=soil&sort=price_desc&limit=1&offset=1"), ["Alpha"]);
+    assert_eq!(browse("sort=popular&limit=2&offset=1"), ["Foxtrot", "Echo"]);
 }
 
 #[test]

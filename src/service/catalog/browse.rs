@@ -66,6 +66,10 @@ struct Kept {
     matches: Arc<Matches>,
 }
 
+/// A search with at most this many matches is not kept as a walk (`walks.rs`): selecting them
+/// again costs less than the room it would take.
+const FEW_MATCHES_TO_KEEP: usize = 1_000;
+
 /// Most distinct search expressions (and filter sets) whose results are kept at once.
 const CACHE_MAX: usize = 512;
 
@@ -91,6 +95,10 @@ pub struct BrowseIndex {
     lookups: tokio::sync::Semaphore,
     /// Totals per filter set, valid for one generation.
     totals: Mutex<HashMap<Filters, (u64, usize)>>,
+    /// The matches of recent filter sets in their sorts' orders, as deep as asked (`walks.rs`).
+    walks: Mutex<walks::Walks>,
+    /// View count flushes recorded, which move the popular order within a generation.
+    flushes: AtomicU64,
     category_index: HashMap<String, u16>,
     vertical_index: HashMap<String, u16>,
 }
@@ -236,6 +244,8 @@ impl BrowseIndex {
             changes: Mutex::new(Changes::default()),
             lookups: tokio::sync::Semaphore::new(words::ASIDE),
             totals: Mutex::new(HashMap::new()),
+            walks: Mutex::default(),
+            flushes: AtomicU64::new(0),
             category_index: taxonomy
                 .categories
                 .iter()
@@ -333,12 +343,12 @@ impl BrowseIndex {
             .clear();
     }
 
-    /// Records flushed view counts (no search result changes, so cached matches stay valid).
+    /// Records flushed view counts (no search result changes, so cached matches stay valid;
+    /// the popular order moves, so its kept walks do not).
     pub fn add_views(&self, views: &[(i64, i64)]) {
-        self.entries
-            .write()
-            .unwrap_or_else(|p| p.into_inner())
-            .add_views(views);
+        let mut entries = self.entries.write().unwrap_or_else(|p| p.into_inner());
+        entries.add_views(views);
+        self.flushes.fetch_add(1, AtomicOrdering::SeqCst);
     }
 
     /// How many listings the index holds.
@@ -372,6 +382,59 @@ impl BrowseIndex {
     /// Database failure while resolving a search expression.
     pub fn query(&self, conn: &Connection, query: &Query) -> Result<(Vec<i64>, usize)> {
         let generation = self.generation.load(AtomicOrdering::SeqCst);
+        let (filters, sort) = (&query.filters, query.sort);
+        // A kept walk of the popular order is good while no view counts were flushed either.
+        let stamp = match sort {
+            Sort::Popular => (generation, self.flushes.load(AtomicOrdering::SeqCst)),
+            _ => (generation, 0),
+        };
+        let kept = self.walks.lock().unwrap_or_else(|p| p.into_inner()).page(
+            filters,
+            sort,
+            stamp,
+            (query.offset, query.limit),
+        );
+        let (page, total) = match kept {
+            Some(kept) => kept,
+            None => {
+                let wanted = query.offset.saturating_add(query.limit).max(1);
+                let depth = self
+                    .walks
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .depth(filters, sort, stamp, wanted);
+                let (positions, total) = self.walk(conn, query, generation, depth)?;
+                let page = positions
+                    .iter()
+                    .skip(query.offset)
+                    .take(query.limit)
+                    .copied();
+                let page: Vec<u32> = page.collect();
+                let complete = positions.len() < depth;
+                // A search of a few hundred matches (a rare word) selects them again in less
+                // time than keeping its walk would take from the others.
+                let worth = query.filters.fts.is_none() || total > FEW_MATCHES_TO_KEEP;
+                if worth {
+                    let mut walks = self.walks.lock().unwrap_or_else(|p| p.into_inner());
+                    walks.keep((filters, sort), stamp, positions, complete, total);
+                }
+                (page, total)
+            }
+        };
+        let entries = self.entries.read().unwrap_or_else(|p| p.into_inner());
+        let seqs = page.iter().filter_map(|&at| entries.list.get(at as usize));
+        Ok((seqs.map(|entry| entry.seq).collect(), total))
+    }
+
+    /// The first `depth` matches of the query's filters in its sort's order (positions of the
+    /// entries; fewer when there are fewer), and the total of matches.
+    fn walk(
+        &self,
+        conn: &Connection,
+        query: &Query,
+        generation: u64,
+        depth: usize,
+    ) -> Result<(Vec<u32>, usize)> {
         let matches = match &query.filters.fts {
             Some(expression) => Some(self.fts_matches(conn, expression, generation)?),
             None => None,
@@ -381,10 +444,10 @@ impl BrowseIndex {
         if let Some(Matches::Few(positions)) = matches.as_deref() {
             let matching = positions
                 .iter()
-                .filter_map(|&at| list.get(at as usize))
-                .filter(|e| keep(e, &query.filters));
+                .filter_map(|&at| Some((at, list.get(at as usize)?)))
+                .filter(|(_, e)| keep(e, &query.filters));
             // Counted while selecting: no total to keep (this search takes this path again).
-            return Ok(select(matching, query));
+            return Ok(select(matching, query.sort, depth));
         }
         let matches = matches.as_deref();
         let admit = Admit::new(&query.filters);
@@ -401,7 +464,10 @@ impl BrowseIndex {
                 .filter(|&(&flags, _)| admit.admits(flags))
                 .map(|(_, &count)| count as usize)
                 .sum();
-            return Ok((page_seqs(&entries, query, total, &admit, &admits), total));
+            return Ok((
+                walk_to(&entries, query.sort, depth.min(total), &admit, &admits),
+                total,
+            ));
         }
         let known_total = self
             .totals
@@ -445,7 +511,10 @@ impl BrowseIndex {
                 total
             }
         };
-        Ok((page_seqs(&entries, query, total, &admit, &admits), total))
+        Ok((
+            walk_to(&entries, query.sort, depth.min(total), &admit, &admits),
+            total,
+        ))
     }
 
     fn remember_total(&self, filters: &Filters, generation: u64, total: usize) {
@@ -462,58 +531,52 @@ impl BrowseIndex {
 
 /// The `seq`s of the page `query` asks for: the sort's order walked, in sequence, until the
 /// page is full (not at all past the last of `total` matches).
-fn page_seqs(
+fn walk_to(
     entries: &Entries,
-    query: &Query,
-    total: usize,
+    sort: Sort,
+    depth: usize,
     admit: &Admit,
     admits: &impl Fn(u32, usize) -> bool,
-) -> Vec<i64> {
-    let (mut skipped, mut page) = (0, Vec::with_capacity(query.limit));
-    if query.limit > 0 && query.offset < total {
-        entries.walk(query.sort, admit.prefilter(), |flags, at| {
+) -> Vec<u32> {
+    let mut positions = Vec::with_capacity(depth);
+    if depth > 0 {
+        entries.walk(sort, admit.prefilter(), |flags, at| {
             if admits(flags, at) {
-                if skipped < query.offset {
-                    skipped += 1;
-                } else {
-                    page.push(entries.list[at].seq);
-                }
+                positions.push(at as u32);
             }
-            page.len() < query.limit
+            positions.len() < depth
         });
     }
-    page
+    positions
 }
 
-/// The page and the total of `matching` (unordered) under the query's sort: after the first
-/// `offset + limit` entries, one is kept only if it beats the worst kept one, so selection costs
-/// about one comparison per entry.
-fn select<'a>(matching: impl Iterator<Item = &'a Entry>, query: &Query) -> (Vec<i64>, usize) {
-    let wanted = query.offset + query.limit;
-    let order = |a: &&Entry, b: &&Entry| compare(a, b, query.sort);
+/// The first `depth` of `matching` (unordered, with their positions) under `sort`, and their
+/// total: after the first `depth` entries, one is kept only if it beats the worst kept one, so
+/// selection costs about one comparison per entry.
+fn select<'a>(
+    matching: impl Iterator<Item = (u32, &'a Entry)>,
+    sort: Sort,
+    depth: usize,
+) -> (Vec<u32>, usize) {
+    let order = |a: &(u32, &Entry), b: &(u32, &Entry)| compare(a.1, b.1, sort);
     let mut total = 0;
-    let mut best: Vec<&Entry> = Vec::with_capacity(2 * wanted);
-    let mut threshold: Option<&Entry> = None;
+    let mut best: Vec<(u32, &Entry)> = Vec::with_capacity(2 * depth);
+    let mut threshold: Option<(u32, &Entry)> = None;
     for entry in matching {
         total += 1;
         if threshold.is_some_and(|worst| order(&entry, &worst) != Ordering::Less) {
             continue;
         }
         best.push(entry);
-        if best.len() == 2 * wanted {
-            best.select_nth_unstable_by(wanted - 1, order);
-            best.truncate(wanted);
+        if best.len() == 2 * depth {
+            best.select_nth_unstable_by(depth - 1, order);
+            best.truncate(depth);
             threshold = best.iter().copied().max_by(order);
         }
     }
     best.sort_unstable_by(order);
-    let page = best
-        .iter()
-        .skip(query.offset)
-        .take(query.limit)
-        .map(|e| e.seq)
-        .collect();
-    (page, total)
+    best.truncate(depth);
+    (best.into_iter().map(|(at, _)| at).collect(), total)
 }
 
 /// Who is querying, for the query and querier counters: the agent when known, else the client
@@ -728,6 +791,8 @@ async fn read_page<T: Send + 'static>(
 
 #[path = "snapshot.rs"]
 mod snapshot;
+#[path = "walks.rs"]
+mod walks;
 #[path = "words.rs"]
 mod words;
 

@@ -22,6 +22,8 @@ fn index() -> BrowseIndex {
         changes: Mutex::new(Changes::default()),
         lookups: tokio::sync::Semaphore::new(2),
         totals: Mutex::new(HashMap::new()),
+        walks: Mutex::default(),
+        flushes: AtomicU64::new(0),
         category_index: HashMap::new(),
         vertical_index: HashMap::new(),
     }
@@ -97,11 +99,19 @@ fn kept_orders_answer_what_a_full_sort_answers_through_edits_and_view_counts() {
                 limit: 1 + rng.below(50) as usize,
                 offset: rng.below(200) as usize,
             };
-            assert_eq!(
-                index.query(&conn, &query).unwrap(),
-                reference(&index, &query, None),
-                "round {round}, {query:?}"
-            );
+            // The same filters and sort at other offsets: from the kept walk when as deep as
+            // it went, else walked deeper.
+            for offset in [query.offset, rng.below(400) as usize, 0, 2 * query.offset] {
+                let query = Query {
+                    offset,
+                    ..query.clone()
+                };
+                assert_eq!(
+                    index.query(&conn, &query).unwrap(),
+                    reference(&index, &query, None),
+                    "round {round}, {query:?}"
+                );
+            }
             // A rare search (a few dozen matches) takes the path that visits matches only; a
             // common one (one listing in ten) walks the catalogue and tests each entry.
             let generation = index.generation.load(AtomicOrdering::SeqCst);
@@ -127,11 +137,17 @@ fn kept_orders_answer_what_a_full_sort_answers_through_edits_and_view_counts() {
                     },
                     ..query.clone()
                 };
-                assert_eq!(
-                    index.query(&conn, &search).unwrap(),
-                    reference(&index, &search, Some(&found)),
-                    "round {round}, {search:?}"
-                );
+                for offset in [search.offset, rng.below(400) as usize] {
+                    let search = Query {
+                        offset,
+                        ..search.clone()
+                    };
+                    assert_eq!(
+                        index.query(&conn, &search).unwrap(),
+                        reference(&index, &search, Some(&found)),
+                        "round {round}, {search:?}"
+                    );
+                }
             }
         }
         // Edits move entries in every kept order; new listings join them; views move the
@@ -159,6 +175,33 @@ fn kept_orders_answer_what_a_full_sort_answers_through_edits_and_view_counts() {
         entries.add_views(&views);
         drop(entries);
         index.generation.fetch_add(1, AtomicOrdering::SeqCst);
+        // A view flush within a generation moves the popular order under its kept walks.
+        let popular = Query {
+            filters: Filters {
+                fts: None,
+                category: None,
+                categories: None,
+                vertical: None,
+                listing_type: None,
+                samples: Samples::Include,
+                price: Price::All,
+                min_rating_tenths: None,
+            },
+            sort: Sort::Popular,
+            limit: 50,
+            offset: rng.below(100) as usize,
+        };
+        assert_eq!(
+            index.query(&conn, &popular).unwrap(),
+            reference(&index, &popular, None)
+        );
+        let seq = 1 + rng.below(3000) as i64;
+        index.add_views(&[(seq, 100_000)]);
+        assert_eq!(
+            index.query(&conn, &popular).unwrap(),
+            reference(&index, &popular, None),
+            "round {round}: after a view flush"
+        );
     }
 }
 

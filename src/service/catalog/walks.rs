@@ -1,0 +1,240 @@
+//! Kept walks: the matches of one filter set in one sort's order, as deep as browses have asked
+//! (positions in the index's entries), with their total. A page of the same filters and sort
+//! at any offset up to that depth (an agent paging on, another agent asking the same shape) is
+//! a slice of it rather than a walk of the order from its start: a vertical's page at offset
+//! 4,950 walks about 400k elements, a rare word's selects among all its matches.
+//!
+//! Valid for one stamp: the index's generation, like the kept totals, and for the popular order
+//! the count of view flushes too (they move it within a generation). A walk asked deeper than kept
+//! is walked anew to twice the kept depth (or the asked one, if deeper), so paging on costs
+//! about twice the deepest walk once per generation. Bounded in bytes (4 per position); the
+//! least recently used half goes when full.
+
+use std::collections::HashMap;
+
+use super::{Filters, Sort};
+
+/// Most bytes of kept positions: one walk as deep as the deepest offset allowed (100,000) is
+/// 400 KB, the browse mix's deepest kinds a few dozen KB each.
+const BYTES: usize = 8 << 20;
+
+/// Most filter sets kept.
+const MAX_FILTER_SETS: usize = 4096;
+
+/// What must be unchanged for a kept walk to be used: the index's generation, and the view
+/// flushes recorded (for the popular order; 0 for the others).
+pub(super) type Stamp = (u64, u64);
+
+struct Walk {
+    stamp: Stamp,
+    /// The first matches in the sort's order, as positions of the index's entries.
+    positions: Vec<u32>,
+    /// Whether `positions` holds every match (the walk ended before the depth it was asked).
+    complete: bool,
+    total: usize,
+    /// When it was last used (a tick of [`Walks`]), for eviction.
+    used: u64,
+}
+
+/// The kept walks, per filter set and sort.
+#[derive(Default)]
+pub(super) struct Walks {
+    map: HashMap<Filters, [Option<Walk>; Sort::ALL.len()]>,
+    bytes: usize,
+    tick: u64,
+}
+
+fn slot(sort: Sort) -> usize {
+    Sort::ALL.iter().position(|&s| s == sort).unwrap_or(0)
+}
+
+impl Walks {
+    /// The positions of the page `offset..offset + limit` of `filters` under `sort`, and the
+    /// total of matches, when a walk of this generation went that deep.
+    pub fn page(
+        &mut self,
+        filters: &Filters,
+        sort: Sort,
+        stamp: Stamp,
+        (offset, limit): (usize, usize),
+    ) -> Option<(Vec<u32>, usize)> {
+        self.tick += 1;
+        let walk = self.map.get_mut(filters)?[slot(sort)].as_mut()?;
+        let end = offset.saturating_add(limit);
+        if walk.stamp != stamp || (walk.positions.len() < end && !walk.complete) {
+            return None;
+        }
+        walk.used = self.tick;
+        let positions = walk.positions.get(offset.min(walk.positions.len())..);
+        let page = positions.unwrap_or_default().iter().take(limit).copied();
+        Some((page.collect(), walk.total))
+    }
+
+    /// How deep a walk asked for `wanted` matches should go: twice the depth kept under this
+    /// stamp, if more than `wanted` (a deeper page is likely asked next).
+    pub fn depth(&self, filters: &Filters, sort: Sort, stamp: Stamp, wanted: usize) -> usize {
+        let kept = self
+            .map
+            .get(filters)
+            .and_then(|walks| walks[slot(sort)].as_ref())
+            .filter(|walk| walk.stamp == stamp)
+            .map_or(0, |walk| walk.positions.len());
+        wanted.max(kept.saturating_mul(2).min(BYTES / 8 / 4))
+    }
+
+    /// Keeps a walk: `positions` in the sort's order, all the matches if `complete`.
+    pub fn keep(
+        &mut self,
+        (filters, sort): (&Filters, Sort),
+        stamp: Stamp,
+        positions: Vec<u32>,
+        complete: bool,
+        total: usize,
+    ) {
+        let size = positions.len() * 4;
+        if size > BYTES / 8 {
+            return;
+        }
+        if self.bytes + size > BYTES || self.map.len() >= MAX_FILTER_SETS {
+            self.evict();
+        }
+        self.tick += 1;
+        let walk = Walk {
+            stamp,
+            positions,
+            complete,
+            total,
+            used: self.tick,
+        };
+        let walks = self.map.entry(filters.clone()).or_default();
+        let kept = &mut walks[slot(sort)];
+        self.bytes -= kept.as_ref().map_or(0, |old| old.positions.len() * 4);
+        self.bytes += size;
+        *kept = Some(walk);
+    }
+
+    /// Lets the least recently used half of the walks go (by filter set).
+    fn evict(&mut self) {
+        let last_used = |walks: &[Option<Walk>; Sort::ALL.len()]| {
+            walks
+                .iter()
+                .flatten()
+                .map(|walk| walk.used)
+                .max()
+                .unwrap_or(0)
+        };
+        let mut uses: Vec<u64> = self.map.values().map(last_used).collect();
+        uses.sort_unstable();
+        let cutoff = uses.get(uses.len() / 2).copied().unwrap_or(0);
+        self.map.retain(|_, walks| last_used(walks) > cutoff);
+        self.bytes = self
+            .map
+            .values()
+            .flat_map(|walks| walks.iter().flatten())
+            .map(|walk| walk.positions.len() * 4)
+            .sum();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::request::catalog::{Price, Samples};
+
+    fn filters(vertical: u16) -> Filters {
+        Filters {
+            fts: None,
+            category: None,
+            categories: None,
+            vertical: Some(vertical),
+            listing_type: None,
+            samples: Samples::Exclude,
+            price: Price::All,
+            min_rating_tenths: None,
+        }
+    }
+
+    #[test]
+    fn a_kept_walk_answers_pages_within_its_depth_under_its_stamp_only() {
+        let mut walks = Walks::default();
+        let f = filters(3);
+        assert_eq!(walks.page(&f, Sort::Recent, (1, 0), (0, 50)), None);
+        assert_eq!(walks.depth(&f, Sort::Recent, (1, 0), 100), 100);
+        walks.keep((&f, Sort::Recent), (1, 0), (0..100).collect(), false, 5_000);
+        assert_eq!(
+            walks.page(&f, Sort::Recent, (1, 0), (50, 50)),
+            Some(((50..100).collect(), 5_000))
+        );
+        assert_eq!(
+            walks.page(&f, Sort::Recent, (1, 0), (60, 50)),
+            None,
+            "too deep"
+        );
+        assert_eq!(
+            walks.page(&f, Sort::Recent, (2, 0), (0, 50)),
+            None,
+            "generation"
+        );
+        assert_eq!(
+            walks.page(&f, Sort::Recent, (1, 1), (0, 50)),
+            None,
+            "view flushes"
+        );
+        assert_eq!(walks.page(&f, Sort::Popular, (1, 0), (0, 50)), None, "sort");
+        assert_eq!(walks.page(&filters(4), Sort::Recent, (1, 0), (0, 50)), None);
+        // Deeper asks double the kept depth.
+        assert_eq!(walks.depth(&f, Sort::Recent, (1, 0), 150), 200);
+        assert_eq!(walks.depth(&f, Sort::Recent, (1, 0), 500), 500);
+        assert_eq!(walks.depth(&f, Sort::Recent, (2, 0), 150), 150);
+        // A complete walk answers any offset, past its end with an empty page.
+        walks.keep((&f, Sort::Trust), (1, 0), vec![7, 3, 5], true, 3);
+        assert_eq!(
+            walks.page(&f, Sort::Trust, (1, 0), (1, 50)),
+            Some((vec![3, 5], 3))
+        );
+        assert_eq!(
+            walks.page(&f, Sort::Trust, (1, 0), (90, 50)),
+            Some((vec![], 3))
+        );
+        assert_eq!(walks.bytes, 4 * 103);
+        walks.keep((&f, Sort::Trust), (1, 0), vec![1], true, 1);
+        assert_eq!(walks.bytes, 4 * 101, "a replaced walk's bytes are let go");
+    }
+
+    #[test]
+    fn the_kept_walks_stay_within_their_bytes_and_keep_the_recently_used() {
+        let mut walks = Walks::default();
+        let deep: Vec<u32> = (0..(BYTES / 8 / 4) as u32).collect();
+        for vertical in 0..40 {
+            walks.keep(
+                (&filters(vertical), Sort::Recent),
+                (1, 0),
+                deep.clone(),
+                false,
+                1,
+            );
+            // The first filter set is asked for again and again.
+            assert!(
+                walks
+                    .page(&filters(0), Sort::Recent, (1, 0), (0, 1))
+                    .is_some()
+            );
+            assert!(walks.bytes <= BYTES);
+        }
+        assert_eq!(
+            walks.bytes,
+            walks.map.len() * deep.len() * 4,
+            "bytes counted right after evictions"
+        );
+        // Too deep to keep at all.
+        let mut fresh = Walks::default();
+        fresh.keep(
+            (&filters(1), Sort::Recent),
+            (1, 0),
+            vec![0; BYTES / 8 / 4 + 1],
+            false,
+            1,
+        );
+        assert!(fresh.map.is_empty());
+    }
+}

@@ -23,7 +23,6 @@
 //! writer serializes them), so a browse may lag a concurrent write by that instant; rows fetched
 //! for a page are re-checked for `active`.
 
-use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 use std::sync::{Arc, Mutex, RwLock};
@@ -446,8 +445,8 @@ impl BrowseIndex {
                 .iter()
                 .filter_map(|&at| Some((at, list.get(at as usize)?)))
                 .filter(|(_, e)| keep(e, &query.filters));
-            // Counted while selecting: no total to keep (this search takes this path again).
-            return Ok(select(matching, query.sort, depth));
+            // Counted while selecting (the walk kept, if it is, keeps the total).
+            return Ok(walks::select(matching, query.sort, depth));
         }
         let matches = matches.as_deref();
         let admit = Admit::new(&query.filters);
@@ -465,7 +464,7 @@ impl BrowseIndex {
                 .map(|(_, &count)| count as usize)
                 .sum();
             return Ok((
-                walk_to(&entries, query.sort, depth.min(total), &admit, &admits),
+                walks::walk_to(&entries, query.sort, depth.min(total), &admit, &admits),
                 total,
             ));
         }
@@ -512,7 +511,7 @@ impl BrowseIndex {
             }
         };
         Ok((
-            walk_to(&entries, query.sort, depth.min(total), &admit, &admits),
+            walks::walk_to(&entries, query.sort, depth.min(total), &admit, &admits),
             total,
         ))
     }
@@ -527,56 +526,6 @@ impl BrowseIndex {
         }
         totals.insert(filters.clone(), (generation, total));
     }
-}
-
-/// The `seq`s of the page `query` asks for: the sort's order walked, in sequence, until the
-/// page is full (not at all past the last of `total` matches).
-fn walk_to(
-    entries: &Entries,
-    sort: Sort,
-    depth: usize,
-    admit: &Admit,
-    admits: &impl Fn(u32, usize) -> bool,
-) -> Vec<u32> {
-    let mut positions = Vec::with_capacity(depth);
-    if depth > 0 {
-        entries.walk(sort, admit.prefilter(), |flags, at| {
-            if admits(flags, at) {
-                positions.push(at as u32);
-            }
-            positions.len() < depth
-        });
-    }
-    positions
-}
-
-/// The first `depth` of `matching` (unordered, with their positions) under `sort`, and their
-/// total: after the first `depth` entries, one is kept only if it beats the worst kept one, so
-/// selection costs about one comparison per entry.
-fn select<'a>(
-    matching: impl Iterator<Item = (u32, &'a Entry)>,
-    sort: Sort,
-    depth: usize,
-) -> (Vec<u32>, usize) {
-    let order = |a: &(u32, &Entry), b: &(u32, &Entry)| compare(a.1, b.1, sort);
-    let mut total = 0;
-    let mut best: Vec<(u32, &Entry)> = Vec::with_capacity(2 * depth);
-    let mut threshold: Option<(u32, &Entry)> = None;
-    for entry in matching {
-        total += 1;
-        if threshold.is_some_and(|worst| order(&entry, &worst) != Ordering::Less) {
-            continue;
-        }
-        best.push(entry);
-        if best.len() == 2 * depth {
-            best.select_nth_unstable_by(depth - 1, order);
-            best.truncate(depth);
-            threshold = best.iter().copied().max_by(order);
-        }
-    }
-    best.sort_unstable_by(order);
-    best.truncate(depth);
-    (best.into_iter().map(|(at, _)| at).collect(), total)
 }
 
 /// Who is querying, for the query and querier counters: the agent when known, else the client

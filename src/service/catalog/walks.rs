@@ -1,4 +1,4 @@
-//! Kept walks: the matches of one filter set in one sort's order, as deep as browses have asked
+//! Walks of the browse index, and kept walks: the matches of one filter set in one sort's order, as deep as browses have asked
 //! (positions in the index's entries), with their total. A page of the same filters and sort
 //! at any offset up to that depth (an agent paging on, another agent asking the same shape) is
 //! a slice of it rather than a walk of the order from its start: a vertical's page at offset
@@ -10,13 +10,17 @@
 //! about twice the deepest walk once per generation. Bounded in bytes (4 per position); the
 //! least recently used half goes when full.
 
+use std::cmp::Ordering;
 use std::collections::HashMap;
 
-use super::{Filters, Sort};
+use super::{Admit, Entries, Entry, Filters, Sort, compare};
 
 /// Most bytes of kept positions: one walk as deep as the deepest offset allowed (100,000) is
 /// 400 KB, the browse mix's deepest kinds a few dozen KB each.
 const BYTES: usize = 8 << 20;
+
+/// Room a walk or a selection reserves at first: a deep walk may find far fewer than it asked.
+const RESERVE: usize = 4096;
 
 /// Most filter sets kept.
 const MAX_FILTER_SETS: usize = 4096;
@@ -87,10 +91,11 @@ impl Walks {
         &mut self,
         (filters, sort): (&Filters, Sort),
         stamp: Stamp,
-        positions: Vec<u32>,
+        mut positions: Vec<u32>,
         complete: bool,
         total: usize,
     ) {
+        positions.shrink_to_fit();
         let size = positions.len() * 4;
         if size > BYTES / 8 {
             return;
@@ -134,6 +139,56 @@ impl Walks {
             .map(|walk| walk.positions.len() * 4)
             .sum();
     }
+}
+
+/// The positions of the first `depth` entries the filters admit, in `sort`'s order: the order
+/// walked in sequence until that many are found.
+pub(super) fn walk_to(
+    entries: &Entries,
+    sort: Sort,
+    depth: usize,
+    admit: &Admit,
+    admits: &impl Fn(u32, usize) -> bool,
+) -> Vec<u32> {
+    let mut positions = Vec::with_capacity(depth.min(RESERVE));
+    if depth > 0 {
+        entries.walk(sort, admit.prefilter(), |flags, at| {
+            if admits(flags, at) {
+                positions.push(at as u32);
+            }
+            positions.len() < depth
+        });
+    }
+    positions
+}
+
+/// The first `depth` of `matching` (unordered, with their positions) under `sort`, and their
+/// total: after the first `depth` entries, one is kept only if it beats the worst kept one, so
+/// selection costs about one comparison per entry.
+pub(super) fn select<'a>(
+    matching: impl Iterator<Item = (u32, &'a Entry)>,
+    sort: Sort,
+    depth: usize,
+) -> (Vec<u32>, usize) {
+    let order = |a: &(u32, &Entry), b: &(u32, &Entry)| compare(a.1, b.1, sort);
+    let mut total = 0;
+    let mut best: Vec<(u32, &Entry)> = Vec::with_capacity((2 * depth).min(RESERVE));
+    let mut threshold: Option<(u32, &Entry)> = None;
+    for entry in matching {
+        total += 1;
+        if threshold.is_some_and(|worst| order(&entry, &worst) != Ordering::Less) {
+            continue;
+        }
+        best.push(entry);
+        if best.len() == 2 * depth {
+            best.select_nth_unstable_by(depth - 1, order);
+            best.truncate(depth);
+            threshold = best.iter().copied().max_by(order);
+        }
+    }
+    best.sort_unstable_by(order);
+    best.truncate(depth);
+    (best.into_iter().map(|(at, _)| at).collect(), total)
 }
 
 #[cfg(test)]

@@ -120,6 +120,24 @@ pub fn write_str(text: &str, out: &mut Vec<u8>) {
     out.push(b'"');
 }
 
+/// Appends the decimal digits of `i` (as `i.to_string()` writes them, without allocating).
+pub fn write_int(i: i64, out: &mut Vec<u8>) {
+    let mut digits = [0u8; 20];
+    let (mut rest, mut at) = (i.unsigned_abs(), digits.len());
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    if i < 0 {
+        out.push(b'-');
+    }
+    out.extend_from_slice(&digits[at..]);
+}
+
 /// Whether any of the eight bytes of `word` is a control character, `"` or a backslash (the bytes a
 /// JSON string escapes): the classic test for a zero byte, applied to `word` and to `word`
 /// XOR each special byte, exact for whether one exists.
@@ -334,6 +352,33 @@ mod tests {
 
     fn hex(bytes: &[u8]) -> String {
         bytes.iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    #[test]
+    fn integers_are_written_as_their_decimal_text() {
+        let mut values = vec![
+            0,
+            1,
+            -1,
+            9,
+            10,
+            -10,
+            99,
+            100,
+            i64::MAX,
+            i64::MIN,
+            i64::MIN + 1,
+        ];
+        values.extend(
+            (0..64)
+                .map(|shift| 1i64 << shift)
+                .flat_map(|n| [n, n.wrapping_sub(1), n.wrapping_neg()]),
+        );
+        for i in values {
+            let mut written = Vec::new();
+            write_int(i, &mut written);
+            assert_eq!(String::from_utf8(written).unwrap(), i.to_string());
+        }
     }
 
     #[test]

@@ -67,9 +67,7 @@ impl Field<'_> {
     fn write_canonical(&self, out: &mut Vec<u8>) {
         match self {
             Field::Str(s) | Field::OptStr(Some(s)) => jcs::write_str(s, out),
-            Field::Int(i) | Field::OptInt(Some(i)) => {
-                out.extend_from_slice(i.to_string().as_bytes())
-            }
+            Field::Int(i) | Field::OptInt(Some(i)) => jcs::write_int(*i, out),
             Field::OptStr(None) | Field::OptInt(None) | Field::OptFloat(None) => {
                 out.extend_from_slice(b"null")
             }

@@ -10,8 +10,9 @@
 //!
 //! A page costs what its page costs, not what the catalogue holds: each sort but `recent` keeps
 //! an order of the entries (4 bytes per listing per sort, built with the entries and kept in
-//! step with writes: `entries.rs`), which a browse walks until its page is full; `recent` walks
-//! the entries themselves; a rare search visits its matches only. A total without a search is summed over the census of
+//! step with writes: `entries.rs`), which a browse walks until it has its page (or twice what
+//! was walked before for the same filters, kept for the next pages: `walks.rs`); `recent`
+//! walks the entries themselves; a rare search visits its matches only. A total without a search is summed over the census of
 //! entry flags (exact after every write); a search's total is counted once per filter set and
 //! catalogue write, then cached. Measured with `examples/bench` (README, Performance).
 //!
@@ -371,149 +372,37 @@ impl BrowseIndex {
 
     /// Runs a browse: the `seq`s of the requested page, in order, and the total of matches.
     ///
-    /// Three ways, by what the request is: a rare search visits its matches only (its kept
-    /// list); a sorted browse walks that sort's kept order, skipping what the
-    /// filters refuse, and stops when its page is full; `sort=recent` walks the entries newest
-    /// first the same way. Totals are cached per filter set until the next catalogue write; a
-    /// total not yet known costs one counting pass over the entries.
+    /// A page within a walk kept for the same filters and sort (`walks.rs`) is a slice of it.
+    /// Otherwise, three ways, by what the request is: a rare search visits its matches only
+    /// (its kept list); a sorted browse walks that sort's kept order, skipping what the filters
+    /// refuse, until it has twice the depth kept before or the depth asked; `sort=recent` walks
+    /// the entries newest first the same way. Totals are cached per filter set until the next
+    /// catalogue write; a total not yet known costs one counting pass over the entries.
     ///
     /// # Errors
     /// Database failure while resolving a search expression.
     pub fn query(&self, conn: &Connection, query: &Query) -> Result<(Vec<i64>, usize)> {
-        let generation = self.generation.load(AtomicOrdering::SeqCst);
         let (filters, sort) = (&query.filters, query.sort);
-        // A kept walk of the popular order is good while no view counts were flushed either.
-        let stamp = match sort {
-            Sort::Popular => (generation, self.flushes.load(AtomicOrdering::SeqCst)),
-            _ => (generation, 0),
-        };
-        let kept = self.walks.lock().unwrap_or_else(|p| p.into_inner()).page(
-            filters,
-            sort,
-            stamp,
-            (query.offset, query.limit),
-        );
-        let (page, total) = match kept {
-            Some(kept) => kept,
-            None => {
-                let wanted = query.offset.saturating_add(query.limit).max(1);
-                let depth = self
-                    .walks
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .depth(filters, sort, stamp, wanted);
-                let (positions, total) = self.walk(conn, query, generation, depth)?;
-                let page = positions
-                    .iter()
-                    .skip(query.offset)
-                    .take(query.limit)
-                    .copied();
-                let page: Vec<u32> = page.collect();
-                let complete = positions.len() < depth;
-                // A search of a few hundred matches (a rare word) selects them again in less
-                // time than keeping its walk would take from the others.
-                let worth = query.filters.fts.is_none() || total > FEW_MATCHES_TO_KEEP;
-                if worth {
-                    let mut walks = self.walks.lock().unwrap_or_else(|p| p.into_inner());
-                    walks.keep((filters, sort), stamp, positions, complete, total);
-                }
-                (page, total)
+        let (generation, depth) = {
+            // Under the entries' read lock, which every writer of the stamp holds: a kept walk
+            // of this stamp indexes the entries as they are.
+            let entries = self.entries.read().unwrap_or_else(|p| p.into_inner());
+            let stamp = self.stamp(sort);
+            let mut walks = self.walks.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some((page, total)) =
+                walks.page(filters, sort, stamp, (query.offset, query.limit))
+            {
+                return Ok((walks::seqs_at(&entries, &page), total));
             }
+            let wanted = query.offset.saturating_add(query.limit).max(1);
+            (stamp.0, walks.depth(filters, sort, stamp, wanted))
         };
-        let entries = self.entries.read().unwrap_or_else(|p| p.into_inner());
-        let seqs = page.iter().filter_map(|&at| entries.list.get(at as usize));
-        Ok((seqs.map(|entry| entry.seq).collect(), total))
-    }
-
-    /// The first `depth` matches of the query's filters in its sort's order (positions of the
-    /// entries; fewer when there are fewer), and the total of matches.
-    fn walk(
-        &self,
-        conn: &Connection,
-        query: &Query,
-        generation: u64,
-        depth: usize,
-    ) -> Result<(Vec<u32>, usize)> {
-        let matches = match &query.filters.fts {
-            Some(expression) => Some(self.fts_matches(conn, expression, generation)?),
-            None => None,
-        };
-        let entries = self.entries.read().unwrap_or_else(|p| p.into_inner());
-        let list = &entries.list;
-        if let Some(Matches::Few(positions)) = matches.as_deref() {
-            let matching = positions
-                .iter()
-                .filter_map(|&at| Some((at, list.get(at as usize)?)))
-                .filter(|(_, e)| keep(e, &query.filters));
-            // Counted while selecting (the walk kept, if it is, keeps the total).
-            return Ok(walks::select(matching, query.sort, depth));
+        let walked = self.walk(conn, query, generation, depth)?;
+        if let Some((stamp, positions, complete)) = walked.kept {
+            let mut walks = self.walks.lock().unwrap_or_else(|p| p.into_inner());
+            walks.keep((filters, sort), stamp, positions, complete, walked.total);
         }
-        let matches = matches.as_deref();
-        let admit = Admit::new(&query.filters);
-        let admits = |flags: u32, at: usize| {
-            admit.admits(flags)
-                && matches.is_none_or(|m| m.contains(at as i64))
-                && (!admit.recheck || keep(&list[at], &query.filters))
-        };
-        // Without a search, the total is counted over the census of flags, exact at every write.
-        if matches.is_none() && !admit.recheck {
-            let total: usize = entries
-                .census
-                .iter()
-                .filter(|&(&flags, _)| admit.admits(flags))
-                .map(|(_, &count)| count as usize)
-                .sum();
-            return Ok((
-                walks::walk_to(&entries, query.sort, depth.min(total), &admit, &admits),
-                total,
-            ));
-        }
-        let known_total = self
-            .totals
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&query.filters)
-            .filter(|(cached, _)| *cached == generation)
-            .map(|(_, total)| *total);
-        let total = match known_total {
-            Some(total) => total,
-            None => {
-                let total = match matches {
-                    // Only the matches are visited: a common word at 10M listings is a third of
-                    // them, and each costs one look at its flags.
-                    Some(Matches::Many(bits)) => bits
-                        .iter()
-                        .enumerate()
-                        .map(|(i, &word)| {
-                            let (mut word, mut n) = (word, 0);
-                            while word != 0 {
-                                let at = i * 64 + word.trailing_zeros() as usize;
-                                word &= word - 1;
-                                n += usize::from(
-                                    entries
-                                        .flags
-                                        .get(at)
-                                        .is_some_and(|&flags| admits(flags, at)),
-                                );
-                            }
-                            n
-                        })
-                        .sum(),
-                    _ => entries
-                        .flags
-                        .iter()
-                        .enumerate()
-                        .filter(|&(at, &flags)| admits(flags, at))
-                        .count(),
-                };
-                self.remember_total(&query.filters, generation, total);
-                total
-            }
-        };
-        Ok((
-            walks::walk_to(&entries, query.sort, depth.min(total), &admit, &admits),
-            total,
-        ))
+        Ok((walked.page, walked.total))
     }
 
     fn remember_total(&self, filters: &Filters, generation: u64, total: usize) {

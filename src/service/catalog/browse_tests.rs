@@ -115,7 +115,7 @@ fn kept_orders_answer_what_a_full_sort_answers_through_edits_and_view_counts() {
             // A rare search (a few dozen matches) takes the path that visits matches only; a
             // common one (one listing in ten) walks the catalogue and tests each entry.
             let generation = index.generation.load(AtomicOrdering::SeqCst);
-            for (kind, count) in [("rare", 40), ("common", 300)] {
+            for (kind, count) in [("rare", 40), ("common", 300), ("frequent", 1_500)] {
                 // A word of its own: within one generation a word always matches the same.
                 let word = format!("{kind}{round}{sort:?}");
                 let found: Vec<i64> = (0..count).map(|_| 1 + rng.below(3000) as i64).collect();
@@ -137,7 +137,7 @@ fn kept_orders_answer_what_a_full_sort_answers_through_edits_and_view_counts() {
                     },
                     ..query.clone()
                 };
-                for offset in [search.offset, rng.below(400) as usize] {
+                for offset in [search.offset, rng.below(400) as usize, 0, 2 * search.offset] {
                     let search = Query {
                         offset,
                         ..search.clone()
@@ -195,8 +195,30 @@ fn kept_orders_answer_what_a_full_sort_answers_through_edits_and_view_counts() {
             index.query(&conn, &popular).unwrap(),
             reference(&index, &popular, None)
         );
-        let seq = 1 + rng.below(3000) as i64;
-        index.add_views(&[(seq, 100_000)]);
+        // The second of the whole popular order goes first (with as many purchases as the
+        // first, as most of the first ones have): the first page changes.
+        let whole = Query {
+            limit: 4000,
+            offset: 0,
+            ..popular.clone()
+        };
+        let order = reference(&index, &whole, None).0;
+        let (lead, next) = {
+            let entries = index.entries.read().unwrap();
+            let entry = |seq| entries.list[entries.at(seq).unwrap()];
+            (entry(order[0]), entry(order[1]))
+        };
+        let lift = i64::from(lead.view_count) - i64::from(next.view_count) + 1;
+        index.add_views(&[(order[1], lift)]);
+        let first_page = Query {
+            offset: 0,
+            ..popular.clone()
+        };
+        let after = index.query(&conn, &first_page).unwrap();
+        if lead.purchase_count == next.purchase_count {
+            assert_eq!(after.0[0], order[1], "round {round}: after a view flush");
+        }
+        assert_eq!(after, reference(&index, &first_page, None));
         assert_eq!(
             index.query(&conn, &popular).unwrap(),
             reference(&index, &popular, None),
@@ -325,4 +347,34 @@ fn kept_word_matches_follow_edits_and_new_listings() {
     title(2, "plain");
     index.upsert_rows(&[row(2)]);
     assert_eq!(search("red").1, 100);
+}
+
+#[test]
+fn a_walk_from_a_skip_collects_what_a_walk_from_the_start_has_there() {
+    // How a page deeper than a kept walk can hold is walked: skipping to it.
+    let mut rng = Rng(0x0bad_cafe_f00d_beef);
+    let list = (1..=2000).map(|seq| random_entry(&mut rng, seq)).collect();
+    let entries = Entries::new(list);
+    for sort in Sort::ALL.iter().copied() {
+        for price in [Price::All, Price::Paid, Price::Free] {
+            let filters = Filters {
+                fts: None,
+                category: None,
+                categories: None,
+                vertical: None,
+                listing_type: None,
+                samples: Samples::Include,
+                price,
+                min_rating_tenths: None,
+            };
+            let admit = Admit::new(&filters);
+            let admits = |flags: u32, _at: usize| admit.admits(flags);
+            let all = walks::walk_to(&entries, sort, (0, 5000), &admit, &admits);
+            for (skip, depth) in [(0, 10), (7, 50), (300, 350), (1990, 2100), (5000, 5100)] {
+                let part = walks::walk_to(&entries, sort, (skip, depth), &admit, &admits);
+                let expected = all.get(skip..depth.min(all.len())).unwrap_or_default();
+                assert_eq!(part, expected, "{sort:?} {price:?} {skip}..{depth}");
+            }
+        }
+    }
 }

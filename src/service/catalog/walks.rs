@@ -1,19 +1,27 @@
-//! Walks of the browse index, and kept walks: the matches of one filter set in one sort's order, as deep as browses have asked
-//! (positions in the index's entries), with their total. A page of the same filters and sort
-//! at any offset up to that depth (an agent paging on, another agent asking the same shape) is
-//! a slice of it rather than a walk of the order from its start: a vertical's page at offset
-//! 4,950 walks about 400k elements, a rare word's selects among all its matches.
+//! Walks of the browse index, and kept walks: the matches of one filter set in one sort's
+//! order, as deep as browses have asked (positions in the index's entries), with their total.
+//! A page of the same filters and sort at any offset up to that depth (an agent paging on,
+//! another agent asking the same shape) is a slice of it rather than a walk of the order from
+//! its start (a vertical's page at offset 4,950 walks about 400k elements) or a selection among
+//! all of a word's matches (searches of more than a thousand; rarer ones are selected again).
 //!
 //! Valid for one stamp: the index's generation, like the kept totals, and for the popular order
 //! the count of view flushes too (they move it within a generation). A walk asked deeper than kept
 //! is walked anew to twice the kept depth (or the asked one, if deeper), so paging on costs
-//! about twice the deepest walk once per generation. Bounded in bytes (4 per position); the
-//! least recently used half goes when full.
+//! about twice the deepest walk once per generation. Bounded in bytes (4 per position; the
+//! filter sets themselves are not counted); the least recently used half goes when full.
 
 use std::cmp::Ordering;
 use std::collections::HashMap;
 
-use super::{Admit, Entries, Entry, Filters, Sort, compare};
+use std::sync::atomic::Ordering as AtomicOrdering;
+
+use rusqlite::Connection;
+
+use super::{
+    Admit, BrowseIndex, Entries, Entry, FEW_MATCHES_TO_KEEP, Filters, Matches, Query, Result, Sort,
+    compare, keep,
+};
 
 /// Most bytes of kept positions: one walk as deep as the deepest offset allowed (100,000) is
 /// 400 KB, the browse mix's deepest kinds a few dozen KB each.
@@ -21,6 +29,10 @@ const BYTES: usize = 8 << 20;
 
 /// Room a walk or a selection reserves at first: a deep walk may find far fewer than it asked.
 const RESERVE: usize = 4096;
+
+/// Most positions one kept walk holds (1 MiB): a page deeper than that is walked to from the
+/// start each time, collecting only the page.
+pub(super) const MOST_POSITIONS: usize = BYTES / 8 / 4;
 
 /// Most filter sets kept.
 const MAX_FILTER_SETS: usize = 4096;
@@ -83,7 +95,7 @@ impl Walks {
             .and_then(|walks| walks[slot(sort)].as_ref())
             .filter(|walk| walk.stamp == stamp)
             .map_or(0, |walk| walk.positions.len());
-        wanted.max(kept.saturating_mul(2).min(BYTES / 8 / 4))
+        wanted.max(kept.saturating_mul(2).min(MOST_POSITIONS))
     }
 
     /// Keeps a walk: `positions` in the sort's order, all the matches if `complete`.
@@ -95,12 +107,24 @@ impl Walks {
         complete: bool,
         total: usize,
     ) {
-        positions.shrink_to_fit();
-        let size = positions.len() * 4;
-        if size > BYTES / 8 {
+        if positions.len() > MOST_POSITIONS {
             return;
         }
-        if self.bytes + size > BYTES || self.map.len() >= MAX_FILTER_SETS {
+        // A walk kept meanwhile by another browse may be newer, or as new and deeper.
+        let kept = self
+            .map
+            .get(filters)
+            .and_then(|walks| walks[slot(sort)].as_ref());
+        if kept.is_some_and(|kept| {
+            kept.stamp > stamp
+                || (kept.stamp == stamp
+                    && (kept.complete || kept.positions.len() >= positions.len()))
+        }) {
+            return;
+        }
+        positions.shrink_to_fit();
+        let size = positions.len() * 4;
+        while self.bytes + size > BYTES || self.map.len() >= MAX_FILTER_SETS {
             self.evict();
         }
         self.tick += 1;
@@ -111,7 +135,10 @@ impl Walks {
             total,
             used: self.tick,
         };
-        let walks = self.map.entry(filters.clone()).or_default();
+        let walks = match self.map.get_mut(filters) {
+            Some(walks) => walks,
+            None => self.map.entry(filters.clone()).or_default(),
+        };
         let kept = &mut walks[slot(sort)];
         self.bytes -= kept.as_ref().map_or(0, |old| old.positions.len() * 4);
         self.bytes += size;
@@ -130,7 +157,10 @@ impl Walks {
         };
         let mut uses: Vec<u64> = self.map.values().map(last_used).collect();
         uses.sort_unstable();
-        let cutoff = uses.get(uses.len() / 2).copied().unwrap_or(0);
+        let cutoff = uses
+            .get(uses.len().saturating_sub(1) / 2)
+            .copied()
+            .unwrap_or(u64::MAX);
         self.map.retain(|_, walks| last_used(walks) > cutoff);
         self.bytes = self
             .map
@@ -141,22 +171,192 @@ impl Walks {
     }
 }
 
-/// The positions of the first `depth` entries the filters admit, in `sort`'s order: the order
-/// walked in sequence until that many are found.
+impl BrowseIndex {
+    /// What a kept walk of `sort` is good for: the index's generation, and for the popular
+    /// order the view flushes too (they move it within a generation). Both move only under the
+    /// entries' write lock.
+    pub(super) fn stamp(&self, sort: Sort) -> Stamp {
+        let generation = self.generation.load(AtomicOrdering::SeqCst);
+        match sort {
+            Sort::Popular => (generation, self.flushes.load(AtomicOrdering::SeqCst)),
+            _ => (generation, 0),
+        }
+    }
+
+    /// The query's page and total from a walk to `depth` matches, and the walk, when it may be
+    /// kept: from the first match, of the stamp read under the same lock as the entries it
+    /// walked, made with the search matches of that generation, and worth its room.
+    pub(super) fn walk(
+        &self,
+        conn: &Connection,
+        query: &Query,
+        generation: u64,
+        depth: usize,
+    ) -> Result<Walked> {
+        let matches = match &query.filters.fts {
+            Some(expression) => Some(self.fts_matches(conn, expression, generation)?),
+            None => None,
+        };
+        let entries = self.entries.read().unwrap_or_else(|p| p.into_inner());
+        let stamp = self.stamp(query.sort);
+        // Deeper than a walk can be kept: only the page is collected, after skipping to it.
+        let skip = if depth > MOST_POSITIONS {
+            query.offset
+        } else {
+            0
+        };
+        let (positions, total, from_start) = self.positions(
+            &entries,
+            matches.as_deref(),
+            query,
+            generation,
+            (skip, depth),
+        );
+        let page = match from_start {
+            true => positions.get(query.offset..).unwrap_or_default(),
+            false => &positions[..],
+        };
+        let page = seqs_at(&entries, &page[..page.len().min(query.limit)]);
+        // A search of a few hundred matches (a rare word) selects them again in less time than
+        // keeping its walk would take from the others.
+        let worth = query.filters.fts.is_none() || total > FEW_MATCHES_TO_KEEP;
+        let kept = (from_start && worth && stamp.0 == generation).then(|| {
+            let complete = positions.len() < depth || positions.len() == total;
+            (stamp, positions, complete)
+        });
+        Ok(Walked { page, total, kept })
+    }
+
+    /// The positions of the matches `skip..depth` of the query's filters in its sort's order
+    /// (fewer when there are fewer), the total of matches, and whether the positions run from
+    /// the first match (no skip, and not left out for a page past the last match).
+    fn positions(
+        &self,
+        entries: &Entries,
+        matches: Option<&Matches>,
+        query: &Query,
+        generation: u64,
+        (skip, depth): (usize, usize),
+    ) -> (Vec<u32>, usize, bool) {
+        let list = &entries.list;
+        if let Some(Matches::Few(positions)) = matches {
+            let matching = positions
+                .iter()
+                .filter_map(|&at| Some((at, list.get(at as usize)?)))
+                .filter(|(_, e)| keep(e, &query.filters));
+            // Counted while selecting (the walk kept, if it is, keeps the total).
+            let (mut found, total) = select(matching, query.sort, depth);
+            found.drain(..skip.min(found.len()));
+            return (found, total, skip == 0);
+        }
+        let admit = Admit::new(&query.filters);
+        let admits = |flags: u32, at: usize| {
+            admit.admits(flags)
+                && matches.is_none_or(|m| m.contains(at as i64))
+                && (!admit.recheck || keep(&list[at], &query.filters))
+        };
+        // Without a search, the total is counted over the census of flags, exact at every write.
+        let total = if matches.is_none() && !admit.recheck {
+            entries
+                .census
+                .iter()
+                .filter(|&(&flags, _)| admit.admits(flags))
+                .map(|(_, &count)| count as usize)
+                .sum()
+        } else {
+            let known_total = self
+                .totals
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .get(&query.filters)
+                .filter(|(cached, _)| *cached == generation)
+                .map(|(_, total)| *total);
+            match known_total {
+                Some(total) => total,
+                None => {
+                    let total = match matches {
+                        // Only the matches are visited: a common word at 10M listings is a third of
+                        // them, and each costs one look at its flags.
+                        Some(Matches::Many(bits)) => bits
+                            .iter()
+                            .enumerate()
+                            .map(|(i, &word)| {
+                                let (mut word, mut n) = (word, 0);
+                                while word != 0 {
+                                    let at = i * 64 + word.trailing_zeros() as usize;
+                                    word &= word - 1;
+                                    n += usize::from(
+                                        entries
+                                            .flags
+                                            .get(at)
+                                            .is_some_and(|&flags| admits(flags, at)),
+                                    );
+                                }
+                                n
+                            })
+                            .sum(),
+                        _ => entries
+                            .flags
+                            .iter()
+                            .enumerate()
+                            .filter(|&(at, &flags)| admits(flags, at))
+                            .count(),
+                    };
+                    self.remember_total(&query.filters, generation, total);
+                    total
+                }
+            }
+        };
+        if query.offset >= total && total > 0 {
+            return (Vec::new(), total, false); // a page past the last match: nothing to walk
+        }
+        let walked = walk_to(
+            entries,
+            query.sort,
+            (skip, depth.min(total)),
+            &admit,
+            &admits,
+        );
+        (walked, total, skip == 0)
+    }
+}
+
+/// A walk made for a browse: its page, the total, and the walk to keep (its stamp, positions
+/// from the first match, and whether they are all of them), if it may be kept.
+pub(super) struct Walked {
+    pub page: Vec<i64>,
+    pub total: usize,
+    pub kept: Option<(Stamp, Vec<u32>, bool)>,
+}
+
+/// The `seq`s of the entries at `positions`.
+pub(super) fn seqs_at(entries: &Entries, positions: &[u32]) -> Vec<i64> {
+    let found = positions
+        .iter()
+        .filter_map(|&at| entries.list.get(at as usize));
+    found.map(|entry| entry.seq).collect()
+}
+
+/// The positions of the entries the filters admit from the `skip`th to the `depth`th, in
+/// `sort`'s order: the order walked in sequence until that many are found.
 pub(super) fn walk_to(
     entries: &Entries,
     sort: Sort,
-    depth: usize,
+    (skip, depth): (usize, usize),
     admit: &Admit,
     admits: &impl Fn(u32, usize) -> bool,
 ) -> Vec<u32> {
-    let mut positions = Vec::with_capacity(depth.min(RESERVE));
-    if depth > 0 {
+    let mut positions = Vec::with_capacity(depth.saturating_sub(skip).min(RESERVE));
+    let mut found = 0;
+    if depth > skip {
         entries.walk(sort, admit.prefilter(), |flags, at| {
             if admits(flags, at) {
-                positions.push(at as u32);
+                if found >= skip {
+                    positions.push(at as u32);
+                }
+                found += 1;
             }
-            positions.len() < depth
+            found < depth
         });
     }
     positions
@@ -252,8 +452,25 @@ mod tests {
             Some((vec![], 3))
         );
         assert_eq!(walks.bytes, 4 * 103);
+        // A walk of the same stamp, shallower or not deeper, does not replace one kept
+        // meanwhile; a newer one does, and the old one's bytes are let go.
+        walks.keep((&f, Sort::Recent), (1, 0), (0..60).collect(), false, 5_000);
         walks.keep((&f, Sort::Trust), (1, 0), vec![1], true, 1);
-        assert_eq!(walks.bytes, 4 * 101, "a replaced walk's bytes are let go");
+        assert_eq!(walks.bytes, 4 * 103);
+        walks.keep((&f, Sort::Recent), (1, 0), (0..150).collect(), false, 5_000);
+        assert_eq!(
+            walks.bytes,
+            4 * 153,
+            "a deeper walk of the same stamp replaces it"
+        );
+        walks.keep((&f, Sort::Trust), (2, 0), vec![1], true, 1);
+        assert_eq!(walks.bytes, 4 * 151);
+        walks.keep((&f, Sort::Trust), (1, 0), vec![7, 3, 5], true, 3);
+        assert_eq!(
+            walks.bytes,
+            4 * 151,
+            "an older stamp never replaces a newer one"
+        );
     }
 
     #[test]

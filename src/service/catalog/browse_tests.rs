@@ -99,19 +99,22 @@ fn kept_orders_answer_what_a_full_sort_answers_through_edits_and_view_counts() {
                 limit: 1 + rng.below(50) as usize,
                 offset: rng.below(200) as usize,
             };
-            // The same filters and sort at other offsets: from the kept walk when as deep as
-            // it went, else walked deeper.
-            for offset in [query.offset, rng.below(400) as usize, 0, 2 * query.offset] {
-                let query = Query {
-                    offset,
-                    ..query.clone()
-                };
-                assert_eq!(
-                    index.query(&conn, &query).unwrap(),
-                    reference(&index, &query, None),
-                    "round {round}, {query:?}"
-                );
-            }
+            // The query, then the same filters and sort at other offsets: from the kept walk
+            // when as deep as it went, else walked deeper.
+            let at_offsets = |rng: &mut Rng, query: &Query, found: Option<&[i64]>| {
+                for offset in [query.offset, rng.below(400) as usize, 0, 2 * query.offset] {
+                    let query = Query {
+                        offset,
+                        ..query.clone()
+                    };
+                    assert_eq!(
+                        index.query(&conn, &query).unwrap(),
+                        reference(&index, &query, found),
+                        "round {round}, {query:?}"
+                    );
+                }
+            };
+            at_offsets(&mut rng, &query, None);
             // A rare search (a few dozen matches) takes the path that visits matches only; a
             // common one (one listing in ten) walks the catalogue and tests each entry.
             let generation = index.generation.load(AtomicOrdering::SeqCst);
@@ -137,17 +140,7 @@ fn kept_orders_answer_what_a_full_sort_answers_through_edits_and_view_counts() {
                     },
                     ..query.clone()
                 };
-                for offset in [search.offset, rng.below(400) as usize, 0, 2 * search.offset] {
-                    let search = Query {
-                        offset,
-                        ..search.clone()
-                    };
-                    assert_eq!(
-                        index.query(&conn, &search).unwrap(),
-                        reference(&index, &search, Some(&found)),
-                        "round {round}, {search:?}"
-                    );
-                }
+                at_offsets(&mut rng, &search, Some(&found));
             }
         }
         // Edits move entries in every kept order; new listings join them; views move the

@@ -207,10 +207,8 @@ pub fn check_url(url: &str, policy: Policy) -> Result<String, OutboundError> {
     let port = match after_host.strip_prefix(':') {
         None => String::new(),
         Some("") => return Err(invalid("empty port")),
-        Some(port) => match port.parse::<u16>() {
-            Ok(n) if n > 0 && !port.starts_with('0') => format!(":{n}"),
-            _ => return Err(invalid("the port must be a number from 1 to 65535")),
-        },
+        Some(port) if crate::request::is_port(port) => format!(":{port}"),
+        Some(_) => return Err(invalid("the port must be a number from 1 to 65535")),
     };
     let path = uri.path_and_query().map(|p| p.as_str()).unwrap_or("/");
     let path = if path.is_empty() { "/" } else { path };

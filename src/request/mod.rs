@@ -37,6 +37,14 @@ pub const TOKEN: &str = "^[^\\s\\u0000-\\u001F\\u007F-\\u009F](?:[^\\u0000-\\u00
 /// characters refused (descriptions, comments, inquiry and service-request messages).
 pub const PARAGRAPH: &str = "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F-\\u009F]*[^\\s\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F-\\u009F][^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F-\\u009F]*$";
 
+/// A URL's port as the contract's patterns state it: 1 to 65535, digits without a leading zero.
+pub fn is_port(text: &str) -> bool {
+    // `u16`'s parser takes a leading `+`: digits only.
+    text.bytes().all(|b| b.is_ascii_digit())
+        && !text.starts_with('0')
+        && text.parse::<u16>().is_ok_and(|port| port > 0)
+}
+
 /// Where a request came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Face {

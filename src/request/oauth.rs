@@ -358,7 +358,12 @@ pub fn split_uri(uri: &str) -> Option<(&str, &str, Option<&str>, &str)> {
     }
     let (host, port) = if let Some(bracketed) = authority.strip_prefix('[') {
         let (host, after) = bracketed.split_once(']')?;
-        (host, after.strip_prefix(':'))
+        // Only a port may follow an IP literal.
+        let port = after.strip_prefix(':');
+        if port.is_none() && !after.is_empty() {
+            return None;
+        }
+        (host, port)
     } else {
         match authority.rsplit_once(':') {
             Some((host, port)) => (host, Some(port)),
@@ -374,7 +379,8 @@ pub fn is_loopback_host(host: &str) -> bool {
 
 /// A redirect URI a client may register: https; http only to a loopback host (a native app's
 /// local listener, RFC 8252 §7.3); or a private-use scheme such as `com.example.app:/cb` (RFC
-/// 8252 §7.1). Never a fragment, credentials or whitespace.
+/// 8252 §7.1). Never a fragment, credentials or whitespace; a host in brackets is an IPv6
+/// address in hex groups.
 ///
 /// # Errors
 /// `invalid_redirect_uri`.
@@ -398,9 +404,22 @@ pub fn check_redirect_uri(uri: &str) -> Result<()> {
     {
         return refuse("has an invalid scheme");
     }
-    let authority_ok = !host.is_empty()
-        && !host.contains('@')
-        && port.is_none_or(|port| !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()));
+    // A bracketed host is an IP literal (RFC 3986 §3.2.2): here an IPv6 address in hex groups
+    // (no IPv4 tail, no zone), which the contract's pattern can state exactly. Any other host
+    // has no colon; a port is 1 to 65535 without leading zeros, after a host.
+    let bracketed = uri[scheme.len() + 1..].starts_with("//[");
+    if bracketed
+        && (!host.bytes().all(|b| b.is_ascii_hexdigit() || b == b':')
+            || host.parse::<std::net::Ipv6Addr>().is_err())
+    {
+        return refuse("has a bracketed host that is not an IPv6 address in hex groups");
+    }
+    if (!bracketed && host.contains(':'))
+        || port.is_some_and(|port| host.is_empty() || !super::is_port(port))
+    {
+        return refuse("has an invalid host or port (a port is 1 to 65535, after a host)");
+    }
+    let authority_ok = !host.is_empty() && !host.contains('@');
     match scheme.to_ascii_lowercase().as_str() {
         "https" if authority_ok => Ok(()),
         "http" if authority_ok && is_loopback_host(host) => Ok(()),
@@ -525,6 +544,8 @@ mod tests {
             "https:///cb",
             "https://u@x/cb",
             "https://x/c b",
+            "https://[zz]/cb",
+            "com.example.app://[0\u{e9}]/cb",
             "cb",
         ] {
             assert!(check_redirect_uri(bad).is_err(), "{bad}");

@@ -260,6 +260,10 @@ fn registration_refuses_what_the_metadata_patterns_refuse_and_nothing_else() {
         "--k.app:*",
         "hTTP://[::1]:993/x",
         "https://[::1]/cb",
+        "https://[2001:DB8::7:1]:8443/cb",
+        "com.example.app://[1::]/cb",
+        "com.example.app://h:65535/cb",
+        "http://localhost:1/cb",
         "https://host:8443/cb?x=1",
     ] {
         assert!(redirect(uri), "{uri}");
@@ -269,6 +273,17 @@ fn registration_refuses_what_the_metadata_patterns_refuse_and_nothing_else() {
     }
     for uri in [
         "https://[ab/cb",
+        "https://[0\u{e9}]/cb",
+        "HTTPS://[0]",
+        "http://127.0.0.1:79017680/cb",
+        "https://x:08443/cb",
+        "https://x:+443/cb",
+        "https://a:b:443/cb",
+        "https://[::1]x/cb",
+        "com.example.app://h:0/cb",
+        "https://[::ffff:10.0.0.1]/cb",
+        "https://[1:2:3:4:5:6:7:8:9]/cb",
+        "com.example.app://[x]/cb",
         "https://a@b/cb",
         "https://host:/cb",
         "http://example.com/cb",
@@ -282,4 +297,27 @@ fn registration_refuses_what_the_metadata_patterns_refuse_and_nothing_else() {
             "invalid_redirect_uri",
         );
     }
+}
+
+/// Registration takes a redirect URI with characters a URI cannot hold (an IRI: `é`, `<`); the
+/// browser is sent back to it as a URI, those characters percent-encoded, so `Location` is
+/// always a URI (found by schema fuzzing: the header's schema says `format: uri`).
+#[test]
+fn a_redirect_back_to_an_iri_is_sent_as_a_uri() {
+    let server = TestServer::start();
+    let iri = "https://client.ex\u{e4}mple/cb<1>";
+    let client = register_client(&server, json!({"redirect_uris": [iri]}));
+    let client_id = client["client_id"].as_str().unwrap();
+    let mut params = authorize_params(client_id, "x", "read");
+    params[2] = ("redirect_uri", iri);
+    params[5] = ("code_challenge_method", "plain");
+    let answer = authorize_page(&server, &params);
+    assert_eq!(answer.status, 303, "{}", answer.text());
+    let location = answer.header("location").unwrap();
+    let (base, query) = location.split_once('?').unwrap();
+    assert_eq!(base, "https://client.ex%C3%A4mple/cb%3C1%3E");
+    assert!(location.is_ascii(), "{location}");
+    let query = bourse::http::request::parse_query(Some(query));
+    assert_eq!(param(&query, "error"), Some("invalid_request"));
+    assert_eq!(param(&query, "state"), Some("st-123"));
 }

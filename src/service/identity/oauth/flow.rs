@@ -81,7 +81,46 @@ fn back_to_client(
     }
     all.push(("iss", &app.public_url));
     let joiner = if redirect_uri.contains('?') { '&' } else { '?' };
-    format!("{redirect_uri}{joiner}{}", form_encode(&all))
+    format!("{}{joiner}{}", as_uri(redirect_uri), form_encode(&all))
+}
+
+/// A registered redirect URI made a URI (RFC 3986) for the `Location` header. Registration takes
+/// IRIs (any character but whitespace, controls, `#` and `\\`), so every byte a URI cannot hold
+/// is percent-encoded as RFC 3987 §3.1 maps an IRI to a URI: non-ASCII UTF-8, characters such
+/// as `<` or `"`, a `%` not followed by two hex digits, brackets outside the host. A redirect URI
+/// that is already a URI comes back unchanged.
+fn as_uri(iri: &str) -> std::borrow::Cow<'_, str> {
+    let bytes = iri.as_bytes();
+    // Brackets belong to an IP literal host: inside the authority only.
+    let authority_end = iri.find("://").map_or(0, |start| {
+        let from = start + 3;
+        from + iri[from..].find(['/', '?']).unwrap_or(iri.len() - from)
+    });
+    let escaped = |i: usize| {
+        bytes[i] == b'%'
+            && bytes.get(i + 1).is_some_and(u8::is_ascii_hexdigit)
+            && bytes.get(i + 2).is_some_and(u8::is_ascii_hexdigit)
+    };
+    let keeps = |i: usize| match bytes[i] {
+        b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' => true,
+        b'-' | b'.' | b'_' | b'~' | b'!' | b'$' | b'&' | b'\'' | b'(' | b')' | b'*' | b'+' => true,
+        b',' | b';' | b'=' | b':' | b'/' | b'?' | b'@' => true,
+        b'[' | b']' => i < authority_end,
+        b'%' => escaped(i),
+        _ => false,
+    };
+    if (0..bytes.len()).all(keeps) {
+        return std::borrow::Cow::Borrowed(iri);
+    }
+    let mut uri = String::with_capacity(iri.len() + 16);
+    for (i, &b) in bytes.iter().enumerate() {
+        if keeps(i) {
+            uri.push(char::from(b));
+        } else {
+            uri.push_str(&format!("%{b:02X}"));
+        }
+    }
+    std::borrow::Cow::Owned(uri)
 }
 
 /// The URL that tells the client its request failed.
@@ -617,6 +656,29 @@ mod tests {
         assert_eq!(
             form_encode(&[("error", "access_denied"), ("d", "a b&c=é")]),
             "error=access_denied&d=a+b%26c%3D%C3%A9"
+        );
+    }
+
+    #[test]
+    fn a_redirect_iri_becomes_a_uri_and_a_uri_stays_as_it_was() {
+        for uri in [
+            "https://client.example/cb?x=1&y=%C3%A9",
+            "http://[::1]:8080/cb",
+            "com.example.app:/cb",
+            "--k.app:*",
+        ] {
+            assert!(
+                matches!(as_uri(uri), std::borrow::Cow::Borrowed(_)),
+                "{uri}"
+            );
+        }
+        assert_eq!(
+            as_uri("HTtps://U;\u{c2}\u{b1}Rs:654/\u{c3}"),
+            "HTtps://U;%C3%82%C2%B1Rs:654/%C3%83"
+        );
+        assert_eq!(
+            as_uri("https://x/a<b>\"c\"/[1]?p=%zz&q=%4"),
+            "https://x/a%3Cb%3E%22c%22/%5B1%5D?p=%25zz&q=%254"
         );
     }
 

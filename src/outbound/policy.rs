@@ -449,7 +449,7 @@ mod tests {
             "https://[2606:4700:4700::1111]:8443/x",
         );
         // Never dropped or rewritten: a port out of range or with a leading zero is refused.
-        for port in ["0", "65536", "99999", "0443"] {
+        for port in ["0", "65536", "99999", "0443", "+443"] {
             check_url_invalid(&format!("https://example.com:{port}/hook"), STRICT);
         }
         check_url_ok(

@@ -397,16 +397,17 @@ pub fn check_redirect_uri(uri: &str) -> Result<()> {
     let Some((scheme, host, port, _)) = split_uri(uri) else {
         return refuse("is not an absolute URI");
     };
-    if !scheme
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '+' | '-'))
-        || scheme.is_empty()
+    // RFC 3986 §3.1: a letter, then letters, digits, `+`, `-` and `.`.
+    if !scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+        || !scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '+' | '-'))
     {
         return refuse("has an invalid scheme");
     }
     // A bracketed host is an IP literal (RFC 3986 §3.2.2): here an IPv6 address in hex groups
     // (no IPv4 tail, no zone), which the contract's pattern can state exactly. Any other host
-    // has no colon; a port is 1 to 65535 without leading zeros, after a host.
+    // has no colon and no bracket; a port is 1 to 65535 without leading zeros, after a host.
     let bracketed = uri[scheme.len() + 1..].starts_with("//[");
     if bracketed
         && (!host.bytes().all(|b| b.is_ascii_hexdigit() || b == b':')
@@ -414,7 +415,7 @@ pub fn check_redirect_uri(uri: &str) -> Result<()> {
     {
         return refuse("has a bracketed host that is not an IPv6 address in hex groups");
     }
-    if (!bracketed && host.contains(':'))
+    if (!bracketed && host.contains([':', '[', ']']))
         || port.is_some_and(|port| host.is_empty() || !super::is_port(port))
     {
         return refuse("has an invalid host or port (a port is 1 to 65535, after a host)");
@@ -538,6 +539,10 @@ mod tests {
             assert!(check_redirect_uri(good).is_ok(), "{good}");
         }
         for bad in [
+            "--k.app:*",
+            "0.a:/x",
+            "https://a]b/cb",
+            "https://a[b]/cb",
             "http://example.com/cb",
             "https://x/cb#frag",
             "javascript:alert(1)",

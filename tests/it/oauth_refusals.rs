@@ -257,7 +257,7 @@ fn registration_refuses_what_the_metadata_patterns_refuse_and_nothing_else() {
     for uri in [
         "com.example.app:/cb",
         "com.example.app://cb/x",
-        "--k.app:*",
+        "k.app:*",
         "hTTP://[::1]:993/x",
         "https://[::1]/cb",
         "https://[2001:DB8::7:1]:8443/cb",
@@ -273,6 +273,10 @@ fn registration_refuses_what_the_metadata_patterns_refuse_and_nothing_else() {
     }
     for uri in [
         "https://[ab/cb",
+        "--k.app:*",
+        "0.a:/x",
+        "https://a]b/cb",
+        "https://a[b]/cb",
         "https://[0\u{e9}]/cb",
         "HTTPS://[0]",
         "http://127.0.0.1:79017680/cb",
@@ -299,25 +303,50 @@ fn registration_refuses_what_the_metadata_patterns_refuse_and_nothing_else() {
     }
 }
 
-/// Registration takes a redirect URI with characters a URI cannot hold (an IRI: `é`, `<`); the
-/// browser is sent back to it as a URI, those characters percent-encoded, so `Location` is
-/// always a URI (found by schema fuzzing: the header's schema says `format: uri`).
+/// Registration takes a redirect URI with characters a URI cannot hold (an IRI: `é`, `<`, a
+/// bracket in a path); the browser is sent back to it as a URI, those characters
+/// percent-encoded, so `Location` is always a URI, as its schema's `format: uri` says (found by
+/// schema fuzzing).
 #[test]
 fn a_redirect_back_to_an_iri_is_sent_as_a_uri() {
     let server = TestServer::start();
-    let iri = "https://client.ex\u{e4}mple/cb<1>";
-    let client = register_client(&server, json!({"redirect_uris": [iri]}));
-    let client_id = client["client_id"].as_str().unwrap();
-    let mut params = authorize_params(client_id, "x", "read");
-    params[2] = ("redirect_uri", iri);
-    params[5] = ("code_challenge_method", "plain");
-    let answer = authorize_page(&server, &params);
-    assert_eq!(answer.status, 303, "{}", answer.text());
-    let location = answer.header("location").unwrap();
-    let (base, query) = location.split_once('?').unwrap();
-    assert_eq!(base, "https://client.ex%C3%A4mple/cb%3C1%3E");
-    assert!(location.is_ascii(), "{location}");
-    let query = bourse::http::request::parse_query(Some(query));
-    assert_eq!(param(&query, "error"), Some("invalid_request"));
-    assert_eq!(param(&query, "state"), Some("st-123"));
+    let is_uri = jsonschema::options()
+        .should_validate_formats(true)
+        .build(&json!({"type": "string", "format": "uri"}))
+        .unwrap();
+    // The validator knows an IRI from a URI.
+    assert!(!is_uri.is_valid(&json!("https://ex\u{e4}mple/cb<1>")));
+    for (iri, sent) in [
+        (
+            "https://client.ex\u{e4}mple/cb<1>",
+            "https://client.ex%C3%A4mple/cb%3C1%3E",
+        ),
+        (
+            "com.example.app:/cb?u=https://[x]",
+            "com.example.app:/cb?u=https://%5Bx%5D",
+        ),
+        (
+            "https://[2001:db8::1]:8443/[p]%zz",
+            "https://[2001:db8::1]:8443/%5Bp%5D%25zz",
+        ),
+    ] {
+        let client = register_client(&server, json!({"redirect_uris": [iri]}));
+        let client_id = client["client_id"].as_str().unwrap();
+        let mut params = authorize_params(client_id, "x", "read");
+        params[2] = ("redirect_uri", iri);
+        params[5] = ("code_challenge_method", "plain");
+        let answer = authorize_page(&server, &params);
+        assert_eq!(answer.status, 303, "{iri}: {}", answer.text());
+        let location = answer.header("location").unwrap();
+        let (base, query) = location.split_once("&error=").unwrap_or_else(|| {
+            location
+                .split_once("?error=")
+                .unwrap_or_else(|| panic!("{location}"))
+        });
+        assert_eq!(base, sent);
+        assert!(is_uri.is_valid(&json!(location)), "{location}");
+        let query = bourse::http::request::parse_query(Some(&format!("error={query}")));
+        assert_eq!(param(&query, "error"), Some("invalid_request"));
+        assert_eq!(param(&query, "state"), Some("st-123"));
+    }
 }

@@ -87,15 +87,17 @@ fn back_to_client(
 /// A registered redirect URI made a URI (RFC 3986) for the `Location` header. Registration takes
 /// IRIs (any character but whitespace, controls, `#` and `\\`), so every byte a URI cannot hold
 /// is percent-encoded as RFC 3987 §3.1 maps an IRI to a URI: non-ASCII UTF-8, characters such
-/// as `<` or `"`, a `%` not followed by two hex digits, brackets outside the host. A redirect URI
-/// that is already a URI comes back unchanged.
+/// as `<` or `"`, a `%` not followed by two hex digits, brackets other than an IPv6 host's. A
+/// redirect URI that is already a URI comes back unchanged.
 fn as_uri(iri: &str) -> std::borrow::Cow<'_, str> {
     let bytes = iri.as_bytes();
-    // Brackets belong to an IP literal host: inside the authority only.
-    let authority_end = iri.find("://").map_or(0, |start| {
-        let from = start + 3;
-        from + iri[from..].find(['/', '?']).unwrap_or(iri.len() - from)
+    // The two brackets of an IP literal host (`scheme://[…]`), the only ones a URI may hold.
+    let literal = iri.find(':').and_then(|colon| {
+        let open = colon + 3;
+        iri[colon + 1..].starts_with("//[").then_some(())?;
+        Some((open, open + iri[open..].find(']')?))
     });
+    let in_literal = |i: usize| literal.is_some_and(|(open, close)| i == open || i == close);
     let escaped = |i: usize| {
         bytes[i] == b'%'
             && bytes.get(i + 1).is_some_and(u8::is_ascii_hexdigit)
@@ -105,7 +107,7 @@ fn as_uri(iri: &str) -> std::borrow::Cow<'_, str> {
         b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' => true,
         b'-' | b'.' | b'_' | b'~' | b'!' | b'$' | b'&' | b'\'' | b'(' | b')' | b'*' | b'+' => true,
         b',' | b';' | b'=' | b':' | b'/' | b'?' | b'@' => true,
-        b'[' | b']' => i < authority_end,
+        b'[' | b']' => in_literal(i),
         b'%' => escaped(i),
         _ => false,
     };
@@ -665,7 +667,7 @@ mod tests {
             "https://client.example/cb?x=1&y=%C3%A9",
             "http://[::1]:8080/cb",
             "com.example.app:/cb",
-            "--k.app:*",
+            "k.app:*",
         ] {
             assert!(
                 matches!(as_uri(uri), std::borrow::Cow::Borrowed(_)),
@@ -679,6 +681,14 @@ mod tests {
         assert_eq!(
             as_uri("https://x/a<b>\"c\"/[1]?p=%zz&q=%4"),
             "https://x/a%3Cb%3E%22c%22/%5B1%5D?p=%25zz&q=%254"
+        );
+        assert_eq!(
+            as_uri("com.example.app:/cb?u=https://[x]"),
+            "com.example.app:/cb?u=https://%5Bx%5D"
+        );
+        assert_eq!(
+            as_uri("https://[2001:db8::1]:8443/[p]"),
+            "https://[2001:db8::1]:8443/%5Bp%5D"
         );
     }
 

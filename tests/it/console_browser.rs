@@ -41,6 +41,9 @@ fn drive(plan: &Value) -> Value {
     let (out, err) = (dir.path().join("out"), dir.path().join("err"));
     let mut child = Command::new("python3")
         .arg(&script)
+        // Chromium's own singleton directory (and the driver's temporary files) go where the
+        // test removes them, not into /tmp for good.
+        .env("TMPDIR", dir.path())
         .stdin(Stdio::piped())
         .stdout(std::fs::File::create(&out).unwrap())
         .stderr(std::fs::File::create(&err).unwrap())

@@ -89,6 +89,9 @@ impl Browser {
             ))
             .args(args)
             .arg(url)
+            // Chromium's own singleton directory goes where the test removes it, not into /tmp
+            // for good.
+            .env("TMPDIR", dir.path())
             .stdin(Stdio::null())
             .stdout(std::fs::File::create(&out).unwrap())
             .stderr(std::fs::File::create(&err).unwrap())

@@ -170,16 +170,7 @@ fn kept_orders_answer_what_a_full_sort_answers_through_edits_and_view_counts() {
         index.generation.fetch_add(1, AtomicOrdering::SeqCst);
         // A view flush within a generation moves the popular order under its kept walks.
         let popular = Query {
-            filters: Filters {
-                fts: None,
-                category: None,
-                categories: None,
-                vertical: None,
-                listing_type: None,
-                samples: Samples::Include,
-                price: Price::All,
-                min_rating_tenths: None,
-            },
+            filters: Filters::none(),
             sort: Sort::Popular,
             limit: 50,
             offset: rng.below(100) as usize,
@@ -302,13 +293,7 @@ fn kept_word_matches_follow_edits_and_new_listings() {
         let query = Query {
             filters: Filters {
                 fts: fts_query(word),
-                category: None,
-                categories: None,
-                vertical: None,
-                listing_type: None,
-                samples: Samples::Include,
-                price: Price::All,
-                min_rating_tenths: None,
+                ..Filters::none()
             },
             sort: Sort::Recent,
             limit: 300,
@@ -351,14 +336,8 @@ fn a_walk_from_a_skip_collects_what_a_walk_from_the_start_has_there() {
     for sort in Sort::ALL.iter().copied() {
         for price in [Price::All, Price::Paid, Price::Free] {
             let filters = Filters {
-                fts: None,
-                category: None,
-                categories: None,
-                vertical: None,
-                listing_type: None,
-                samples: Samples::Include,
                 price,
-                min_rating_tenths: None,
+                ..Filters::none()
             };
             let admit = Admit::new(&filters);
             let admits = |flags: u32, _at: usize| admit.admits(flags);

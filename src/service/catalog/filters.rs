@@ -20,6 +20,23 @@ pub struct Filters {
     pub min_rating_tenths: Option<i64>,
 }
 
+#[cfg(test)]
+impl Filters {
+    /// No filter: every listing, samples included.
+    pub(crate) fn none() -> Filters {
+        Filters {
+            fts: None,
+            category: None,
+            categories: None,
+            vertical: None,
+            listing_type: None,
+            samples: Samples::Include,
+            price: Price::All,
+            min_rating_tenths: None,
+        }
+    }
+}
+
 /// The filters of a browse as a test of an entry's [`flags`] (`entries::flag`), which a walk
 /// reads in sequence. Where a flag cannot tell (a vertical or category past what its bits
 /// hold), `recheck` says the entry itself must be asked ([`keep`]); the test is never looser

@@ -394,18 +394,13 @@ pub(super) fn select<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::request::catalog::{Price, Samples};
+    use crate::request::catalog::Samples;
 
     fn filters(vertical: u16) -> Filters {
         Filters {
-            fts: None,
-            category: None,
-            categories: None,
             vertical: Some(vertical),
-            listing_type: None,
             samples: Samples::Exclude,
-            price: Price::All,
-            min_rating_tenths: None,
+            ..Filters::none()
         }
     }
 

@@ -1,6 +1,8 @@
 //! The authorization code flow: checking an authorization request, a person's Allow or Deny,
 //! the token endpoint (code exchange with PKCE, refresh with rotation) and revocation.
 
+use std::fmt::Write as _;
+
 use jiff::SignedDuration;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -92,11 +94,13 @@ fn back_to_client(
 fn as_uri(iri: &str) -> std::borrow::Cow<'_, str> {
     let bytes = iri.as_bytes();
     // The two brackets of an IP literal host (`scheme://[…]`), the only ones a URI may hold.
-    let literal = iri.find(':').and_then(|colon| {
-        let open = colon + 3;
-        iri[colon + 1..].starts_with("//[").then_some(())?;
-        Some((open, open + iri[open..].find(']')?))
-    });
+    let literal = iri
+        .find(':')
+        .filter(|&colon| iri[colon + 1..].starts_with("//["))
+        .and_then(|colon| {
+            let open = colon + 3;
+            Some((open, open + iri[open..].find(']')?))
+        });
     let in_literal = |i: usize| literal.is_some_and(|(open, close)| i == open || i == close);
     let escaped = |i: usize| {
         bytes[i] == b'%'
@@ -119,7 +123,7 @@ fn as_uri(iri: &str) -> std::borrow::Cow<'_, str> {
         if keeps(i) {
             uri.push(char::from(b));
         } else {
-            uri.push_str(&format!("%{b:02X}"));
+            let _ = write!(uri, "%{b:02X}");
         }
     }
     std::borrow::Cow::Owned(uri)

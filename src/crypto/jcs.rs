@@ -42,21 +42,24 @@ pub fn write_canonical(value: &Value, out: &mut Vec<u8>) {
             }
             out.push(b']');
         }
-        Value::Object(map) => {
-            let mut members: Vec<(&String, &Value)> = map.iter().collect();
-            members.sort_unstable_by(|a, b| utf16_cmp(a.0, b.0));
-            out.push(b'{');
-            for (i, (key, item)) in members.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                write_str(key, out);
-                out.push(b':');
-                write_canonical(item, out);
-            }
-            out.push(b'}');
-        }
+        Value::Object(map) => write_object(map, out),
     }
+}
+
+/// Appends the canonical bytes of the object `map` to `out`.
+pub fn write_object(map: &Map<String, Value>, out: &mut Vec<u8>) {
+    let mut members: Vec<(&String, &Value)> = map.iter().collect();
+    members.sort_unstable_by(|a, b| utf16_cmp(a.0, b.0));
+    out.push(b'{');
+    for (i, (key, item)) in members.into_iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write_str(key, out);
+        out.push(b':');
+        write_canonical(item, out);
+    }
+    out.push(b'}');
 }
 
 /// Orders member names by their UTF-16 code units, as RFC 8785 §3.2.3 requires.

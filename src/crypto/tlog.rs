@@ -326,18 +326,31 @@ pub fn verify_consistency(
 /// an artifact whose entry would pass a tile's 65,535-byte limit is logged by its digest,
 /// `{"artifactDigest": "sha256:<hex of its canonical bytes>", "type": kind}`.
 pub fn entry(kind: &str, artifact: &serde_json::Value) -> Vec<u8> {
+    entry_with(kind, |out| jcs::write_canonical(artifact, out))
+}
+
+/// [`entry`] of an artifact held as an object (a receipt just signed: no `Value` built for it).
+pub fn object_entry(kind: &str, artifact: &serde_json::Map<String, serde_json::Value>) -> Vec<u8> {
+    entry_with(kind, |out| jcs::write_object(artifact, out))
+}
+
+/// The entry of the artifact whose canonical bytes `write` appends.
+fn entry_with(kind: &str, write: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
+    const OPENING: &[u8] = b"{\"artifact\":";
     let mut out = Vec::with_capacity(512);
-    out.extend_from_slice(b"{\"artifact\":");
-    jcs::write_canonical(artifact, &mut out);
+    out.extend_from_slice(OPENING);
+    write(&mut out);
+    let artifact_end = out.len();
     out.extend_from_slice(b",\"type\":");
     jcs::write_str(kind, &mut out);
     out.push(b'}');
     if out.len() <= ENTRY_MAX_BYTES {
         return out;
     }
+    let digest = jcs::sha256_prefixed(&out[OPENING.len()..artifact_end]);
     let mut out = Vec::with_capacity(128);
     out.extend_from_slice(b"{\"artifactDigest\":");
-    jcs::write_str(&jcs::digest(artifact), &mut out);
+    jcs::write_str(&digest, &mut out);
     out.extend_from_slice(b",\"type\":");
     jcs::write_str(kind, &mut out);
     out.push(b'}');

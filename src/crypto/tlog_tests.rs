@@ -1,5 +1,5 @@
 //! Unit tests of `crypto/tlog.rs`: the stored hashes against a naive RFC 6962 tree, proofs both
-//! ways, notes and tile paths.
+//! ways, notes, tile paths and entries.
 use std::collections::HashMap;
 
 use super::*;
@@ -136,4 +136,29 @@ fn a_proof_text_round_trips() {
     let proof = parse_proof(&text).unwrap();
     assert_eq!((proof.index, proof.hashes), (7, hashes));
     assert!(proof.checkpoint.starts_with("o\n1\n"));
+}
+
+#[test]
+fn an_entry_is_the_artifact_in_canonical_form_or_its_digest_when_too_big() {
+    let small = serde_json::json!({"z": 1, "a": "é", "signature": {"alg": "ed25519"}});
+    let entry_bytes = entry("kind", &small);
+    assert_eq!(
+        entry_bytes,
+        r#"{"artifact":{"a":"é","signature":{"alg":"ed25519"},"z":1},"type":"kind"}"#.as_bytes()
+    );
+    let serde_json::Value::Object(object) = &small else {
+        unreachable!()
+    };
+    assert_eq!(object_entry("kind", object), entry_bytes);
+
+    let big = serde_json::json!({"body": "x".repeat(ENTRY_MAX_BYTES)});
+    let expected = format!(
+        r#"{{"artifactDigest":"{}","type":"kind"}}"#,
+        jcs::digest(&big)
+    );
+    assert_eq!(entry("kind", &big), expected.as_bytes());
+    let serde_json::Value::Object(object) = &big else {
+        unreachable!()
+    };
+    assert_eq!(object_entry("kind", object), expected.as_bytes());
 }

@@ -95,12 +95,18 @@ pub fn log_ref(message_id: &str) -> String {
 /// Inserts a message into the inbox and its entry into the journal, unless its sender already
 /// used its clientMessageId: then nothing is written and the answer is `None` (the unique
 /// index answers that in the same lookup the insert makes anyway). The rows of both agents
-/// give the per-agent index keys (`recipient_seq`, `sender_seq`). The receipt is appended to
-/// the transparency log in the same transaction.
+/// give the per-agent index keys (`recipient_seq`, `sender_seq`). The receipt's `log_entry`
+/// (`crypto::tlog::object_entry` of the receipt, made before the write) is appended to the
+/// transparency log in the same transaction.
 ///
 /// # Errors
 /// Database failure.
-pub fn insert(conn: &Connection, m: &MessageRow, body_digest: &str) -> Result<Option<u64>> {
+pub fn insert(
+    conn: &Connection,
+    m: &MessageRow,
+    body_digest: &str,
+    log_entry: &[u8],
+) -> Result<Option<u64>> {
     let inserted = conn
         .prepare_cached(
             "INSERT INTO messages (id, recipient_id, sequence, sender_id, sender_handle, recipient_handle,
@@ -129,7 +135,7 @@ pub fn insert(conn: &Connection, m: &MessageRow, body_digest: &str) -> Result<Op
          VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
     )?
     .execute(params![m.id, m.sender_handle, m.recipient_handle, m.created_at, body_digest, m.receipt])?;
-    let index = super::tlog::append(conn, &log_ref(&m.id), LOG_KIND, &m.receipt)?;
+    let index = super::tlog::append_entry(conn, &log_ref(&m.id), log_entry)?;
     Ok(Some(index))
 }
 
@@ -336,6 +342,9 @@ mod tests {
     use super::*;
     use crate::store::{agents, test_agent, test_db};
 
+    /// A log entry as `crypto::tlog::object_entry` makes one.
+    const ENTRY: &[u8] = br#"{"artifact":{},"type":"bourse.message.receipt"}"#;
+
     fn message(id: &str, sequence: i64, client_message_id: &str) -> MessageRow {
         MessageRow {
             id: id.into(),
@@ -362,12 +371,12 @@ mod tests {
     fn a_used_client_message_id_writes_nothing_and_says_so() {
         let conn = two_agents();
         assert!(
-            insert(&conn, &message("m1", 1, "c"), "sha256:x")
+            insert(&conn, &message("m1", 1, "c"), "sha256:x", ENTRY)
                 .unwrap()
                 .is_some()
         );
         assert!(
-            insert(&conn, &message("m2", 2, "c"), "sha256:y")
+            insert(&conn, &message("m2", 2, "c"), "sha256:y", ENTRY)
                 .unwrap()
                 .is_none()
         );
@@ -384,13 +393,13 @@ mod tests {
             "m1"
         );
         // Another constraint still refuses: a sequence the recipient already has.
-        assert!(insert(&conn, &message("m3", 1, "d"), "sha256:z").is_err());
+        assert!(insert(&conn, &message("m3", 1, "d"), "sha256:z", ENTRY).is_err());
     }
 
     #[test]
     fn a_replay_moves_a_dead_delivery_to_the_new_url_and_requeues_it() {
         let conn = two_agents();
-        insert(&conn, &message("m", 1, "c"), "sha256:x").unwrap();
+        insert(&conn, &message("m", 1, "c"), "sha256:x", ENTRY).unwrap();
         let mut delivery = DeliveryRow {
             id: "d".into(),
             agent_id: "r".into(),

@@ -35,9 +35,16 @@ pub fn append_value(
     kind: &str,
     artifact: &Value,
 ) -> Result<u64> {
-    let entry = arith::entry(kind, artifact);
+    append_entry(conn, reference, &arith::entry(kind, artifact))
+}
+
+/// [`append`] of an entry already made (`crypto::tlog::entry`), outside the writer's thread.
+///
+/// # Errors
+/// Database failure, or a `reference` logged already.
+pub fn append_entry(conn: &Connection, reference: &str, entry: &[u8]) -> Result<u64> {
     let index = size(conn)?;
-    let hashes = arith::hashes_to_store(index, arith::leaf_hash(&entry), |id| read_hash(conn, id))?;
+    let hashes = arith::hashes_to_store(index, arith::leaf_hash(entry), |id| read_hash(conn, id))?;
     conn.prepare_cached("INSERT INTO tlog_entries (idx, ref, entry) VALUES (?1, ?2, ?3)")?
         .execute(params![to_i64(index), reference, entry])?;
     let mut insert = conn.prepare_cached("INSERT INTO tlog_hashes (id, hash) VALUES (?1, ?2)")?;

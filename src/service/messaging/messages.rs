@@ -105,6 +105,7 @@ pub async fn send(
     receipt.insert("acceptedAt".into(), now.clone().into());
     receipt.insert("bodyDigest".into(), body_digest.clone().into());
     sign_object(&app.keyring, &mut receipt, &now);
+    let log_entry = crate::crypto::tlog::object_entry(store::LOG_KIND, &receipt);
     let receipt = Signed(receipt);
     let mut message = MessageRow {
         id,
@@ -129,7 +130,7 @@ pub async fn send(
             })?;
         message.recipient_id = recipient.id.clone();
         message.sequence = store::next_sequence(tx, &message.recipient_id)?;
-        let Some(index) = store::insert(tx, &message, &body_digest)? else {
+        let Some(index) = store::insert(tx, &message, &body_digest, &log_entry)? else {
             let existing =
                 store::find_by_client_id(tx, &message.sender_id, &message.client_message_id)?
                     .ok_or_else(|| {

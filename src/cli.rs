@@ -376,6 +376,7 @@ pub fn main() -> ExitCode {
             Ok(())
         }
     };
+    crate::logs::flush();
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
@@ -548,7 +549,7 @@ fn init_logging(format: LogFormat) {
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr())
         && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     let builder = tracing_subscriber::fmt()
-        .with_writer(crate::logs::stderr)
+        .with_writer(crate::logs::Sink)
         .with_ansi(ansi)
         .with_env_filter(filter);
     match format {

@@ -2,6 +2,7 @@
 //! the real binary for command-line behaviour.
 
 mod a2a_sdk;
+mod access_log;
 mod agent_sdks;
 mod agents;
 mod approval_callbacks;

@@ -556,6 +556,7 @@ fn init_logging(format: LogFormat) {
         LogFormat::Json => builder.json().init(),
         LogFormat::Text => builder.init(),
     }
+    crate::logs::flush_before_panics();
 }
 
 fn rotate_keys(data: &Path) -> Result<(), String> {

@@ -184,8 +184,9 @@ impl<W: Write> Write for Scrubbing<W> {
 /// `access`, one per request) are held and written together, once [`HELD_BYTES`] have gathered
 /// or [`HOLD`] after the first of them: one `write` per request was a twentieth of a message
 /// send's CPU. Every other line is written at once, after whatever was held, so lines keep their
-/// order. A stop writes out what is held ([`flush`]); a process killed outright (SIGKILL, a
-/// crash) loses at most the access lines of its last [`HOLD`].
+/// order. A stop writes out what is held ([`flush`]), and so does a panic before its message
+/// ([`flush_before_panics`]); a process killed outright (SIGKILL) loses at most the access lines
+/// of its last [`HOLD`].
 pub struct Sink;
 
 impl<'a> MakeWriter<'a> for Sink {
@@ -230,8 +231,10 @@ impl Write for Line {
                 write_out(&mut held)?;
             }
         } else {
-            write_out(&mut held)?;
+            // What was held goes first; this line is written even if that write failed.
+            let held_written = write_out(&mut held);
             std::io::stderr().write_all(buf)?;
+            held_written?;
         }
         Ok(buf.len())
     }
@@ -244,6 +247,19 @@ impl Write for Line {
 /// Writes out the access lines held (at a stop, before the process exits).
 pub fn flush() {
     let _ = write_out(&mut lock_held());
+}
+
+/// Makes a panic write out the access lines held before its message (which the default hook
+/// writes straight to stderr), so they keep their order and a panic that ends the process does
+/// not lose them. A panic while this thread holds the lines (inside a write) leaves them held.
+pub fn flush_before_panics() {
+    let report = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if let Ok(mut held) = HELD.try_lock() {
+            let _ = write_out(&mut held);
+        }
+        report(info);
+    }));
 }
 
 fn lock_held() -> MutexGuard<'static, Vec<u8>> {

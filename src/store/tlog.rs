@@ -38,7 +38,7 @@ pub fn append_value(
     append_entry(conn, reference, &arith::entry(kind, artifact))
 }
 
-/// [`append`] of an entry already made (`crypto::tlog::entry`), outside the writer's thread.
+/// [`append`] of an entry made beforehand (`crypto::tlog::entry`), where the artifact was signed.
 ///
 /// # Errors
 /// Database failure, or a `reference` logged already.

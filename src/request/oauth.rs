@@ -343,11 +343,32 @@ pub fn has_control(text: &str) -> bool {
     text.chars().any(|c| c.is_control() || c.is_whitespace())
 }
 
-/// The parts of a URI that redirect matching looks at: (scheme, host, port, the rest).
-pub fn split_uri(uri: &str) -> Option<(&str, &str, Option<&str>, &str)> {
+/// The parts of a URI that redirect matching and registration look at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UriParts<'a> {
+    pub scheme: &'a str,
+    /// Empty when the URI has no authority (`com.example.app:/cb`); an IP literal without its
+    /// brackets.
+    pub host: &'a str,
+    /// Whether the host was written in brackets (an IP literal, RFC 3986 §3.2.2).
+    pub bracketed: bool,
+    pub port: Option<&'a str>,
+    /// The path and query.
+    pub rest: &'a str,
+}
+
+/// The parts of `uri`; `None` when it has no scheme, or an authority with userinfo, a backslash
+/// or an escape, or text after an IP literal other than a port.
+pub fn split_uri(uri: &str) -> Option<UriParts<'_>> {
     let (scheme, rest) = uri.split_once(':')?;
     let Some(rest) = rest.strip_prefix("//") else {
-        return Some((scheme, "", None, rest));
+        return Some(UriParts {
+            scheme,
+            host: "",
+            bracketed: false,
+            port: None,
+            rest,
+        });
     };
     let end = rest.find(['/', '?']).unwrap_or(rest.len());
     let (authority, path) = rest.split_at(end);
@@ -356,8 +377,9 @@ pub fn split_uri(uri: &str) -> Option<(&str, &str, Option<&str>, &str)> {
     if authority.contains(['@', '\\', '%']) {
         return None;
     }
-    let (host, port) = if let Some(bracketed) = authority.strip_prefix('[') {
-        let (host, after) = bracketed.split_once(']')?;
+    let bracketed = authority.strip_prefix('[');
+    let (host, port) = if let Some(literal) = bracketed {
+        let (host, after) = literal.split_once(']')?;
         // Only a port may follow an IP literal.
         let port = after.strip_prefix(':');
         if port.is_none() && !after.is_empty() {
@@ -370,7 +392,13 @@ pub fn split_uri(uri: &str) -> Option<(&str, &str, Option<&str>, &str)> {
             None => (authority, None),
         }
     };
-    Some((scheme, host, port, path))
+    Some(UriParts {
+        scheme,
+        host,
+        bracketed: bracketed.is_some(),
+        port,
+        rest: path,
+    })
 }
 
 pub fn is_loopback_host(host: &str) -> bool {
@@ -394,7 +422,14 @@ pub fn check_redirect_uri(uri: &str) -> Result<()> {
     if uri.chars().count() > MAX_URI_LEN || has_control(uri) || uri.contains(['#', '\\']) {
         return refuse("must be at most 2000 characters, without whitespace or a fragment");
     }
-    let Some((scheme, host, port, _)) = split_uri(uri) else {
+    let Some(UriParts {
+        scheme,
+        host,
+        bracketed,
+        port,
+        ..
+    }) = split_uri(uri)
+    else {
         return refuse("is not an absolute URI");
     };
     // RFC 3986 §3.1: a letter, then letters, digits, `+`, `-` and `.`.
@@ -408,7 +443,6 @@ pub fn check_redirect_uri(uri: &str) -> Result<()> {
     // A bracketed host is an IP literal (RFC 3986 §3.2.2): here an IPv6 address in hex groups
     // (no IPv4 tail, no zone), which the contract's pattern can state exactly. Any other host
     // has no colon and no bracket; a port is 1 to 65535 without leading zeros, after a host.
-    let bracketed = uri[scheme.len() + 1..].starts_with("//[");
     if bracketed
         && (!host.bytes().all(|b| b.is_ascii_hexdigit() || b == b':')
             || host.parse::<std::net::Ipv6Addr>().is_err())
@@ -420,7 +454,8 @@ pub fn check_redirect_uri(uri: &str) -> Result<()> {
     {
         return refuse("has an invalid host or port (a port is 1 to 65535, after a host)");
     }
-    let authority_ok = !host.is_empty() && !host.contains('@');
+    // (`split_uri` refuses userinfo.)
+    let authority_ok = !host.is_empty();
     match scheme.to_ascii_lowercase().as_str() {
         "https" if authority_ok => Ok(()),
         "http" if authority_ok && is_loopback_host(host) => Ok(()),

@@ -11,8 +11,8 @@ use crate::crypto::{b64url, random_bytes};
 use crate::error::{Error, OAuthCode, Result};
 use crate::request::Page;
 use crate::request::oauth::{
-    AuthMethod, ClientMetadata, MAX_URI_LEN, check_redirect_uri, has_control, is_loopback_host,
-    split_uri,
+    AuthMethod, ClientMetadata, MAX_URI_LEN, UriParts, check_redirect_uri, has_control,
+    is_loopback_host, split_uri,
 };
 use crate::service::identity::names;
 use crate::service::ratelimit::{
@@ -62,7 +62,7 @@ fn known_scope(metadata: &ClientMetadata) -> Option<String> {
 /// The host a URI sends a person to, for display (`None` for a private-use scheme).
 pub fn host_of(uri: &str) -> Option<&str> {
     split_uri(uri)
-        .map(|(_, host, _, _)| host)
+        .map(|parts| parts.host)
         .filter(|host| !host.is_empty())
 }
 
@@ -87,12 +87,12 @@ pub fn redirect_allowed(client: &ClientRow, presented: &str) -> bool {
             return true;
         }
         match (split_uri(registered), split_uri(presented)) {
-            (Some((s1, h1, _, r1)), Some((s2, h2, _, r2))) => {
-                s1 == "http"
-                    && s2 == "http"
-                    && is_loopback_host(h1)
-                    && h1 == h2
-                    && path(r1) == path(r2)
+            (Some(one), Some(two)) => {
+                one.scheme == "http"
+                    && two.scheme == "http"
+                    && is_loopback_host(one.host)
+                    && one.host == two.host
+                    && path(one.rest) == path(two.rest)
             }
             _ => false,
         }
@@ -174,7 +174,7 @@ fn is_document_url(app: &App, client_id: &str) -> bool {
 /// Whether a metadata document URL has the shape the draft requires: a host, a path other than
 /// `/`, no fragment, no dot segments, no userinfo.
 fn is_valid_document_url(url: &str) -> bool {
-    let Some((_, host, _, rest)) = split_uri(url) else {
+    let Some(UriParts { host, rest, .. }) = split_uri(url) else {
         return false;
     };
     let path = rest.split('?').next().unwrap_or_default();
@@ -231,7 +231,7 @@ pub async fn resolve(app: &App, client_id: &str, requester: &str) -> Result<Clie
     {
         return Ok(client);
     }
-    let host = split_uri(client_id).map_or("", |(_, host, _, _)| host);
+    let host = split_uri(client_id).map_or("", |parts| parts.host);
     app.limiter.check(CLIENT_DOCUMENT_REQUESTERS, requester)?;
     app.limiter.check(CLIENT_DOCUMENTS_IN_ALL, ALL_REQUESTERS)?;
     app.limiter.check(CLIENT_DOCUMENTS, host)?;
